@@ -1,0 +1,14 @@
+FROM python:3.12-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 LITELLM_LOCAL_MODEL_COST_MAP=True
+RUN apt-get update && apt-get install -y --no-install-recommends tmux bubblewrap git && rm -rf /var/lib/apt/lists/*
+WORKDIR /srv/autolab-site
+COPY pyproject.toml README.md ./
+COPY autolab_site autolab_site
+COPY tasks tasks
+COPY evaluations evaluations
+COPY trajectories trajectories
+RUN pip install --no-cache-dir .
+COPY . .
+RUN python manage.py collectstatic --noinput
+EXPOSE 8000
+CMD ["gunicorn", "autolab_site.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

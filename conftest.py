@@ -1,0 +1,73 @@
+"""Fixtures shared by every app's tests."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("AUTOLAB_SHARED_DIR", ROOT.parent / "shared"))
+SHARED_TASKS = SHARED / "autolab" / "tasks"
+SHARED_TRIALS = SHARED / "autolab" / "trials"
+EXAMPLE_TASKS = ROOT / "examples" / "tasks"
+
+
+@pytest.fixture
+def shared_tasks_dir() -> Path:
+    if not SHARED_TASKS.is_dir():
+        pytest.skip(f"real AutoLab tasks not found at {SHARED_TASKS} (../shared is absent)")
+    return SHARED_TASKS
+
+
+@pytest.fixture
+def shared_trials_dir() -> Path:
+    if not SHARED_TRIALS.is_dir():
+        pytest.skip(f"real Harbor trials not found at {SHARED_TRIALS} (../shared is absent)")
+    return SHARED_TRIALS
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Debian Chromium driven by Playwright (no downloaded browser)."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop; Django refuses ORM calls from
+    # a thread with a running loop unless told this is intended (tests only).
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()

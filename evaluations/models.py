@@ -1,0 +1,149 @@
+"""Who is evaluated (models, harnesses) and the campaigns that evaluate them."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AgentModel(models.Model):
+    """A language model as the leaderboard names it.
+
+    `name` is normalised (no provider prefix: "claude-opus-4.6"); the litellm
+    string says how a worker calls it ("openai/claude-opus-4.6"). API keys
+    never live here: `api_key_env` names the worker's environment variable.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    display_name = models.CharField(max_length=200, blank=True)
+    provider = models.CharField(max_length=100, blank=True)
+    litellm_model = models.CharField(max_length=300, blank=True)
+    api_base = models.CharField(max_length=500, blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    sampling_params = models.JSONField(default=dict, blank=True)
+    open_weight = models.BooleanField(default=False)
+    # Scripted stubs and similar are results of a kind, but not a model's.
+    is_scripted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.display_name or self.name
+
+    @property
+    def label(self) -> str:
+        return self.display_name or self.name
+
+
+class Harness(models.Model):
+    """An agent harness: a Harbor agent name or a custom `module:Class`."""
+
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=50, blank=True)
+    import_path = models.CharField(max_length=300, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="unique_harness_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
+class Backend(models.TextChoices):
+    DOCKER = "docker", "Docker"
+    BUBBLEWRAP = "bubblewrap", "bubblewrap sandbox (host)"
+    MODAL = "modal", "Modal"
+    DAYTONA = "daytona", "Daytona"
+
+
+class Campaign(models.Model):
+    """model x harness x benchmark version x tasks x k rollouts on one backend."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        FINISHED = "finished"
+        CANCELLED = "cancelled"
+
+    model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="campaigns")
+    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="campaigns")
+    version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="campaigns")
+    # Empty means every task of the version.
+    tasks = models.ManyToManyField("tasks.Task", blank=True, related_name="campaigns")
+    k = models.PositiveIntegerField(default=3)
+    backend = models.CharField(max_length=20, choices=Backend.choices, default=Backend.DOCKER)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    notes = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Campaign {self.pk}: {self.model} / {self.harness} / {self.version}"
+
+
+class Entry(models.Model):
+    """Leaderboard settings of one (model, harness, benchmark version).
+
+    Rows exist only where staff changed a default: an entry without a row is
+    in the comparison set and not an ablation.
+    """
+
+    model = models.ForeignKey(AgentModel, on_delete=models.CASCADE, related_name="entries")
+    harness = models.ForeignKey(Harness, on_delete=models.CASCADE, related_name="entries")
+    version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.CASCADE, related_name="entries")
+    ablation = models.BooleanField(default=False)
+    in_comparison = models.BooleanField(default=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model", "harness", "version"], name="unique_entry"),
+        ]
+        verbose_name_plural = "entries"
+
+    def __str__(self) -> str:
+        return f"{self.model} / {self.harness} / {self.version}"
+
+
+class PublishedResult(models.Model):
+    """A score published without a trajectory (a paper's table, say).
+
+    Kept apart from evaluated rollouts and always shown with its source.
+    """
+
+    model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="published_results")
+    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="published_results")
+    version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="published_results")
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="published_results")
+    rollout_index = models.PositiveIntegerField(null=True, blank=True)
+    score = models.FloatField()
+    source = models.TextField(help_text="citation or URL")
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "harness", "version", "task", "rollout_index"],
+                name="unique_published_rollout",
+            ),
+            # A per-task score (no rollout index) is unique on its own.
+            models.UniqueConstraint(
+                fields=["model", "harness", "version", "task"],
+                condition=models.Q(rollout_index__isnull=True),
+                name="unique_published_task_score",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.task} = {self.score}"

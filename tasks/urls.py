@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import views
+
+app_name = "tasks"
+
+urlpatterns = [
+    path("", views.catalogue, name="catalogue"),
+    path("<str:version>/<str:name>/", views.detail, name="detail"),
+]

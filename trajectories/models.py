@@ -1,0 +1,238 @@
+"""Rollouts (Harbor trials) and their trajectory steps.
+
+A rollout is one trial of (task, model, harness). Its steps are the ATIF
+steps of `agent/trajectory.json`, one row each, with the analysis results
+(step kinds, parsed benchmark metric, edit diffs) stored beside them so pages
+never re-analyse.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class RolloutStatus(models.TextChoices):
+    QUEUED = "queued"
+    PREPARING = "preparing"
+    RUNNING = "running"
+    VERIFYING = "verifying"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+ACTIVE_STATUSES = (RolloutStatus.QUEUED, RolloutStatus.PREPARING, RolloutStatus.RUNNING, RolloutStatus.VERIFYING)
+
+
+class Rollout(models.Model):
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="rollouts")
+    model = models.ForeignKey("evaluations.AgentModel", on_delete=models.PROTECT, related_name="rollouts")
+    harness = models.ForeignKey("evaluations.Harness", on_delete=models.PROTECT, related_name="rollouts")
+    campaign = models.ForeignKey(
+        "evaluations.Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="rollouts"
+    )
+    # Harbor's trial name ("musubi-tuner__flux2_klein_lora__2TyoFTQ") is the
+    # identity used for idempotent import.
+    trial_name = models.CharField(max_length=300, unique=True)
+    trial_id = models.CharField(max_length=100, blank=True)
+    job_id = models.CharField(max_length=100, blank=True)
+    index = models.PositiveIntegerField(default=0, help_text="position among repeats of task x model x harness")
+    status = models.CharField(max_length=20, choices=RolloutStatus.choices, default=RolloutStatus.FINISHED, db_index=True)
+    # Re-evaluation keeps old rollouts viewable but out of the figures.
+    superseded = models.BooleanField(default=False)
+    # Infrastructure errors are excluded from figures and flagged.
+    infra_error = models.BooleanField(default=False)
+
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    environment_setup_started_at = models.DateTimeField(null=True, blank=True)
+    environment_setup_finished_at = models.DateTimeField(null=True, blank=True)
+    agent_setup_started_at = models.DateTimeField(null=True, blank=True)
+    agent_setup_finished_at = models.DateTimeField(null=True, blank=True)
+    agent_started_at = models.DateTimeField(null=True, blank=True)
+    agent_finished_at = models.DateTimeField(null=True, blank=True)
+    verifier_started_at = models.DateTimeField(null=True, blank=True)
+    verifier_finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    n_input_tokens = models.BigIntegerField(null=True, blank=True)
+    n_cache_tokens = models.BigIntegerField(null=True, blank=True)
+    n_output_tokens = models.BigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    n_episodes = models.PositiveIntegerField(null=True, blank=True)
+    api_request_times_msec = models.JSONField(default=list, blank=True)
+
+    exception_type = models.CharField(max_length=200, blank=True)
+    exception_message = models.TextField(blank=True)
+    exception_traceback = models.TextField(blank=True)
+
+    reward = models.FloatField(null=True, blank=True, db_index=True)
+    # Every field of reward.json, numeric or not ("reason": "no_lora_file").
+    verifier_fields = models.JSONField(default=dict, blank=True)
+    verifier_stdout = models.TextField(blank=True)
+
+    source_path = models.CharField(max_length=1000, blank=True)
+    checksum = models.CharField(max_length=64, blank=True)
+    schema_version = models.CharField(max_length=30, blank=True)
+    validation_warnings = models.JSONField(default=list, blank=True)
+    agent_extra = models.JSONField(default=dict, blank=True)
+    config = models.JSONField(default=dict, blank=True)
+
+    # Analysis summary (trajectories.analysis), stored at import.
+    n_steps = models.PositiveIntegerField(default=0)
+    n_benchmark_calls = models.PositiveIntegerField(default=0)
+    n_edits = models.PositiveIntegerField(default=0)
+    first_benchmark_sec = models.FloatField(null=True, blank=True)
+    last_improvement_sec = models.FloatField(null=True, blank=True)
+    budget_used_fraction = models.FloatField(null=True, blank=True)
+    best_metric = models.FloatField(null=True, blank=True)
+    best_score = models.FloatField(null=True, blank=True)
+    # Best-so-far curve: [{"step": id, "t": elapsed_sec, "metric": v, "score": s, "best_metric": .., "best_score": ..}]
+    curve = models.JSONField(default=list, blank=True)
+
+    # Failure analysis (automatic); staff labels live in FailureLabel.
+    outcome = models.CharField(max_length=30, blank=True, db_index=True)
+    failure_cause = models.CharField(max_length=50, blank=True, db_index=True)
+    failure_secondary = models.JSONField(default=list, blank=True)
+    failure_evidence = models.JSONField(default=list, blank=True)
+    behaviour_flags = models.JSONField(default=list, blank=True)
+
+    imported_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task__name", "model__name", "index"]
+        indexes = [
+            models.Index(fields=["task", "model", "harness"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.trial_name
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def agent_duration_sec(self) -> float | None:
+        if self.agent_started_at and self.agent_finished_at:
+            return (self.agent_finished_at - self.agent_started_at).total_seconds()
+        return None
+
+
+class SubTrajectory(models.Model):
+    """A subagent's trajectory (terminus-2 summarisation, embedded subagents)."""
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="subtrajectories")
+    parent_step = models.ForeignKey(
+        "Step", null=True, blank=True, on_delete=models.SET_NULL, related_name="spawned_subtrajectories"
+    )
+    name = models.CharField(max_length=300, help_text="file name or subagent id")
+    session_id = models.CharField(max_length=200, blank=True)
+    agent_name = models.CharField(max_length=200, blank=True)
+    raw = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Step(models.Model):
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="steps")
+    # Null for the main trajectory's steps.
+    subtrajectory = models.ForeignKey(
+        SubTrajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="steps"
+    )
+    position = models.PositiveIntegerField(help_text="0-based order within its trajectory")
+    step_id = models.IntegerField()
+    timestamp = models.DateTimeField(null=True, blank=True)
+    elapsed_sec = models.FloatField(null=True, blank=True, help_text="seconds since the agent started")
+    source = models.CharField(max_length=20)
+    message = models.TextField(blank=True)
+    reasoning = models.TextField(blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.IntegerField(null=True, blank=True)
+    completion_tokens = models.IntegerField(null=True, blank=True)
+    cached_tokens = models.IntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    # Space-delimited step kinds (" benchmark edit "), so that a plain
+    # substring filter works on SQLite and PostgreSQL alike.
+    kinds = models.CharField(max_length=200, blank=True, db_index=True)
+    metric_value = models.FloatField(null=True, blank=True)
+    metric_unit = models.CharField(max_length=50, blank=True)
+    metric_score = models.FloatField(null=True, blank=True)
+    metric_status = models.CharField(max_length=20, blank=True, help_text="parsed | unparseable | ''")
+    diff = models.TextField(blank=True, help_text="unified diffs of the files this step edited")
+
+    class Meta:
+        ordering = ["rollout", "subtrajectory", "position"]
+        indexes = [models.Index(fields=["rollout", "subtrajectory", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.rollout_id}#{self.step_id}"
+
+    @property
+    def kind_list(self) -> list[str]:
+        return self.kinds.split()
+
+
+class ToolCall(models.Model):
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="tool_calls")
+    position = models.PositiveIntegerField()
+    call_id = models.CharField(max_length=200, blank=True)
+    function_name = models.CharField(max_length=200)
+    arguments = models.JSONField(default=dict, blank=True)
+    kinds = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["step", "position"]
+
+
+class Observation(models.Model):
+    step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="observations")
+    tool_call = models.ForeignKey(ToolCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="observations")
+    position = models.PositiveIntegerField()
+    source_call_id = models.CharField(max_length=200, blank=True)
+    content = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["step", "position"]
+
+
+class FailureLabel(models.Model):
+    """A staff judgement on a rollout; it overrides the automatic cause."""
+
+    rollout = models.OneToOneField(Rollout, on_delete=models.CASCADE, related_name="label")
+    cause = models.CharField(max_length=50, blank=True)
+    notes = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class LabelChange(models.Model):
+    """Audit trail of FailureLabel edits: who, when, old and new values."""
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="label_changes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    changed_at = models.DateTimeField(auto_now_add=True)
+    old = models.JSONField(default=dict)
+    new = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+
+
+class RolloutEvent(models.Model):
+    """A state change of a rollout run by our runner (queued -> running ...)."""
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="events")
+    status = models.CharField(max_length=20, choices=RolloutStatus.choices)
+    at = models.DateTimeField(auto_now_add=True)
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
