@@ -12,6 +12,9 @@ from pathlib import Path
 
 import dj_database_url
 
+# litellm otherwise fetches a price list from the internet at import.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("AUTOLAB_DATA_DIR", BASE_DIR / "data")).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)

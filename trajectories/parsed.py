@@ -1,0 +1,119 @@
+"""Plain data shapes passed between ATIF parsing, analysis and persistence.
+
+The parser (trajectories.atif) produces these from a trajectory file; the
+analysis (trajectories.analysis) reads them and returns per-step findings;
+ingestion (trajectories.ingest) stores both. None of them touch the database.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class ParsedToolCall:
+    call_id: str
+    function_name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class ParsedObservation:
+    source_call_id: str  # "" when the result is not linked to a call
+    content: str
+    # e.g. {"session_id": ..., "trajectory_path": ...} for subagent results
+    subagent_ref: dict[str, Any] | None = None
+
+
+@dataclass
+class ParsedStep:
+    step_id: int
+    timestamp: datetime | None
+    source: str  # system | user | agent
+    message: str = ""
+    reasoning: str = ""
+    model_name: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    tool_calls: list[ParsedToolCall] = field(default_factory=list)
+    observations: list[ParsedObservation] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParsedTrajectory:
+    schema_version: str
+    session_id: str
+    agent_name: str
+    agent_version: str
+    model_name: str
+    steps: list[ParsedStep]
+    agent_extra: dict[str, Any] = field(default_factory=dict)
+    final_metrics: dict[str, Any] = field(default_factory=dict)
+    # Embedded subagent trajectories (ATIF >= 1.5), keyed by session id.
+    subagents: list["ParsedTrajectory"] = field(default_factory=list)
+    # Why the strict (Harbor pydantic) parse failed, when the tolerant one was used.
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What analysis needs to know about a task, without the ORM."""
+
+    name: str
+    category: str = ""
+    metric: str = ""
+    direction: str = ""  # lower | higher
+    baseline_score: float | None = None
+    reference_score: float | None = None
+    scoring_rule: str = ""  # "" (by category) | log_stretch | anchored_linear
+    clip: bool = True
+    benchmark_pattern: str = ""
+    metric_pattern: str = ""
+    instruction: str = ""
+    budget_sec: float | None = None
+
+
+@dataclass
+class MetricReading:
+    status: str  # parsed | unparseable
+    value: float | None = None
+    unit: str = ""
+    score: float | None = None  # normalised through the task's scoring rule
+    name: str = ""  # the metric name as printed, when seen
+
+
+@dataclass
+class StepAnalysis:
+    kinds: list[str]  # see trajectories.analysis.StepKind, several per step
+    call_kinds: list[list[str]]  # per tool call, same order as ParsedStep.tool_calls
+    metric: MetricReading | None = None  # set on benchmark calls
+    diff: str = ""  # unified diffs of files edited in this step
+    edited_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CurvePoint:
+    step_id: int
+    t: float | None  # seconds since the agent started
+    metric: float
+    score: float | None
+    best_metric: float
+    best_score: float | None
+    improved: bool
+
+
+@dataclass
+class RolloutAnalysis:
+    steps: list[StepAnalysis]
+    curve: list[CurvePoint]
+    n_benchmark_calls: int = 0
+    n_edits: int = 0
+    first_benchmark_sec: float | None = None
+    last_improvement_sec: float | None = None
+    budget_used_fraction: float | None = None
+    best_metric: float | None = None
+    best_score: float | None = None
