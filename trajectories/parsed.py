@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tasks.spec import TaskSpec  # noqa: F401  (re-exported for analysis)
+
 
 @dataclass
 class ParsedToolCall:
@@ -57,24 +59,6 @@ class ParsedTrajectory:
     subagents: list["ParsedTrajectory"] = field(default_factory=list)
     # Why the strict (Harbor pydantic) parse failed, when the tolerant one was used.
     warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """What analysis needs to know about a task, without the ORM."""
-
-    name: str
-    category: str = ""
-    metric: str = ""
-    direction: str = ""  # lower | higher
-    baseline_score: float | None = None
-    reference_score: float | None = None
-    scoring_rule: str = ""  # "" (by category) | log_stretch | anchored_linear
-    clip: bool = True
-    benchmark_pattern: str = ""
-    metric_pattern: str = ""
-    instruction: str = ""
-    budget_sec: float | None = None
 
 
 @dataclass

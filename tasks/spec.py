@@ -1,0 +1,22 @@
+"""The plain description of a task that analysis and scoring work from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What analysis needs to know about a task, without the ORM."""
+
+    name: str
+    category: str = ""
+    metric: str = ""
+    direction: str = ""  # lower | higher
+    baseline_score: float | None = None
+    reference_score: float | None = None
+    scoring_rule: str = ""  # "" (by category) | log_stretch | anchored_linear
+    clip: bool = True
+    benchmark_pattern: str = ""
+    metric_pattern: str = ""
+    instruction: str = ""
+    budget_sec: float | None = None
