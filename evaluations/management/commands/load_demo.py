@@ -1,0 +1,55 @@
+"""Load the demo content `make demo` shows: example tasks, real AutoLab data
+when ../shared is present, and a small real campaign on the example tasks.
+
+Safe to run again: every step is idempotent.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+EXAMPLES_VERSION = "examples"
+AUTOLAB_VERSION = "1.1"
+
+
+def shared_dir() -> Path:
+    return settings.BASE_DIR.parent / "shared" / "autolab"
+
+
+class Command(BaseCommand):
+    help = "Load example tasks, the shared AutoLab tasks and trials, and queue a demo campaign."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-campaign", action="store_true", help="do not queue the demo campaign")
+        parser.add_argument(
+            "--run-now",
+            action="store_true",
+            help="run the demo campaign in this process instead of queueing it for the worker",
+        )
+
+    def handle(self, *args, no_campaign=False, run_now=False, **options):
+        from tasks.services import import_tasks
+
+        report = import_tasks(settings.BASE_DIR / "examples" / "tasks", version=EXAMPLES_VERSION)
+        self.stdout.write(f"example tasks: {report.summary()}")
+
+        shared = shared_dir()
+        if (shared / "tasks").is_dir():
+            report = import_tasks(shared / "tasks", version=AUTOLAB_VERSION)
+            self.stdout.write(f"AutoLab tasks from {shared / 'tasks'}: {report.summary()}")
+        else:
+            self.stdout.write(f"no shared AutoLab tasks at {shared / 'tasks'}; skipped")
+
+        if (shared / "trials").is_dir():
+            from trajectories.services import import_path
+
+            trials = import_path(shared / "trials", version=AUTOLAB_VERSION)
+            self.stdout.write(f"AutoLab trials from {shared / 'trials'}: {trials.summary()}")
+
+        if not no_campaign:
+            from evaluations.campaigns import run_demo_campaigns
+
+            for line in run_demo_campaigns(tasks_version=EXAMPLES_VERSION, run_now=run_now):
+                self.stdout.write(line)
