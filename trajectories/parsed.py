@@ -26,6 +26,9 @@ class ParsedObservation:
     content: str
     # e.g. {"session_id": ..., "trajectory_path": ...} for subagent results
     subagent_ref: dict[str, Any] | None = None
+    # What the text does not hold: non-text content parts, every subagent
+    # ref when there are several, the result's own `extra`.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -59,6 +62,8 @@ class ParsedTrajectory:
     subagents: list["ParsedTrajectory"] = field(default_factory=list)
     # Why the strict (Harbor pydantic) parse failed, when the tolerant one was used.
     warnings: list[str] = field(default_factory=list)
+    # ATIF >= 1.7: the per-document id that subagent refs resolve against.
+    trajectory_id: str = ""
 
 
 @dataclass
