@@ -20,3 +20,5 @@ class TaskSpec:
     metric_pattern: str = ""
     instruction: str = ""
     budget_sec: float | None = None
+    # Explicit local benchmark commands from task.toml, when the task names them.
+    benchmark_commands: tuple[str, ...] = ()

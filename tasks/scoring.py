@@ -1,0 +1,170 @@
+"""How a raw task metric becomes a normalised score: the one source of truth.
+
+AutoLab scores every rollout against two published anchors per task: the
+baseline (what the starter code reaches) and the reference (a strong known
+solution). Two rules exist:
+
+- log-stretch, for runtimes (system_optimization and cuda tasks):
+  ``0.5 * ln(baseline / score) / ln(baseline / reference)``. Matching the
+  reference scores 0.5 and each further equal factor of speed-up adds 0.5,
+  so a score of ``reference**2 / baseline`` scores 1.0.
+- anchored-linear, for quality metrics (model_development and
+  puzzle_and_challenge tasks): ``(score - baseline) / (reference - baseline)``.
+  Matching the reference scores 1.0.
+
+Both formulas hold for either direction without change: for a
+higher-is-better metric the reference lies above the baseline, and the signs
+of numerator and denominator flip together (``ln(score/baseline) /
+ln(reference/baseline)`` is the same number). A score no better than the
+baseline earns 0 under both rules, clipped or not. Clipping to at most 1 is a
+benchmark-version setting: AutoLab v1.0 published rewards above 1.
+
+Errors: `log_stretch` and `anchored_linear` raise ValueError for inputs they
+cannot score (non-finite numbers, equal anchors, non-positive values or
+anchors under log-stretch). `normalised_score` never raises for such input:
+it returns None ("no usable anchors or value") so that callers such as the
+leaderboard can show a gap instead of crashing.
+"""
+from __future__ import annotations
+
+import math
+
+from .spec import TaskSpec
+
+LOG_STRETCH = "log_stretch"
+ANCHORED_LINEAR = "anchored_linear"
+RULES = (LOG_STRETCH, ANCHORED_LINEAR)
+
+# Which rule a category uses when the task does not override it. Unknown
+# categories use anchored-linear: it needs nothing of the metric but two
+# distinct anchors.
+RULE_BY_CATEGORY = {
+    "system_optimization": LOG_STRETCH,
+    "cuda": LOG_STRETCH,
+    "model_development": ANCHORED_LINEAR,
+    "puzzle_and_challenge": ANCHORED_LINEAR,
+}
+DEFAULT_RULE = ANCHORED_LINEAR
+
+
+def rule_for(category: str, override: str = "") -> str:
+    """The rule a task uses: its override if set, else its category's."""
+    if override:
+        if override not in RULES:
+            raise ValueError(f"unknown scoring rule {override!r}; expected one of {', '.join(RULES)}")
+        return override
+    return RULE_BY_CATEGORY.get(category, DEFAULT_RULE)
+
+
+def _check_finite(**values: float) -> None:
+    for name, value in values.items():
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, not {value!r}")
+
+
+def _bounded(reward: float, clip: bool) -> float:
+    """No credit below the baseline; at most 1 when the version clips."""
+    reward = max(0.0, reward)
+    return min(1.0, reward) if clip else reward
+
+
+def log_stretch(value: float, baseline: float, reference: float, clip: bool = True) -> float:
+    """0.5 * ln(baseline/value) / ln(baseline/reference), floored at 0.
+
+    Direction follows from the anchors: reference < baseline means lower is
+    better (runtimes), reference > baseline means higher is better.
+    """
+    _check_finite(value=value, baseline=baseline, reference=reference)
+    if baseline <= 0 or reference <= 0:
+        raise ValueError(f"log-stretch needs positive anchors (baseline {baseline}, reference {reference})")
+    if baseline == reference:
+        raise ValueError(f"baseline and reference are equal ({baseline}); the rule is undefined")
+    if value <= 0:
+        # Below a positive baseline of a higher-is-better metric: no credit.
+        # A non-positive runtime, though, is a broken measurement.
+        if reference > baseline:
+            return 0.0
+        raise ValueError(f"log-stretch needs a positive score for a lower-is-better metric, not {value}")
+    reward = 0.5 * math.log(baseline / value) / math.log(baseline / reference)
+    return _bounded(reward, clip)
+
+
+def anchored_linear(value: float, baseline: float, reference: float, clip: bool = True) -> float:
+    """(value - baseline) / (reference - baseline), floored at 0.
+
+    Works for both directions: for lower-is-better the denominator is
+    negative and so is the improvement.
+    """
+    _check_finite(value=value, baseline=baseline, reference=reference)
+    if baseline == reference:
+        raise ValueError(f"baseline and reference are equal ({baseline}); the rule is undefined")
+    reward = (value - baseline) / (reference - baseline)
+    return _bounded(reward, clip)
+
+
+def anchors_agree(direction: str, baseline: float, reference: float) -> bool:
+    """True when the reference beats the baseline in the task's direction."""
+    if direction == "lower":
+        return reference < baseline
+    if direction == "higher":
+        return reference > baseline
+    return baseline != reference
+
+
+def normalised_score(spec: TaskSpec, value: float) -> float | None:
+    """The task's reward for a raw metric value, or None when it cannot be scored.
+
+    None means: the task has no usable anchors (missing, equal, contradicting
+    its direction, non-positive under log-stretch) or the value itself is not
+    a usable number.
+    """
+    baseline, reference = spec.baseline_score, spec.reference_score
+    if baseline is None or reference is None:
+        return None
+    try:
+        rule = rule_for(spec.category, spec.scoring_rule)
+    except ValueError:
+        return None
+    if not anchors_agree(spec.direction, baseline, reference):
+        return None
+    scorer = log_stretch if rule == LOG_STRETCH else anchored_linear
+    try:
+        return scorer(value, baseline, reference, clip=spec.clip)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def _number(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
+def describe_rule(spec: TaskSpec) -> str:
+    """The task's scoring rule in words, for the task page."""
+    try:
+        rule = rule_for(spec.category, spec.scoring_rule)
+    except ValueError as error:
+        return str(error)
+    baseline, reference = _number(spec.baseline_score), _number(spec.reference_score)
+    metric = spec.metric or "the metric"
+    direction = {"lower": "lower is better", "higher": "higher is better"}.get(spec.direction, "direction unknown")
+    origin = "set for this task" if spec.scoring_rule else f"the default for {spec.category or 'uncategorised'} tasks"
+    if rule == LOG_STRETCH:
+        words = (
+            f"Log-stretch ({origin}): reward = 0.5 × ln(baseline / score) / ln(baseline / reference), "
+            f"with baseline {baseline} and reference {reference} {metric} ({direction}). "
+            "Matching the baseline or doing worse scores 0, matching the reference scores 0.5, "
+            "and every further improvement by the same factor adds another 0.5."
+        )
+    else:
+        words = (
+            f"Anchored linear ({origin}): reward = (score − baseline) / (reference − baseline), "
+            f"with baseline {baseline} and reference {reference} {metric} ({direction}). "
+            "Matching the baseline or doing worse scores 0 and matching the reference scores 1."
+        )
+    if spec.clip:
+        words += " Rewards are clipped to [0, 1]."
+    else:
+        words += " Rewards are not capped at 1 in this benchmark version."
+    if baseline != "?" and reference != "?" and not anchors_agree(spec.direction, spec.baseline_score, spec.reference_score):
+        words += " Warning: the reference does not beat the baseline in this direction, so no score can be computed."
+    return words
