@@ -1,0 +1,442 @@
+"""Leaderboard figures from plain per-rollout scores. No database, no HTTP.
+
+Definitions (the leaderboard page and the API documentation repeat them):
+
+- An *entry* is (model, harness, benchmark version); a *comparison set* is the
+  entries that compete with each other (not ablations, not taken out by staff).
+- Which rollouts count (`disposition`): finished or failed rollouts count;
+  superseded rollouts, unfinished ones (queued ... verifying) and cancelled
+  ones do not; infrastructure errors do not count and are reported apart. An
+  agent failure (reward missing or 0) counts as 0.
+- Avg@k: mean of a task's counted rollout scores, then the mean over *all*
+  tasks of the version (or category), each task weighing the same. A task
+  without a counted rollout contributes 0, so skipping hard tasks never pays.
+- Best@k: the same with the per-task maximum instead of the mean.
+- Dominance: per task, the fraction of the *other* entries of the comparison
+  set whose per-task Avg@k this entry beats (ties count one half), averaged
+  over tasks. Over a comparison set it averages to exactly 0.5.
+- 95% intervals: percentile bootstrap that resamples tasks (the same task
+  draw for every entry, so comparisons are paired) and, within each drawn
+  task, the entry's rollouts. Seeded, so pages are reproducible.
+- Rank: `1 + the number of ranked entries whose Avg@k interval lies entirely
+  above this entry's` (their lower bound is strictly greater than this
+  entry's upper bound). Entries whose intervals overlap share a rank.
+- Medals: per task, by per-task Avg@k among the comparison set, competition
+  style (two golds, then a bronze); a per-task score of 0 wins nothing.
+- score@k: the expected best of k rollouts drawn without replacement from
+  those available (exact, by counting subsets, as RE-Bench plots it); a task
+  with fewer than k rollouts contributes the best of what it has.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+COUNTED = "counted"
+INFRA = "infra"
+SUPERSEDED = "superseded"
+UNFINISHED = "unfinished"
+CANCELLED = "cancelled"
+
+UNFINISHED_STATUSES = frozenset({"queued", "preparing", "running", "verifying"})
+# Two per-task means closer than this are a tie: the same rewards averaged in a
+# different order must not decide a comparison.
+TIE_TOLERANCE = 1e-9
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 20260510
+
+
+def disposition(status: str, superseded: bool, infra_error: bool) -> str:
+    """How a rollout enters the figures: COUNTED or the reason it does not."""
+    if superseded:
+        return SUPERSEDED
+    if status in UNFINISHED_STATUSES:
+        return UNFINISHED
+    if status == "cancelled":
+        return CANCELLED
+    if infra_error:
+        return INFRA
+    return COUNTED
+
+
+def rollout_score(reward: float | None, clip: bool) -> float:
+    """The score a counted rollout contributes: a missing reward is a 0.
+
+    The stored reward is the verifier's own; versions that clip (v1.1 on)
+    clip here, so re-publishing v1.0 numbers unclipped stays possible.
+    """
+    if reward is None or not math.isfinite(reward):
+        return 0.0
+    if clip:
+        return min(1.0, max(0.0, reward))
+    return float(reward)
+
+
+@dataclass
+class ScoreTable:
+    """Counted rollout scores of entries on the tasks of one version.
+
+    `scores[(entry, task)]` lists the counted scores; a missing key means no
+    counted rollout. `tasks` is every task of the version, in display order.
+    """
+
+    entries: list[Hashable]
+    tasks: list[Hashable]
+    scores: Mapping[tuple[Hashable, Hashable], Sequence[float]]
+    categories: Mapping[Hashable, str] = field(default_factory=dict)
+
+    def arrays(self, tasks: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(E, T, K) scores padded with 0 and (E, T) counts, for `tasks`."""
+        tasks = self.tasks if tasks is None else tasks
+        k = max((len(v) for v in self.scores.values()), default=0) or 1
+        values = np.zeros((len(self.entries), len(tasks), k))
+        counts = np.zeros((len(self.entries), len(tasks)), dtype=np.int64)
+        for i, entry in enumerate(self.entries):
+            for j, task in enumerate(tasks):
+                rollouts = self.scores.get((entry, task), ())
+                counts[i, j] = len(rollouts)
+                values[i, j, : len(rollouts)] = rollouts
+        return values, counts
+
+    def category_names(self) -> list[str]:
+        return sorted({self.categories.get(t, "") for t in self.tasks} - {""})
+
+    def tasks_in(self, category: str | None) -> list[Hashable]:
+        if category is None:
+            return list(self.tasks)
+        return [t for t in self.tasks if self.categories.get(t, "") == category]
+
+
+@dataclass
+class Figures:
+    """One entry's figures over one scope (all tasks or one category)."""
+
+    avg: float
+    best: float
+    avg_ci: tuple[float, float]
+    dominance: float | None
+    dominance_ci: tuple[float, float] | None
+    rank: int | None
+    n_tasks: int  # tasks with at least one counted rollout
+    n_tasks_total: int
+    n_rollouts: int
+
+    def as_dict(self) -> dict:
+        return {
+            "avg": self.avg,
+            "avg_ci": list(self.avg_ci),
+            "best": self.best,
+            "dominance": self.dominance,
+            "dominance_ci": list(self.dominance_ci) if self.dominance_ci else None,
+            "rank": self.rank,
+            "n_tasks": self.n_tasks,
+            "n_tasks_total": self.n_tasks_total,
+            "n_rollouts": self.n_rollouts,
+        }
+
+
+def task_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per-task Avg@k, 0 where an entry has no counted rollout."""
+    sums = values.sum(axis=-1)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+
+
+def task_bests(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per-task Best@k, 0 where an entry has no counted rollout."""
+    present = np.arange(values.shape[-1]) < counts[..., None]
+    best = np.where(present, values, -np.inf).max(axis=-1)
+    return np.where(counts > 0, best, 0.0)
+
+
+def beats(means: np.ndarray) -> np.ndarray:
+    """Dominance per task: means (C, ..., T) -> same shape, share of others beaten.
+
+    Compares every pair along the first axis; a win is 1, a tie 1/2. Each
+    pair contributes exactly 1 between its two members, which is why the
+    set's average is 0.5.
+    """
+    n = means.shape[0]
+    if n < 2:
+        return np.full(means.shape, np.nan)
+    diff = means[:, None] - means[None, :]
+    score = np.where(diff > TIE_TOLERANCE, 1.0, np.where(diff < -TIE_TOLERANCE, 0.0, 0.5))
+    # Each entry ties with itself: take that 1/2 back out.
+    return (score.sum(axis=1) - 0.5) / (n - 1)
+
+
+def dominance(means: np.ndarray) -> np.ndarray:
+    """(C, T) per-task means of a comparison set -> (C,) dominance."""
+    return beats(means).mean(axis=-1)
+
+
+def bootstrap_task_means(
+    values: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(E, B, T) per-task means of B resamples of tasks and rollouts.
+
+    Every entry sees the same drawn tasks in a resample (a paired bootstrap),
+    and within a drawn task its own rollouts are drawn with replacement.
+    """
+    n_entries, n_tasks, k = values.shape
+    drawn = rng.integers(0, n_tasks, size=(n_resamples, n_tasks))  # (B, T)
+    n = counts[:, drawn]  # (E, B, T)
+    picks = np.floor(rng.random((n_entries, n_resamples, n_tasks, k)) * n[..., None]).astype(np.int64)
+    picked = values[np.arange(n_entries)[:, None, None, None], drawn[None, :, :, None], picks]
+    used = np.arange(k) < n[..., None]
+    sums = np.where(used, picked, 0.0).sum(axis=-1)
+    return np.where(n > 0, sums / np.maximum(n, 1), 0.0)
+
+
+def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.percentile(samples, [2.5, 97.5], axis=axis)
+
+
+def interval_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
+    """1 + how many intervals lie entirely above each one (see module doc)."""
+    return [1 + sum(1 for lo, _ in intervals if lo > hi) for _, hi in intervals]
+
+
+def scope_figures(
+    table: ScoreTable,
+    comparison: Iterable[Hashable],
+    category: str | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[Hashable, Figures]:
+    """Figures of every entry over all tasks (category None) or one category."""
+    tasks = table.tasks_in(category)
+    comparison = set(comparison)
+    if not table.entries or not tasks:
+        return {}
+    values, counts = table.arrays(tasks)
+    means = task_means(values, counts)
+    avg = means.mean(axis=1)
+    best = task_bests(values, counts).mean(axis=1)
+
+    rng = np.random.default_rng(seed)
+    resampled = bootstrap_task_means(values, counts, n_resamples, rng)  # (E, B, T)
+    avg_ci = percentile_interval(resampled.mean(axis=-1), axis=1).T  # (E, 2)
+
+    members = [i for i, e in enumerate(table.entries) if e in comparison]
+    dom: dict[int, float] = {}
+    dom_ci: dict[int, tuple[float, float]] = {}
+    if len(members) >= 2:
+        point = dominance(means[members])
+        boot = beats(resampled[members]).mean(axis=-1)  # (C, B)
+        intervals = percentile_interval(boot, axis=1).T
+        for pos, i in enumerate(members):
+            dom[i] = float(point[pos])
+            dom_ci[i] = (float(intervals[pos, 0]), float(intervals[pos, 1]))
+
+    ranks = interval_ranks([(avg_ci[i, 0], avg_ci[i, 1]) for i in members])
+    rank_of = dict(zip(members, ranks))
+    return {
+        entry: Figures(
+            avg=float(avg[i]),
+            best=float(best[i]),
+            avg_ci=(float(avg_ci[i, 0]), float(avg_ci[i, 1])),
+            dominance=dom.get(i),
+            dominance_ci=dom_ci.get(i),
+            rank=rank_of.get(i),
+            n_tasks=int((counts[i] > 0).sum()),
+            n_tasks_total=len(tasks),
+            n_rollouts=int(counts[i].sum()),
+        )
+        for i, entry in enumerate(table.entries)
+    }
+
+
+def all_figures(
+    table: ScoreTable,
+    comparison: Iterable[Hashable],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str | None, dict[Hashable, Figures]]:
+    """Figures per scope: key None is all tasks, then one key per category."""
+    comparison = set(comparison)
+    scopes: dict[str | None, dict[Hashable, Figures]] = {
+        None: scope_figures(table, comparison, None, n_resamples, seed)
+    }
+    for category in table.category_names():
+        scopes[category] = scope_figures(table, comparison, category, n_resamples, seed)
+    return scopes
+
+
+MEDALS = ("gold", "silver", "bronze")
+
+
+def medals_for_task(per_task: Mapping[Hashable, float]) -> dict[Hashable, str]:
+    """Competition-style medals for one task: ties share, the next place skips.
+
+    {"a": .9, "b": .9, "c": .5, "d": .4} -> a gold, b gold, c bronze, d none.
+    """
+    won: dict[Hashable, str] = {}
+    for entry, score in per_task.items():
+        if score <= 0:
+            continue
+        better = sum(1 for other in per_task.values() if other > score + TIE_TOLERANCE)
+        if better < len(MEDALS):
+            won[entry] = MEDALS[better]
+    return won
+
+
+def medal_table(table: ScoreTable, comparison: Iterable[Hashable]) -> dict[Hashable, dict[str, int]]:
+    """Medal counts per comparison entry over all tasks, by per-task Avg@k."""
+    members = [e for e in table.entries if e in set(comparison)]
+    counts = {e: dict.fromkeys(MEDALS, 0) for e in members}
+    for task in table.tasks:
+        per_task = {e: float(np.mean(table.scores[(e, task)])) if table.scores.get((e, task)) else 0.0 for e in members}
+        for entry, medal in medals_for_task(per_task).items():
+            counts[entry][medal] += 1
+    return counts
+
+
+def expected_best_of_k(scores: Sequence[float], k: int) -> float:
+    """E[max of k scores drawn without replacement] from the given scores.
+
+    With the scores sorted ascending, the i-th smallest (1-based) is the
+    maximum of exactly C(i-1, k-1) of the C(n, k) possible draws. When k > n
+    the best of all n is returned (see module doc); no scores give 0.
+    """
+    n = len(scores)
+    if n == 0:
+        return 0.0
+    k = max(1, min(k, n))
+    ordered = sorted(scores)
+    total = math.comb(n, k)
+    return sum(s * math.comb(i, k - 1) for i, s in enumerate(ordered)) / total
+
+
+def score_at_k(table: ScoreTable, entry: Hashable, max_k: int | None = None) -> list[float]:
+    """[score@1, ..., score@K] over all tasks, missing tasks counting 0."""
+    per_task = [table.scores.get((entry, t), ()) for t in table.tasks]
+    if max_k is None:
+        max_k = max((len(s) for s in per_task), default=0)
+    if not table.tasks:
+        return []
+    return [sum(expected_best_of_k(s, k) for s in per_task) / len(table.tasks) for k in range(1, max_k + 1)]
+
+
+def score_at_cut(points: Sequence[tuple[float, float]], grid: np.ndarray) -> np.ndarray:
+    """A rollout's best-so-far score had it been stopped at each time of `grid`.
+
+    `points` are (t, best_score) of its benchmark calls; before the first
+    call the score is 0. Best-so-far is re-taken as a running maximum so that
+    an unsorted or non-monotone curve cannot lower it.
+    """
+    if not points:
+        return np.zeros(len(grid))
+    ordered = sorted(points)
+    times = np.array([t for t, _ in ordered], dtype=float)
+    best = np.maximum.accumulate(np.array([s for _, s in ordered], dtype=float))
+    at = np.searchsorted(times, grid, side="right") - 1
+    return np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
+
+
+def budget_curve(
+    curves: Mapping[Hashable, Sequence[Sequence[tuple[float, float]]]],
+    tasks: Sequence[Hashable],
+    grid: np.ndarray,
+) -> np.ndarray:
+    """Expected score of an entry if every rollout were cut at each grid time.
+
+    `curves[task]` lists the (t, best_score) points of each counted rollout on
+    that task. Aggregated like Avg@k: mean over the task's rollouts, then over
+    all tasks, a task without rollouts counting 0.
+    """
+    if not tasks:
+        return np.zeros(len(grid))
+    total = np.zeros(len(grid))
+    for task in tasks:
+        rollouts = curves.get(task) or ()
+        if rollouts:
+            total += np.mean([score_at_cut(points, grid) for points in rollouts], axis=0)
+    return total / len(tasks)
+
+
+def pareto_frontier(points: Mapping[Hashable, tuple[float | None, float]]) -> set[Hashable]:
+    """Keys not dominated on (cost: lower is better, score: higher is better).
+
+    Points with an unknown cost are left out: they can neither be on the
+    frontier nor push others off it.
+    """
+    known = {k: (x, y) for k, (x, y) in points.items() if x is not None}
+    frontier = set()
+    for key, (x, y) in known.items():
+        dominated = any(
+            (ox <= x and oy >= y) and (ox < x or oy > y) for other, (ox, oy) in known.items() if other != key
+        )
+        if not dominated:
+            frontier.add(key)
+    return frontier
+
+
+@dataclass
+class Usage:
+    """What an entry's counted rollouts consumed."""
+
+    n_rollouts: int = 0
+    cost_usd: float = 0.0
+    n_cost_known: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    n_tokens_known: int = 0
+    agent_seconds: float = 0.0
+    n_time_known: int = 0
+    benchmark_calls: int = 0
+
+    def add(
+        self,
+        cost_usd: float | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        agent_seconds: float | None,
+        benchmark_calls: int | None,
+    ) -> None:
+        self.n_rollouts += 1
+        if cost_usd is not None:
+            self.cost_usd += cost_usd
+            self.n_cost_known += 1
+        if input_tokens is not None or output_tokens is not None:
+            self.input_tokens += input_tokens or 0
+            self.output_tokens += output_tokens or 0
+            self.n_tokens_known += 1
+        if agent_seconds is not None:
+            self.agent_seconds += agent_seconds
+            self.n_time_known += 1
+            # Calls per hour only over rollouts whose time is known.
+            self.benchmark_calls += benchmark_calls or 0
+
+    @property
+    def agent_hours(self) -> float:
+        return self.agent_seconds / 3600
+
+    @property
+    def calls_per_hour(self) -> float | None:
+        return self.benchmark_calls / self.agent_hours if self.agent_seconds > 0 else None
+
+    @property
+    def cost_per_rollout(self) -> float | None:
+        return self.cost_usd / self.n_cost_known if self.n_cost_known else None
+
+    @property
+    def tokens_per_rollout(self) -> float | None:
+        if not self.n_tokens_known:
+            return None
+        return (self.input_tokens + self.output_tokens) / self.n_tokens_known
+
+    def as_dict(self) -> dict:
+        return {
+            "n_rollouts": self.n_rollouts,
+            "cost_usd": self.cost_usd if self.n_cost_known else None,
+            "cost_known_rollouts": self.n_cost_known,
+            "cost_per_rollout": self.cost_per_rollout,
+            "input_tokens": self.input_tokens if self.n_tokens_known else None,
+            "output_tokens": self.output_tokens if self.n_tokens_known else None,
+            "tokens_per_rollout": self.tokens_per_rollout,
+            "agent_hours": self.agent_hours if self.n_time_known else None,
+            "benchmark_calls_per_hour": self.calls_per_hour,
+        }

@@ -1,0 +1,246 @@
+"""The leaderboard's figures against tables computed by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaluations import aggregation as agg
+
+# Three entries x four tasks x three rollouts. Ties: A and B on t1, A and C on
+# t2 and t3, B and C on t4. A has no rollout on t4 (counts 0).
+SCORES = {
+    ("A", "t1"): [1.0, 0.5, 0.0],
+    ("A", "t2"): [0.2, 0.2, 0.2],
+    ("A", "t3"): [0.6, 0.6, 0.9],
+    ("B", "t1"): [0.5, 0.5, 0.5],
+    ("B", "t2"): [0.0, 0.0, 0.3],
+    ("B", "t3"): [1.0, 1.0, 1.0],
+    ("B", "t4"): [0.4, 0.2, 0.0],
+    ("C", "t1"): [0.0, 0.0, 0.0],
+    ("C", "t2"): [0.2, 0.1, 0.3],
+    ("C", "t3"): [0.7, 0.7, 0.7],
+    ("C", "t4"): [0.2, 0.2, 0.2],
+}
+CATEGORIES = {"t1": "alpha", "t2": "alpha", "t3": "beta", "t4": "beta"}
+
+
+@pytest.fixture
+def table() -> agg.ScoreTable:
+    return agg.ScoreTable(entries=["A", "B", "C"], tasks=["t1", "t2", "t3", "t4"], scores=SCORES, categories=CATEGORIES)
+
+
+def test_avg_best_dominance_by_hand(table):
+    figures = agg.scope_figures(table, comparison={"A", "B", "C"}, n_resamples=200)
+    # Per-task means A: .5 .2 .7 0 | B: .5 .1 1 .2 | C: 0 .2 .7 .2
+    assert figures["A"].avg == pytest.approx(1.4 / 4)
+    assert figures["B"].avg == pytest.approx(1.8 / 4)
+    assert figures["C"].avg == pytest.approx(1.1 / 4)
+    # Per-task maxima A: 1 .2 .9 0 | B: .5 .3 1 .4 | C: 0 .3 .7 .2
+    assert figures["A"].best == pytest.approx(2.1 / 4)
+    assert figures["B"].best == pytest.approx(2.2 / 4)
+    assert figures["C"].best == pytest.approx(1.2 / 4)
+    # Dominance per task (share of the 2 others beaten, ties 1/2):
+    # A: .75 .75 .25 0 | B: .75 0 1 .75 | C: 0 .75 .25 .75
+    assert figures["A"].dominance == pytest.approx(1.75 / 4)
+    assert figures["B"].dominance == pytest.approx(2.5 / 4)
+    assert figures["C"].dominance == pytest.approx(1.75 / 4)
+    assert figures["A"].n_tasks == 3 and figures["A"].n_tasks_total == 4 and figures["A"].n_rollouts == 9
+    assert figures["B"].n_tasks == 4 and figures["B"].n_rollouts == 12
+
+
+def test_category_figures_weight_tasks_equally(table):
+    scopes = agg.all_figures(table, comparison={"A", "B", "C"}, n_resamples=100)
+    assert set(scopes) == {None, "alpha", "beta"}
+    alpha = scopes["alpha"]
+    assert alpha["A"].avg == pytest.approx(0.35)
+    assert alpha["B"].avg == pytest.approx(0.3)
+    assert alpha["C"].avg == pytest.approx(0.1)
+    assert alpha["A"].dominance == pytest.approx(0.75)
+    assert alpha["B"].dominance == pytest.approx(0.375)
+    beta = scopes["beta"]
+    assert beta["A"].avg == pytest.approx(0.35)  # .7 and a missing task
+    assert beta["A"].n_tasks == 1 and beta["A"].n_tasks_total == 2
+
+
+def test_entries_outside_the_comparison_set_get_no_dominance_or_rank(table):
+    figures = agg.scope_figures(table, comparison={"A", "B"}, n_resamples=100)
+    assert figures["C"].dominance is None and figures["C"].rank is None
+    # A vs B alone: t1 tie, t2 A, t3 B, t4 B -> (.5 + 1 + 0 + 0) / 4
+    assert figures["A"].dominance == pytest.approx(0.375)
+    assert figures["A"].dominance + figures["B"].dominance == pytest.approx(1.0)
+    # Avg and Best do not depend on the comparison set.
+    assert figures["C"].avg == pytest.approx(1.1 / 4)
+
+
+def test_intervals_contain_the_point_estimate_and_are_reproducible(table):
+    first = agg.scope_figures(table, comparison={"A", "B", "C"}, n_resamples=300)
+    again = agg.scope_figures(table, comparison={"A", "B", "C"}, n_resamples=300)
+    for entry in "ABC":
+        lo, hi = first[entry].avg_ci
+        assert lo <= first[entry].avg <= hi
+        assert lo < hi
+        dlo, dhi = first[entry].dominance_ci
+        assert 0 <= dlo <= dhi <= 1
+        assert first[entry].avg_ci == again[entry].avg_ci
+
+
+def test_single_entry_has_no_dominance():
+    table = agg.ScoreTable(entries=["A"], tasks=["t1"], scores={("A", "t1"): [0.5]})
+    figures = agg.scope_figures(table, comparison={"A"}, n_resamples=50)
+    assert figures["A"].dominance is None
+    assert figures["A"].rank == 1
+    assert figures["A"].avg_ci == (0.5, 0.5)
+
+
+@pytest.mark.parametrize(
+    "intervals, ranks",
+    [
+        ([(0.5, 0.7), (0.4, 0.6), (0.1, 0.2)], [1, 1, 3]),  # overlap shares rank 1
+        ([(0.5, 0.7), (0.3, 0.45), (0.1, 0.2)], [1, 2, 3]),  # all separated
+        ([(0.5, 0.7), (0.3, 0.55), (0.1, 0.35)], [1, 1, 2]),  # chain: C only below A
+        ([(0.2, 0.3), (0.2, 0.3)], [1, 1]),
+    ],
+)
+def test_interval_ranks(intervals, ranks):
+    assert agg.interval_ranks(intervals) == ranks
+
+
+def test_medal_table_with_ties(table):
+    medals = agg.medal_table(table, comparison={"A", "B", "C"})
+    # t1: A, B gold (C scores 0: none) | t2: A, C gold, B bronze
+    # t3: B gold, A, C silver | t4: B, C gold (A 0: none)
+    assert medals["A"] == {"gold": 2, "silver": 1, "bronze": 0}
+    assert medals["B"] == {"gold": 3, "silver": 0, "bronze": 1}
+    assert medals["C"] == {"gold": 2, "silver": 1, "bronze": 0}
+
+
+@pytest.mark.parametrize(
+    "per_task, expected",
+    [
+        ({"a": 0.9, "b": 0.9, "c": 0.5, "d": 0.4}, {"a": "gold", "b": "gold", "c": "bronze"}),
+        ({"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.4}, {"a": "gold", "b": "silver", "c": "silver"}),
+        ({"a": 0.0, "b": 0.0}, {}),
+        ({"a": 0.3, "b": 0.2, "c": 0.1, "d": 0.05}, {"a": "gold", "b": "silver", "c": "bronze"}),
+    ],
+)
+def test_medals_for_task(per_task, expected):
+    assert agg.medals_for_task(per_task) == expected
+
+
+@pytest.mark.parametrize(
+    "scores, k, expected",
+    [
+        ([0.0, 0.5, 1.0], 1, 0.5),
+        ([0.0, 0.5, 1.0], 2, 2.5 / 3),  # pairs: .5, 1, 1
+        ([0.0, 0.5, 1.0], 3, 1.0),
+        ([0.6, 0.6, 0.9], 2, 2.4 / 3),  # pairs: .6, .9, .9
+        ([0.1, 0.2, 0.3, 0.4], 2, (0.2 + 0.3 * 2 + 0.4 * 3) / 6),
+        ([0.4], 3, 0.4),  # fewer rollouts than k: best available
+        ([], 2, 0.0),
+    ],
+)
+def test_expected_best_of_k(scores, k, expected):
+    assert agg.expected_best_of_k(scores, k) == pytest.approx(expected)
+
+
+def test_score_at_k_runs_from_avg_to_best(table):
+    curve = agg.score_at_k(table, "A")
+    assert curve == pytest.approx([1.4 / 4, (2.5 / 3 + 0.2 + 0.8 + 0) / 4, 2.1 / 4])
+
+
+def test_expected_best_of_k_matches_enumeration():
+    from itertools import combinations
+
+    scores = [0.3, 0.0, 0.7, 0.7, 0.1]
+    for k in range(1, 6):
+        draws = list(combinations(scores, k))
+        assert agg.expected_best_of_k(scores, k) == pytest.approx(sum(max(d) for d in draws) / len(draws))
+
+
+def test_score_at_cut_is_zero_before_the_first_call_then_best_so_far():
+    points = [(10.0, 0.2), (30.0, 0.5), (20.0, 0.4), (40.0, 0.3)]
+    grid = np.array([0.0, 9.9, 10.0, 15.0, 25.0, 30.0, 45.0])
+    assert agg.score_at_cut(points, grid).tolist() == pytest.approx([0, 0, 0.2, 0.2, 0.4, 0.5, 0.5])
+    assert agg.score_at_cut([], grid).tolist() == [0.0] * 7
+
+
+def test_budget_curve_averages_rollouts_then_tasks():
+    grid = np.array([0.0, 0.5, 1.0])
+    curves = {"t1": [[(0.25, 0.4)], [(0.75, 0.8)]], "t2": [[(0.1, 1.0)]]}
+    # t1: (0, .2, .6); t2: (0, 1, 1); t3: no rollout -> 0; mean over 3 tasks.
+    result = agg.budget_curve(curves, ["t1", "t2", "t3"], grid)
+    assert result.tolist() == pytest.approx([0.0, 1.2 / 3, 1.6 / 3])
+
+
+@pytest.mark.parametrize(
+    "status, superseded, infra, expected",
+    [
+        ("finished", False, False, agg.COUNTED),
+        ("failed", False, False, agg.COUNTED),  # agent failure counts 0
+        ("finished", False, True, agg.INFRA),
+        ("failed", True, False, agg.SUPERSEDED),
+        ("running", False, False, agg.UNFINISHED),
+        ("queued", False, True, agg.UNFINISHED),
+        ("cancelled", False, False, agg.CANCELLED),
+    ],
+)
+def test_disposition(status, superseded, infra, expected):
+    assert agg.disposition(status, superseded, infra) == expected
+
+
+@pytest.mark.parametrize(
+    "reward, clip, expected",
+    [(None, True, 0.0), (1.7, True, 1.0), (1.7, False, 1.7), (-0.2, True, 0.0), (0.42, True, 0.42), (float("nan"), False, 0.0)],
+)
+def test_rollout_score(reward, clip, expected):
+    assert agg.rollout_score(reward, clip) == pytest.approx(expected)
+
+
+def test_pareto_frontier():
+    points = {"cheap": (1.0, 0.3), "mid": (5.0, 0.6), "worse": (6.0, 0.5), "top": (20.0, 0.7), "same": (5.0, 0.6), "unknown": (None, 0.9)}
+    assert agg.pareto_frontier(points) == {"cheap", "mid", "same", "top"}
+
+
+def test_usage_sums_known_values_only():
+    usage = agg.Usage()
+    usage.add(cost_usd=2.0, input_tokens=100, output_tokens=10, agent_seconds=1800, benchmark_calls=3)
+    usage.add(cost_usd=None, input_tokens=None, output_tokens=None, agent_seconds=1800, benchmark_calls=1)
+    data = usage.as_dict()
+    assert data["cost_usd"] == 2.0 and data["cost_known_rollouts"] == 1
+    assert data["input_tokens"] == 100 and data["output_tokens"] == 10
+    assert data["agent_hours"] == 1.0
+    assert data["benchmark_calls_per_hour"] == 4.0
+    assert agg.Usage().as_dict()["cost_usd"] is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(min_value=2, max_value=7).flatmap(
+        lambda n: st.lists(
+            st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 1.0]), min_size=n, max_size=n),
+            min_size=1,
+            max_size=6,
+        )
+    )
+)
+def test_dominance_averages_one_half(per_task_rows):
+    means = np.array(per_task_rows).T  # (entries, tasks)
+    assert agg.dominance(means).mean() == pytest.approx(0.5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_dominance_of_a_comparison_set_averages_one_half(data):
+    entries = ["e%d" % i for i in range(data.draw(st.integers(2, 5)))]
+    tasks = ["t%d" % i for i in range(data.draw(st.integers(1, 4)))]
+    scores = {}
+    for e in entries:
+        for t in tasks:
+            rollouts = data.draw(st.lists(st.sampled_from([0.0, 0.3, 0.6, 1.0]), max_size=3))
+            if rollouts:
+                scores[(e, t)] = rollouts
+    table = agg.ScoreTable(entries=entries, tasks=tasks, scores=scores)
+    figures = agg.scope_figures(table, comparison=entries, n_resamples=20)
+    assert np.mean([figures[e].dominance for e in entries]) == pytest.approx(0.5)
