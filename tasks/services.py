@@ -1,0 +1,273 @@
+"""What other apps call to reach the task registry.
+
+- import_tasks: read Harbor task directories into BenchmarkVersion/Task rows.
+- task_spec: the ORM-free TaskSpec of a task, for scoring and analysis.
+- match_task: the Task a Harbor trial ran, from the trial's task name.
+- benchmark_commands: a task's explicit local benchmark commands, if any.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from .models import BenchmarkVersion, Task, TaskRevision
+from .spec import TaskSpec
+from .taskdir import ParsedTask, TaskDirError, find_task_dirs, parse_task_dir
+
+IMPORTED = "imported"
+UPDATED = "updated"
+UNCHANGED = "unchanged"
+FAILED = "failed"
+OUTCOMES = (IMPORTED, UPDATED, UNCHANGED, FAILED)
+
+# The fields a one-line summary or --json output shows for each task.
+SUMMARY_FIELDS = (
+    "category",
+    "metric",
+    "direction",
+    "baseline_score",
+    "reference_score",
+    "budget_sec",
+    "cpus",
+    "memory_mb",
+    "gpus",
+    "gpu_type",
+    "scoring_rule",
+    "checksum",
+)
+
+
+class TaskNotFound(LookupError):
+    """No task in the registry matches a trial's task name."""
+
+
+@dataclass
+class TaskImportResult:
+    """What happened to one task directory."""
+
+    name: str
+    path: str
+    outcome: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    changed_fields: list[str] = field(default_factory=list)
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "path": self.path, "outcome": self.outcome}
+        if self.outcome == FAILED:
+            data["error"] = self.error
+        else:
+            data["fields"] = self.fields
+            if self.changed_fields:
+                data["changed_fields"] = self.changed_fields
+        return data
+
+
+@dataclass
+class TaskImportReport:
+    """Per-task outcomes of one import, in the order the folders were read."""
+
+    version: str
+    path: str
+    results: list[TaskImportResult] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {outcome: 0 for outcome in OUTCOMES}
+        for result in self.results:
+            counts[result.outcome] += 1
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        return self.counts[FAILED] == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "path": self.path,
+            "tasks": [result.as_dict() for result in self.results],
+            "counts": self.counts,
+        }
+
+
+def ensure_version(name: str, clip_rewards: bool | None = None, benchmark: str = "AutoLab") -> BenchmarkVersion:
+    """The named BenchmarkVersion, created if missing.
+
+    `clip_rewards` None keeps an existing version's setting (new versions
+    clip); True/False sets it.
+    """
+    version, created = BenchmarkVersion.objects.get_or_create(
+        name=name,
+        defaults={"benchmark": benchmark, "clip_rewards": True if clip_rewards is None else clip_rewards},
+    )
+    if not created and clip_rewards is not None and version.clip_rewards != clip_rewards:
+        version.clip_rewards = clip_rewards
+        version.save(update_fields=["clip_rewards"])
+    return version
+
+
+def import_tasks(path: Path | str, version: str = "1.1", clip_rewards: bool | None = None) -> TaskImportReport:
+    """Import one task folder or a folder of task folders into `version`.
+
+    Each task is imported in its own transaction: a broken task is reported
+    with its error and the others still import. Re-importing an unchanged
+    task (same content checksum) does nothing; a changed one is updated in
+    place with a TaskRevision listing what changed.
+    """
+    root = Path(path)
+    report = TaskImportReport(version=version, path=str(root))
+    if not root.exists():
+        report.results.append(TaskImportResult(root.name or str(root), str(root), FAILED, error=f"{root}: does not exist"))
+        return report
+    directories = find_task_dirs(root)
+    if not directories:
+        report.results.append(
+            TaskImportResult(root.name, str(root), FAILED, error=f"{root}: no task.toml here or in any subfolder")
+        )
+        return report
+    benchmark_version = ensure_version(version, clip_rewards)
+    seen: dict[str, str] = {}
+    for directory in directories:
+        result = import_task_dir(directory, benchmark_version, seen)
+        report.results.append(result)
+    return report
+
+
+def import_task_dir(directory: Path, version: BenchmarkVersion, seen: dict[str, str] | None = None) -> TaskImportResult:
+    """Import one task directory into `version`, in one transaction."""
+    seen = {} if seen is None else seen
+    try:
+        parsed = parse_task_dir(directory)
+    except TaskDirError as error:
+        return TaskImportResult(directory.name, str(directory), FAILED, error=str(error))
+    except OSError as error:
+        return TaskImportResult(directory.name, str(directory), FAILED, error=f"{directory}: {error}")
+    if parsed.name in seen:
+        return TaskImportResult(
+            parsed.name,
+            str(directory),
+            FAILED,
+            error=f"{directory}: task name {parsed.name!r} is already used by {seen[parsed.name]} in this import",
+        )
+    too_long = _too_long(parsed)
+    if too_long:
+        return TaskImportResult(parsed.name, str(directory), FAILED, error=f"{directory / 'task.toml'}: {too_long}")
+    seen[parsed.name] = str(directory)
+    with transaction.atomic():
+        outcome, changed = _store(parsed, version)
+    return TaskImportResult(
+        parsed.name,
+        str(directory),
+        outcome,
+        fields={key: getattr(parsed, key) for key in SUMMARY_FIELDS},
+        changed_fields=changed,
+    )
+
+
+def _too_long(parsed: ParsedTask) -> str:
+    """A problem with a value too long for its column, or "" (PostgreSQL would refuse it)."""
+    for model_field in Task._meta.get_fields():
+        max_length = getattr(model_field, "max_length", None)
+        value = getattr(parsed, model_field.name, None)
+        if max_length and isinstance(value, str) and len(value) > max_length:
+            return f"{model_field.name} is {len(value)} characters long; at most {max_length} fit"
+    return ""
+
+
+def _store(parsed: ParsedTask, version: BenchmarkVersion) -> tuple[str, list[str]]:
+    values = parsed.model_fields()
+    task = Task.objects.select_for_update().filter(version=version, name=parsed.name).first()
+    if task is None:
+        task = Task.objects.create(version=version, **values)
+        TaskRevision.objects.create(task=task, checksum=parsed.checksum, changed_fields={})
+        return IMPORTED, []
+    if task.checksum == parsed.checksum:
+        return UNCHANGED, []
+    changes = {}
+    for key, new in values.items():
+        old = getattr(task, key)
+        if old != new:
+            changes[key] = {"old": old, "new": new}
+            setattr(task, key, new)
+    task.save()
+    TaskRevision.objects.create(task=task, checksum=parsed.checksum, changed_fields=changes)
+    return UPDATED, sorted(changes)
+
+
+def task_spec(task: Task) -> TaskSpec:
+    """The ORM-free description of `task`; clipping comes from its version."""
+    return TaskSpec(
+        name=task.name,
+        category=task.category,
+        metric=task.metric,
+        direction=task.direction,
+        baseline_score=task.baseline_score,
+        reference_score=task.reference_score,
+        scoring_rule=task.scoring_rule,
+        clip=task.version.clip_rewards,
+        benchmark_pattern=task.benchmark_pattern,
+        metric_pattern=task.metric_pattern,
+        instruction=task.instruction,
+        budget_sec=task.budget_sec,
+        benchmark_commands=tuple(benchmark_commands(task)),
+    )
+
+
+def match_task(trial_task_name: str, version: str | None = None) -> Task:
+    """The Task a Harbor trial ran, by exact name, never by a fuzzy guess.
+
+    Trials name their task like "musubi-tuner__flux2_klein_lora" (a library
+    prefix, "__", the task name). We try the whole name, then the part after
+    the last "__". When several versions hold the name and none is given,
+    the newest version wins.
+    """
+    name = (trial_task_name or "").strip()
+    candidates = [name]
+    if "__" in name:
+        suffix = name.rsplit("__", 1)[1]
+        if suffix and suffix not in candidates:
+            candidates.append(suffix)
+    for candidate in candidates:
+        if not candidate:
+            continue
+        tasks = Task.objects.select_related("version").filter(name=candidate)
+        if version is not None:
+            tasks = tasks.filter(version__name=version)
+        task = tasks.order_by("-version__created_at", "-version__id").first()
+        if task is not None:
+            return task
+    where = f" in version {version}" if version is not None else " in any version"
+    tried = ", ".join(repr(candidate) for candidate in candidates if candidate) or "(empty name)"
+    raise TaskNotFound(f"no task named {tried}{where} (tried exact name, then the part after the last '__')")
+
+
+def benchmark_commands(task: Task) -> list[str]:
+    """Explicit local benchmark commands from task.toml's `benchmark_command` hint.
+
+    Empty when the task does not name them; trajectory analysis then reads
+    the commands from the instruction itself.
+    """
+    optimization = task.optimization or {}
+    value = optimization.get("benchmark_command", optimization.get("benchmark_commands"))
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    return [item.strip() for item in value if isinstance(item, str) and item.strip()]
+
+
+__all__ = [
+    "TaskImportReport",
+    "TaskImportResult",
+    "TaskNotFound",
+    "benchmark_commands",
+    "ensure_version",
+    "import_task_dir",
+    "import_tasks",
+    "match_task",
+    "task_spec",
+]
