@@ -1,0 +1,164 @@
+"""Unpacking uploaded trial archives (.tar.gz, .tgz, .tar, .zip) safely.
+
+Archives come from outside (the staff upload form, a shared drive), so the
+extraction trusts nothing in them: every member must be a plain file or
+folder with a relative path that stays inside the destination. Links,
+devices and FIFOs are refused outright (trial folders never need them), and
+the total size and file count are capped, counted while writing because a
+zip header may lie about sizes.
+"""
+from __future__ import annotations
+
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from django.conf import settings
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
+# Overridable in settings as AUTOLAB_ARCHIVE_MAX_BYTES / AUTOLAB_ARCHIVE_MAX_FILES.
+DEFAULT_MAX_BYTES = 4 * 1024**3
+DEFAULT_MAX_FILES = 100_000
+CHUNK = 1 << 20
+
+
+class ArchiveError(ValueError):
+    """An archive that cannot or must not be unpacked."""
+
+
+def is_archive(path: Path | str) -> bool:
+    return str(path).lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def limits() -> tuple[int, int]:
+    return (
+        int(getattr(settings, "AUTOLAB_ARCHIVE_MAX_BYTES", DEFAULT_MAX_BYTES)),
+        int(getattr(settings, "AUTOLAB_ARCHIVE_MAX_FILES", DEFAULT_MAX_FILES)),
+    )
+
+
+@contextmanager
+def unpacked(archive: Path | str, *, parent: Path | str | None = None) -> Iterator[Path]:
+    """A temporary folder holding the archive's contents, removed afterwards."""
+    if parent is not None:
+        Path(parent).mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="autolab-archive-", dir=parent))
+    try:
+        extract_archive(archive, folder)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def extract_archive(archive: Path | str, dest: Path | str, *, max_bytes: int | None = None, max_files: int | None = None) -> None:
+    """Extract `archive` into the existing folder `dest`, or raise ArchiveError."""
+    archive, dest = Path(archive), Path(dest).resolve()
+    default_bytes, default_files = limits()
+    budget = _Budget(max_bytes if max_bytes is not None else default_bytes, max_files if max_files is not None else default_files)
+    name = archive.name
+    if not archive.is_file():
+        raise ArchiveError(f"{name}: no such file")
+    lowered = name.lower()
+    try:
+        if lowered.endswith(".zip"):
+            _extract_zip(archive, dest, budget)
+        elif lowered.endswith((".tar.gz", ".tgz", ".tar")):
+            _extract_tar(archive, dest, budget)
+        else:
+            raise ArchiveError(f"{name}: not a supported archive (use {', '.join(ARCHIVE_SUFFIXES)})")
+    except ArchiveError as exc:
+        raise ArchiveError(f"{name}: {exc}") from None
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, UnicodeError) as exc:
+        raise ArchiveError(f"{name}: unreadable archive ({type(exc).__name__}: {exc})") from exc
+
+
+class _Budget:
+    def __init__(self, max_bytes: int, max_files: int):
+        self.max_bytes, self.max_files = max_bytes, max_files
+        self.bytes = 0
+        self.files = 0
+
+    def add_file(self) -> None:
+        self.files += 1
+        if self.files > self.max_files:
+            raise ArchiveError(f"more than {self.max_files} entries")
+
+    def add_bytes(self, count: int) -> None:
+        self.bytes += count
+        if self.bytes > self.max_bytes:
+            raise ArchiveError(f"more than {self.max_bytes} bytes uncompressed")
+
+
+def safe_target(dest: Path, member_name: str) -> Path | None:
+    """Where `member_name` goes under `dest`; None for the archive root itself.
+
+    Refuses absolute paths, drive letters, backslash tricks and any `..`.
+    """
+    name = member_name.replace("\\", "/")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise ArchiveError(f"absolute path refused: {member_name!r}")
+    parts = [part for part in PurePosixPath(name).parts if part not in ("", ".")]
+    if any(part == ".." for part in parts):
+        raise ArchiveError(f"path leaving the archive refused: {member_name!r}")
+    if "\x00" in name:
+        raise ArchiveError(f"invalid file name refused: {member_name!r}")
+    if not parts:
+        return None
+    target = dest.joinpath(*parts).resolve()
+    if target != dest and dest not in target.parents:
+        raise ArchiveError(f"path leaving the archive refused: {member_name!r}")
+    return target
+
+
+def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:
+    with tarfile.open(archive, mode="r:*") as tar:
+        for member in tar:
+            budget.add_file()
+            if member.issym() or member.islnk():
+                raise ArchiveError(f"link refused: {member.name!r}")
+            if not (member.isfile() or member.isdir()):
+                raise ArchiveError(f"special file refused: {member.name!r}")
+            target = safe_target(dest, member.name)
+            if target is None:
+                continue
+            if member.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            source = tar.extractfile(member)
+            if source is None:
+                raise ArchiveError(f"unreadable member: {member.name!r}")
+            with source:
+                _write(source, target, budget)
+
+
+def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
+    with zipfile.ZipFile(archive) as zipped:
+        for info in zipped.infolist():
+            budget.add_file()
+            mode = info.external_attr >> 16
+            if mode and (stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+                raise ArchiveError(f"link or special file refused: {info.filename!r}")
+            target = safe_target(dest, info.filename)
+            if target is None:
+                continue
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            with zipped.open(info) as source:
+                _write(source, target, budget)
+
+
+def _write(source: IO[bytes], target: Path, budget: _Budget) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and (target.is_symlink() or not target.is_file()):
+        raise ArchiveError(f"member would replace a folder or link: {target.name!r}")
+    with open(target, "wb") as out:
+        while chunk := source.read(CHUNK):
+            budget.add_bytes(len(chunk))
+            out.write(chunk)

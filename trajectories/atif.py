@@ -1,0 +1,406 @@
+"""Reading ATIF trajectory files (Agent Trajectory Interchange Format, v1.0-v1.8).
+
+Harbor's pydantic `Trajectory` model is the authority on what a valid file
+is, so every file is validated with it first. Files in the wild are not all
+valid (older producers, hand-made fixtures, a live file caught mid-write by a
+lenient reader), and a trajectory that fails validation is still worth
+showing: the conversion below is tolerant, never raises on odd content, and
+the validation errors travel with the result as short warnings.
+
+Only two things are refused: text that is not JSON, and a document without a
+list of steps. Both raise `AtifError` naming the file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
+
+MAX_WARNINGS = 20
+MAX_WARNING_LENGTH = 200
+# Subagents may embed subagents; a hostile file must not recurse forever.
+MAX_SUBAGENT_DEPTH = 5
+
+# Field lengths of trajectories.models, so that PostgreSQL never refuses a value.
+SOURCE_LENGTH = 20
+NAME_LENGTH = 200
+SCHEMA_VERSION_LENGTH = 30
+
+# Step keys this module maps to ParsedStep fields; anything else goes to extra.
+KNOWN_STEP_KEYS = frozenset(
+    {
+        "step_id",
+        "timestamp",
+        "source",
+        "model_name",
+        "message",
+        "reasoning_content",
+        "tool_calls",
+        "observation",
+        "metrics",
+        "reasoning_effort",
+        "is_copied_context",
+        "llm_call_count",
+        "extra",
+    }
+)
+# Per-token arrays can be larger than the whole conversation; they are dropped.
+BULKY_METRIC_KEYS = ("prompt_token_ids", "completion_token_ids", "logprobs")
+
+
+class AtifError(ValueError):
+    """A trajectory file that cannot be read at all."""
+
+    def __init__(self, source: str, problem: str):
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+
+# -- Entry points -------------------------------------------------------------
+
+
+def read_json_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> Any:
+    """The parsed JSON of `path`, retrying decode errors `attempts` times.
+
+    A live trial's trajectory.json is rewritten in place (truncate, then
+    write) after every episode, so a reader can catch it empty or cut short;
+    a moment later it is whole again.
+    """
+    path = Path(path)
+    for attempt in range(max(1, attempts)):
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
+        try:
+            return json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            if attempt + 1 >= max(1, attempts):
+                raise AtifError(str(path), f"is not valid JSON ({exc})") from exc
+            time.sleep(delay * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def parse_trajectory_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> ParsedTrajectory:
+    path = Path(path)
+    return parse_trajectory_data(read_json_file(path, attempts=attempts, delay=delay), source=str(path))
+
+
+def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> ParsedTrajectory:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AtifError(source, f"is not valid JSON ({exc})") from exc
+    return parse_trajectory_data(data, source=source)
+
+
+def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTrajectory:
+    """A ParsedTrajectory from decoded JSON; validation problems become warnings."""
+    if not isinstance(data, dict):
+        raise AtifError(source, f"is not an ATIF trajectory (a JSON {type(data).__name__}, not an object)")
+    if not isinstance(data.get("steps"), list):
+        raise AtifError(source, "is not an ATIF trajectory (no list of steps)")
+    warnings = validation_warnings(data)
+    trajectory = _trajectory(data, warnings, depth=0)
+    trajectory.warnings = _cap(warnings)
+    return trajectory
+
+
+def validation_warnings(data: dict) -> list[str]:
+    """Harbor's validation errors for `data` as short strings ([] when valid)."""
+    from pydantic import ValidationError
+
+    from harbor.models.trajectories import Trajectory
+
+    try:
+        Trajectory.model_validate(data)
+    except ValidationError as exc:
+        out = []
+        for error in exc.errors(include_url=False, include_input=False):
+            where = ".".join(str(part) for part in error.get("loc", ())) or "trajectory"
+            out.append(_short(f"{where}: {error.get('msg', 'invalid')}"))
+        return out or [_short(str(exc))]
+    except Exception as exc:  # noqa: BLE001  (a validator bug must not stop an import)
+        return [_short(f"validation failed: {type(exc).__name__}: {exc}")]
+    return []
+
+
+# -- Conversion ---------------------------------------------------------------
+
+
+def _trajectory(data: dict, warnings: list[str], *, depth: int) -> ParsedTrajectory:
+    agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
+    agent_extra = dict(agent["extra"]) if isinstance(agent.get("extra"), dict) else {}
+    if isinstance(agent.get("tool_definitions"), list):
+        agent_extra["tool_definitions"] = agent["tool_definitions"]
+    root = {
+        key: data[key]
+        for key in ("notes", "extra", "continued_trajectory_ref")
+        if data.get(key) not in (None, "", {})
+    }
+    if root:
+        agent_extra["trajectory"] = root
+
+    steps = []
+    for position, raw in enumerate(data["steps"]):
+        if not isinstance(raw, dict):
+            warnings.append(_short(f"steps.{position}: not an object, skipped"))
+            continue
+        steps.append(_step(raw, position, warnings))
+
+    subagents = []
+    embedded = data.get("subagent_trajectories")
+    if isinstance(embedded, list):
+        if depth >= MAX_SUBAGENT_DEPTH:
+            warnings.append("subagent_trajectories nested too deep, ignored")
+        else:
+            for index, sub in enumerate(embedded):
+                if isinstance(sub, dict) and isinstance(sub.get("steps"), list):
+                    subagents.append(_trajectory(sub, warnings, depth=depth + 1))
+                else:
+                    warnings.append(_short(f"subagent_trajectories.{index}: no list of steps, skipped"))
+
+    final_metrics = data.get("final_metrics")
+    return ParsedTrajectory(
+        schema_version=_text(data.get("schema_version"))[:SCHEMA_VERSION_LENGTH],
+        session_id=_text(data.get("session_id")),
+        agent_name=_text(agent.get("name"))[:NAME_LENGTH],
+        agent_version=_text(agent.get("version"))[:NAME_LENGTH],
+        model_name=_text(agent.get("model_name"))[:NAME_LENGTH],
+        steps=steps,
+        agent_extra=clean_json(agent_extra),
+        final_metrics=clean_json(final_metrics) if isinstance(final_metrics, dict) else {},
+        subagents=subagents,
+        trajectory_id=_text(data.get("trajectory_id")),
+    )
+
+
+def _step(raw: dict, position: int, warnings: list[str]) -> ParsedStep:
+    extra: dict[str, Any] = {}
+    step_id = _int(raw.get("step_id"))
+    if step_id is None:
+        step_id = position + 1
+        warnings.append(_short(f"steps.{position}.step_id: missing or not an integer, using {step_id}"))
+
+    message, parts = _content(raw.get("message"))
+    if parts:
+        extra["message_parts"] = parts
+
+    metrics = raw.get("metrics") if isinstance(raw.get("metrics"), dict) else {}
+    metrics_extra = {
+        key: value
+        for key, value in metrics.items()
+        if key not in ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", *BULKY_METRIC_KEYS)
+    }
+    if metrics_extra:
+        extra["metrics"] = metrics_extra
+
+    tool_calls = []
+    raw_calls = raw.get("tool_calls")
+    if isinstance(raw_calls, list):
+        for index, call in enumerate(raw_calls):
+            if not isinstance(call, dict):
+                continue
+            call_id = _text(call.get("tool_call_id"))[:NAME_LENGTH]
+            tool_calls.append(
+                ParsedToolCall(
+                    call_id=call_id,
+                    function_name=_text(call.get("function_name"))[:NAME_LENGTH] or "unknown",
+                    arguments=_arguments(call.get("arguments")),
+                )
+            )
+            if isinstance(call.get("extra"), dict) and call["extra"]:
+                extra.setdefault("tool_call_extra", {})[call_id or str(index)] = call["extra"]
+
+    observations = []
+    observation = raw.get("observation")
+    results = observation.get("results") if isinstance(observation, dict) else None
+    if isinstance(results, list):
+        for result in results:
+            if isinstance(result, dict):
+                observations.append(_observation(result))
+            elif isinstance(result, str):
+                observations.append(ParsedObservation(source_call_id="", content=_text(result)))
+
+    for key in ("reasoning_effort", "is_copied_context", "llm_call_count"):
+        if raw.get(key) is not None:
+            extra[key] = raw[key]
+    if isinstance(raw.get("extra"), dict) and raw["extra"]:
+        extra["extra"] = raw["extra"]
+    unknown = {key: value for key, value in raw.items() if key not in KNOWN_STEP_KEYS}
+    if unknown:
+        extra["unknown"] = unknown
+
+    return ParsedStep(
+        step_id=step_id,
+        timestamp=parse_timestamp(raw.get("timestamp")),
+        source=(_text(raw.get("source")) or "unknown")[:SOURCE_LENGTH],
+        message=message,
+        reasoning=_text(raw.get("reasoning_content")),
+        model_name=_text(raw.get("model_name"))[:NAME_LENGTH],
+        prompt_tokens=_int(metrics.get("prompt_tokens")),
+        completion_tokens=_int(metrics.get("completion_tokens")),
+        cached_tokens=_int(metrics.get("cached_tokens")),
+        cost_usd=_float(metrics.get("cost_usd")),
+        tool_calls=tool_calls,
+        observations=observations,
+        extra=clean_json(extra) if extra else {},
+    )
+
+
+def _observation(result: dict) -> ParsedObservation:
+    content, parts = _content(result.get("content"))
+    extra: dict[str, Any] = {}
+    if parts:
+        extra["content_parts"] = parts
+    if isinstance(result.get("extra"), dict) and result["extra"]:
+        extra["extra"] = result["extra"]
+    refs = result.get("subagent_trajectory_ref")
+    # ATIF allows one ref object (older files) or a list of them.
+    if isinstance(refs, dict):
+        refs = [refs]
+    refs = [ref for ref in refs if isinstance(ref, dict)] if isinstance(refs, list) else []
+    subagent_ref = None
+    if refs:
+        subagent_ref = clean_json(refs[0])
+        if len(refs) > 1:
+            extra["subagent_refs"] = refs
+    return ParsedObservation(
+        source_call_id=_text(result.get("source_call_id"))[:NAME_LENGTH],
+        content=content,
+        subagent_ref=subagent_ref,
+        extra=clean_json(extra) if extra else {},
+    )
+
+
+def _content(value: Any) -> tuple[str, list]:
+    """(text, other parts) of a message or observation content.
+
+    ATIF 1.6 allows a list of content parts (text, image, audio) instead of
+    a string; the text parts are joined and the others returned for `extra`.
+    """
+    if value is None:
+        return "", []
+    if isinstance(value, str):
+        return _text(value), []
+    if isinstance(value, list):
+        texts, others = [], []
+        for part in value:
+            if isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif isinstance(part, str):
+                texts.append(part)
+            else:
+                others.append(part)
+        return _text("\n".join(texts)), others
+    return _text(value), []
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return clean_json(value)
+    if isinstance(value, str):
+        # Some producers store the provider's raw JSON string.
+        try:
+            decoded = json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return {"_raw": _text(value)}
+        return clean_json(decoded) if isinstance(decoded, dict) else {"_raw": _text(value)}
+    if value is None:
+        return {}
+    return {"_value": clean_json(value)}
+
+
+# -- Scalars ------------------------------------------------------------------
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """An aware datetime from an ISO 8601 string; naive times are taken as UTC."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _int(value: Any, limit: int = 2**31) -> int | None:
+    """An integer that fits the column (PostgreSQL `integer` by default)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 30:
+        value = int(value.strip())
+    if isinstance(value, int) and -limit < value < limit:
+        return value
+    return None
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _text(value: Any) -> str:
+    """Text safe for every database: no NUL characters, no lone surrogates."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        if isinstance(value, (dict, list)):
+            value = json.dumps(clean_json(value), ensure_ascii=False)
+        else:
+            value = str(value)
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return value
+
+
+def clean_json(value: Any, _depth: int = 0) -> Any:
+    """`value` made storable in a JSON column on SQLite and PostgreSQL alike.
+
+    jsonb refuses NUL characters and lone surrogates, and neither backend
+    stores NaN or infinity; strings are cleaned, bad floats become None.
+    """
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if _depth > 50:
+        return None
+    if isinstance(value, dict):
+        return {_text(key): clean_json(item, _depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(item, _depth + 1) for item in value]
+    return _text(value)
+
+
+def _short(text: str) -> str:
+    text = " ".join(_text(text).split())
+    return text if len(text) <= MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 1] + "…"
+
+
+def _cap(warnings: list[str]) -> list[str]:
+    if len(warnings) <= MAX_WARNINGS:
+        return warnings
+    return warnings[: MAX_WARNINGS - 1] + [f"... and {len(warnings) - MAX_WARNINGS + 1} more"]

@@ -1,0 +1,533 @@
+"""Storing one Harbor trial folder as a Rollout with its steps.
+
+One trial is one transaction: either the rollout and every step, tool call
+and observation are stored, or nothing is. The trial name is the identity:
+importing the same content again changes nothing (the folder checksum says
+so), and new content for a known trial name replaces the old rows while the
+Rollout keeps its id (pages and staff labels point at it).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from evaluations import services as evaluations
+from tasks import services as tasks
+
+from . import analysis, failure_service
+from .atif import _text
+from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
+from .parsed import ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
+from .trial_folder import TrialFolder, TrialFolderError, folder_checksum, is_trial_dir, read_trial_folder
+
+logger = logging.getLogger(__name__)
+
+CREATED = "created"
+UPDATED = "updated"
+UNCHANGED = "unchanged"
+FAILED = "failed"
+OUTCOMES = (CREATED, UPDATED, UNCHANGED, FAILED)
+
+BATCH_SIZE = 500
+KINDS_LENGTH = 200
+
+
+class IngestError(ValueError):
+    """A trial that cannot be stored, with a message fit for a report."""
+
+
+@dataclass
+class TrialOutcome:
+    """What importing one trial folder did; the report's row for it."""
+
+    path: str
+    outcome: str = FAILED
+    trial_name: str = ""
+    error: str = ""
+    rollout_id: int | None = None
+    task: str = ""
+    model: str = ""
+    harness: str = ""
+    status: str = ""
+    n_steps: int = 0
+    n_episodes: int | None = None
+    n_input_tokens: int | None = None
+    n_cache_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = None
+    reward: float | None = None
+    verifier_fields: dict[str, Any] = field(default_factory=dict)
+    exception_type: str = ""
+    n_benchmark_calls: int = 0
+    n_edits: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome != FAILED
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.outcome == FAILED:
+            return {key: data[key] for key in ("path", "trial_name", "outcome", "error")}
+        return data
+
+
+def ingest_trial_dir(
+    path: Path,
+    *,
+    version: str | None = None,
+    rollout: Rollout | None = None,
+    live: bool = False,
+    source_label: str = "",
+) -> TrialOutcome:
+    """Import the trial folder `path`; never raises for bad input.
+
+    `rollout` is the row our runner created before the trial started: it is
+    updated in place, keeping its campaign (and its task, model and harness,
+    which the runner chose). `source_label` replaces the path in the stored
+    source_path when `path` is a temporary folder (an unpacked archive).
+    """
+    path = Path(path)
+    outcome = TrialOutcome(path=source_label or str(path))
+    try:
+        if not is_trial_dir(path):
+            raise IngestError(f"{path}: not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
+        checksum = folder_checksum(path)
+        existing = rollout
+        if existing is None:
+            name = _peek_trial_name(path)
+            existing = _rollouts().filter(trial_name=name).first() if name else None
+        if existing is not None and existing.checksum == checksum:
+            return _describe(outcome, existing, UNCHANGED)
+        folder = read_trial_folder(path, live=live, checksum=checksum)
+        if rollout is None and existing is not None and existing.trial_name != folder.trial_name:
+            existing = _rollouts().filter(trial_name=folder.trial_name).first()
+        stored, created = _store(folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path)
+    except (TrialFolderError, IngestError, tasks.TaskNotFound) as exc:
+        outcome.error = str(exc)
+        return outcome
+    except Exception as exc:  # noqa: BLE001  (one bad trial must not stop a bulk import)
+        logger.exception("importing %s failed", path)
+        outcome.error = f"{path}: {type(exc).__name__}: {exc}"
+        return outcome
+    return _describe(outcome, stored, CREATED if created else UPDATED)
+
+
+def _peek_trial_name(path: Path) -> str:
+    """The trial name from config.json or result.json, without reading steps."""
+    from .atif import AtifError, read_json_file
+
+    for name in ("config.json", "result.json"):
+        file = path / name
+        if file.is_file():
+            try:
+                data = read_json_file(file)
+            except AtifError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("trial_name"), str):
+                return data["trial_name"]
+    return path.name
+
+
+def _rollouts():
+    return Rollout.objects.select_related("task", "model", "harness")
+
+
+def _describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutcome:
+    outcome.outcome = result
+    outcome.trial_name = rollout.trial_name
+    outcome.rollout_id = rollout.pk
+    outcome.task = rollout.task.name
+    outcome.model = rollout.model.name
+    outcome.harness = str(rollout.harness)
+    outcome.status = rollout.status
+    outcome.n_steps = rollout.n_steps
+    outcome.n_episodes = rollout.n_episodes
+    outcome.n_input_tokens = rollout.n_input_tokens
+    outcome.n_cache_tokens = rollout.n_cache_tokens
+    outcome.n_output_tokens = rollout.n_output_tokens
+    outcome.cost_usd = rollout.cost_usd
+    outcome.reward = rollout.reward
+    outcome.verifier_fields = rollout.verifier_fields
+    outcome.exception_type = rollout.exception_type
+    outcome.n_benchmark_calls = rollout.n_benchmark_calls
+    outcome.n_edits = rollout.n_edits
+    outcome.warnings = list(rollout.validation_warnings)
+    return outcome
+
+
+# -- Storing ------------------------------------------------------------------
+
+
+def _store(
+    folder: TrialFolder, existing: Rollout | None, *, version: str | None, runner_rollout: bool, source: str
+) -> tuple[Rollout, bool]:
+    if runner_rollout and existing is not None:
+        task, model, harness = existing.task, existing.model, existing.harness
+    else:
+        task = _match_task(folder.task_name, version)
+        model, harness = _model_and_harness(folder)
+    trajectory = folder.trajectory
+    steps = trajectory.steps if trajectory else []
+    warnings = list(folder.warnings)
+    result = _analyse(steps, task, folder.agent_started_at, warnings)
+
+    with transaction.atomic():
+        created = existing is None
+        if created:
+            rollout = Rollout(trial_name=folder.trial_name[:300])
+            old_group = None
+        else:
+            rollout = Rollout.objects.select_for_update().get(pk=existing.pk)
+            old_group = (rollout.task_id, rollout.model_id, rollout.harness_id)
+        rollout.task, rollout.model, rollout.harness = task, model, harness
+        _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
+        rollout.save()
+        if not created:
+            _delete_steps(rollout)
+        _store_steps(rollout, folder, result)
+        renumber(task.pk, model.pk, harness.pk)
+        if old_group and old_group != (task.pk, model.pk, harness.pk):
+            renumber(*old_group)
+        rollout.refresh_from_db(fields=["index"])
+        try:
+            with transaction.atomic():
+                failure_service.classify_and_store(rollout)
+        except Exception as exc:  # noqa: BLE001  (a classifier bug must not lose an import)
+            logger.exception("failure classification of %s failed", rollout.trial_name)
+            rollout.validation_warnings = [*rollout.validation_warnings, f"failure classification failed: {exc}"[:200]]
+            Rollout.objects.filter(pk=rollout.pk).update(validation_warnings=rollout.validation_warnings)
+    return rollout, created
+
+
+def _match_task(task_name: str, version: str | None):
+    try:
+        return tasks.match_task(task_name, version=version)
+    except tasks.TaskNotFound as exc:
+        raise IngestError(f"no registered task matches {task_name!r} ({exc})") from exc
+
+
+def _model_and_harness(folder: TrialFolder):
+    if not folder.model_name:
+        raise IngestError(f"{folder.path}: no model name (result.json agent_info.model_info.name or config.json agent.model_name)")
+    if not folder.agent_name:
+        raise IngestError(f"{folder.path}: no agent name (result.json agent_info.name or config.json agent.name)")
+    config_agent = folder.config.get("agent") if isinstance(folder.config.get("agent"), dict) else {}
+    model = evaluations.ensure_model(
+        folder.model_name,
+        provider=folder.model_provider[:100],
+        litellm_model=_text(config_agent.get("model_name"))[:300],
+    )
+    harness = evaluations.ensure_harness(
+        folder.agent_name[:200], folder.agent_version[:50], import_path=folder.agent_import_path[:300]
+    )
+    return model, harness
+
+
+def _analyse(steps: list[ParsedStep], task, agent_started_at: datetime | None, warnings: list[str]) -> RolloutAnalysis:
+    """The analysis of the main trajectory, or an empty one if analysis fails.
+
+    A bug in the analysis must not lose an import: the steps are stored
+    without kinds and the failure is recorded as a warning.
+    """
+    try:
+        result = analysis.analyse_rollout(steps, tasks.task_spec(task), agent_started_at)
+        if len(result.steps) != len(steps):
+            raise ValueError(f"{len(result.steps)} step analyses for {len(steps)} steps")
+        return result
+    except Exception as exc:  # noqa: BLE001
+        logger.exception("analysis of %s failed", task)
+        warnings.append(f"analysis failed: {type(exc).__name__}: {exc}"[:200])
+        return RolloutAnalysis(steps=[StepAnalysis(kinds=[], call_kinds=[]) for _ in steps], curve=[])
+
+
+def _fill_rollout(
+    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, warnings: list[str], *, source: str, keep_status: bool
+) -> None:
+    trajectory = folder.trajectory
+    final = trajectory.final_metrics if trajectory else {}
+    rollout.trial_id = folder.trial_id[:100]
+    rollout.job_id = folder.job_id[:100]
+    rollout.status = _status(rollout, folder, keep_status=keep_status)
+    if folder.started_at or folder.finished:
+        rollout.started_at = folder.started_at
+        rollout.finished_at = folder.finished_at
+    for phase, (start_field, finish_field) in {
+        "environment_setup": ("environment_setup_started_at", "environment_setup_finished_at"),
+        "agent_setup": ("agent_setup_started_at", "agent_setup_finished_at"),
+        "agent_execution": ("agent_started_at", "agent_finished_at"),
+        "verifier": ("verifier_started_at", "verifier_finished_at"),
+    }.items():
+        timing = folder.phases.get(phase)
+        # A live trial has no result.json: keep what the runner recorded.
+        if timing and (timing.started_at or folder.finished):
+            setattr(rollout, start_field, timing.started_at)
+            setattr(rollout, finish_field, timing.finished_at)
+    if rollout.agent_started_at is None:
+        rollout.agent_started_at = folder.agent_started_at
+
+    rollout.n_input_tokens = _first(folder.n_input_tokens, final.get("total_prompt_tokens"))
+    rollout.n_cache_tokens = _first(folder.n_cache_tokens, final.get("total_cached_tokens"))
+    rollout.n_output_tokens = _first(folder.n_output_tokens, final.get("total_completion_tokens"))
+    cost = folder.cost_usd if folder.cost_usd is not None else final.get("total_cost_usd")
+    rollout.cost_usd = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+    rollout.n_episodes = folder.n_episodes
+    rollout.api_request_times_msec = folder.api_request_times_msec
+    rollout.exception_type = folder.exception_type
+    rollout.exception_message = folder.exception_message
+    rollout.exception_traceback = folder.exception_traceback
+    rollout.reward = folder.reward
+    rollout.verifier_fields = folder.verifier_fields
+    rollout.verifier_stdout = folder.verifier_stdout
+
+    rollout.source_path = source[:1000]
+    rollout.checksum = folder.checksum
+    rollout.schema_version = trajectory.schema_version if trajectory else ""
+    rollout.validation_warnings = warnings
+    rollout.agent_extra = trajectory.agent_extra if trajectory else {}
+    rollout.config = folder.config
+
+    rollout.n_steps = len(trajectory.steps) if trajectory else 0
+    rollout.n_benchmark_calls = result.n_benchmark_calls
+    rollout.n_edits = result.n_edits
+    rollout.first_benchmark_sec = result.first_benchmark_sec
+    rollout.last_improvement_sec = result.last_improvement_sec
+    rollout.budget_used_fraction = result.budget_used_fraction
+    rollout.best_metric = result.best_metric
+    rollout.best_score = result.best_score
+    rollout.curve = [asdict(point) for point in result.curve]
+
+
+def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
+    if folder.finished:
+        if rollout.status == RolloutStatus.CANCELLED:
+            return RolloutStatus.CANCELLED
+        if folder.exception_type and folder.reward is None:
+            return RolloutStatus.FAILED
+        return RolloutStatus.FINISHED
+    if keep_status and rollout.pk:
+        return rollout.status
+    return RolloutStatus.RUNNING
+
+
+def _first(*values: Any) -> int | None:
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _delete_steps(rollout: Rollout) -> None:
+    """Remove the old rows bottom-up, so each delete is one plain query."""
+    Observation.objects.filter(step__rollout=rollout).delete()
+    ToolCall.objects.filter(step__rollout=rollout).delete()
+    SubTrajectory.objects.filter(rollout=rollout).update(parent_step=None)
+    Step.objects.filter(rollout=rollout).delete()
+    SubTrajectory.objects.filter(rollout=rollout).delete()
+
+
+def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis) -> None:
+    """Bulk-insert the main trajectory, then every subagent trajectory."""
+    trajectory = folder.trajectory
+    agent_started_at = rollout.agent_started_at
+    subtrajectories = _subtrajectories(rollout, folder)
+    SubTrajectory.objects.bulk_create([sub for sub, _ in subtrajectories], batch_size=BATCH_SIZE)
+
+    step_rows: list[Step] = []
+    parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
+    if trajectory:
+        for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
+            step_rows.append(_step_row(rollout, None, position, parsed, analysed, agent_started_at))
+            parsed_of_row.append((parsed, analysed))
+    for sub, parsed_sub in subtrajectories:
+        for position, parsed in enumerate(parsed_sub.steps):
+            step_rows.append(_step_row(rollout, sub, position, parsed, None, agent_started_at))
+            parsed_of_row.append((parsed, None))
+    Step.objects.bulk_create(step_rows, batch_size=BATCH_SIZE)
+
+    call_rows: list[ToolCall] = []
+    calls_by_step: list[dict[str, ToolCall]] = []
+    for row, (parsed, analysed) in zip(step_rows, parsed_of_row):
+        by_id: dict[str, ToolCall] = {}
+        for index, call in enumerate(parsed.tool_calls):
+            call_kinds = analysed.call_kinds[index] if analysed and index < len(analysed.call_kinds) else []
+            tool_call = ToolCall(
+                step=row,
+                position=index,
+                call_id=call.call_id,
+                function_name=call.function_name,
+                arguments=call.arguments,
+                kinds=_kinds(call_kinds),
+            )
+            call_rows.append(tool_call)
+            if call.call_id:
+                by_id.setdefault(call.call_id, tool_call)
+        calls_by_step.append(by_id)
+    ToolCall.objects.bulk_create(call_rows, batch_size=BATCH_SIZE)
+
+    observation_rows = []
+    for row, (parsed, _), by_id in zip(step_rows, parsed_of_row, calls_by_step):
+        for index, observation in enumerate(parsed.observations):
+            extra = dict(observation.extra)
+            if observation.subagent_ref:
+                extra["subagent_ref"] = observation.subagent_ref
+            observation_rows.append(
+                Observation(
+                    step=row,
+                    tool_call=by_id.get(observation.source_call_id) if observation.source_call_id else None,
+                    position=index,
+                    source_call_id=observation.source_call_id,
+                    content=observation.content,
+                    extra=extra,
+                )
+            )
+    Observation.objects.bulk_create(observation_rows, batch_size=BATCH_SIZE)
+
+    if subtrajectories:
+        _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
+
+
+def _step_row(
+    rollout: Rollout,
+    sub: SubTrajectory | None,
+    position: int,
+    parsed: ParsedStep,
+    analysed: StepAnalysis | None,
+    agent_started_at: datetime | None,
+) -> Step:
+    elapsed = None
+    if parsed.timestamp and agent_started_at:
+        elapsed = (parsed.timestamp - agent_started_at).total_seconds()
+    metric = analysed.metric if analysed else None
+    return Step(
+        rollout=rollout,
+        subtrajectory=sub,
+        position=position,
+        step_id=parsed.step_id,
+        timestamp=parsed.timestamp,
+        elapsed_sec=elapsed,
+        source=parsed.source,
+        message=parsed.message,
+        reasoning=parsed.reasoning,
+        model_name=parsed.model_name,
+        prompt_tokens=parsed.prompt_tokens,
+        completion_tokens=parsed.completion_tokens,
+        cached_tokens=parsed.cached_tokens,
+        cost_usd=parsed.cost_usd,
+        extra=parsed.extra,
+        kinds=_kinds(analysed.kinds) if analysed else "",
+        metric_value=metric.value if metric else None,
+        metric_unit=(metric.unit or "")[:50] if metric else "",
+        metric_score=metric.score if metric else None,
+        metric_status=(metric.status or "")[:20] if metric else "",
+        diff=(analysed.diff or "") if analysed else "",
+    )
+
+
+def _kinds(kinds: list[str]) -> str:
+    """" benchmark edit ": spaces around every kind, so `contains=" edit "` works."""
+    if not kinds:
+        return ""
+    text = " " + " ".join(dict.fromkeys(k for k in kinds if k)) + " "
+    return text if len(text) <= KINDS_LENGTH else text[: text.rfind(" ", 0, KINDS_LENGTH) + 1]
+
+
+def _subtrajectories(rollout: Rollout, folder: TrialFolder) -> list[tuple[SubTrajectory, ParsedTrajectory]]:
+    """Unsaved SubTrajectory rows: summarisation files, then embedded subagents."""
+    found: list[tuple[str, ParsedTrajectory]] = list(folder.subtrajectory_files.items())
+    pending = [(index, sub) for index, sub in enumerate(folder.trajectory.subagents if folder.trajectory else [])]
+    while pending:
+        index, sub = pending.pop(0)
+        found.append((sub.trajectory_id or sub.session_id or f"subagent-{index + 1}", sub))
+        pending.extend((len(found) + offset, nested) for offset, nested in enumerate(sub.subagents))
+    rows = []
+    for name, sub in found:
+        raw = {
+            "schema_version": sub.schema_version,
+            "trajectory_id": sub.trajectory_id,
+            "agent_version": sub.agent_version,
+            "model_name": sub.model_name,
+            "agent_extra": sub.agent_extra,
+            "final_metrics": sub.final_metrics,
+        }
+        if sub.warnings:
+            raw["warnings"] = sub.warnings
+        rows.append(
+            (
+                SubTrajectory(
+                    rollout=rollout,
+                    name=name[:300],
+                    session_id=sub.session_id[:200],
+                    agent_name=sub.agent_name[:200],
+                    raw=raw,
+                ),
+                sub,
+            )
+        )
+    return rows
+
+
+def _link_subtrajectories(
+    subtrajectories: list[tuple[SubTrajectory, ParsedTrajectory]],
+    step_rows: list[Step],
+    parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]],
+    trajectory: ParsedTrajectory | None,
+) -> None:
+    """Point each subtrajectory at the step that spawned it.
+
+    The spawning step is the one whose observation carries a subagent ref
+    naming it (by trajectory_id, file name or session id); failing that, the
+    last main step before the subtrajectory's first step.
+    """
+    spawner: dict[str, Step] = {}
+    for row, (parsed, _) in zip(step_rows, parsed_of_row):
+        for observation in parsed.observations:
+            refs = observation.extra.get("subagent_refs") or ([observation.subagent_ref] if observation.subagent_ref else [])
+            for ref in refs:
+                if not isinstance(ref, dict):
+                    continue
+                for key in ("trajectory_id", "trajectory_path", "session_id"):
+                    value = ref.get(key)
+                    if isinstance(value, str) and value:
+                        spawner.setdefault(value.rsplit("/", 1)[-1], row)
+    main_rows = [row for row in step_rows if row.subtrajectory_id is None and row.timestamp]
+    changed = []
+    for sub, parsed_sub in subtrajectories:
+        parent = None
+        for key in (sub.name, parsed_sub.trajectory_id, parsed_sub.session_id):
+            if key and key in spawner:
+                parent = spawner[key]
+                break
+        if parent is None:
+            first = next((s.timestamp for s in parsed_sub.steps if s.timestamp), None)
+            if first is not None:
+                before = [row for row in main_rows if row.timestamp <= first]
+                parent = before[-1] if before else None
+        if parent is not None and parent.pk:
+            sub.parent_step = parent
+            changed.append(sub)
+    if changed:
+        SubTrajectory.objects.bulk_update(changed, ["parent_step"])
+
+
+def renumber(task_id: int, model_id: int, harness_id: int) -> None:
+    """Give the repeats of (task, model, harness) indexes 0, 1, ... in run order.
+
+    Run order is started_at, then trial name; rollouts without a start time
+    (queued, or imported without result.json) come last.
+    """
+    rows = list(
+        Rollout.objects.filter(task_id=task_id, model_id=model_id, harness_id=harness_id).values_list(
+            "id", "index", "started_at", "trial_name"
+        )
+    )
+    rows.sort(key=lambda row: (row[2] is None, row[2] or datetime.min, row[3]))
+    changed = [Rollout(id=row[0], index=position) for position, row in enumerate(rows) if row[1] != position]
+    if changed:
+        Rollout.objects.bulk_update(changed, ["index"])

@@ -1,0 +1,147 @@
+"""Public API of the trajectories app for other apps, commands and views.
+
+- import_path: import a trial folder, a Harbor job folder, a folder of jobs,
+  or an archive of any of these; one transaction per trial.
+- import_trial_dir: import (or re-import) one trial folder, also while the
+  trial is still running (the runner calls it after every episode).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from .archives import ArchiveError, is_archive, unpacked
+from .ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
+from .models import Rollout
+from .trial_folder import find_trial_dirs
+
+ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
+
+
+@dataclass
+class ImportReport:
+    """Per-trial outcomes of one import, plus errors that concern no trial."""
+
+    source: str
+    total: int = 0  # trial folders found
+    outcomes: list[TrialOutcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {outcome: 0 for outcome in OUTCOMES}
+        for outcome in self.outcomes:
+            counts[outcome.outcome] += 1
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not self.interrupted and self.counts[FAILED] == 0
+
+    @property
+    def done(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "total": self.total,
+            "done": self.done,
+            "counts": self.counts,
+            "interrupted": self.interrupted,
+            "errors": self.errors,
+            "trials": [outcome.as_dict() for outcome in self.outcomes],
+        }
+
+
+def import_path(
+    path: Path | str,
+    *,
+    version: str | None = None,
+    on_progress: ProgressCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> ImportReport:
+    """Import every trial found at `path`; see the module docstring.
+
+    Trials are imported one by one, each in its own transaction, so a bad
+    trial is reported and the others still import. `should_stop` is checked
+    between trials; a KeyboardInterrupt during a trial rolls that trial back
+    and ends the import. Either way the report says what was done, and a
+    re-run continues: trials already imported come back "unchanged".
+    """
+    path = Path(path)
+    report = ImportReport(source=str(path))
+    if is_archive(path) and path.is_file():
+        try:
+            with unpacked(path, parent=settings.UPLOADS_DIR) as folder:
+                _import_folder(folder, report, version, on_progress, should_stop, label=path.name)
+        except ArchiveError as exc:
+            report.errors.append(str(exc))
+    elif path.is_dir():
+        _import_folder(path, report, version, on_progress, should_stop)
+    elif path.exists():
+        report.errors.append(f"{path}: neither a folder nor an archive (.tar.gz, .tgz, .tar, .zip)")
+    else:
+        report.errors.append(f"{path}: no such file or folder")
+    return report
+
+
+def import_trial_dir(
+    path: Path | str, *, version: str | None = None, rollout: Rollout | None = None, live: bool = False
+) -> TrialOutcome:
+    """Import one trial folder; `rollout` is the runner's row to update in place."""
+    return ingest_trial_dir(Path(path), version=version, rollout=rollout, live=live)
+
+
+def _import_folder(
+    folder: Path,
+    report: ImportReport,
+    version: str | None,
+    on_progress: ProgressCallback | None,
+    should_stop: Callable[[], bool] | None,
+    label: str = "",
+) -> None:
+    trial_dirs = find_trial_dirs(folder)
+    report.total = len(trial_dirs)
+    if not trial_dirs:
+        report.errors.append(f"{label or folder}: no Harbor trial folders found")
+        return
+    for trial_dir in trial_dirs:
+        if should_stop is not None and should_stop():
+            report.interrupted = True
+            return
+        source = f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
+        try:
+            outcome = ingest_trial_dir(trial_dir, version=version, source_label=source)
+        except KeyboardInterrupt:
+            report.interrupted = True
+            return
+        report.outcomes.append(outcome)
+        if on_progress is not None:
+            on_progress(report, outcome)
+
+
+__all__ = [
+    "CREATED",
+    "FAILED",
+    "UNCHANGED",
+    "UPDATED",
+    "ArchiveError",
+    "ImportReport",
+    "TrialOutcome",
+    "import_path",
+    "import_trial_dir",
+    "is_archive",
+    "renumber",
+]

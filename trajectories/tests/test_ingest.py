@@ -1,0 +1,435 @@
+"""Importing Harbor trial folders into rollouts, steps, tool calls and observations."""
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from evaluations.models import AgentModel, Harness
+from evaluations.services import ensure_harness, ensure_model, normalise_model_name
+from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
+from trajectories.services import import_path, import_trial_dir
+
+from .trialdata import make_task, make_trial, trajectory, write_json
+
+pytestmark = pytest.mark.django_db
+
+OPUS = "opus4.6__2026-04-26__2TyoFTQ"
+GROK = "grok4.20__2026-04-27__dJkbgCB"
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+# -- The real AutoLab trials -----------------------------------------------------
+
+
+@pytest.fixture
+def real_import(shared_trials_dir):
+    make_task("flux2_klein_lora")
+    report = import_path(shared_trials_dir)
+    return shared_trials_dir, report
+
+
+def test_real_trials_import_as_two_rollouts(real_import):
+    _, report = real_import
+    assert report.ok, report.as_dict()
+    assert [o.outcome for o in report.outcomes] == ["created", "created"]
+    assert Rollout.objects.count() == 2
+    assert {r.task.name for r in Rollout.objects.all()} == {"flux2_klein_lora"}
+
+
+def test_opus_rollout_matches_its_files(real_import):
+    trials, _ = real_import
+    rollout = Rollout.objects.get(trial_name="musubi-tuner__flux2_klein_lora__2TyoFTQ")
+    assert rollout.model.name == "claude-opus-4.6"
+    assert rollout.model.provider == "openai"
+    assert (rollout.harness.name, rollout.harness.version) == ("terminus-2", "2.0.0")
+    assert rollout.status == RolloutStatus.FINISHED
+    assert rollout.reward == pytest.approx(0.9102)
+    assert rollout.verifier_fields["baseline_score_measured"] == pytest.approx(0.4918)
+    assert rollout.n_episodes == 138
+    assert (rollout.n_input_tokens, rollout.n_cache_tokens, rollout.n_output_tokens) == (14_491_493, 0, 21_042)
+    assert rollout.cost_usd is None
+    assert rollout.agent_started_at == utc("2026-04-26T12:51:11.467245Z")
+    assert rollout.agent_finished_at == utc("2026-04-26T15:11:10.596312Z")
+    assert rollout.environment_setup_started_at == utc("2026-04-26T12:33:32.102569Z")
+    assert rollout.verifier_finished_at == utc("2026-04-26T15:21:17.106894Z")
+    assert rollout.trial_id == "cdb309d4-2d9d-4c15-8068-407e865d5458"
+    assert rollout.job_id == "1e3d2bdd-a9a6-49f3-a696-11ffe70eb935"
+    assert rollout.schema_version == "ATIF-v1.6"
+    assert rollout.validation_warnings == []
+    assert len(rollout.api_request_times_msec) == 138
+    assert "FLUX.2 klein LoRA Quality Verifier" in rollout.verifier_stdout
+    assert rollout.config["agent"]["model_name"] == "openai/claude-opus-4.6"
+    assert len(rollout.checksum) == 64
+    assert rollout.source_path == str(trials / OPUS)
+    assert rollout.index == 0
+
+
+def test_opus_steps_match_the_trajectory_file(real_import):
+    trials, _ = real_import
+    data = json.loads((trials / OPUS / "agent" / "trajectory.json").read_text())
+    rollout = Rollout.objects.get(trial_name="musubi-tuner__flux2_klein_lora__2TyoFTQ")
+    steps = list(rollout.steps.filter(subtrajectory=None).order_by("position"))
+    assert rollout.n_steps == len(steps) == len(data["steps"]) == 139
+    for row, raw in zip(steps, data["steps"]):
+        assert row.step_id == raw["step_id"]
+        assert row.timestamp == utc(raw["timestamp"])
+        assert row.source == raw["source"]
+        metrics = raw.get("metrics", {})
+        assert row.prompt_tokens == metrics.get("prompt_tokens")
+        assert row.completion_tokens == metrics.get("completion_tokens")
+        assert row.message == raw["message"]
+    assert steps[0].elapsed_sec == pytest.approx((utc(data["steps"][0]["timestamp"]) - rollout.agent_started_at).total_seconds())
+    assert sum(s.completion_tokens or 0 for s in steps) == data["final_metrics"]["total_completion_tokens"]
+    n_calls = sum(len(s.get("tool_calls") or []) for s in data["steps"])
+    n_results = sum(len((s.get("observation") or {}).get("results", [])) for s in data["steps"])
+    assert ToolCall.objects.filter(step__rollout=rollout).count() == n_calls
+    assert Observation.objects.filter(step__rollout=rollout).count() == n_results
+    first_call = ToolCall.objects.filter(step__rollout=rollout).order_by("step__position", "position").first()
+    assert first_call.function_name == "bash_command"
+    assert first_call.arguments == data["steps"][1]["tool_calls"][0]["arguments"]
+
+
+def test_grok_rollout_keeps_the_non_numeric_verifier_reason(real_import):
+    rollout = Rollout.objects.get(trial_name="musubi-tuner__flux2_klein_lora__dJkbgCB")
+    assert rollout.reward == 0.0
+    assert rollout.verifier_fields == {"reward": 0.0, "reason": "no_lora_file"}
+    assert rollout.n_steps == rollout.steps.count() == 14
+    assert rollout.model.name == "xai-grok-4-20-reasoning"
+    assert (rollout.n_input_tokens, rollout.n_cache_tokens, rollout.n_output_tokens) == (251_465, 196_822, 5_356)
+    assert rollout.n_episodes == 13
+    assert rollout.steps.get(step_id=2).reasoning.startswith("The task is to train a LoRA")
+
+
+def test_real_reimport_is_unchanged(real_import):
+    trials, _ = real_import
+    before = {r.pk: r.checksum for r in Rollout.objects.all()}
+    n_steps = Step.objects.count()
+    report = import_path(trials)
+    assert [o.outcome for o in report.outcomes] == ["unchanged", "unchanged"]
+    assert {r.pk: r.checksum for r in Rollout.objects.all()} == before
+    assert Step.objects.count() == n_steps
+
+
+# -- Synthetic trials --------------------------------------------------------------
+
+
+@pytest.fixture
+def task(db):
+    return make_task("demo_task")
+
+
+def test_import_one_trial_folder(tmp_path, task):
+    folder = make_trial(tmp_path, reward={"reward": 0.25, "correctness": True, "metric": None})
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "created", outcome.error
+    rollout = Rollout.objects.get(pk=outcome.rollout_id)
+    assert rollout.task == task
+    assert rollout.model.name == "test-model"
+    assert rollout.verifier_fields == {"reward": 0.25, "correctness": True, "metric": None}
+    assert rollout.n_steps == 3
+    assert rollout.cost_usd == 0.25
+    assert rollout.verifier_stdout == "verifier says hello\n"
+    step = rollout.steps.get(step_id=2)
+    assert step.elapsed_sec == 60.0
+    assert (step.prompt_tokens, step.completion_tokens, step.cached_tokens) == (100, 10, 0)
+    observation = step.observations.get()
+    assert observation.tool_call == step.tool_calls.get()
+    assert observation.content == "time: 10.0 ms"
+
+
+def test_same_trial_twice_is_unchanged(tmp_path, task):
+    folder = make_trial(tmp_path)
+    first = import_trial_dir(folder)
+    second = import_trial_dir(folder)
+    assert (first.outcome, second.outcome) == ("created", "unchanged")
+    assert second.rollout_id == first.rollout_id
+    assert Step.objects.count() == 3
+
+
+def test_rerun_trial_replaces_steps_and_keeps_the_row(tmp_path, task):
+    folder = make_trial(tmp_path, n_agent_steps=2)
+    first = import_trial_dir(folder)
+    old_step_ids = set(Step.objects.values_list("id", flat=True))
+    make_trial(tmp_path, n_agent_steps=4, reward={"reward": 0.75})
+    second = import_trial_dir(folder)
+    assert second.outcome == "updated"
+    assert second.rollout_id == first.rollout_id
+    rollout = Rollout.objects.get()
+    assert rollout.n_steps == 5 and rollout.steps.count() == 5
+    assert rollout.reward == 0.75
+    assert not old_step_ids & set(Step.objects.values_list("id", flat=True))
+
+
+def test_unknown_task_is_reported_not_guessed(tmp_path, task):
+    folder = make_trial(tmp_path, "lib__other_task__x1", task_name="lib__other_task")
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "failed"
+    assert "no registered task matches 'lib__other_task'" in outcome.error
+    assert "'other_task'" in outcome.error
+    assert not Rollout.objects.exists()
+
+
+def test_malformed_trajectory_leaves_nothing(tmp_path, task):
+    folder = make_trial(tmp_path)
+    (folder / "agent" / "trajectory.json").write_text('{"steps": [ {"step_id": 1,')
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "failed"
+    assert "trajectory.json" in outcome.error and "not valid JSON" in outcome.error
+    assert not Rollout.objects.exists() and not Step.objects.exists()
+
+
+def test_trajectory_without_steps_list_is_an_error_naming_the_file(tmp_path, task):
+    folder = make_trial(tmp_path)
+    write_json(folder / "agent" / "trajectory.json", {"schema_version": "ATIF-v1.6", "steps": "none"})
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "failed"
+    assert "trajectory.json" in outcome.error and "no list of steps" in outcome.error
+
+
+def test_malformed_result_json_names_the_file(tmp_path, task):
+    folder = make_trial(tmp_path)
+    (folder / "result.json").write_text("[1, 2")
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "failed"
+    assert "result.json" in outcome.error
+    assert not Rollout.objects.exists()
+
+
+def test_a_failure_while_storing_rolls_back_the_whole_trial(tmp_path, task, monkeypatch):
+    folder = make_trial(tmp_path)
+    from trajectories import ingest
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(ingest.Observation.objects, "bulk_create", explode)
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "failed" and "disk full" in outcome.error
+    assert not Rollout.objects.exists() and not Step.objects.exists() and not ToolCall.objects.exists()
+
+
+def test_failed_update_keeps_the_old_rollout(tmp_path, task):
+    folder = make_trial(tmp_path)
+    import_trial_dir(folder)
+    (folder / "agent" / "trajectory.json").write_text("not json")
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "failed"
+    assert Rollout.objects.get().n_steps == 3 and Step.objects.count() == 3
+
+
+def test_invalid_trajectory_imports_with_warnings(tmp_path, task):
+    data = trajectory(2)
+    data["steps"][1]["source"] = "robot"
+    data["steps"][2]["bogus"] = 1
+    folder = make_trial(tmp_path, trajectory_data=data)
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "created"
+    rollout = Rollout.objects.get()
+    assert rollout.n_steps == 3
+    assert any("source" in w for w in rollout.validation_warnings)
+    assert rollout.steps.get(step_id=3).extra["unknown"] == {"bogus": 1}
+
+
+def test_exception_info_and_failed_status(tmp_path, task):
+    exception = {
+        "exception_type": "AgentTimeoutError",
+        "exception_message": "Agent timed out after 7200s",
+        "exception_traceback": "Traceback ...",
+        "occurred_at": "2026-01-02T12:00:00Z",
+    }
+    folder = make_trial(tmp_path, exception=exception, reward={"reward": 0.1})
+    import_trial_dir(folder)
+    rollout = Rollout.objects.get()
+    assert (rollout.exception_type, rollout.exception_message) == ("AgentTimeoutError", "Agent timed out after 7200s")
+    assert rollout.status == RolloutStatus.FINISHED  # a reward was still given
+
+    shutil.rmtree(folder / "verifier")
+    result = json.loads((folder / "result.json").read_text())
+    result["verifier_result"] = None
+    write_json(folder / "result.json", result)
+    import_trial_dir(folder)
+    rollout.refresh_from_db()
+    assert rollout.status == RolloutStatus.FAILED and rollout.reward is None
+
+
+def test_indexes_follow_start_time_then_name(tmp_path, task):
+    late = make_trial(tmp_path, "lib__demo_task__b", start=datetime(2026, 3, 1, tzinfo=timezone.utc))
+    early = make_trial(tmp_path, "lib__demo_task__c", start=datetime(2026, 2, 1, tzinfo=timezone.utc))
+    import_trial_dir(late)
+    assert Rollout.objects.get(trial_name="lib__demo_task__b").index == 0
+    import_trial_dir(early)
+    indexes = dict(Rollout.objects.values_list("trial_name", "index"))
+    assert indexes == {"lib__demo_task__c": 0, "lib__demo_task__b": 1}
+    other_model = make_trial(tmp_path, "lib__demo_task__a", model="openai/other-model")
+    import_trial_dir(other_model)
+    assert Rollout.objects.get(trial_name="lib__demo_task__a").index == 0
+
+
+def test_job_folder_and_folder_of_jobs(tmp_path, task):
+    for job in ("job-a", "job-b"):
+        for n in range(2):
+            make_trial(tmp_path / "jobs" / job, f"lib__demo_task__{job}{n}")
+    report = import_path(tmp_path / "jobs")
+    assert report.total == 4 and report.counts["created"] == 4
+    report = import_path(tmp_path / "jobs" / "job-a")
+    assert report.counts["unchanged"] == 2
+
+
+def test_empty_folder_is_an_error(tmp_path, task):
+    report = import_path(tmp_path)
+    assert not report.ok
+    assert "no Harbor trial folders" in report.errors[0]
+
+
+def test_should_stop_ends_between_trials_and_a_rerun_continues(tmp_path, task):
+    for n in range(3):
+        make_trial(tmp_path, f"lib__demo_task__{n}")
+    seen = []
+    report = import_path(tmp_path, on_progress=lambda rep, out: seen.append(out.trial_name), should_stop=lambda: len(seen) >= 1)
+    assert report.interrupted and report.done == 1 and not report.ok
+    report = import_path(tmp_path)
+    assert report.counts == {"created": 2, "updated": 0, "unchanged": 1, "failed": 0}
+
+
+def test_live_trial_then_completed(tmp_path, task):
+    folder = make_trial(tmp_path, finished=False, n_agent_steps=1)
+    outcome = import_trial_dir(folder, live=True)
+    assert outcome.outcome == "created", outcome.error
+    rollout = Rollout.objects.get()
+    assert rollout.status == RolloutStatus.RUNNING
+    assert rollout.n_steps == 2 and rollout.reward is None
+    # Tokens so far come from the trajectory's running totals.
+    assert rollout.n_input_tokens == 100 and rollout.n_output_tokens == 10
+    assert rollout.agent_started_at is not None
+
+    make_trial(tmp_path, finished=False, n_agent_steps=3)
+    assert import_trial_dir(folder, live=True).outcome == "updated"
+    rollout.refresh_from_db()
+    assert rollout.n_steps == rollout.steps.count() == 4
+
+    make_trial(tmp_path, finished=True, n_agent_steps=4)
+    outcome = import_trial_dir(folder)
+    rollout.refresh_from_db()
+    assert outcome.rollout_id == rollout.pk
+    assert rollout.status == RolloutStatus.FINISHED
+    assert rollout.n_steps == 5 and rollout.reward == 0.5 and rollout.n_input_tokens == 1000
+
+
+def test_runner_rollout_is_updated_in_place(tmp_path, task):
+    from evaluations.models import Campaign
+
+    model = ensure_model("openai/test-model")
+    harness = ensure_harness("terminus-2", "2.0.0")
+    campaign = Campaign.objects.create(model=model, harness=harness, version=task.version)
+    rollout = Rollout.objects.create(
+        task=task, model=model, harness=harness, campaign=campaign,
+        trial_name="lib__demo_task__abc1234", status=RolloutStatus.RUNNING,
+    )
+    folder = make_trial(tmp_path, finished=False)
+    outcome = import_trial_dir(folder, rollout=rollout, live=True)
+    assert outcome.rollout_id == rollout.pk
+    rollout.refresh_from_db()
+    assert rollout.campaign == campaign and rollout.status == RolloutStatus.RUNNING
+    assert rollout.n_steps == 3
+
+    make_trial(tmp_path, finished=True)
+    import_trial_dir(folder, rollout=rollout)
+    rollout.refresh_from_db()
+    assert rollout.campaign == campaign and rollout.status == RolloutStatus.FINISHED
+    assert Rollout.objects.count() == 1
+
+
+def test_live_read_retries_a_half_written_trajectory(tmp_path, task, monkeypatch):
+    folder = make_trial(tmp_path, finished=False)
+    good = (folder / "agent" / "trajectory.json").read_bytes()
+    (folder / "agent" / "trajectory.json").write_bytes(good[: len(good) // 2])
+    from trajectories import atif
+
+    real_sleep = atif.time.sleep
+
+    def sleep_and_finish_writing(seconds):
+        (folder / "agent" / "trajectory.json").write_bytes(good)
+        real_sleep(0)
+
+    monkeypatch.setattr(atif.time, "sleep", sleep_and_finish_writing)
+    outcome = import_trial_dir(folder, live=True)
+    assert outcome.outcome == "created", outcome.error
+    assert Rollout.objects.get().n_steps == 3
+
+
+def test_summarisation_and_embedded_subagents(tmp_path, task):
+    data = trajectory(3)
+    data["schema_version"] = "ATIF-v1.7"
+    data["steps"][2]["observation"]["results"].append(
+        {"subagent_trajectory_ref": [
+            {"session_id": "s-sum", "trajectory_path": "trajectory.summarization-1-summary.json"},
+            {"trajectory_id": "embedded-1"},
+        ]}
+    )
+    sub = trajectory(1)
+    sub["trajectory_id"] = "embedded-1"
+    data["subagent_trajectories"] = [sub]
+    folder = make_trial(tmp_path, trajectory_data=data)
+    summary = trajectory(1)
+    summary["agent"]["name"] = "terminus-2-summarization-summary"
+    write_json(folder / "agent" / "trajectory.summarization-1-summary.json", summary)
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "created", outcome.error
+    rollout = Rollout.objects.get()
+    assert rollout.validation_warnings == []
+    subs = {s.name: s for s in SubTrajectory.objects.filter(rollout=rollout)}
+    assert set(subs) == {"trajectory.summarization-1-summary.json", "embedded-1"}
+    spawner = rollout.steps.get(subtrajectory=None, step_id=3)
+    assert subs["embedded-1"].parent_step == spawner
+    assert subs["trajectory.summarization-1-summary.json"].parent_step == spawner
+    assert subs["trajectory.summarization-1-summary.json"].agent_name == "terminus-2-summarization-summary"
+    assert subs["embedded-1"].steps.count() == 2
+    assert rollout.n_steps == 4 and rollout.steps.filter(subtrajectory=None).count() == 4
+
+
+def test_multimodal_message_keeps_text_and_parts(tmp_path, task):
+    data = trajectory(1)
+    data["steps"][0]["message"] = [
+        {"type": "text", "text": "Look at this"},
+        {"type": "image", "source": {"media_type": "image/png", "path": "images/a.png"}},
+    ]
+    folder = make_trial(tmp_path, trajectory_data=data)
+    assert import_trial_dir(folder).outcome == "created"
+    step = Step.objects.get(step_id=1)
+    assert step.message == "Look at this"
+    assert step.extra["message_parts"][0]["type"] == "image"
+
+
+def test_model_name_normalisation():
+    assert normalise_model_name("openai/claude-opus-4.6") == "claude-opus-4.6"
+    assert normalise_model_name("openrouter/anthropic/claude-opus-4.6") == "claude-opus-4.6"
+    assert normalise_model_name("meta-llama/Llama-3-70b") == "meta-llama/Llama-3-70b"
+    assert normalise_model_name("gpt-5") == "gpt-5"
+    assert ensure_model("openai/gpt-5", provider="openai") == ensure_model("gpt-5")
+    assert AgentModel.objects.get().provider == "openai"
+    assert ensure_harness("terminus-2", "2.0.0") == ensure_harness("terminus-2", "2.0.0")
+    assert Harness.objects.count() == 1
+
+
+def test_model_name_from_config_when_result_has_none(tmp_path, task):
+    folder = make_trial(tmp_path)
+    result = json.loads((folder / "result.json").read_text())
+    result["agent_info"]["model_info"] = None
+    write_json(folder / "result.json", result)
+    import_trial_dir(folder)
+    assert Rollout.objects.get().model.name == "test-model"
+    assert Rollout.objects.get().model.provider == "openai"
+
+
+def test_version_restricts_task_lookup(tmp_path, task):
+    folder = make_trial(tmp_path)
+    outcome = import_trial_dir(folder, version="9.9")
+    assert outcome.outcome == "failed" and "9.9" in outcome.error
+    assert import_trial_dir(folder, version="1.1").outcome == "created"

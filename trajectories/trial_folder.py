@@ -1,0 +1,350 @@
+"""Reading one Harbor trial folder into plain data, without the database.
+
+A Harbor 0.25 trial folder holds `config.json` (TrialConfig), `result.json`
+(TrialResult, written only when the trial ends), `agent/trajectory.json`
+(ATIF, rewritten after every episode while the agent runs), terminus-2's
+summarisation subagents `agent/trajectory.summarization-*.json`, and
+`verifier/` (`reward.json`, `reward.txt`, `test-stdout.txt`, ...).
+
+The JSON files are read as plain dicts rather than Harbor's pydantic
+`TrialResult`: results written by other Harbor versions, or by a verifier
+whose reward.json has non-numeric fields, must import all the same.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_file, read_json_file
+from .parsed import ParsedTrajectory
+
+TRIAL_MARKERS = ("config.json", "result.json", "agent/trajectory.json")
+PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
+# A live trajectory may be caught mid-rewrite: retry a few times.
+LIVE_READ_ATTEMPTS = 5
+LIVE_READ_DELAY = 0.05
+# Files that change on every look at a live trial but say nothing about its
+# content (Harbor's lock, terminal recordings); left out of the checksum.
+CHECKSUM_IGNORED = re.compile(r"(^|/)(lock\.json|\.DS_Store)$")
+STDOUT_LIMIT = 2_000_000
+
+
+class TrialFolderError(ValueError):
+    """A trial folder that cannot be imported; names the file at fault."""
+
+    def __init__(self, source: str, problem: str):
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+
+@dataclass
+class Phase:
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+@dataclass
+class TrialFolder:
+    path: Path
+    trial_name: str
+    task_name: str
+    trial_id: str = ""
+    job_id: str = ""
+    finished: bool = False  # result.json exists
+    config: dict[str, Any] = field(default_factory=dict)
+
+    agent_name: str = ""
+    agent_version: str = ""
+    agent_import_path: str = ""
+    model_name: str = ""  # as recorded, possibly with a provider prefix
+    model_provider: str = ""
+
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    phases: dict[str, Phase] = field(default_factory=dict)
+
+    n_input_tokens: int | None = None
+    n_cache_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = None
+    n_episodes: int | None = None
+    api_request_times_msec: list[float] = field(default_factory=list)
+
+    exception_type: str = ""
+    exception_message: str = ""
+    exception_traceback: str = ""
+
+    reward: float | None = None
+    verifier_fields: dict[str, Any] = field(default_factory=dict)
+    verifier_stdout: str = ""
+
+    trajectory: ParsedTrajectory | None = None
+    # terminus-2 summarisation subagents saved beside the main trajectory.
+    subtrajectory_files: dict[str, ParsedTrajectory] = field(default_factory=dict)
+    checksum: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def agent_started_at(self) -> datetime | None:
+        """When the agent started: Harbor's timing, else the first step."""
+        phase = self.phases.get("agent_execution")
+        if phase and phase.started_at:
+            return phase.started_at
+        if self.trajectory:
+            for step in self.trajectory.steps:
+                if step.timestamp:
+                    return step.timestamp
+        return None
+
+
+def is_trial_dir(path: Path) -> bool:
+    path = Path(path)
+    return path.is_dir() and any((path / marker).is_file() for marker in TRIAL_MARKERS)
+
+
+def find_trial_dirs(root: Path) -> list[Path]:
+    """Every trial folder at or below `root` (a trial, a job, a folder of jobs).
+
+    The walk does not descend into a trial folder, and skips hidden folders.
+    Sorted, so that imports and their reports are in a stable order.
+    """
+    root = Path(root)
+    if is_trial_dir(root):
+        return [root]
+    found: list[Path] = []
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        try:
+            children = sorted(p for p in current.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            continue
+        for child in children:
+            if child.name.startswith("."):
+                continue
+            if is_trial_dir(child):
+                found.append(child)
+            else:
+                stack.append(child)
+    return sorted(found)
+
+
+def folder_checksum(path: Path) -> str:
+    """SHA-256 over the relative paths and contents of the trial's files."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink()):
+        relative = file.relative_to(path).as_posix()
+        if CHECKSUM_IGNORED.search(relative):
+            continue
+        digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with file.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+        except OSError:
+            digest.update(b"<unreadable>")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = None) -> TrialFolder:
+    """Everything the database keeps about the trial in `path`.
+
+    Raises TrialFolderError (naming the file) for files that exist but cannot
+    be read. A folder without result.json is a trial still running: its
+    trajectory is read with retries and the result fields stay empty.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise TrialFolderError(str(path), "is not a folder")
+    config = _json_object(path / "config.json")
+    result = _json_object(path / "result.json")
+    if config is None and result is None and not (path / "agent" / "trajectory.json").is_file():
+        raise TrialFolderError(str(path), "is not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
+    config = config if config is not None else (result or {}).get("config") or {}
+    if not isinstance(config, dict):
+        config = {}
+    result = result or {}
+
+    trial_name = _text(config.get("trial_name") or result.get("trial_name") or path.name)
+    folder = TrialFolder(
+        path=path,
+        trial_name=trial_name,
+        task_name=_task_name(config, result, trial_name),
+        trial_id=_text(result.get("id")),
+        job_id=_text(config.get("job_id")),
+        finished=(path / "result.json").is_file(),
+        config=clean_json(config),
+        checksum=checksum if checksum is not None else folder_checksum(path),
+    )
+    _read_agent(folder, config, result)
+    _read_result(folder, result)
+    _read_verifier(folder, path / "verifier", result)
+    _read_trajectories(folder, path / "agent", live=live or not folder.finished)
+    if not folder.exception_type and (path / "exception.txt").is_file():
+        text = _read_text(path / "exception.txt")
+        folder.exception_traceback = text
+        folder.exception_type = _exception_type_from_traceback(text)
+    return folder
+
+
+# -- Pieces ---------------------------------------------------------------------
+
+
+def _json_object(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        data = read_json_file(path)
+    except AtifError as exc:
+        raise TrialFolderError(str(path), exc.problem) from exc
+    if not isinstance(data, dict):
+        raise TrialFolderError(str(path), f"is not a JSON object (a {type(data).__name__})")
+    return data
+
+
+def _task_name(config: dict, result: dict, trial_name: str) -> str:
+    if isinstance(result.get("task_name"), str) and result["task_name"]:
+        return result["task_name"]
+    task = config.get("task") if isinstance(config.get("task"), dict) else {}
+    for key in ("path", "name"):
+        value = task.get(key)
+        if isinstance(value, str) and value.strip("/"):
+            return value.rstrip("/").rsplit("/", 1)[-1]
+    # Harbor names trials "<task>__<7-char id>".
+    head, sep, _ = trial_name.rpartition("__")
+    return head if sep else trial_name
+
+
+def _read_agent(folder: TrialFolder, config: dict, result: dict) -> None:
+    agent_config = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+    info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
+    model_info = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
+    folder.agent_name = _text(info.get("name") or agent_config.get("name") or agent_config.get("import_path"))
+    folder.agent_version = _text(info.get("version"))
+    folder.agent_import_path = _text(agent_config.get("import_path"))
+    folder.model_name = _text(model_info.get("name") or agent_config.get("model_name"))
+    provider = model_info.get("provider")
+    if not provider and "/" in _text(agent_config.get("model_name")):
+        provider = agent_config["model_name"].split("/", 1)[0]
+    folder.model_provider = _text(provider)
+
+
+def _read_result(folder: TrialFolder, result: dict) -> None:
+    folder.started_at = parse_timestamp(result.get("started_at"))
+    folder.finished_at = parse_timestamp(result.get("finished_at"))
+    for name in PHASES:
+        timing = result.get(name) if isinstance(result.get(name), dict) else {}
+        folder.phases[name] = Phase(parse_timestamp(timing.get("started_at")), parse_timestamp(timing.get("finished_at")))
+
+    agent_result = result.get("agent_result") if isinstance(result.get("agent_result"), dict) else {}
+    folder.n_input_tokens = _big_int(agent_result.get("n_input_tokens"))
+    folder.n_cache_tokens = _big_int(agent_result.get("n_cache_tokens"))
+    folder.n_output_tokens = _big_int(agent_result.get("n_output_tokens"))
+    folder.cost_usd = _number(agent_result.get("cost_usd"))
+    metadata = agent_result.get("metadata") if isinstance(agent_result.get("metadata"), dict) else {}
+    episodes = _big_int(metadata.get("n_episodes"))
+    folder.n_episodes = episodes if episodes is not None and 0 <= episodes < 2**31 else None
+    times = metadata.get("api_request_times_msec")
+    if isinstance(times, list):
+        folder.api_request_times_msec = [value for value in (_number(t) for t in times) if value is not None]
+
+    exception = result.get("exception_info")
+    if isinstance(exception, dict):
+        folder.exception_type = _text(exception.get("exception_type"))[:200]
+        folder.exception_message = _text(exception.get("exception_message"))
+        folder.exception_traceback = _text(exception.get("exception_traceback"))
+
+
+def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict) -> None:
+    """Reward and every reward.json field, numeric or not.
+
+    Harbor keeps only numbers in result.json's `verifier_result.rewards` (and
+    refuses the file outright when a field is not numeric), so reward.json
+    itself is the source of truth; result.json and reward.txt fill gaps.
+    """
+    fields: dict[str, Any] = {}
+    verifier_result = result.get("verifier_result") if isinstance(result.get("verifier_result"), dict) else {}
+    if isinstance(verifier_result.get("rewards"), dict):
+        fields.update(verifier_result["rewards"])
+    reward_json = _json_object(verifier_dir / "reward.json")
+    if reward_json is not None:
+        fields.update(reward_json)
+    folder.verifier_fields = clean_json(fields)
+
+    reward = _number(fields.get("reward"))
+    if reward is None and (verifier_dir / "reward.txt").is_file():
+        try:
+            reward = _number(float(_read_text(verifier_dir / "reward.txt").strip()))
+        except ValueError:
+            folder.warnings.append(f"{verifier_dir / 'reward.txt'}: not a number")
+    folder.reward = reward
+    if (verifier_dir / "test-stdout.txt").is_file():
+        folder.verifier_stdout = _read_text(verifier_dir / "test-stdout.txt")
+
+
+def _read_trajectories(folder: TrialFolder, agent_dir: Path, *, live: bool) -> None:
+    main = agent_dir / "trajectory.json"
+    attempts = LIVE_READ_ATTEMPTS if live else 1
+    if main.is_file():
+        try:
+            folder.trajectory = parse_trajectory_file(main, attempts=attempts, delay=LIVE_READ_DELAY)
+        except AtifError as exc:
+            raise TrialFolderError(exc.source, exc.problem) from exc
+        folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
+    for sub in sorted(agent_dir.glob("trajectory.*.json")) if agent_dir.is_dir() else []:
+        try:
+            parsed = parse_trajectory_file(sub, attempts=attempts, delay=LIVE_READ_DELAY)
+        except AtifError as exc:
+            raise TrialFolderError(exc.source, exc.problem) from exc
+        folder.subtrajectory_files[sub.name] = parsed
+        folder.warnings.extend(f"{sub.name}: {w}" for w in parsed.warnings)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(STDOUT_LIMIT + 1)
+    except OSError as exc:
+        raise TrialFolderError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
+    text = _text(raw[:STDOUT_LIMIT].decode("utf-8", "replace"))
+    if len(raw) > STDOUT_LIMIT:
+        text += "\n[... truncated]"
+    return text
+
+
+def _exception_type_from_traceback(text: str) -> str:
+    """The exception class on the last 'Name: message' line of a traceback."""
+    for line in reversed(text.strip().splitlines()):
+        match = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception|Timeout\w*|Interrupt))\b", line.strip())
+        if match:
+            return match.group(1).rsplit(".", 1)[-1][:200]
+    return ""
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except OverflowError:
+            return None
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _big_int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    value = int(value)
+    return value if -(2**63) < value < 2**63 else None
