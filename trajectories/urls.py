@@ -1,10 +1,18 @@
 from django.urls import path
 
-from . import views
+from . import failure_views, views
 
 app_name = "trajectories"
 
 urlpatterns = [
     path("rollouts/", views.rollout_list, name="rollout_list"),
-    path("failures/", views.failures, name="failures"),
+    path("rollouts/<int:pk>/", views.rollout_detail, name="rollout_detail"),
+    path("rollouts/<int:pk>/steps/<int:step_id>/observations/", views.step_observation, name="step_observation"),
+    path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
+    path("search/", views.search_view, name="search"),
+    path("compare/", views.compare, name="compare"),
+    path("failures/", failure_views.failures, name="failures"),
+    path("failures/export.csv", failure_views.export_csv, name="failures_export_csv"),
+    path("failures/export.json", failure_views.export_json, name="failures_export_json"),
+    path("rollouts/<int:pk>/label/", failure_views.failure_label, name="failure_label"),
 ]

@@ -1,12 +1,256 @@
-from django.shortcuts import render
+"""Trajectory explorer pages: rollout list, rollout replay, search, compare.
 
-from .models import Rollout
+Trajectory text is untrusted: templates autoescape it, terminal output goes
+through trajectories.ansi, and data for scripts goes through json_script.
+"""
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.db.models import Prefetch, Q
+from django.db.models.functions import Length, Substr
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from evaluations.models import AgentModel, Harness
+from tasks.models import BenchmarkVersion, Task
+
+from . import explorer, search
+from .models import Observation, Rollout, RolloutStatus, Step, ToolCall
+
+PAGE_SIZE = 50
+# Characters of each observation embedded in the rollout page; the rest is
+# fetched from `step_observation` when the reader asks.
+PREVIEW_CHARS = 600
+COMPARE_MESSAGE_CHARS = 400
+
+SORTS = {
+    "task": ["task__name", "model__name", "index", "pk"],
+    "model": ["model__name", "task__name", "index", "pk"],
+    "harness": ["harness__name", "task__name", "index", "pk"],
+    "reward": ["reward", "pk"],
+    "-reward": ["-reward", "-pk"],
+    "started": ["started_at", "pk"],
+    "-started": ["-started_at", "-pk"],
+    "steps": ["n_steps", "pk"],
+    "-steps": ["-n_steps", "-pk"],
+    "benchmarks": ["n_benchmark_calls", "pk"],
+    "-benchmarks": ["-n_benchmark_calls", "-pk"],
+}
 
 
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _float_or_none(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def filter_rollouts(params) -> tuple:
+    """Rollouts matching the list's GET filters, and the cleaned filters."""
+    qs = Rollout.objects.select_related("task__version", "model", "harness")
+    f = {key: (params.get(key) or "").strip() for key in ("task", "category", "model", "harness", "version", "status", "min", "max")}
+    if f["task"]:
+        task_id = _int_or_none(f["task"])
+        qs = qs.filter(task_id=task_id) if task_id is not None else qs.filter(task__name=f["task"])
+    if f["category"]:
+        qs = qs.filter(task__category=f["category"])
+    if f["model"]:
+        model_id = _int_or_none(f["model"])
+        qs = qs.filter(model_id=model_id) if model_id is not None else qs.filter(model__name=f["model"])
+    if f["harness"]:
+        harness_id = _int_or_none(f["harness"])
+        qs = qs.filter(harness_id=harness_id) if harness_id is not None else qs.filter(harness__name=f["harness"])
+    if f["version"]:
+        qs = qs.filter(task__version__name=f["version"])
+    if f["status"]:
+        qs = qs.filter(status=f["status"])
+    low, high = _float_or_none(f["min"]), _float_or_none(f["max"])
+    if low is not None:
+        qs = qs.filter(reward__gte=low)
+    if high is not None:
+        qs = qs.filter(reward__lte=high)
+    sort = params.get("sort") or "task"
+    if sort not in SORTS:
+        sort = "task"
+    return qs.order_by(*SORTS[sort]), f, sort
+
+
+@require_GET
 def rollout_list(request):
-    rollouts = Rollout.objects.select_related("task", "model", "harness")[:200]
-    return render(request, "trajectories/rollout_list.html", {"rollouts": rollouts})
+    rollouts, filters, sort = filter_rollouts(request.GET)
+    page = Paginator(rollouts, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    sort_query = query.copy()
+    sort_query.pop("sort", None)
+    context = {
+        "nav": "rollouts",
+        "page": page,
+        "filters": filters,
+        "sort": sort,
+        "sorts": SORTS,
+        "query": query.urlencode(),
+        "sort_query": sort_query.urlencode(),
+        "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name", "version__name"),
+        "models": AgentModel.objects.only("id", "name", "display_name"),
+        "harnesses": Harness.objects.all(),
+        "versions": BenchmarkVersion.objects.only("name"),
+        "categories": Task.objects.exclude(category="").order_by("category").values_list("category", flat=True).distinct(),
+        "statuses": RolloutStatus.choices,
+    }
+    return render(request, "trajectories/rollout_list.html", context)
+
+
+def _observation_previews():
+    """Observations with a short preview and the full length, not the text."""
+    return (
+        Observation.objects.annotate(preview=Substr("content", 1, PREVIEW_CHARS), length=Length("content"))
+        .defer("content", "extra")
+        .order_by("position")
+    )
+
+
+def _main_steps(rollout: Rollout):
+    return Step.objects.filter(rollout=rollout, subtrajectory__isnull=True).order_by("position")
+
+
+def _get_rollout(pk: int) -> Rollout:
+    return get_object_or_404(
+        Rollout.objects.select_related("task__version", "model", "harness", "label"), pk=pk
+    )
+
+
+@require_GET
+def rollout_detail(request, pk: int):
+    rollout = _get_rollout(pk)
+    only = explorer.parse_only(request.GET.get("only"))
+    steps_qs = _main_steps(rollout).defer("extra").prefetch_related(
+        Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
+        Prefetch("observations", queryset=_observation_previews()),
+    )
+    if only:
+        kind_q = Q()
+        for kind in only:
+            kind_q |= Q(kinds__contains=kind)
+        steps_qs = steps_qs.filter(kind_q)
+    steps = [s for s in steps_qs if explorer.step_matches_only(s.kind_list, only)]
+    explorer.decorate_steps(steps, rollout.api_request_times_msec)
+    # The timeline and plot always cover the whole rollout, filtered or not.
+    all_steps = steps if not only else list(_main_steps(rollout).only("step_id", "elapsed_sec", "kinds", "position", "metric_value", "metric_score"))
+    cause, cause_source = explorer.failure_cause(rollout)
+    siblings = (
+        Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
+        .only("id", "index", "reward", "trial_name")
+        .order_by("index", "pk")
+    )
+    context = {
+        "nav": "rollouts",
+        "rollout": rollout,
+        "task": rollout.task,
+        "steps": steps,
+        "only": only,
+        "only_param": ",".join(only),
+        "kinds": explorer.STEP_KINDS,
+        "cause": cause,
+        "cause_source": cause_source,
+        "siblings": siblings,
+        "phases": explorer.timing_phases(rollout),
+        "timeline": explorer.build_timeline(all_steps, rollout.task.budget_sec, rollout.last_improvement_sec),
+        "plot": explorer.plot_data(rollout, all_steps),
+        "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
+        "preview_chars": PREVIEW_CHARS,
+    }
+    return render(request, "trajectories/rollout_detail.html", context)
+
+
+@require_GET
+def step_observation(request, pk: int, step_id: int):
+    """The full observations of one step, as an HTML fragment."""
+    step = get_object_or_404(_main_steps(get_object_or_404(Rollout.objects.only("id"), pk=pk)), step_id=step_id)
+    observations = step.observations.order_by("position")
+    return render(request, "trajectories/partials/observations.html", {"observations": observations, "full": True})
+
+
+@require_GET
+def rollout_search(request, pk: int):
+    """Step ids of one rollout whose text, full outputs included, contains q."""
+    rollout = get_object_or_404(Rollout.objects.only("id"), pk=pk)
+    q = (request.GET.get("q") or "").strip()
+    return JsonResponse({"q": q, "step_ids": search.matching_step_ids(rollout.pk, q) if q else []})
+
+
+@require_GET
+def search_view(request):
+    q = (request.GET.get("q") or "").strip()
+    filters = search.Filters(
+        task=_int_or_none(request.GET.get("task")),
+        model=_int_or_none(request.GET.get("model")),
+        harness=_int_or_none(request.GET.get("harness")),
+        kind=request.GET.get("kind") if request.GET.get("kind") in explorer.STEP_KINDS else "",
+    )
+    hits = search.search_steps(q, filters) if q else []
+    rollouts = Rollout.objects.select_related("task", "model", "harness").in_bulk({h.rollout_id for h in hits})
+    results = [(hit, rollouts[hit.rollout_id]) for hit in hits if hit.rollout_id in rollouts]
+    context = {
+        "nav": "rollouts",
+        "q": q,
+        "filters": filters,
+        "results": results,
+        "limit_reached": len(hits) >= 200,
+        "full_text": search.uses_full_text(),
+        "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name"),
+        "models": AgentModel.objects.only("id", "name", "display_name"),
+        "harnesses": Harness.objects.all(),
+        "kinds": explorer.STEP_KINDS,
+    }
+    return render(request, "trajectories/search.html", context)
+
+
+def _compare_side(rollout: Rollout) -> dict:
+    steps = list(
+        _main_steps(rollout)
+        .only("id", "step_id", "position", "elapsed_sec", "source", "kinds", "metric_value", "metric_unit", "metric_score", "metric_status", "rollout_id")
+        .annotate(message_head=Substr("message", 1, COMPARE_MESSAGE_CHARS), message_length=Length("message"))
+        .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
+    )
+    explorer.decorate_steps(steps, None)
+    return {"rollout": rollout, "steps": steps, "plot": explorer.plot_data(rollout, steps)}
+
+
+@require_GET
+def compare(request):
+    a_id, b_id = _int_or_none(request.GET.get("a")), _int_or_none(request.GET.get("b"))
+    context = {"nav": "rollouts", "error": ""}
+    if a_id is None or b_id is None:
+        context["error"] = "Choose two rollouts to compare: /compare/?a=<rollout id>&b=<rollout id>."
+        return render(request, "trajectories/compare.html", context, status=400)
+    a, b = _get_rollout(a_id), _get_rollout(b_id)
+    if a.task_id != b.task_id:
+        context["error"] = (
+            f"These rollouts are of different tasks ({a.task.name} v{a.task.version.name} and "
+            f"{b.task.name} v{b.task.version.name}); only rollouts of the same task can be compared."
+        )
+        context.update(a=a, b=b)
+        return render(request, "trajectories/compare.html", context, status=400)
+    left, right = _compare_side(a), _compare_side(b)
+    context.update(
+        a=a,
+        b=b,
+        task=a.task,
+        sides=[left, right],
+        plots={"a": left["plot"], "b": right["plot"], "a_label": f"#{a.pk} {a.model}", "b_label": f"#{b.pk} {b.model}"},
+    )
+    return render(request, "trajectories/compare.html", context)
 
 
 def failures(request):
     return render(request, "trajectories/failures.html", {})
+

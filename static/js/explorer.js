@@ -1,0 +1,524 @@
+/* Trajectory explorer: best-so-far plot, step navigation, lazy outputs,
+ * in-rollout find, and compare's synchronised columns.
+ *
+ * Trajectory text arrives already escaped in the page; this script never
+ * turns trajectory text into markup (it only wraps text nodes in <mark>),
+ * and fragments it inserts come from our own server, escaped there. */
+(function () {
+  "use strict";
+
+  function readJSON(id) {
+    var el = document.getElementById(id);
+    return el ? JSON.parse(el.textContent) : null;
+  }
+
+  function stepElements() {
+    return Array.prototype.slice.call(document.querySelectorAll("#steps .step"));
+  }
+
+  function isVisible(el) {
+    return el.offsetParent !== null;
+  }
+
+  function scrollToStep(stepId, updateHash) {
+    var el = document.getElementById("step-" + stepId);
+    if (!el) return false;
+    if (!isVisible(el)) {
+      var toggle = document.getElementById("only-toggle");
+      if (toggle && toggle.checked) { toggle.checked = false; applyOnly(false); }
+    }
+    el.scrollIntoView({ block: "start" });
+    if (updateHash !== false) history.replaceState(null, "", "#step-" + stepId);
+    setCurrent(el);
+    return true;
+  }
+
+  /* ---------- plot ---------- */
+
+  var plot = { el: null, data: null, y: "metric", x: "t", currentStepId: null, series: null };
+
+  function xOf(point, mode) {
+    if (mode === "step") return point.step_id;
+    return point.t === null || point.t === undefined ? null : point.t / 60;
+  }
+
+  function anchorValue(data, which, mode) {
+    if (mode === "score") return which === "baseline" ? 0 : 1;
+    return data[which];
+  }
+
+  function seriesTraces(data, y, x, label, colour) {
+    var pts = data.points;
+    var yKey = y === "score" ? "score" : "metric";
+    var bestKey = y === "score" ? "best_score" : "best_metric";
+    var traces = [];
+    var bestX = pts.map(function (p) { return xOf(p, x); });
+    var bestY = pts.map(function (p) { return p[bestKey]; });
+    var endX = x === "step" ? data.end_step : (data.end_t === null ? null : data.end_t / 60);
+    if (pts.length && endX !== null && endX > bestX[bestX.length - 1]) {
+      bestX.push(endX);
+      bestY.push(bestY[bestY.length - 1]);
+    }
+    traces.push({
+      name: (label ? label + " " : "") + "benchmark calls",
+      mode: "markers", type: "scatter",
+      x: pts.map(function (p) { return xOf(p, x); }),
+      y: pts.map(function (p) { return p[yKey]; }),
+      customdata: pts.map(function (p) { return p.step_id; }),
+      marker: { size: 9, color: colour || "#2251cc", opacity: 0.75 },
+      hovertemplate: "step %{customdata}<br>%{y}<extra></extra>"
+    });
+    traces.push({
+      name: (label ? label + " " : "") + "best so far",
+      mode: "lines", type: "scatter", line: { shape: "hv", width: 2, color: colour || "#1a7f37" },
+      x: bestX, y: bestY, hoverinfo: "skip"
+    });
+    if (data.unparsed && data.unparsed.length) {
+      var fallback = pts.length ? pts[0][bestKey] : anchorValue(data, "baseline", y);
+      traces.push({
+        name: (label ? label + " " : "") + "benchmark, no metric parsed",
+        mode: "markers", type: "scatter",
+        x: data.unparsed.map(function (p) { return xOf(p, x); }),
+        y: data.unparsed.map(function () { return fallback; }),
+        customdata: data.unparsed.map(function (p) { return p.step_id; }),
+        marker: { symbol: "x", size: 9, color: "#9a6700" },
+        hovertemplate: "step %{customdata}: no metric parsed<extra></extra>"
+      });
+    }
+    var finalY = y === "score" ? data.final_score : data.final_metric;
+    if (finalY !== null && finalY !== undefined && endX !== null) {
+      traces.push({
+        name: (label ? label + " " : "") + "verifier final",
+        mode: "markers", type: "scatter", x: [endX], y: [finalY],
+        marker: { symbol: "star", size: 14, color: colour || "#b42318" },
+        hovertemplate: "verifier: %{y}<extra></extra>"
+      });
+    }
+    return traces;
+  }
+
+  function anchorShapes(data, y) {
+    var shapes = [];
+    [["baseline", "#5f6b7a"], ["reference", "#9a6700"]].forEach(function (pair) {
+      var v = anchorValue(data, pair[0], y);
+      if (v === null || v === undefined) return;
+      shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: v, y1: v, line: { dash: "dot", width: 1, color: pair[1] } });
+    });
+    return shapes;
+  }
+
+  function anchorAnnotations(data, y) {
+    var notes = [];
+    ["baseline", "reference"].forEach(function (which) {
+      var v = anchorValue(data, which, y);
+      if (v === null || v === undefined) return;
+      notes.push({ xref: "paper", x: 1, xanchor: "right", y: v, yanchor: "bottom", text: which, showarrow: false, font: { size: 10, color: "#5f6b7a" } });
+    });
+    return notes;
+  }
+
+  function currentShape() {
+    if (plot.currentStepId === null || !plot.data) return [];
+    var entry = null;
+    plot.data.steps.forEach(function (s) { if (s[0] === plot.currentStepId) entry = s; });
+    if (!entry) return [];
+    var x = plot.x === "step" ? entry[0] : (entry[1] === null ? null : entry[1] / 60);
+    if (x === null) return [];
+    return [{ type: "line", name: "current", yref: "paper", y0: 0, y1: 1, x0: x, x1: x, line: { width: 2, color: "rgba(34,81,204,0.45)" } }];
+  }
+
+  function layout(series) {
+    var data = series[0].data;
+    return {
+      margin: { t: 10, r: 20, b: 45, l: 60 }, height: 320,
+      showlegend: true, legend: { orientation: "h", y: -0.25 },
+      xaxis: { title: { text: plot.x === "step" ? "step" : "elapsed (minutes)" }, zeroline: false },
+      yaxis: { title: { text: plot.y === "score" ? "normalised score" : (data.metric || "metric") }, zeroline: false },
+      shapes: anchorShapes(data, plot.y).concat(currentShape()),
+      annotations: anchorAnnotations(data, plot.y),
+      hovermode: "closest"
+    };
+  }
+
+  function drawPlot() {
+    if (!plot.el || !window.Plotly) return;
+    var traces = [];
+    plot.series.forEach(function (s) { traces = traces.concat(seriesTraces(s.data, plot.y, plot.x, s.label, s.colour)); });
+    var hasPoints = plot.series.some(function (s) { return s.data.points.length || (s.data.unparsed || []).length; });
+    plot.el.classList.toggle("empty", !hasPoints);
+    if (!hasPoints) plot.el.setAttribute("data-state", "empty");
+    window.Plotly.react(plot.el, traces, layout(plot.series), { displayModeBar: false, responsive: true });
+    plot.el.setAttribute("data-points", plot.series.reduce(function (n, s) { return n + s.data.points.length; }, 0));
+  }
+
+  function updateCurrentOnPlot() {
+    if (!plot.el || !window.Plotly || !plot.el.data) return;
+    window.Plotly.relayout(plot.el, { shapes: anchorShapes(plot.series[0].data, plot.y).concat(currentShape()) });
+    plot.el.setAttribute("data-current-step", plot.currentStepId === null ? "" : plot.currentStepId);
+  }
+
+  function initPlot(series, onClick) {
+    plot.el = document.getElementById("curve-plot");
+    if (!plot.el) return;
+    plot.series = series;
+    plot.data = series[0].data;
+    drawPlot();
+    plot.el.on && plot.el.on("plotly_click", function (event) {
+      var p = event.points && event.points[0];
+      if (p && p.customdata !== undefined && p.customdata !== null) onClick(p.customdata, p);
+    });
+    document.querySelectorAll('.plot-controls input[type=radio]').forEach(function (input) {
+      input.addEventListener("change", function () {
+        if (input.name === "yaxis") plot.y = input.value; else plot.x = input.value;
+        drawPlot();
+      });
+    });
+  }
+
+  /* ---------- current step ---------- */
+
+  var current = null;
+
+  function setCurrent(el) {
+    if (current === el) return;
+    if (current) current.classList.remove("current");
+    current = el;
+    if (!el) return;
+    el.classList.add("current");
+    plot.currentStepId = parseInt(el.getAttribute("data-step-id"), 10);
+    document.querySelectorAll(".timeline-strip .mark.current").forEach(function (m) { m.classList.remove("current"); });
+    var mark = document.querySelector('.timeline-strip .mark[data-step-id="' + plot.currentStepId + '"]');
+    if (mark) mark.classList.add("current");
+    updateCurrentOnPlot();
+  }
+
+  function stepInView() {
+    var steps = stepElements().filter(isVisible);
+    var line = 80;
+    var best = null;
+    for (var i = 0; i < steps.length; i++) {
+      var rect = steps[i].getBoundingClientRect();
+      if (rect.top <= line) best = steps[i];
+      else { if (!best) best = steps[i]; break; }
+    }
+    return best;
+  }
+
+  function trackCurrent() {
+    var pending = false;
+    window.addEventListener("scroll", function () {
+      if (pending) return;
+      pending = true;
+      window.requestAnimationFrame(function () {
+        pending = false;
+        var el = stepInView();
+        if (el) setCurrent(el);
+      });
+    }, { passive: true });
+  }
+
+  /* ---------- keyboard ---------- */
+
+  function move(delta, kind) {
+    var steps = stepElements().filter(isVisible);
+    if (!steps.length) return;
+    var index = current ? steps.indexOf(current) : -1;
+    for (var i = index + delta; i >= 0 && i < steps.length; i += delta) {
+      if (!kind || (" " + steps[i].getAttribute("data-kinds") + " ").indexOf(" " + kind + " ") >= 0) {
+        scrollToStep(steps[i].getAttribute("data-step-id"));
+        return;
+      }
+    }
+  }
+
+  function initKeys() {
+    document.addEventListener("keydown", function (event) {
+      var target = event.target;
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      var key = event.key;
+      if (key === "j") move(1);
+      else if (key === "k") move(-1);
+      else if (key === "b") move(1, "benchmark");
+      else if (key === "e") move(1, "edit");
+      else if (key === "/") {
+        var box = document.getElementById("step-search");
+        if (box) { event.preventDefault(); box.focus(); }
+        return;
+      } else return;
+      event.preventDefault();
+    });
+  }
+
+  /* ---------- only benchmark calls and edits ---------- */
+
+  function applyOnly(on) {
+    var steps = document.getElementById("steps");
+    if (!steps) return;
+    if (!on && steps.classList.contains("server-filtered")) {
+      window.location.search = "";
+      return;
+    }
+    steps.classList.toggle("only-be", on);
+  }
+
+  function initOnly() {
+    var toggle = document.getElementById("only-toggle");
+    if (!toggle) return;
+    toggle.addEventListener("change", function () { applyOnly(toggle.checked); });
+  }
+
+  /* ---------- lazy outputs ---------- */
+
+  function loadOutputs(button) {
+    var box = button.closest(".observations");
+    button.disabled = true;
+    button.textContent = "Loading…";
+    return fetch(button.getAttribute("data-url"), { headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        // Server-rendered fragment: every character of the output is escaped there.
+        box.innerHTML = html;
+        box.classList.add("full");
+        return box;
+      })
+      .catch(function (error) {
+        button.disabled = false;
+        button.textContent = "Could not load the output (" + error.message + "); try again";
+      });
+  }
+
+  function initOutputs() {
+    document.addEventListener("click", function (event) {
+      var button = event.target.closest && event.target.closest("button.load-output");
+      if (button) loadOutputs(button);
+    });
+  }
+
+  /* ---------- find in this rollout ---------- */
+
+  var find = { hits: [], index: -1, timer: null, serverSeq: 0 };
+
+  function clearMarks(root) {
+    root.querySelectorAll("mark.find-hit").forEach(function (mark) {
+      var parent = mark.parentNode;
+      parent.replaceChild(document.createTextNode(mark.textContent), mark);
+      parent.normalize();
+    });
+  }
+
+  function markText(root, needle) {
+    var hits = [];
+    var lower = needle.toLowerCase();
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        return node.nodeValue.toLowerCase().indexOf(lower) >= 0 ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
+      }
+    });
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    nodes.forEach(function (node) {
+      var text = node.nodeValue;
+      var at = text.toLowerCase().indexOf(lower);
+      var frag = document.createDocumentFragment();
+      var pos = 0;
+      while (at >= 0) {
+        frag.appendChild(document.createTextNode(text.slice(pos, at)));
+        var mark = document.createElement("mark");
+        mark.className = "find-hit";
+        mark.textContent = text.slice(at, at + needle.length);
+        frag.appendChild(mark);
+        hits.push(mark);
+        pos = at + needle.length;
+        at = text.toLowerCase().indexOf(lower, pos);
+      }
+      frag.appendChild(document.createTextNode(text.slice(pos)));
+      node.parentNode.replaceChild(frag, node);
+    });
+    return hits;
+  }
+
+  function openAncestors(el) {
+    for (var node = el; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+  }
+
+  function showHit(i) {
+    if (!find.hits.length) return;
+    if (find.index >= 0 && find.hits[find.index]) find.hits[find.index].classList.remove("active");
+    find.index = (i + find.hits.length) % find.hits.length;
+    var mark = find.hits[find.index];
+    mark.classList.add("active");
+    openAncestors(mark);
+    mark.scrollIntoView({ block: "center" });
+    var step = mark.closest(".step");
+    if (step) setCurrent(step);
+    status(find.hits.length + " on the page · " + (find.index + 1) + " of " + find.hits.length);
+  }
+
+  function status(text) {
+    var el = document.getElementById("step-search-status");
+    if (el) el.textContent = text;
+  }
+
+  function runFind(needle) {
+    var root = document.getElementById("steps");
+    clearMarks(root);
+    find.hits = [];
+    find.index = -1;
+    var serverBox = document.getElementById("server-matches");
+    if (serverBox) { serverBox.hidden = true; serverBox.textContent = ""; }
+    if (!needle) { status(""); return; }
+    find.hits = markText(root, needle);
+    status(find.hits.length ? find.hits.length + " on the page" : "none on the page");
+    if (find.hits.length) showHit(0);
+    askServer(needle);
+  }
+
+  function askServer(needle) {
+    var page = document.querySelector(".rollout-page");
+    var serverBox = document.getElementById("server-matches");
+    if (!page || !serverBox) return;
+    var seq = ++find.serverSeq;
+    fetch(page.getAttribute("data-search-url") + "?q=" + encodeURIComponent(needle))
+      .then(function (r) { return r.json(); })
+      .then(function (result) {
+        if (seq !== find.serverSeq) return;
+        var shown = {};
+        find.hits.forEach(function (m) { var s = m.closest(".step"); if (s) shown[s.getAttribute("data-step-id")] = true; });
+        var extra = result.step_ids.filter(function (id) { return !shown[String(id)]; });
+        if (!extra.length) return;
+        serverBox.hidden = false;
+        serverBox.appendChild(document.createTextNode("Also in full outputs of steps: "));
+        extra.forEach(function (id, n) {
+          var link = document.createElement("a");
+          link.href = "#step-" + id;
+          link.className = "server-match";
+          link.textContent = "#" + id;
+          link.addEventListener("click", function (event) {
+            event.preventDefault();
+            scrollToStep(id);
+            var button = document.querySelector("#step-" + id + " button.load-output");
+            if (button) loadOutputs(button).then(function () { runFind(needle); });
+          });
+          if (n) serverBox.appendChild(document.createTextNode(", "));
+          serverBox.appendChild(link);
+        });
+      })
+      .catch(function () {});
+  }
+
+  function initFind() {
+    var box = document.getElementById("step-search");
+    if (!box) return;
+    box.addEventListener("input", function () {
+      clearTimeout(find.timer);
+      find.timer = setTimeout(function () { runFind(box.value.trim()); }, 250);
+    });
+    box.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        clearTimeout(find.timer);
+        var needle = box.value.trim();
+        if (!find.hits.length || box.getAttribute("data-last") !== needle) { box.setAttribute("data-last", needle); runFind(needle); }
+        else showHit(find.index + (event.shiftKey ? -1 : 1));
+      } else if (event.key === "Escape") {
+        box.blur();
+      }
+    });
+    var next = document.getElementById("step-search-next");
+    if (next) next.addEventListener("click", function () { showHit(find.index + 1); });
+  }
+
+  /* ---------- rollout page ---------- */
+
+  function initRolloutPage() {
+    var data = readJSON("plot-data");
+    if (!data) return;
+    initPlot([{ data: data }], function (stepId) { scrollToStep(stepId); });
+    initKeys();
+    initOnly();
+    initOutputs();
+    initFind();
+    trackCurrent();
+    var match = /^#step-(\d+)$/.exec(window.location.hash);
+    if (match) {
+      var el = document.getElementById("step-" + match[1]);
+      if (el) { el.scrollIntoView({ block: "start" }); setCurrent(el); }
+    } else {
+      var first = stepInView();
+      if (first) setCurrent(first);
+    }
+    window.addEventListener("hashchange", function () {
+      var m = /^#step-(\d+)$/.exec(window.location.hash);
+      if (m) scrollToStep(m[1], false);
+    });
+  }
+
+  /* ---------- compare page ---------- */
+
+  function nearestByTime(column, t) {
+    var steps = column.querySelectorAll(".step[data-t]");
+    var best = null;
+    for (var i = 0; i < steps.length; i++) {
+      var st = parseFloat(steps[i].getAttribute("data-t"));
+      if (isNaN(st)) continue;
+      if (st <= t || !best) best = steps[i];
+      if (st > t) break;
+    }
+    return best;
+  }
+
+  function topStep(column) {
+    var steps = column.querySelectorAll(".step");
+    var top = column.getBoundingClientRect().top;
+    for (var i = 0; i < steps.length; i++) {
+      if (steps[i].getBoundingClientRect().bottom > top + 4) return steps[i];
+    }
+    return null;
+  }
+
+  function initCompare() {
+    var data = readJSON("compare-data");
+    if (!data) return;
+    var series = [
+      { data: data.a, label: data.a_label, colour: "#2251cc" },
+      { data: data.b, label: data.b_label, colour: "#c2410c" }
+    ];
+    var columns = document.querySelectorAll(".compare-column .steps-scroll");
+    initPlot(series, function (stepId, point) {
+      var which = point.data.name.indexOf(data.b_label) === 0 ? 1 : 0;
+      var col = columns[which];
+      var el = col && col.querySelector('[data-step-id="' + stepId + '"]');
+      if (el) col.scrollTop = el.offsetTop;
+    });
+    var sync = document.getElementById("sync-scroll");
+    var driving = null;
+    columns.forEach(function (col, i) {
+      col.addEventListener("scroll", function () {
+        if (sync && !sync.checked) return;
+        if (driving !== null && driving !== i) return;
+        driving = i;
+        window.requestAnimationFrame(function () {
+          var step = topStep(col);
+          var other = columns[1 - i];
+          if (step && other) {
+            var t = parseFloat(step.getAttribute("data-t"));
+            var target = isNaN(t) ? null : nearestByTime(other, t);
+            if (target) other.scrollTop = target.offsetTop;
+          }
+          setTimeout(function () { driving = null; }, 60);
+        });
+      }, { passive: true });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (document.querySelector(".rollout-page")) initRolloutPage();
+    if (document.querySelector(".compare-page")) initCompare();
+  });
+})();

@@ -1,0 +1,281 @@
+"""What the trajectory explorer pages show, computed from stored rows.
+
+Plain functions over models and numbers, no HTTP: the timeline strip's
+positions, the timing bar, the plot's data, diff line classes. The views
+only fetch rows and call these.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+# Step kinds written by trajectories.analysis, in the order a mark's colour
+# is chosen when a step has several (a benchmark run that also edits shows
+# as a benchmark).
+STEP_KINDS = ["benchmark", "edit", "build", "inspect", "wait", "submit"]
+
+
+def primary_kind(kinds: Iterable[str]) -> str:
+    kinds = set(kinds)
+    for kind in STEP_KINDS:
+        if kind in kinds:
+            return kind
+    return "other"
+
+
+def parse_only(value: str | None) -> list[str]:
+    """`?only=benchmark,edit` -> known kinds, in a stable order."""
+    wanted = {part.strip() for part in (value or "").split(",")}
+    return [kind for kind in STEP_KINDS if kind in wanted]
+
+
+def step_matches_only(kinds: Iterable[str], only: list[str]) -> bool:
+    return not only or bool(set(kinds) & set(only))
+
+
+@dataclass
+class Phase:
+    name: str
+    seconds: float
+    percent: float
+
+
+PHASES = [
+    ("environment setup", "environment_setup_started_at", "environment_setup_finished_at"),
+    ("agent setup", "agent_setup_started_at", "agent_setup_finished_at"),
+    ("agent", "agent_started_at", "agent_finished_at"),
+    ("verifier", "verifier_started_at", "verifier_finished_at"),
+]
+
+
+def timing_phases(rollout) -> list[Phase]:
+    """Harbor's four timed phases with their share of the phases' total."""
+    durations = []
+    for name, start_field, end_field in PHASES:
+        start, end = getattr(rollout, start_field), getattr(rollout, end_field)
+        if start and end and end >= start:
+            durations.append((name, (end - start).total_seconds()))
+    total = sum(seconds for _, seconds in durations)
+    if total <= 0:
+        return []
+    return [Phase(name, seconds, round(100 * seconds / total, 2)) for name, seconds in durations]
+
+
+@dataclass
+class Timeline:
+    span_sec: float
+    marks: list[dict[str, Any]]
+    budget_percent: float | None
+    last_improvement_percent: float | None
+    ticks: list[dict[str, Any]]
+
+
+def _percent(value: float, span: float) -> float:
+    return round(max(0.0, min(100.0, 100 * value / span)), 3)
+
+
+def build_timeline(steps, budget_sec: float | None, last_improvement_sec: float | None) -> Timeline:
+    """Marks over elapsed wall-clock, scaled so the budget line fits too."""
+    elapsed = [s.elapsed_sec for s in steps if s.elapsed_sec is not None]
+    span = max([1.0, *elapsed, budget_sec or 0.0, last_improvement_sec or 0.0])
+    marks = [
+        {
+            "step_id": s.step_id,
+            "kind": primary_kind(s.kind_list),
+            "kinds": " ".join(s.kind_list),
+            "percent": _percent(s.elapsed_sec, span),
+            "elapsed": s.elapsed_sec,
+        }
+        for s in steps
+        if s.elapsed_sec is not None
+    ]
+    step = _tick_step(span)
+    ticks = [{"percent": _percent(t, span), "label": format_duration(t)} for t in _frange(0, span, step)]
+    return Timeline(
+        span_sec=span,
+        marks=marks,
+        budget_percent=_percent(budget_sec, span) if budget_sec else None,
+        last_improvement_percent=_percent(last_improvement_sec, span) if last_improvement_sec is not None else None,
+        ticks=ticks,
+    )
+
+
+def _tick_step(span: float) -> float:
+    for step in (60, 300, 600, 900, 1800, 3600, 7200, 14400):
+        if span / step <= 8:
+            return float(step)
+    return float(math.ceil(span / 8 / 3600) * 3600)
+
+
+def _frange(start: float, stop: float, step: float) -> list[float]:
+    values = []
+    value = start
+    while value <= stop + 1e-9:
+        values.append(value)
+        value += step
+    return values
+
+
+def format_duration(seconds: float | None) -> str:
+    """"1h 02m", "4m 05s", "12.3s"."""
+    if seconds is None:
+        return "—"
+    seconds = float(seconds)
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, text) per line of unified diffs, file headers marked."""
+    lines = []
+    for line in (diff or "").splitlines():
+        if line.startswith(("diff ", "--- ", "+++ ", "Index: ")):
+            cls = "file"
+        elif line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+"):
+            cls = "add"
+        elif line.startswith("-"):
+            cls = "del"
+        else:
+            cls = "ctx"
+        lines.append((cls, line))
+    return lines
+
+
+def diff_files(diff: str) -> list[str]:
+    """File names a diff touches, from its +++ (or --- for deletions) lines."""
+    names: list[str] = []
+    old = ""
+    for line in (diff or "").splitlines():
+        if line.startswith("--- "):
+            old = _strip_prefix(line[4:])
+        elif line.startswith("+++ "):
+            new = _strip_prefix(line[4:])
+            name = old if new == "/dev/null" else new
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def _strip_prefix(path: str) -> str:
+    path = path.split("\t")[0].strip()
+    if path.startswith(("a/", "b/")):
+        path = path[2:]
+    return path
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def better(direction: str, a: float, b: float) -> bool:
+    return a < b if direction == "lower" else a > b
+
+
+def curve_points(rollout, steps) -> list[dict[str, Any]]:
+    """The stored curve, or one derived from step metrics when absent."""
+    if rollout.curve:
+        return [dict(point) for point in rollout.curve if _number(point.get("metric")) is not None]
+    points = []
+    best_metric = best_score = None
+    for s in steps:
+        if s.metric_value is None:
+            continue
+        improved = best_metric is None or better(rollout.task.direction, s.metric_value, best_metric)
+        if improved:
+            best_metric, best_score = s.metric_value, s.metric_score
+        points.append(
+            {
+                "step_id": s.step_id,
+                "t": s.elapsed_sec,
+                "metric": s.metric_value,
+                "score": s.metric_score,
+                "best_metric": best_metric,
+                "best_score": best_score,
+                "improved": improved,
+            }
+        )
+    return points
+
+
+def plot_data(rollout, steps) -> dict[str, Any]:
+    """Everything the best-so-far plot draws, for json_script."""
+    task = rollout.task
+    points = curve_points(rollout, steps)
+    measured = {p["step_id"] for p in points}
+    unparsed = [
+        {"step_id": s.step_id, "t": s.elapsed_sec}
+        for s in steps
+        if "benchmark" in s.kind_list and s.step_id not in measured
+    ]
+    timed = [s for s in steps if s.elapsed_sec is not None]
+    return {
+        "points": points,
+        "unparsed": unparsed,
+        "steps": [[s.step_id, s.elapsed_sec] for s in steps],
+        "metric": task.metric,
+        "direction": task.direction,
+        "baseline": task.baseline_score,
+        "reference": task.reference_score,
+        "budget": task.budget_sec,
+        "final_score": rollout.reward,
+        "final_metric": _number((rollout.verifier_fields or {}).get("metric")),
+        "end_t": rollout.agent_duration_sec or (timed[-1].elapsed_sec if timed else None),
+        "end_step": steps[-1].step_id if steps else None,
+    }
+
+
+def decorate_steps(steps, api_request_times_msec: list | None) -> None:
+    """Per-step display facts: time since the previous step, LLM latency.
+
+    Harbor's `api_request_times_msec` has one entry per model call; when
+    their count equals the number of agent steps (terminus-2) the n-th
+    agent step took the n-th request.
+    """
+    agent_steps = [s for s in steps if s.source == "agent"]
+    times = api_request_times_msec or []
+    per_agent = len(times) == len(agent_steps)
+    previous = None
+    agent_index = 0
+    for s in steps:
+        s.primary_kind = primary_kind(s.kind_list)
+        s.delta_sec = (
+            s.elapsed_sec - previous if s.elapsed_sec is not None and previous is not None else None
+        )
+        if s.elapsed_sec is not None:
+            previous = s.elapsed_sec
+        s.llm_latency_ms = None
+        if s.source == "agent":
+            if per_agent and _number(times[agent_index]) is not None:
+                s.llm_latency_ms = times[agent_index]
+            agent_index += 1
+        s.diff_files = diff_files(s.diff) if s.diff else []
+
+
+def failure_cause(rollout) -> tuple[str, str]:
+    """(cause, "label" | "automatic" | "") — a staff label wins."""
+    label = getattr(rollout, "label", None) if _has_label(rollout) else None
+    if label is not None and label.cause:
+        return label.cause, "label"
+    if rollout.failure_cause:
+        return rollout.failure_cause, "automatic"
+    return "", ""
+
+
+def _has_label(rollout) -> bool:
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        rollout.label
+    except ObjectDoesNotExist:
+        return False
+    return True

@@ -1,0 +1,51 @@
+"""Template filters for the trajectory explorer (all output escaped)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+
+from trajectories import ansi, explorer
+
+register = template.Library()
+
+
+@register.filter
+def ansi_html(text: str):
+    """Terminal text as escaped HTML with colour spans."""
+    return ansi.ansi_to_html(text)
+
+
+@register.filter
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    return explorer.diff_lines(diff)
+
+
+@register.filter
+def duration(seconds: float | None) -> str:
+    return explorer.format_duration(seconds)
+
+
+@register.filter
+def command_text(arguments: Any) -> str:
+    """What a tool call typed: terminus keystrokes, else a command, else JSON."""
+    if isinstance(arguments, dict):
+        for key in ("keystrokes", "command", "cmd"):
+            value = arguments.get(key)
+            if isinstance(value, str):
+                return value
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, indent=2, ensure_ascii=False)
+
+
+@register.filter
+def command_extra(arguments: Any) -> str:
+    """The remaining arguments beside the command ("duration: 1.0")."""
+    if not isinstance(arguments, dict):
+        return ""
+    shown = next((k for k in ("keystrokes", "command", "cmd") if isinstance(arguments.get(k), str)), None)
+    if shown is None:
+        return ""
+    return ", ".join(f"{k}: {v}" for k, v in arguments.items() if k != shown)

@@ -1,0 +1,178 @@
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from trajectories.models import FailureLabel
+
+from . import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def detail(client, rollout, query=""):
+    return client.get(reverse("trajectories:rollout_detail", args=[rollout.pk]) + query)
+
+
+def plot_json(response):
+    match = re.search(r'<script id="plot-data" type="application/json">(.*?)</script>', response.content.decode(), re.S)
+    return json.loads(match.group(1))
+
+
+def test_header_shows_task_result_and_run(client):
+    rollout = factories.make_explored_rollout(
+        verifier_fields={"reward": 0.5, "reason": "ok", "speedup": 1.7}, cost_usd=1.25
+    )
+    response = detail(client, rollout)
+    assert response.status_code == 200
+    html = response.content.decode()
+    task = rollout.task
+    assert reverse("tasks:detail", args=[task.version.name, task.name]) in html
+    assert "system_optimization" in html and "latency_ms" in html and "lower is better" in html
+    for field in ("reason", "ok", "speedup", "1.7"):
+        assert field in html
+    assert "$1.25" in html
+    assert 'class="phase-bar"' in html and "width: " in html
+
+
+def test_unknown_rollout_is_404(client):
+    assert client.get(reverse("trajectories:rollout_detail", args=[999999])).status_code == 404
+
+
+def test_failure_cause_prefers_label_and_says_which(client):
+    rollout = factories.make_explored_rollout(failure_cause="no_artifact", reward=0.0)
+    html = detail(client, rollout).content.decode()
+    assert "no_artifact" in html and "(automatic)" in html
+    FailureLabel.objects.create(rollout=rollout, cause="gave_up")
+    html = detail(client, rollout).content.decode()
+    assert "gave_up" in html and "(staff label)" in html and "no_artifact" not in html
+
+
+def test_steps_have_permalink_ids_commands_metric_and_diff(client):
+    rollout = factories.make_explored_rollout()
+    html = detail(client, rollout).content.decode()
+    for step_id in range(1, 9):
+        assert f'id="step-{step_id}"' in html
+    assert "python3 /app/evaluate_local.py" in html
+    assert "<strong>60.0</strong> ms" in html
+    assert '<span class="d-add">+int main(){}</span>' in html
+    assert '<span class="d-del">-int main(){return 1;}</span>' in html
+    assert "<code>app/main.c</code>" in html
+
+
+def test_timeline_marks_link_to_steps_and_show_budget(client):
+    rollout = factories.make_explored_rollout()
+    html = detail(client, rollout).content.decode()
+    marks = re.findall(r'<a class="mark k-(\w+)" href="#step-(\d+)"', html)
+    assert ("benchmark", "3") in marks and ("edit", "4") in marks and ("submit", "8") in marks
+    assert 'class="budget-line"' in html
+    assert 'class="improvement-line"' in html
+
+
+def test_plot_data_carries_benchmark_calls_and_anchors(client):
+    rollout = factories.make_explored_rollout(reward=0.7, verifier_fields={"reward": 0.7, "metric": 55.0})
+    data = plot_json(detail(client, rollout))
+    assert [p["step_id"] for p in data["points"]] == [3, 5, 7]
+    assert [p["best_metric"] for p in data["points"]] == [90.0, 60.0, 60.0]
+    assert data["baseline"] == 100.0 and data["reference"] == 20.0
+    assert data["final_score"] == 0.7 and data["final_metric"] == 55.0
+
+
+def test_plot_falls_back_to_step_metrics_without_stored_curve(client):
+    rollout = factories.make_explored_rollout()
+    rollout.curve = []
+    rollout.save()
+    data = plot_json(detail(client, rollout))
+    assert [(p["step_id"], p["best_metric"]) for p in data["points"]] == [(3, 90.0), (5, 60.0), (7, 60.0)]
+
+
+def test_only_filter_keeps_benchmark_and_edit_steps(client):
+    rollout = factories.make_explored_rollout()
+    html = detail(client, rollout, "?only=benchmark,edit").content.decode()
+    shown = sorted(int(n) for n in re.findall(r'<article class="step[^"]*" id="step-(\d+)"', html))
+    assert shown == [3, 4, 5, 7]
+    # The timeline still covers every step.
+    assert 'href="#step-8"' in html
+
+
+def test_long_outputs_are_previewed_and_loaded_from_the_fragment(client):
+    rollout = factories.make_rollout()
+    long_output = "A" * 5000 + "THE-END"
+    factories.add_step(rollout, 1, commands=["make\n"], outputs=[long_output, "short"])
+    html = detail(client, rollout).content.decode()
+    assert "THE-END" not in html
+    assert "A" * 600 in html and "A" * 601 not in html
+    url = reverse("trajectories:step_observation", args=[rollout.pk, 1])
+    assert f'data-url="{url}"' in html
+    fragment = client.get(url)
+    assert fragment.status_code == 200
+    assert "THE-END" in fragment.content.decode() and "short" in fragment.content.decode()
+
+
+def test_fragment_404s(client):
+    rollout = factories.make_rollout()
+    assert client.get(reverse("trajectories:step_observation", args=[rollout.pk, 5])).status_code == 404
+    assert client.get(reverse("trajectories:step_observation", args=[999999, 1])).status_code == 404
+
+
+def test_ansi_output_renders_as_spans(client):
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, commands=["ls\n"], outputs=["\x1b[31mERROR\x1b[0m done"])
+    html = detail(client, rollout).content.decode()
+    assert '<span class="ansi-fg-red">ERROR</span> done' in html
+    assert "\x1b" not in html
+
+
+def test_hostile_trajectory_text_is_escaped(client):
+    rollout = factories.make_rollout(verifier_fields={"reward": 0, "reason": "<script>alert('v')</script>"})
+    payloads = [
+        "<script>alert('m')</script>",
+        '<a href="javascript:alert(1)">click</a>',
+        "<img src=x onerror=alert(2)>",
+    ]
+    factories.add_step(
+        rollout,
+        1,
+        message=payloads[0],
+        reasoning=payloads[1],
+        commands=[payloads[2]],
+        outputs=[payloads[0] + payloads[2]],
+        diff="+++ b/<img src=x onerror=alert(3)>\n+" + payloads[0],
+    )
+    html = detail(client, rollout).content.decode()
+    assert "<script>alert" not in html
+    assert "<img src=x" not in html
+    assert 'href="javascript:' not in html
+    assert "&lt;script&gt;alert(&#x27;m&#x27;)" in html
+
+
+def test_query_count_is_bounded(client, django_assert_max_num_queries):
+    rollout = factories.make_explored_rollout()
+    for step_id in range(9, 40):
+        factories.add_step(rollout, step_id, commands=["a\n", "b\n"], outputs=["x", "y"], kinds=["inspect"])
+    with django_assert_max_num_queries(10):
+        assert detail(client, rollout).status_code == 200
+    with django_assert_max_num_queries(11):
+        assert detail(client, rollout, "?only=benchmark").status_code == 200
+
+
+def test_siblings_link_to_other_rollouts_of_the_entry(client):
+    rollout = factories.make_explored_rollout()
+    other = factories.make_rollout(task=rollout.task, model=rollout.model, harness=rollout.harness, index=1)
+    unrelated = factories.make_rollout(task=rollout.task, index=2)
+    html = detail(client, rollout).content.decode()
+    assert reverse("trajectories:rollout_detail", args=[other.pk]) in html
+    assert f"?a={rollout.pk}&amp;b={other.pk}" in html
+    assert reverse("trajectories:rollout_detail", args=[unrelated.pk]) not in html
+
+
+def test_in_rollout_search_reports_steps_whose_full_output_matches(client):
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=["x" * 3000 + "needle-in-output"])
+    factories.add_step(rollout, 2, message="no match here")
+    factories.add_step(rollout, 3, commands=["grep NEEDLE-in-output\n"])
+    url = reverse("trajectories:rollout_search", args=[rollout.pk])
+    assert client.get(url, {"q": "needle-in-output"}).json()["step_ids"] == [1, 3]
+    assert client.get(url, {"q": ""}).json()["step_ids"] == []
+    assert client.get(reverse("trajectories:rollout_search", args=[999999]), {"q": "x"}).status_code == 404
