@@ -433,3 +433,34 @@ def test_version_restricts_task_lookup(tmp_path, task):
     outcome = import_trial_dir(folder, version="9.9")
     assert outcome.outcome == "failed" and "9.9" in outcome.error
     assert import_trial_dir(folder, version="1.1").outcome == "created"
+
+
+# -- Property: any mutated trajectory either imports or is reported -----------------
+
+
+def test_mutated_trajectories_import_or_are_reported(tmp_path, task):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from trajectories.atif import AtifError, parse_trajectory_data
+
+    from .test_atif import _mutate
+
+    folder = make_trial(tmp_path)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(st.data())
+    def check(data):
+        document = _mutate(trajectory(2), data)
+        write_json(folder / "agent" / "trajectory.json", document)
+        outcome = import_trial_dir(folder)
+        try:
+            parse_trajectory_data(document)
+        except AtifError:
+            assert outcome.outcome == "failed" and "trajectory.json" in outcome.error
+            return
+        assert outcome.outcome in ("created", "updated", "unchanged"), outcome.error
+        rollout = Rollout.objects.get(pk=outcome.rollout_id)
+        assert rollout.steps.filter(subtrajectory=None).count() == rollout.n_steps
+
+    check()
