@@ -1,0 +1,689 @@
+"""Why did a rollout score zero? A pure, rule-table classifier.
+
+The AutoLab paper read 302 zero-score rollouts by hand and found that most
+were failures of budget governance (stopping early, or running out the clock
+without a valid submission) rather than of skill. This module makes that
+reading automatic and reproducible.
+
+It knows nothing of the ORM: `trajectories.failure_service` builds a plain
+`RolloutFacts` from a stored rollout and stores the `Classification`.
+
+Every rollout gets an *outcome* (see `Outcome`). A rollout whose reward is
+zero, or that has no reward, also gets one *primary cause* and any number of
+*secondary causes*, each backed by evidence: dicts such as
+``{"kind": "verifier", "text": "reason: no_lora_file", "step_id": None,
+"cause": "no_artifact"}``. The causes are decided by `RULES`, one ordered
+table: the first row that finds evidence gives the primary cause, every
+other row that finds evidence gives a secondary cause. When no row finds
+anything the cause is `unknown`; nothing is guessed.
+
+The order of `RULES` is the priority, and follows one principle: hard facts
+first (Harbor's exception says the environment, the verifier or the model
+API failed, or the agent hit its timeout), then what the verifier reported
+about the artifact, then what can only be read from the trajectory
+(edits to read-only files, stopping early), and finally "a valid artifact
+that did not beat the baseline".
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+# Causes ----------------------------------------------------------------------
+
+INFRASTRUCTURE_ERROR = "infrastructure_error"
+VERIFIER_ERROR = "verifier_error"
+AGENT_ERROR = "agent_error"
+PROTECTED_FILE_MODIFIED = "protected_file_modified"
+BUDGET_EXHAUSTED = "budget_exhausted"
+BUILD_FAILED = "build_failed"
+NONDETERMINISTIC = "nondeterministic"
+CORRECTNESS_FAILED = "correctness_failed"
+NO_ARTIFACT = "no_artifact"
+PREMATURE_TERMINATION = "premature_termination"
+NO_IMPROVEMENT = "no_improvement"
+UNKNOWN = "unknown"
+
+# Display order and wording (also the choices offered to staff labels).
+CAUSES: dict[str, str] = {
+    NO_ARTIFACT: "No artifact",
+    PREMATURE_TERMINATION: "Premature termination",
+    BUDGET_EXHAUSTED: "Budget exhausted",
+    NO_IMPROVEMENT: "No improvement",
+    CORRECTNESS_FAILED: "Correctness failed",
+    BUILD_FAILED: "Build failed",
+    NONDETERMINISTIC: "Nondeterministic",
+    PROTECTED_FILE_MODIFIED: "Protected file modified",
+    AGENT_ERROR: "Agent error",
+    VERIFIER_ERROR: "Verifier error",
+    INFRASTRUCTURE_ERROR: "Infrastructure error",
+    UNKNOWN: "Unknown",
+}
+
+CAUSE_HELP: dict[str, str] = {
+    NO_ARTIFACT: "the verifier found nothing to score",
+    PREMATURE_TERMINATION: "the agent stopped with most of its budget unused and few benchmark calls",
+    BUDGET_EXHAUSTED: "the agent hit its timeout without a valid final artifact",
+    NO_IMPROVEMENT: "a valid artifact that did not beat the baseline",
+    CORRECTNESS_FAILED: "the artifact gave wrong results",
+    BUILD_FAILED: "the artifact did not build",
+    NONDETERMINISTIC: "the artifact's results changed between runs",
+    PROTECTED_FILE_MODIFIED: "a file the instruction marks read-only was changed",
+    AGENT_ERROR: "the model API or the agent failed (provider error, context length, unparseable reply)",
+    VERIFIER_ERROR: "the verifier timed out or left no readable reward",
+    INFRASTRUCTURE_ERROR: "the sandbox or environment failed to build or start",
+    UNKNOWN: "no rule matched",
+}
+
+
+class Outcome:
+    SCORED = "scored"
+    ZERO = "zero"
+    NO_REWARD = "no_reward"
+    RUNNING = "running"
+    CANCELLED = "cancelled"
+    INFRA_ERROR = "infra_error"
+
+
+# Outcomes that carry a cause: the rollouts the failures page lists.
+FAILED_OUTCOMES = (Outcome.ZERO, Outcome.NO_REWARD, Outcome.INFRA_ERROR)
+
+# Behaviour flags.
+TIMED_OUT_BUT_SCORED = "timed_out_but_scored"
+NEVER_CALLED_BENCHMARK = "never_called_benchmark"
+REGRESSED_AFTER_BEST = "regressed_after_best"
+
+FLAGS: dict[str, str] = {
+    TIMED_OUT_BUT_SCORED: "hit its timeout, but the artifact left behind scored",
+    NEVER_CALLED_BENCHMARK: "never ran the local benchmark",
+    REGRESSED_AFTER_BEST: "finished worse than its best-so-far",
+}
+
+_ACTIVE_STATUSES = {"queued", "preparing", "running", "verifying"}
+
+
+# Inputs and outputs -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The knobs of the heuristic rules (settings.FAILURE_THRESHOLDS overrides)."""
+
+    # premature_termination: more than this share of the budget left...
+    premature_unused_fraction: float = 0.5
+    # ...and at most this many local benchmark calls.
+    premature_max_benchmark_calls: int = 2
+    # regressed_after_best: the final reward is this much below the best
+    # normalised score seen (local runs and the verifier are both noisy).
+    regression_tolerance: float = 0.02
+
+
+@dataclass
+class StepFacts:
+    step_id: int
+    kinds: list[str] = field(default_factory=list)
+    elapsed_sec: float | None = None
+    diff: str = ""
+    # Files the step edited; when empty they are read from `diff`.
+    edited_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RolloutFacts:
+    """Everything the rules look at, as plain values."""
+
+    status: str = "finished"
+    reward: float | None = None
+    verifier_fields: dict[str, Any] = field(default_factory=dict)
+    verifier_stdout: str = ""
+    exception_type: str = ""
+    exception_message: str = ""
+    budget_sec: float | None = None
+    agent_duration_sec: float | None = None
+    budget_used_fraction: float | None = None
+    n_benchmark_calls: int = 0
+    n_edits: int = 0
+    best_score: float | None = None
+    # Best-so-far curve points: {"step", "t", "metric", "score", "best_metric", "best_score"}
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    instruction: str = ""
+    steps: list[StepFacts] = field(default_factory=list)
+
+
+@dataclass
+class Evidence:
+    kind: str  # verifier | stdout | exception | step | budget
+    text: str
+    step_id: int | None = None
+
+    def as_dict(self, cause: str) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, "step_id": self.step_id, "cause": cause}
+
+
+@dataclass
+class Classification:
+    outcome: str
+    cause: str = ""  # "" when the outcome carries no cause (scored, running)
+    secondary: list[str] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+
+# Reading exceptions ----------------------------------------------------------------
+
+AGENT_TIMEOUT_TYPES = {"AgentTimeoutError"}
+VERIFIER_EXCEPTION_TYPES = {
+    "VerifierTimeoutError",
+    "RewardFileNotFoundError",
+    "RewardFileEmptyError",
+    "VerifierOutputParseError",
+    "AddTestsDirError",
+    "DownloadVerifierDirError",
+    "RegradeError",
+}
+INFRA_EXCEPTION_TYPES = {
+    "EnvironmentStartTimeoutError",
+    "AgentSetupTimeoutError",  # the harness never got installed: the agent did not start
+    "SandboxBuildFailedError",
+    "HealthcheckError",
+    "InfrastructureTimeout",
+    "SSHAccessError",
+    "ServiceOperationsUnsupportedError",
+}
+_INFRA_TYPE = re.compile(r"Environment|Sandbox|Docker|Container|Healthcheck|Infrastructure|Bwrap|GKE|Pod", re.I)
+_AGENT_TYPE = re.compile(
+    r"^Api|ContextLength|ContextWindow|OutputLength|OutputToken|RateLimit|APIError|APIConnection|BadRequest|"
+    r"ServiceUnavailable|InternalServerError|Authentication|ContentPolicy|ParseError|JSONDecode|ModelNotFound|"
+    r"NonZeroAgentExitCode|SafetyRefusal|UnsupportedModelParameters|MissingModelCredential|NetworkConnection",
+)
+_AGENT_MESSAGE = re.compile(
+    r"context (length|window)|maximum context|too many tokens|rate.?limit|litellm|"
+    r"could not parse|unparseable|invalid json|provider|overloaded",
+    re.I,
+)
+_INFRA_MESSAGE = re.compile(
+    r"docker|sandbox|container|bubblewrap|bwrap|failed to (build|start) (the )?(environment|image)|"
+    r"no space left on device|environment (build|start)",
+    re.I,
+)
+
+
+def exception_family(exception_type: str, message: str = "") -> str:
+    """Sort a Harbor/litellm exception into timeout | verifier | infrastructure | agent | ""."""
+    name = exception_type.rsplit(".", 1)[-1].strip()
+    if not name:
+        return ""
+    if name in AGENT_TIMEOUT_TYPES:
+        return "timeout"
+    if name in VERIFIER_EXCEPTION_TYPES or name.startswith(("Verifier", "Reward")):
+        return "verifier"
+    if name in INFRA_EXCEPTION_TYPES or _INFRA_TYPE.search(name):
+        return "infrastructure"
+    if _AGENT_TYPE.search(name) or _AGENT_MESSAGE.search(message):
+        return "agent"
+    if _INFRA_MESSAGE.search(message):
+        return "infrastructure"
+    return ""
+
+
+def _exception_evidence(facts: RolloutFacts) -> Evidence:
+    message = facts.exception_message.strip().splitlines()[0] if facts.exception_message.strip() else ""
+    text = f"{facts.exception_type}: {message}" if message else facts.exception_type
+    return Evidence("exception", _clip(text))
+
+
+# Reading the verifier ------------------------------------------------------------
+
+# reward.json keys whose string values explain a zero.
+_REASON_KEYS = ("reason", "error", "failure", "failure_reason", "message", "detail", "status")
+# reward.json keys whose False means the artifact is wrong.
+_CORRECTNESS_KEYS = ("correctness", "correct", "is_correct", "passed", "valid")
+# reward.json keys that hold a measured score: the artifact existed and ran.
+_MEASURE_KEYS = ("metric", "optimized_score", "score", "speedup")
+
+
+def verifier_reasons(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(key, fields[key].strip()) for key in _REASON_KEYS if isinstance(fields.get(key), str) and fields[key].strip()]
+
+
+def _reason_evidence(facts: RolloutFacts, pattern: re.Pattern[str], exclude: re.Pattern[str] | None = None) -> list[Evidence]:
+    found = []
+    for key, value in verifier_reasons(facts.verifier_fields):
+        if pattern.search(value) and not (exclude and exclude.search(value)):
+            found.append(Evidence("verifier", f"{key}: {value}"))
+    return found
+
+
+def _stdout_evidence(facts: RolloutFacts, pattern: re.Pattern[str], limit: int = 3) -> list[Evidence]:
+    found = []
+    for line in facts.verifier_stdout.splitlines():
+        if pattern.search(line):
+            found.append(Evidence("stdout", _clip(line.strip())))
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _false_field_evidence(facts: RolloutFacts, keys: tuple[str, ...]) -> list[Evidence]:
+    return [Evidence("verifier", f"{key}: false") for key in keys if facts.verifier_fields.get(key) is False]
+
+
+def has_measured_artifact(facts: RolloutFacts) -> bool:
+    """The verifier says the artifact existed, was correct or measured, and gave no failure reason."""
+    fields = facts.verifier_fields
+    if verifier_reasons(fields) or any(fields.get(key) is False for key in _CORRECTNESS_KEYS):
+        return False
+    if any(fields.get(key) is True for key in _CORRECTNESS_KEYS):
+        return True
+    return any(_is_number(fields.get(key)) for key in _MEASURE_KEYS)
+
+
+# Reading the instruction ---------------------------------------------------------
+
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
+_DO_NOT_MODIFY = re.compile(
+    r"\b(?:do not|don't|must not|never|may not|cannot)\s+(?:modify|edit|change|touch|alter|overwrite|tamper with)\b(?P<rest>.*)",
+    re.I | re.S,
+)
+_READ_ONLY = re.compile(r"\bread[- ]?only\b", re.I)
+_EXCEPTION_WORDS = re.compile(r"\b(except|other than|besides|apart from)\b", re.I)
+_EDITABLE_ROW = re.compile(r"\beditable\b|\*\*edit\b|\bedit this\b", re.I)
+_EDIT_ONLY = re.compile(r"\bedit\s+((?:`[^`\s]+`[\s,]*(?:and|or)?\s*)+)only\b", re.I)
+_EDITABLE_COLON = re.compile(r"\beditable(?: files?)?\s*:(?P<rest>.*)", re.I)
+
+
+def _clauses(instruction: str) -> list[str]:
+    """Table rows one by one, and the sentences of the prose around them.
+
+    Prose lines of one paragraph are joined first, so that a rule wrapped
+    over two lines ("or any file under\\n `/models/`.") stays one sentence.
+    """
+    clauses: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            text = " ".join(paragraph)
+            clauses.extend(s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip())
+            paragraph.clear()
+
+    for line in instruction.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            flush()
+            clauses.append(stripped)
+        elif not stripped or stripped.startswith(("#", "```")):
+            flush()
+        elif stripped.startswith(("- ", "* ")):
+            flush()
+            paragraph.append(stripped[2:])
+        else:
+            paragraph.append(stripped)
+    flush()
+    return clauses
+
+
+def read_only_paths(instruction: str) -> list[str]:
+    """Files and folders the instruction marks read-only ("Do not modify `x`", "| `x` | Read-only |").
+
+    Only backticked paths count: "Do not modify tokenizer, evaluation
+    scripts" names no file, so nothing is assumed. Folders keep their
+    trailing slash. Paths the instruction also calls editable are left out.
+    """
+    protected: list[str] = []
+    for clause in _clauses(instruction):
+        match = _DO_NOT_MODIFY.search(clause)
+        if match:
+            protected.extend(_BACKTICKED.findall(match.group("rest")))
+        elif _READ_ONLY.search(clause) and not _EXCEPTION_WORDS.search(clause):
+            protected.extend(_BACKTICKED.findall(clause))
+    editable = editable_paths(instruction)
+    result: list[str] = []
+    for path in protected:
+        if path not in result and not any(_path_matches(path, e) for e in editable):
+            result.append(path)
+    return result
+
+
+def editable_paths(instruction: str) -> list[str]:
+    """Files the instruction says the agent may edit ("Editable | `x`", "Edit `x` only")."""
+    editable: list[str] = []
+    for clause in _clauses(instruction):
+        if _DO_NOT_MODIFY.search(clause) or (_READ_ONLY.search(clause) and not clause.startswith("|")):
+            tokens = [t for m in _EDIT_ONLY.finditer(clause) for t in _BACKTICKED.findall(m.group(1))]
+        elif clause.startswith("|"):
+            tokens = _BACKTICKED.findall(clause) if _EDITABLE_ROW.search(clause) and not _READ_ONLY.search(clause) else []
+        else:
+            colon = _EDITABLE_COLON.search(clause)
+            if colon:
+                tokens = _BACKTICKED.findall(colon.group("rest"))
+            else:
+                tokens = [t for m in _EDIT_ONLY.finditer(clause) for t in _BACKTICKED.findall(m.group(1))]
+        editable.extend(t for t in tokens if t not in editable)
+    return editable
+
+
+def _normalise(path: str) -> str:
+    path = path.strip().strip("'\"")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def _path_matches(edited: str, rule: str) -> bool:
+    """Does an edited path fall under a path or folder named by the instruction?
+
+    Instructions mix absolute (`/app/Makefile`) and bare (`Makefile`) names,
+    and diffs may carry git's a/ b/ prefixes, so a match on trailing path
+    components counts.
+    """
+    edited, rule = _normalise(edited), _normalise(rule)
+    if not edited or not rule:
+        return False
+    rooted = "/" + edited.lstrip("/")
+    if rule.endswith("/"):
+        folder = "/" + rule.strip("/") + "/"
+        return rooted.startswith(folder) or (not rule.startswith("/") and folder in rooted)
+    rule_rooted = "/" + rule.lstrip("/")
+    return rooted == rule_rooted or rooted.endswith(rule_rooted) or rule_rooted.endswith(rooted)
+
+
+def protected_match(edited: str, protected: list[str]) -> str | None:
+    for rule in protected:
+        if _path_matches(edited, rule):
+            return rule
+    return None
+
+
+_DIFF_HEADER = re.compile(r"^(?:\+\+\+|---) (?P<path>\S+)|^diff --git a/(?P<git>\S+) b/\S+|^Index: (?P<index>\S+)", re.M)
+
+
+def files_in_diff(diff: str) -> list[str]:
+    """The file names a unified diff touches, without git's a/ b/ prefixes."""
+    files: list[str] = []
+    for match in _DIFF_HEADER.finditer(diff):
+        path = match.group("path") or match.group("git") or match.group("index") or ""
+        if path == "/dev/null":
+            continue
+        if match.group("path") and path.startswith(("a/", "b/")):
+            path = path[2:]
+        if path and path not in files:
+            files.append(path)
+    return files
+
+
+# The rules --------------------------------------------------------------------
+
+Detector = Callable[[RolloutFacts, Thresholds], list[Evidence]]
+
+
+def _exception_of(family: str) -> Detector:
+    def detect(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+        if exception_family(facts.exception_type, facts.exception_message) == family:
+            return [_exception_evidence(facts)]
+        return []
+
+    return detect
+
+
+_PROTECTED_REASON = re.compile(r"modified|tamper|checksum|sha-?256|protected|read.?only|forbidden_edit", re.I)
+_PROTECTED_STDOUT = re.compile(
+    r"(protected|read-only|pinned|/orig/).*(modified|changed|differs|mismatch)|"
+    r"(modified|changed|tampered).*(protected|read-only|/orig/)|sha-?256 (mismatch|differs)|"
+    r"has been (modified|tampered)|\w+_modified\b",
+    re.I,
+)
+
+
+def detect_protected_by_verifier(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    return _reason_evidence(facts, _PROTECTED_REASON) + _stdout_evidence(facts, _PROTECTED_STDOUT)
+
+
+def detect_protected_by_edit(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    protected = read_only_paths(facts.instruction)
+    if not protected:
+        return []
+    found = []
+    for step in facts.steps:
+        if "edit" not in step.kinds:
+            continue
+        for path in step.edited_files or files_in_diff(step.diff):
+            rule = protected_match(path, protected)
+            if rule:
+                found.append(Evidence("step", f"step {step.step_id} edited {path}, which the instruction marks read-only ({rule})", step.step_id))
+    return found
+
+
+def detect_budget_exhausted(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    if exception_family(facts.exception_type, facts.exception_message) != "timeout":
+        return []
+    if has_measured_artifact(facts):
+        return []  # a valid artifact was left behind; the timeout did not cost the score
+    found = [_exception_evidence(facts)]
+    if facts.agent_duration_sec is not None and facts.budget_sec:
+        found.append(Evidence("budget", f"agent ran {_minutes(facts.agent_duration_sec)} of its {_minutes(facts.budget_sec)} budget"))
+    return found
+
+
+_BUILD_REASON = re.compile(r"build|compil|make_|cargo|nvcc|link", re.I)
+_NOT_BUILD_REASON = re.compile(r"modified", re.I)
+_BUILD_STDOUT = re.compile(
+    r"make(\[\d+\])?: \*\*\*|compilation (failed|terminated)|build (failed|error)|failed to (build|compile)|"
+    r"error\[E\d+\]|could not compile|undefined reference to|nvcc fatal|fatal error: |ld returned \d+ exit status",
+    re.I,
+)
+
+
+def detect_build_failed(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    return (
+        _reason_evidence(facts, _BUILD_REASON, exclude=_NOT_BUILD_REASON)
+        + _false_field_evidence(facts, ("build", "build_ok", "built", "compiled"))
+        + _stdout_evidence(facts, _BUILD_STDOUT)
+    )
+
+
+_NONDETERMINISM = re.compile(
+    r"non.?determin|flaky|inconsistent (results?|outputs?)|not reproducible|unstable results?|differ(s|ed)? between runs",
+    re.I,
+)
+
+
+def detect_nondeterministic(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    return (
+        _reason_evidence(facts, _NONDETERMINISM)
+        + _false_field_evidence(facts, ("deterministic", "reproducible"))
+        + _stdout_evidence(facts, _NONDETERMINISM)
+    )
+
+
+_CORRECTNESS_REASON = re.compile(r"incorrect|wrong|correctness|mismatch|invalid|fail(ed)?_(check|test)|assert", re.I)
+_CORRECTNESS_STDOUT = re.compile(
+    r"\bincorrect\b|wrong (answer|result|output)|correctness (check )?fail|results? (do|does) not match|"
+    r"output mismatch|\bFAIL(ED)?\b.*\bcorrect|invalid (output|result|distribution)",
+    re.I,
+)
+
+
+def detect_correctness_failed(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    return (
+        _reason_evidence(facts, _CORRECTNESS_REASON, exclude=_PROTECTED_REASON)
+        + _false_field_evidence(facts, _CORRECTNESS_KEYS)
+        + _stdout_evidence(facts, _CORRECTNESS_STDOUT)
+    )
+
+
+_NO_ARTIFACT_REASON = re.compile(r"^no_|missing|not.?found|absent|no_output|empty_output|nothing", re.I)
+# Reasons that say "it ran, it just was not better": no_improvement, not no_artifact.
+_NOT_BETTER_REASON = re.compile(r"improv|speedup|not_(faster|better)|below_baseline|worse", re.I)
+_NO_ARTIFACT_STDOUT = re.compile(
+    r"\bno\b.*\b(file|output|artifact|binary|checkpoint|model|adapter|submission)s?\b.*\bfound\b|"
+    r"\b(file|output|artifact|binary|checkpoint|submission)\b.*\b(not found|does not exist|is missing)\b|"
+    r"no such file or directory|produced (no|nothing)|nothing to (score|evaluate)",
+    re.I,
+)
+
+
+def detect_no_artifact(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    return _reason_evidence(facts, _NO_ARTIFACT_REASON, exclude=_NOT_BETTER_REASON) + _stdout_evidence(facts, _NO_ARTIFACT_STDOUT)
+
+
+def used_fraction(facts: RolloutFacts) -> float | None:
+    if facts.agent_duration_sec is not None and facts.budget_sec:
+        return facts.agent_duration_sec / facts.budget_sec
+    return facts.budget_used_fraction
+
+
+def detect_premature_termination(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    # Only an agent that stopped on its own: crashes and timeouts are other causes.
+    if facts.exception_type:
+        return []
+    used = used_fraction(facts)
+    if used is None or 1 - used <= thresholds.premature_unused_fraction:
+        return []
+    if facts.n_benchmark_calls > thresholds.premature_max_benchmark_calls:
+        return []
+    submits = [s for s in facts.steps if "submit" in s.kinds]
+    last = submits[-1] if submits else (facts.steps[-1] if facts.steps else None)
+    budget = f" of its {_minutes(facts.budget_sec)} budget" if facts.budget_sec else " of its budget"
+    calls = f"{facts.n_benchmark_calls} benchmark call{'s' if facts.n_benchmark_calls != 1 else ''}"
+    return [Evidence("step", f"agent stopped after {used:.0%}{budget} with {calls}", last.step_id if last else None)]
+
+
+_STDOUT_TROUBLE = re.compile(r"\berror\b|traceback|exception", re.I)
+
+
+def detect_no_improvement(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    """The verifier ran cleanly, found no fault, and still gave zero."""
+    if facts.reward is None or facts.reward > 0:
+        return []
+    fields = facts.verifier_fields
+    reasons = verifier_reasons(fields)
+    if any(not _NOT_BETTER_REASON.search(value) for _, value in reasons):
+        return []
+    if any(fields.get(key) is False for key in _CORRECTNESS_KEYS):
+        return []
+    if exception_family(facts.exception_type, facts.exception_message) in ("verifier", "infrastructure"):
+        return []
+    if _STDOUT_TROUBLE.search(facts.verifier_stdout):
+        return []
+    measured = [f"{key}: {value}" for key, value in reasons]
+    measured += [f"{key}: {fields[key]}" for key in (*_MEASURE_KEYS, "baseline_score_measured", "baseline_score", "correctness") if key in fields]
+    text = "verifier gave reward 0 with no fault found" + (f" ({', '.join(measured)})" if measured else "")
+    return [Evidence("verifier", text)]
+
+
+@dataclass(frozen=True)
+class Rule:
+    cause: str
+    detect: Detector
+    why: str
+
+
+# The one table. Order = priority: the first row with evidence is the primary cause.
+RULES: tuple[Rule, ...] = (
+    Rule(INFRASTRUCTURE_ERROR, _exception_of("infrastructure"), "Harbor: the environment failed to build or start"),
+    Rule(VERIFIER_ERROR, _exception_of("verifier"), "Harbor: verifier timeout, reward file missing or unparseable"),
+    Rule(AGENT_ERROR, _exception_of("agent"), "provider / litellm error, context length exceeded, unparseable reply"),
+    Rule(PROTECTED_FILE_MODIFIED, detect_protected_by_verifier, "verifier: *_modified reason, checksum of a pinned file"),
+    Rule(BUDGET_EXHAUSTED, detect_budget_exhausted, "AgentTimeoutError and no measured artifact"),
+    Rule(BUILD_FAILED, detect_build_failed, "verifier reason or stdout: the build failed"),
+    Rule(NONDETERMINISTIC, detect_nondeterministic, "verifier reason or stdout: results differ between runs"),
+    Rule(CORRECTNESS_FAILED, detect_correctness_failed, "verifier: correctness false, wrong results"),
+    Rule(NO_ARTIFACT, detect_no_artifact, "verifier reason no_* / missing / not found, or stdout says so"),
+    Rule(PROTECTED_FILE_MODIFIED, detect_protected_by_edit, "trajectory: an edit to a file the instruction marks read-only"),
+    Rule(PREMATURE_TERMINATION, detect_premature_termination, "stopped with most of the budget unused, few benchmark calls"),
+    Rule(NO_IMPROVEMENT, detect_no_improvement, "verifier ran cleanly, reward 0"),
+)
+
+
+# Classification ---------------------------------------------------------------
+
+
+def find_causes(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """Primary cause, secondary causes and all evidence, by the `RULES` table."""
+    causes: list[str] = []
+    evidence: list[dict[str, Any]] = []
+    for rule in RULES:
+        found = rule.detect(facts, thresholds)
+        if not found:
+            continue
+        if rule.cause not in causes:
+            causes.append(rule.cause)
+        evidence.extend(e.as_dict(rule.cause) for e in found)
+    if not causes:
+        # Show what was seen, so that staff can label it.
+        seen = [Evidence("verifier", f"{k}: {v}") for k, v in facts.verifier_fields.items()]
+        if facts.exception_type:
+            seen.append(_exception_evidence(facts))
+        return UNKNOWN, [], [e.as_dict(UNKNOWN) for e in seen]
+    return causes[0], causes[1:], evidence
+
+
+def behaviour_flags(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> list[str]:
+    flags = []
+    family = exception_family(facts.exception_type, facts.exception_message)
+    if family == "timeout" and facts.reward is not None and facts.reward > 0:
+        flags.append(TIMED_OUT_BUT_SCORED)
+    if facts.n_benchmark_calls == 0:
+        flags.append(NEVER_CALLED_BENCHMARK)
+    if regressed_after_best(facts, thresholds):
+        flags.append(REGRESSED_AFTER_BEST)
+    return flags
+
+
+def regressed_after_best(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> bool:
+    """The final result is worse than the best the agent had measured before.
+
+    Either the verifier's reward is below the curve's best normalised score,
+    or the last local benchmark reading is not the best one (the curve's
+    best_metric already knows the task's direction).
+    """
+    if facts.reward is not None and _is_number(facts.best_score):
+        if facts.reward < facts.best_score - thresholds.regression_tolerance:
+            return True
+    if facts.curve:
+        last = facts.curve[-1]
+        metric, best = last.get("metric"), last.get("best_metric")
+        if _is_number(metric) and _is_number(best) and not math.isclose(metric, best, rel_tol=1e-9, abs_tol=1e-12):
+            return True
+    return False
+
+
+def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Classification:
+    if facts.status in _ACTIVE_STATUSES:
+        return Classification(outcome=Outcome.RUNNING)
+    if facts.status == "cancelled":
+        return Classification(outcome=Outcome.CANCELLED)
+    flags = behaviour_flags(facts, thresholds)
+    if facts.reward is not None and facts.reward > 0:
+        return Classification(outcome=Outcome.SCORED, flags=flags)
+    cause, secondary, evidence = find_causes(facts, thresholds)
+    if cause == INFRASTRUCTURE_ERROR:
+        outcome = Outcome.INFRA_ERROR
+    elif facts.reward is None:
+        outcome = Outcome.NO_REWARD
+    else:
+        outcome = Outcome.ZERO
+    return Classification(outcome=outcome, cause=cause, secondary=secondary, evidence=evidence, flags=flags)
+
+
+# Small helpers ------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min"
