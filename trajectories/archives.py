@@ -141,8 +141,9 @@ def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
     with zipfile.ZipFile(archive) as zipped:
         for info in zipped.infolist():
             budget.add_file()
-            mode = info.external_attr >> 16
-            if mode and (stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+            # Unix file type bits, when the zip was made on Unix; 0 otherwise.
+            file_type = stat.S_IFMT(info.external_attr >> 16)
+            if file_type and file_type not in (stat.S_IFREG, stat.S_IFDIR):
                 raise ArchiveError(f"link or special file refused: {info.filename!r}")
             target = safe_target(dest, info.filename)
             if target is None:
