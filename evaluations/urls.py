@@ -1,9 +1,19 @@
 from django.urls import path
 
-from . import views
+from . import api, views
 
 app_name = "evaluations"
 
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
+    path("heatmap/", views.heatmap, name="heatmap"),
+    path("models/<str:name>/", views.model_detail, name="model_detail"),
+    path("published/import/", views.import_results_upload, name="import_results"),
+    path("api/", api.docs, name="api_docs"),
+    path("api/v1/leaderboard/", api.leaderboard, name="api_leaderboard"),
+    path("api/v1/leaderboard.csv", api.leaderboard, {"csv_url": True}, name="api_leaderboard_csv"),
+    path("api/v1/heatmap/", api.heatmap, name="api_heatmap"),
+    path("api/v1/heatmap.csv", api.heatmap, {"csv_url": True}, name="api_heatmap_csv"),
+    path("api/v1/rollouts/", api.rollouts, name="api_rollouts"),
+    path("api/v1/rollouts.csv", api.rollouts, {"csv_url": True}, name="api_rollouts_csv"),
 ]

@@ -1,5 +1,312 @@
-from django.shortcuts import render
+"""Leaderboard, per-task heatmap, model page and the published-results upload.
+
+Views only read GET filters, ask `evaluations.leaderboard` for the (cached)
+board and shape it for templates; figures are computed in
+`evaluations.aggregation`.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+
+from tasks.models import BenchmarkVersion
+from trajectories.models import Rollout
+
+from . import leaderboard as lb
+from .models import AgentModel
 
 
-def leaderboard(request):
-    return render(request, "evaluations/leaderboard.html", {})
+def rollout_url(rollout_id: int) -> str:
+    try:
+        return reverse("trajectories:rollout_detail", args=[rollout_id])
+    except NoReverseMatch:  # the explorer's page may not be wired yet
+        return f"/rollouts/{rollout_id}/"
+
+
+def rollouts_url(task_id: int, model_id: int, harness_id: int) -> str:
+    try:
+        base = reverse("trajectories:rollout_list")
+    except NoReverseMatch:
+        base = "/rollouts/"
+    return f"{base}?{urlencode({'task': task_id, 'model': model_id, 'harness': harness_id})}"
+
+
+def read_filters(request: HttpRequest) -> dict:
+    """GET parameters shared by the leaderboard, heatmap and API.
+
+    version: a version name (default: the one with most rollouts); harness:
+    a harness id; category: a category name; open_weight: "1" or "0".
+    """
+    name = request.GET.get("version", "").strip()
+    if name:
+        version = BenchmarkVersion.objects.filter(name=name).first()
+        if version is None:
+            raise Http404(f"no benchmark version {name!r}")
+    else:
+        version = lb.default_version()
+    harness = request.GET.get("harness", "").strip()
+    open_weight = request.GET.get("open_weight", "").strip()
+    return {
+        "version": version,
+        "harness": int(harness) if harness.isdigit() else None,
+        "category": request.GET.get("category", "").strip() or None,
+        "open_weight": {"1": True, "true": True, "0": False, "false": False}.get(open_weight.lower()),
+    }
+
+
+def filter_choices(data: dict) -> dict:
+    harnesses = {e["harness_id"]: e["harness"] for e in data["entries"]}
+    return {
+        "versions": lb.versions_with_results() or list(BenchmarkVersion.objects.all()),
+        "harnesses": sorted(harnesses.items(), key=lambda h: h[1]),
+        "categories": data["categories"],
+    }
+
+
+def query_without(request: HttpRequest, *names: str) -> str:
+    """The current query string minus some parameters, for header links."""
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
+def sort_headers(request: HttpRequest, current: str, columns: list[tuple[str, str]]) -> list[dict]:
+    """Header links that sort by a column (?sort=); clicking again reverses."""
+    base = query_without(request, "sort")
+    headers = []
+    for key, label in columns:
+        first = f"-{key}" if key in lb.DESCENDING_FIRST or key.startswith("cat:") else key
+        if current.lstrip("-") == key:
+            target = key if current.startswith("-") else f"-{key}"
+            state = "descending" if current.startswith("-") else "ascending"
+        else:
+            target, state = first, ""
+        query = f"{base}&sort={target}" if base else f"sort={target}"
+        headers.append({"key": key, "label": label, "href": f"?{query}", "state": state, "first": first})
+    return headers
+
+
+def chart_data(rows: list[dict], category: str | None, grid: list[float]) -> dict:
+    """What the plotly charts draw, embedded with json_script."""
+    bars, pareto, budget, at_k = [], [], [], []
+    for entry in rows:
+        figures = lb.figures_of(entry, category)
+        if not figures:
+            continue
+        label = f"{entry['model_label']} / {entry['harness']}"
+        bars.append(
+            {"label": label, "avg": figures["avg"], "avg_ci": figures["avg_ci"], "best": figures["best"]}
+        )
+        usage = entry["usage"]
+        pareto.append(
+            {
+                "label": label,
+                "score": entry["overall"]["avg"],
+                "cost": usage["cost_per_rollout"],
+                "tokens": usage["tokens_per_rollout"],
+                "frontier_cost": entry["pareto_cost"],
+                "frontier_tokens": entry["pareto_tokens"],
+            }
+        )
+        budget.append({"label": label, "y": entry["budget_curve"]})
+        at_k.append({"label": label, "y": entry["score_at_k"]})
+    return {"bars": bars, "pareto": pareto, "budget": {"x": grid, "series": budget}, "score_at_k": at_k}
+
+
+def empty_page(request: HttpRequest, template: str, nav: str = "leaderboard") -> HttpResponse:
+    return render(request, template, {"nav": nav, "data": None})
+
+
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    filters = read_filters(request)
+    if filters["version"] is None:
+        return empty_page(request, "evaluations/leaderboard.html")
+    data = lb.board(filters["version"])
+    category = filters["category"] if filters["category"] in data["categories"] else None
+    sort_key, descending = lb.parse_sort(request.GET.get("sort"), data["categories"])
+    rows = lb.select_entries(data, filters["harness"], filters["open_weight"])
+    rows = lb.sort_entries(rows, sort_key, descending, category)
+    table = [{"entry": e, "fig": lb.figures_of(e, category)} for e in rows]
+    published = [
+        p
+        for p in data["published"]
+        if (filters["harness"] is None or p["harness_id"] == filters["harness"])
+        and (filters["open_weight"] is None or p["open_weight"] == filters["open_weight"])
+    ]
+    medals = sorted(
+        (e for e in rows if e["medals"]),
+        key=lambda e: (-e["medals"]["gold"], -e["medals"]["silver"], -e["medals"]["bronze"], e["model"]),
+    )
+    context = {
+        "nav": "leaderboard",
+        "data": data,
+        "rows": table,
+        "published": published,
+        "medals": medals,
+        "category": category,
+        "filters": filters,
+        "sort": ("-" if descending else "") + sort_key,
+        "headers": sort_headers(
+            request,
+            ("-" if descending else "") + sort_key,
+            [("rank", "Rank"), ("model", "Model"), ("harness", "Harness"), ("avg", "Avg@k"), ("best", "Best@k"),
+             ("dom", "Dominance")]
+            + ([] if category else [(f"cat:{c}", c.replace("_", " ")) for c in data["categories"]])
+            + [("rollouts", "Counted"), ("cost", "Cost"), ("tokens", "Tokens in / out"), ("hours", "Agent hours"),
+               ("calls", "Calls / h")],
+        ),
+        "charts": chart_data(rows, category, data["budget_grid"]),
+        "total_tasks": len(data["tasks"]),
+        **filter_choices(data),
+    }
+    return render(request, "evaluations/leaderboard.html", context)
+
+
+def heatmap_rows(data: dict, entries: list[dict], category: str | None, order: str) -> list[dict]:
+    """Task rows grouped by category, each with one cell per entry."""
+    by_key = {e["key"] for e in entries}
+    rows = []
+    for task in data["tasks"]:
+        if category and task["category"] != category:
+            continue
+        cells = data["cells"].get(task["id"], {})
+        row_cells = []
+        for entry in entries:
+            cell = cells.get(entry["key"])
+            row_cells.append(
+                {
+                    "entry": entry,
+                    "cell": cell,
+                    "url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
+                    "title": cell_title(task, entry, cell),
+                }
+            )
+        rows.append({"task": task, "cells": row_cells})
+    if order in by_key:
+
+        def avg_of(row: dict) -> float:
+            cell = data["cells"].get(row["task"]["id"], {}).get(order)
+            return cell["avg"] if cell and cell["avg"] is not None else -1.0
+
+        rows.sort(key=lambda r: (r["task"]["category"], -avg_of(r), r["task"]["name"]))
+    else:
+        rows.sort(key=lambda r: (r["task"]["category"], r["task"]["name"]))
+    return rows
+
+
+def cell_title(task: dict, entry: dict, cell: dict | None) -> str:
+    who = f"{entry['model_label']} / {entry['harness']} on {task['name']}"
+    if cell is None:
+        return f"{who}: no rollout (counts 0)"
+    scores = ", ".join(f"{s:.3f}" for s in cell["scores"]) or "none counted"
+    text = f"{who}\nAvg {cell['avg'] or 0:.3f} · Best {cell['best'] or 0:.3f}\nrollouts: {scores}"
+    if cell["infra_rollout_ids"]:
+        text += f"\n{len(cell['infra_rollout_ids'])} infrastructure error(s) excluded"
+    return text
+
+
+def heatmap(request: HttpRequest) -> HttpResponse:
+    filters = read_filters(request)
+    if filters["version"] is None:
+        return empty_page(request, "evaluations/heatmap.html")
+    data = lb.board(filters["version"])
+    category = filters["category"] if filters["category"] in data["categories"] else None
+    entries = lb.sort_entries(lb.select_entries(data, filters["harness"], filters["open_weight"]), "avg", True, category)
+    order = request.GET.get("order", "task")
+    rows = heatmap_rows(data, entries, category, order)
+    plot = {
+        "tasks": [r["task"]["name"] for r in rows],
+        "categories": [r["task"]["category"] for r in rows],
+        "entries": [f"{e['model_label']} / {e['harness']}" for e in entries],
+        "z": [[(c["cell"] or {}).get("avg") for c in r["cells"]] for r in rows],
+        "text": [[c["title"] for c in r["cells"]] for r in rows],
+        "urls": [[c["url"] for c in r["cells"]] for r in rows],
+    }
+    context = {
+        "nav": "leaderboard",
+        "data": data,
+        "entries": entries,
+        "rows": rows,
+        "order": order,
+        "category": category,
+        "filters": filters,
+        "order_query": query_without(request, "order"),
+        "plot": plot,
+        **filter_choices(data),
+    }
+    return render(request, "evaluations/heatmap.html", context)
+
+
+def model_detail(request: HttpRequest, name: str) -> HttpResponse:
+    model = get_object_or_404(AgentModel, name=name)
+    found = lb.model_board(model)
+    sections = []
+    for item in found:
+        entry, data = item["entry"], item["board"]
+        tasks = []
+        for task in data["tasks"]:
+            cell = data["cells"].get(task["id"], {}).get(entry["key"])
+            tasks.append(
+                {
+                    "task": task,
+                    "cell": cell,
+                    "best_url": rollout_url(cell["best_rollout_id"]) if cell and cell["best_rollout_id"] else None,
+                    "url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
+                }
+            )
+        sections.append({"entry": entry, "version": data["version"], "categories": data["categories"], "tasks": tasks})
+    rollouts = list(
+        Rollout.objects.filter(model=model)
+        .select_related("task", "task__version", "harness")
+        .order_by("-imported_at", "-id")[:200]
+    )
+    for rollout in rollouts:
+        rollout.url = rollout_url(rollout.id)
+    failures = (
+        Rollout.objects.filter(model=model, superseded=False)
+        .filter(Q(reward__isnull=True) | Q(reward__lte=0))
+        .exclude(failure_cause="")
+        .values("failure_cause")
+        .annotate(n=Count("id"))
+        .order_by("-n", "failure_cause")
+    )
+    context = {
+        "nav": "leaderboard",
+        "model": model,
+        "sections": sections,
+        "rollouts": rollouts,
+        "n_rollouts": Rollout.objects.filter(model=model).count(),
+        "failures": list(failures),
+    }
+    return render(request, "evaluations/model_detail.html", context)
+
+
+@staff_member_required
+def import_results_upload(request: HttpRequest) -> HttpResponse:
+    """Staff upload of published scores: the same checks as the command."""
+    from .published import ResultsImportError, import_results
+
+    errors: list[str] = []
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        if upload is None:
+            errors = ["Choose a CSV or JSON file."]
+        else:
+            as_json = upload.name.lower().endswith(".json") or request.POST.get("format") == "json"
+            try:
+                report = import_results(upload.read().decode("utf-8-sig"), as_json=as_json)
+            except UnicodeDecodeError:
+                errors = ["The file is not UTF-8 text."]
+            except ResultsImportError as error:
+                errors = error.errors
+            else:
+                messages.success(request, report.summary())
+                return redirect("evaluations:import_results")
+    return render(request, "evaluations/import_results.html", {"nav": "leaderboard", "errors": errors})

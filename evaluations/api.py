@@ -1,0 +1,250 @@
+"""Read-only JSON API (v1) and CSV export of the leaderboard tables.
+
+The figures are the pages' own (`evaluations.leaderboard.board`), flattened
+into rows; `?format=csv` (or the `.csv` URLs) gives the same rows as CSV.
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+from django.core.paginator import EmptyPage, Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from trajectories.models import Rollout
+
+from . import aggregation as agg
+from . import leaderboard as lb
+from .views import read_filters, rollout_url, rollouts_url
+
+API_VERSION = "v1"
+MAX_PAGE_SIZE = 500
+DEFINITIONS = {
+    "avg": "Avg@k: mean of a task's counted rollouts, then over all tasks of the version or category; a task without a counted rollout counts 0.",
+    "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
+    "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set.",
+    "ci": "95% percentile bootstrap over tasks and rollouts within tasks, seeded.",
+    "rank": "1 + the number of ranked entries whose Avg@k interval lies entirely above this entry's.",
+    "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
+}
+
+
+def csv_response(rows: list[dict], filename: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(c for c in row if c not in columns)
+    writer = csv.DictWriter(response, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return response
+
+
+def wants_csv(request: HttpRequest, csv_url: bool) -> bool:
+    return csv_url or request.GET.get("format", "").lower() == "csv"
+
+
+def no_version() -> JsonResponse:
+    return JsonResponse({"error": "no benchmark version has results yet"}, status=404)
+
+
+def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
+    """One flat row per entry: overall figures (or the category's), per-category Avg, usage."""
+    category = filters["category"] if filters["category"] in data["categories"] else None
+    rows = []
+    entries = lb.sort_entries(lb.select_entries(data, filters["harness"], filters["open_weight"]), "avg", True, category)
+    for entry in entries:
+        figures = lb.figures_of(entry, category) or {}
+        usage = entry["usage"]
+        row = {
+            "version": data["version"]["name"],
+            "scope": category or "all",
+            "model": entry["model"],
+            "harness": entry["harness"],
+            "open_weight": entry["open_weight"],
+            "ablation": entry["ablation"],
+            "in_comparison": entry["comparison"],
+            "rank": figures.get("rank"),
+            "avg": figures.get("avg"),
+            "avg_ci_low": (figures.get("avg_ci") or [None, None])[0],
+            "avg_ci_high": (figures.get("avg_ci") or [None, None])[1],
+            "best": figures.get("best"),
+            "dominance": figures.get("dominance"),
+            "dominance_ci_low": (figures.get("dominance_ci") or [None, None])[0],
+            "dominance_ci_high": (figures.get("dominance_ci") or [None, None])[1],
+            "tasks_with_rollouts": figures.get("n_tasks"),
+            "tasks_total": figures.get("n_tasks_total"),
+            "rollouts_counted": figures.get("n_rollouts"),
+            "rollouts_infra_error": entry["excluded"].get(agg.INFRA, 0),
+        }
+        for name in data["categories"]:
+            row[f"avg_{name}"] = (entry["categories"].get(name) or {}).get("avg")
+        row.update(
+            {
+                "gold": (entry["medals"] or {}).get("gold"),
+                "silver": (entry["medals"] or {}).get("silver"),
+                "bronze": (entry["medals"] or {}).get("bronze"),
+                "cost_usd": usage["cost_usd"],
+                "cost_known_rollouts": usage["cost_known_rollouts"],
+                "input_tokens": usage["input_tokens"],
+                "output_tokens": usage["output_tokens"],
+                "agent_hours": usage["agent_hours"],
+                "benchmark_calls_per_hour": usage["benchmark_calls_per_hour"],
+            }
+        )
+        rows.append(row)
+    return rows
+
+
+def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+    filters = read_filters(request)
+    if filters["version"] is None:
+        return no_version()
+    data = lb.board(filters["version"])
+    rows = leaderboard_rows(data, filters)
+    if wants_csv(request, csv_url):
+        return csv_response(rows, f"leaderboard-{data['version']['name']}.csv")
+    published = [
+        {k: v for k, v in p.items() if k != "harness_id"}
+        for p in data["published"]
+        if filters["harness"] is None or p["harness_id"] == filters["harness"]
+    ]
+    return JsonResponse(
+        {
+            "api_version": API_VERSION,
+            "version": data["version"],
+            "categories": data["categories"],
+            "definitions": DEFINITIONS,
+            "entries": rows,
+            "published": published,
+        }
+    )
+
+
+def heatmap_rows(data: dict, filters: dict) -> list[dict]:
+    """One row per (task, entry) with a rollout: long format, easy to pivot."""
+    entries = lb.select_entries(data, filters["harness"], filters["open_weight"])
+    rows = []
+    for task in data["tasks"]:
+        if filters["category"] and task["category"] != filters["category"]:
+            continue
+        cells = data["cells"].get(task["id"], {})
+        for entry in entries:
+            cell = cells.get(entry["key"])
+            rows.append(
+                {
+                    "version": data["version"]["name"],
+                    "task": task["name"],
+                    "category": task["category"],
+                    "model": entry["model"],
+                    "harness": entry["harness"],
+                    "avg": cell["avg"] if cell else None,
+                    "best": cell["best"] if cell else None,
+                    "n_rollouts": len(cell["scores"]) if cell else 0,
+                    "scores": " ".join(f"{s:g}" for s in cell["scores"]) if cell else "",
+                    "n_infra_error": len(cell["infra_rollout_ids"]) if cell else 0,
+                    "rollouts_url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
+                }
+            )
+    return rows
+
+
+def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+    filters = read_filters(request)
+    if filters["version"] is None:
+        return no_version()
+    data = lb.board(filters["version"])
+    rows = heatmap_rows(data, filters)
+    if wants_csv(request, csv_url):
+        return csv_response(rows, f"heatmap-{data['version']['name']}.csv")
+    return JsonResponse({"api_version": API_VERSION, "version": data["version"], "cells": rows})
+
+
+def rollout_row(r: Rollout) -> dict:
+    return {
+        "id": r.id,
+        "trial_name": r.trial_name,
+        "version": r.task.version.name,
+        "task": r.task.name,
+        "task_id": r.task_id,
+        "category": r.task.category,
+        "model": r.model.name,
+        "model_id": r.model_id,
+        "harness": str(r.harness),
+        "harness_id": r.harness_id,
+        "index": r.index,
+        "status": r.status,
+        "reward": r.reward,
+        "score": agg.rollout_score(r.reward, r.task.version.clip_rewards),
+        "counted": agg.disposition(r.status, r.superseded, r.infra_error),
+        "superseded": r.superseded,
+        "infra_error": r.infra_error,
+        "failure_cause": r.failure_cause,
+        "cost_usd": r.cost_usd,
+        "input_tokens": r.n_input_tokens,
+        "output_tokens": r.n_output_tokens,
+        "agent_seconds": r.agent_duration_sec,
+        "n_steps": r.n_steps,
+        "n_benchmark_calls": r.n_benchmark_calls,
+        "url": rollout_url(r.id),
+    }
+
+
+def filter_rollouts(request: HttpRequest):
+    rollouts = Rollout.objects.select_related("task", "task__version", "model", "harness").order_by("id")
+    get = request.GET
+    if get.get("version"):
+        rollouts = rollouts.filter(task__version__name=get["version"])
+    for param, field in (("task", "task_id"), ("model", "model_id"), ("harness", "harness_id")):
+        value = get.get(param, "").strip()
+        if value.isdigit():
+            rollouts = rollouts.filter(**{field: int(value)})
+        elif value:
+            name_field = {"task": "task__name", "model": "model__name", "harness": "harness__name"}[param]
+            rollouts = rollouts.filter(**{name_field: value})
+    if get.get("status"):
+        rollouts = rollouts.filter(status=get["status"])
+    if get.get("category"):
+        rollouts = rollouts.filter(task__category=get["category"])
+    return rollouts
+
+
+def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+    """Rollouts, filtered by version, task, model, harness (id or name), status, category."""
+    queryset = filter_rollouts(request)
+    if wants_csv(request, csv_url):
+        return csv_response([rollout_row(r) for r in queryset], "rollouts.csv")
+    try:
+        size = min(MAX_PAGE_SIZE, max(1, int(request.GET.get("page_size", 100))))
+        number = max(1, int(request.GET.get("page", 1)))
+    except ValueError:
+        return JsonResponse({"error": "page and page_size must be whole numbers"}, status=400)
+    paginator = Paginator(queryset, size)
+    try:
+        page = paginator.page(number)
+    except EmptyPage:
+        return JsonResponse({"error": f"page {number} does not exist ({paginator.num_pages} pages)"}, status=404)
+    params = request.GET.copy()
+
+    def link(n: int) -> str:
+        params["page"] = n
+        return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+
+    return JsonResponse(
+        {
+            "api_version": API_VERSION,
+            "count": paginator.count,
+            "page": number,
+            "pages": paginator.num_pages,
+            "next": link(number + 1) if page.has_next() else None,
+            "previous": link(number - 1) if page.has_previous() else None,
+            "results": [rollout_row(r) for r in page.object_list],
+        }
+    )
+
+
+def docs(request: HttpRequest) -> HttpResponse:
+    return render(request, "evaluations/api.html", {"nav": "leaderboard", "definitions": DEFINITIONS})

@@ -1,0 +1,415 @@
+"""From the database to leaderboard figures, cached until results change.
+
+`board(version)` reads every rollout of one benchmark version once, hands
+plain scores to `evaluations.aggregation` and returns one JSON-serialisable
+dict that the leaderboard, heatmap, model page, task page and API all read.
+
+Caching: every board is stored under a key that includes a *generation*
+counter. Saving or deleting a Rollout, Entry, PublishedResult, Task,
+BenchmarkVersion or FailureLabel bumps the counter (signals connected in
+`EvaluationsConfig.ready`), so the next request recomputes; nothing is ever
+served from before a change. Code that changes rollouts with
+`QuerySet.update()` or `bulk_create()` (no signals) must call `invalidate()`.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Count, Q
+
+from tasks.models import BenchmarkVersion, Task
+from trajectories.models import Rollout
+
+from . import aggregation as agg
+from .models import AgentModel, Entry, Harness, PublishedResult
+
+GENERATION_KEY = "evaluations:board-generation"
+BOARD_TIMEOUT = 24 * 3600
+BUDGET_GRID = np.linspace(0.0, 1.0, 41)
+N_RESAMPLES = agg.DEFAULT_RESAMPLES
+
+
+# --- cache generation -------------------------------------------------------
+
+
+def generation() -> int:
+    value = cache.get(GENERATION_KEY)
+    if value is None:
+        # Start from the clock, not 1: should the counter be evicted, a fresh
+        # one must not collide with keys written under an old value.
+        cache.add(GENERATION_KEY, int(time.time() * 1000), timeout=None)
+        value = cache.get(GENERATION_KEY)
+    return int(value)
+
+
+def _bump() -> None:
+    try:
+        cache.incr(GENERATION_KEY)
+    except ValueError:  # evicted or never set
+        generation()
+        cache.incr(GENERATION_KEY)
+
+
+def invalidate() -> None:
+    """Mark every cached board stale, now and again when the transaction commits.
+
+    The second bump closes a race: a request that recomputes between the
+    save and the commit would otherwise cache pre-commit data under the new
+    generation.
+    """
+    _bump()
+    transaction.on_commit(_bump)
+
+
+# Saves that touch only these rollout fields (heartbeats, timings of a run in
+# progress, analysis notes) change no figure and keep the cache.
+ROLLOUT_FIELDS_SHOWN = {
+    "task", "model", "harness", "index", "reward", "status", "superseded", "infra_error", "cost_usd",
+    "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls",
+    "curve", "failure_cause",
+}
+
+
+def on_result_change(sender, update_fields=None, **kwargs) -> None:
+    if sender is Rollout and update_fields is not None and not (set(update_fields) & ROLLOUT_FIELDS_SHOWN):
+        return
+    invalidate()
+
+
+# --- reading the database ---------------------------------------------------
+
+
+def entry_key(model_id: int, harness_id: int) -> str:
+    return f"m{model_id}-h{harness_id}"
+
+
+ROLLOUT_FIELDS = (
+    "id",
+    "task_id",
+    "model_id",
+    "harness_id",
+    "index",
+    "reward",
+    "status",
+    "superseded",
+    "infra_error",
+    "cost_usd",
+    "n_input_tokens",
+    "n_output_tokens",
+    "agent_started_at",
+    "agent_finished_at",
+    "n_benchmark_calls",
+    "curve",
+)
+
+
+def _curve_points(curve: Any, budget: float | None, clip: bool) -> list[tuple[float, float]]:
+    """(fraction of the time budget, best score) of a stored best-so-far curve."""
+    points = []
+    if not isinstance(curve, list) or not budget:
+        return points
+    for point in curve:
+        if not isinstance(point, dict):
+            continue
+        t, score = point.get("t"), point.get("best_score")
+        if t is None or score is None:
+            continue
+        points.append((float(t) / budget, agg.rollout_score(float(score), clip)))
+    return points
+
+
+def _published(version: BenchmarkVersion, tasks: list[dict]) -> list[dict]:
+    """Published scores grouped by (model, harness, source), aggregated as ours."""
+    rows = (
+        PublishedResult.objects.filter(version=version)
+        .select_related("model", "harness")
+        .order_by("model__name", "harness__name", "source", "task_id", "rollout_index")
+    )
+    groups: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row.model_id, row.harness_id, row.source)
+        group = groups.setdefault(
+            key,
+            {
+                "model": row.model.name,
+                "model_label": row.model.label,
+                "open_weight": row.model.open_weight,
+                "harness": str(row.harness),
+                "harness_id": row.harness_id,
+                "source": row.source,
+                "scores": defaultdict(list),
+            },
+        )
+        group["scores"][row.task_id].append(agg.rollout_score(row.score, version.clip_rewards))
+    task_ids = [t["id"] for t in tasks]
+    published = []
+    for group in groups.values():
+        scores = group.pop("scores")
+        table = agg.ScoreTable(entries=["p"], tasks=task_ids, scores={("p", t): s for t, s in scores.items()})
+        values, counts = table.arrays()
+        group["avg"] = float(agg.task_means(values, counts).mean()) if task_ids else None
+        group["best"] = float(agg.task_bests(values, counts).mean()) if task_ids else None
+        group["n_tasks"] = int((counts > 0).sum())
+        group["n_tasks_total"] = len(task_ids)
+        group["n_scores"] = int(counts.sum())
+        published.append(group)
+    published.sort(key=lambda g: -(g["avg"] or 0))
+    return published
+
+
+def compute_board(version: BenchmarkVersion) -> dict:
+    """Every figure of one benchmark version, uncached."""
+    clip = version.clip_rewards
+    tasks = [
+        {"id": t.id, "name": t.name, "category": t.category, "budget_sec": t.budget_sec}
+        for t in Task.objects.filter(version=version).order_by("category", "name")
+    ]
+    task_by_id = {t["id"]: t for t in tasks}
+    rollouts = list(Rollout.objects.filter(task__version=version).order_by("index", "id").values(*ROLLOUT_FIELDS))
+
+    pairs = sorted({(r["model_id"], r["harness_id"]) for r in rollouts})
+    models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
+    harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
+    settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
+
+    scores: dict[tuple[str, int], list[float]] = defaultdict(list)
+    rollout_ids: dict[tuple[str, int], list[int]] = defaultdict(list)
+    excluded: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    flagged: dict[tuple[str, int], list[int]] = defaultdict(list)
+    usage: dict[str, agg.Usage] = defaultdict(agg.Usage)
+    curves: dict[str, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    for r in rollouts:
+        key = entry_key(r["model_id"], r["harness_id"])
+        kind = agg.disposition(r["status"], r["superseded"], r["infra_error"])
+        if kind != agg.COUNTED:
+            excluded[key][kind] += 1
+            if kind == agg.INFRA:
+                flagged[(key, r["task_id"])].append(r["id"])
+            continue
+        scores[(key, r["task_id"])].append(agg.rollout_score(r["reward"], clip))
+        rollout_ids[(key, r["task_id"])].append(r["id"])
+        seconds = None
+        if r["agent_started_at"] and r["agent_finished_at"]:
+            seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
+        usage[key].add(r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"])
+        budget = task_by_id.get(r["task_id"], {}).get("budget_sec") or seconds
+        curves[key][r["task_id"]].append(_curve_points(r["curve"], budget, clip))
+
+    entries = []
+    for model_id, harness_id in pairs:
+        model, harness = models[model_id], harnesses[harness_id]
+        setting = settings.get((model_id, harness_id))
+        ablation = bool(setting and setting.ablation)
+        in_comparison = setting.in_comparison if setting else True
+        entries.append(
+            {
+                "key": entry_key(model_id, harness_id),
+                "model_id": model_id,
+                "model": model.name,
+                "model_label": model.label,
+                "open_weight": model.open_weight,
+                "scripted": model.is_scripted,
+                "harness_id": harness_id,
+                "harness": str(harness),
+                "ablation": ablation,
+                "in_comparison": in_comparison,
+                # Scripted stubs are shown but never compete.
+                "comparison": in_comparison and not ablation and not model.is_scripted,
+                "note": setting.note if setting else "",
+            }
+        )
+
+    keys = [e["key"] for e in entries]
+    task_ids = [t["id"] for t in tasks]
+    table = agg.ScoreTable(
+        entries=keys, tasks=task_ids, scores=scores, categories={t["id"]: t["category"] for t in tasks}
+    )
+    comparison = {e["key"] for e in entries if e["comparison"]}
+    scopes = agg.all_figures(table, comparison, n_resamples=N_RESAMPLES)
+    medals = agg.medal_table(table, comparison)
+    cost_points = {k: (usage[k].cost_per_rollout, scopes[None][k].avg) for k in keys} if task_ids else {}
+    token_points = {k: (usage[k].tokens_per_rollout, scopes[None][k].avg) for k in keys} if task_ids else {}
+    cost_frontier = agg.pareto_frontier(cost_points)
+    token_frontier = agg.pareto_frontier(token_points)
+
+    for entry in entries:
+        key = entry["key"]
+        entry["overall"] = scopes[None][key].as_dict() if task_ids else None
+        entry["categories"] = {c: scopes[c][key].as_dict() for c in table.category_names()}
+        entry["usage"] = usage[key].as_dict()
+        entry["excluded"] = dict(excluded[key])
+        entry["medals"] = medals.get(key)
+        entry["score_at_k"] = agg.score_at_k(table, key)
+        entry["budget_curve"] = agg.budget_curve(curves[key], task_ids, BUDGET_GRID).tolist()
+        entry["pareto_cost"] = key in cost_frontier
+        entry["pareto_tokens"] = key in token_frontier
+
+    cells: dict[int, dict[str, dict]] = {}
+    for task in tasks:
+        row = {}
+        for key in keys:
+            got = scores.get((key, task["id"]), [])
+            ids = rollout_ids.get((key, task["id"]), [])
+            infra = flagged.get((key, task["id"]), [])
+            if not got and not infra:
+                continue
+            best_at = int(np.argmax(got)) if got else None
+            row[key] = {
+                "avg": float(np.mean(got)) if got else None,
+                "best": max(got) if got else None,
+                "scores": got,
+                "rollout_ids": ids,
+                "best_rollout_id": ids[best_at] if best_at is not None else None,
+                "infra_rollout_ids": infra,
+            }
+        cells[task["id"]] = row
+
+    entries.sort(key=lambda e: (e["overall"] is None, -(e["overall"] or {}).get("avg", 0), e["model"], e["harness"]))
+    return {
+        "version": {
+            "id": version.id,
+            "name": version.name,
+            "benchmark": version.benchmark,
+            "label": str(version),
+            "clip_rewards": clip,
+        },
+        "categories": table.category_names(),
+        "tasks": tasks,
+        "entries": entries,
+        "cells": cells,
+        "budget_grid": BUDGET_GRID.tolist(),
+        "published": _published(version, tasks),
+        "n_resamples": N_RESAMPLES,
+    }
+
+
+def board(version: BenchmarkVersion) -> dict:
+    """`compute_board(version)`, from the cache when nothing has changed."""
+    key = f"evaluations:board:{version.pk}:{generation()}"
+    data = cache.get(key)
+    if data is None:
+        data = compute_board(version)
+        cache.set(key, data, BOARD_TIMEOUT)
+    return data
+
+
+# --- what pages ask for -----------------------------------------------------
+
+
+def versions_with_results() -> list[BenchmarkVersion]:
+    """Versions that have rollouts or published results, most rollouts first."""
+    versions = BenchmarkVersion.objects.annotate(
+        n_rollouts=Count("tasks__rollouts", distinct=True),
+        n_published=Count("published_results", distinct=True),
+    ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0))
+    return sorted(versions, key=lambda v: (-v.n_rollouts, v.benchmark, v.name))
+
+
+def default_version() -> BenchmarkVersion | None:
+    versions = versions_with_results()
+    if versions:
+        return versions[0]
+    return BenchmarkVersion.objects.first()
+
+
+def task_results(task: Task) -> list[dict]:
+    """Every entry on one task: Avg/Best, the scores and the best rollout."""
+    data = board(task.version)
+    row = data["cells"].get(task.id, {})
+    results = []
+    for entry in data["entries"]:
+        cell = row.get(entry["key"])
+        if cell is None:
+            continue
+        results.append({**cell, "entry": entry})
+    results.sort(key=lambda r: -(r["avg"] if r["avg"] is not None else -1))
+    return results
+
+
+def model_board(model: AgentModel) -> list[dict]:
+    """The model's entries on every version it ran, each with its version's board."""
+    version_ids = Rollout.objects.filter(model=model).values_list("task__version", flat=True).distinct()
+    found = []
+    for version in BenchmarkVersion.objects.filter(id__in=set(version_ids)):
+        data = board(version)
+        for entry in data["entries"]:
+            if entry["model_id"] == model.id:
+                found.append({"entry": entry, "board": data})
+    return found
+
+
+# --- filtering and sorting rows (shared by pages, API and CSV) ---------------
+
+
+def select_entries(data: dict, harness: int | None = None, open_weight: bool | None = None) -> list[dict]:
+    """Entries shown under the filters. Filters hide rows; figures stay those
+    of the whole comparison set, so a number never changes with a filter."""
+    rows = data["entries"]
+    if harness is not None:
+        rows = [e for e in rows if e["harness_id"] == harness]
+    if open_weight is not None:
+        rows = [e for e in rows if e["open_weight"] == open_weight]
+    return rows
+
+
+def figures_of(entry: dict, category: str | None) -> dict | None:
+    if category:
+        return entry["categories"].get(category)
+    return entry["overall"]
+
+
+SORT_KEYS = ("rank", "model", "harness", "avg", "best", "dom", "tasks", "rollouts", "cost", "tokens", "hours", "calls")
+# Columns where bigger is better sort descending by default.
+DESCENDING_FIRST = {"avg", "best", "dom", "tasks", "rollouts"}
+
+
+def sort_value(entry: dict, key: str, category: str | None) -> Any:
+    """The value a column sorts by; None sorts last in either direction."""
+    figures = figures_of(entry, category) or {}
+    usage = entry["usage"]
+    if key.startswith("cat:"):
+        return (entry["categories"].get(key[4:]) or {}).get("avg")
+    return {
+        "rank": figures.get("rank"),
+        "model": entry["model_label"].lower(),
+        "harness": entry["harness"].lower(),
+        "avg": figures.get("avg"),
+        "best": figures.get("best"),
+        "dom": figures.get("dominance"),
+        "tasks": figures.get("n_tasks"),
+        "rollouts": figures.get("n_rollouts"),
+        "cost": usage.get("cost_usd"),
+        "tokens": None if usage.get("input_tokens") is None else usage["input_tokens"] + usage["output_tokens"],
+        "hours": usage.get("agent_hours"),
+        "calls": usage.get("benchmark_calls_per_hour"),
+    }.get(key)
+
+
+def parse_sort(value: str | None, categories: list[str]) -> tuple[str, bool]:
+    """'-avg' -> ('avg', descending). Unknown keys fall back to Avg@k, best first."""
+    value = (value or "").strip()
+    descending = value.startswith("-")
+    key = value.lstrip("-")
+    if key in SORT_KEYS or (key.startswith("cat:") and key[4:] in categories):
+        return key, descending
+    return "avg", True
+
+
+def sort_entries(rows: list[dict], key: str, descending: bool, category: str | None) -> list[dict]:
+    """Rows sorted by one column; ties by Avg@k (best first), missing values last."""
+
+    def avg(entry: dict) -> float:
+        return (figures_of(entry, category) or {}).get("avg") or 0.0
+
+    present = [e for e in rows if sort_value(e, key, category) is not None]
+    missing = [e for e in rows if sort_value(e, key, category) is None]
+    present.sort(key=lambda e: (-avg(e), e["model"], e["harness"]))
+    missing.sort(key=lambda e: (-avg(e), e["model"], e["harness"]))
+    # Python's sort is stable in both directions, so the tie order survives.
+    present.sort(key=lambda e: sort_value(e, key, category), reverse=descending)
+    return present + missing

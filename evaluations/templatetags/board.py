@@ -1,0 +1,76 @@
+"""Number formatting for leaderboard pages: one place, so every page agrees."""
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+DASH = "—"
+
+
+@register.filter
+def score(value) -> str:
+    """A normalised score with three decimals."""
+    if value is None or value == "":
+        return DASH
+    return f"{float(value):.3f}"
+
+
+@register.filter
+def interval(value) -> str:
+    if not value:
+        return ""
+    lo, hi = value
+    return f"[{lo:.3f}, {hi:.3f}]"
+
+
+@register.filter
+def usd(value) -> str:
+    if value is None:
+        return "unknown"
+    return f"${value:,.2f}"
+
+
+@register.filter
+def compact(value) -> str:
+    """1234567 -> 1.23M: token counts are read for their size, not their digits."""
+    if value is None:
+        return DASH
+    value = float(value)
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= limit:
+            return f"{value / limit:.2f}{suffix}"
+    return f"{value:.0f}"
+
+
+@register.filter
+def number(value, digits: int = 1) -> str:
+    if value is None:
+        return DASH
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def get(mapping, key):
+    if not mapping:
+        return None
+    return mapping.get(key)
+
+
+@register.filter
+def heat(value) -> str:
+    """Background colour of a heatmap cell: white at 0, deep blue at 1."""
+    if value is None:
+        return "background:#f3f4f6"
+    v = min(1.0, max(0.0, float(value)))
+    lightness = 97 - 55 * v
+    colour = "#fff" if lightness < 60 else "#1d2330"
+    return f"background:hsl(220,70%,{lightness:.0f}%);color:{colour}"
+
+
+@register.filter
+def sortval(value) -> str:
+    """A data-sort value for the JS sorter: numbers as they are, None empty."""
+    if value is None:
+        return ""
+    return str(value)

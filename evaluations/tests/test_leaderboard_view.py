@@ -1,0 +1,224 @@
+"""The leaderboard page at / with figures computed from the database."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from evaluations import leaderboard as lb
+from evaluations.models import AgentModel, Entry, Harness, PublishedResult
+from trajectories.models import Rollout
+
+from .board_factories import hand_table, make_rollout
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def clear_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def world():
+    return hand_table()
+
+
+def row_order(html: str) -> list[str]:
+    body = html.split('id="leaderboard-table"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r'<tr data-entry="[^"]+">\s*<td[^>]*>.*?</td>\s*<td[^>]*><a href="/models/([^/]+)/', body, re.S)
+
+
+def test_board_figures_ignore_infra_superseded_unfinished(world):
+    data = lb.board(world["version"])
+    by_model = {e["model"]: e for e in data["entries"]}
+    assert by_model["model-a"]["overall"]["avg"] == pytest.approx(0.35)
+    assert by_model["model-b"]["overall"]["avg"] == pytest.approx(0.45)
+    assert by_model["model-c"]["overall"]["avg"] == pytest.approx(0.275)
+    assert by_model["model-a"]["overall"]["best"] == pytest.approx(0.525)
+    assert by_model["model-b"]["overall"]["dominance"] == pytest.approx(0.625)
+    assert by_model["model-a"]["overall"]["n_tasks"] == 3
+    assert by_model["model-a"]["excluded"] == {"infra": 1}
+    assert by_model["model-c"]["excluded"] == {"superseded": 1, "unfinished": 1, "cancelled": 1}
+    assert by_model["model-a"]["categories"]["alpha"]["avg"] == pytest.approx(0.35)
+    assert by_model["model-a"]["medals"] == {"gold": 2, "silver": 1, "bronze": 0}
+    # Usage counts only the 9 counted rollouts: 0.5 USD and 1 hour each.
+    assert by_model["model-a"]["usage"]["cost_usd"] == pytest.approx(4.5)
+    assert by_model["model-a"]["usage"]["agent_hours"] == pytest.approx(9.0)
+    assert by_model["model-a"]["usage"]["benchmark_calls_per_hour"] == pytest.approx(4.0)
+    # The infra rollout on t4 is flagged in its cell.
+    t4 = world["tasks"]["t4"].id
+    assert len(data["cells"][t4][by_model["model-a"]["key"]]["infra_rollout_ids"]) == 1
+
+
+def test_page_shows_sorted_table_with_counts_and_note(client, world):
+    response = client.get(reverse("evaluations:leaderboard"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert row_order(html) == ["model-b", "model-a", "model-c"]
+    assert "0.450" in html and "0.350" in html and "0.275" in html
+    assert "3/4 tasks, 9 rollouts" in html
+    assert "1 infra" in html
+    assert "How rollouts count" in html and "counts 0" in html
+    assert 'id="board-charts"' in html and "vendor/plotly.min.js" in html
+    assert response.context["nav"] == "leaderboard"
+
+
+@pytest.mark.parametrize(
+    "sort, expected",
+    [
+        ("model", ["model-a", "model-b", "model-c"]),
+        ("-model", ["model-c", "model-b", "model-a"]),
+        ("avg", ["model-c", "model-a", "model-b"]),
+        ("-best", ["model-b", "model-a", "model-c"]),
+        ("-dom", ["model-b", "model-a", "model-c"]),  # A and C tie at .4375: Avg breaks it
+        ("-cat:alpha", ["model-a", "model-b", "model-c"]),
+        ("nonsense", ["model-b", "model-a", "model-c"]),
+    ],
+)
+def test_sort_parameter_works_without_js(client, world, sort, expected):
+    html = client.get(reverse("evaluations:leaderboard"), {"sort": sort}).content.decode()
+    assert row_order(html) == expected
+
+
+def test_filters_hide_rows_but_keep_figures(client, world):
+    html = client.get(reverse("evaluations:leaderboard"), {"open_weight": "1"}).content.decode()
+    assert row_order(html) == ["model-b"]
+    assert "0.625" in html  # B's dominance against the whole set
+    other = Harness.objects.create(name="mini-swe-agent")
+    make_rollout(world["tasks"]["t1"], world["models"]["A"], other, 1.0)
+    html = client.get(reverse("evaluations:leaderboard"), {"harness": other.id}).content.decode()
+    assert row_order(html) == ["model-a"]
+
+
+def test_category_filter_switches_figures(client, world):
+    response = client.get(reverse("evaluations:leaderboard"), {"category": "alpha"})
+    rows = response.context["rows"]
+    assert [r["entry"]["model"] for r in rows] == ["model-a", "model-b", "model-c"]
+    assert rows[0]["fig"]["avg"] == pytest.approx(0.35)
+    assert rows[0]["fig"]["dominance"] == pytest.approx(0.75)
+    assert "1/2 tasks" in response.content.decode() or rows[2]["fig"]["n_tasks"] == 2
+
+
+def test_unknown_version_is_404(client, world):
+    assert client.get(reverse("evaluations:leaderboard"), {"version": "9.9"}).status_code == 404
+
+
+def test_empty_site(client):
+    response = client.get(reverse("evaluations:leaderboard"))
+    assert response.status_code == 200
+    assert "No results yet" in response.content.decode()
+
+
+def test_ablation_entry_has_no_rank_or_dominance(client, world):
+    Entry.objects.create(model=world["models"]["C"], harness=world["harness"], version=world["version"], ablation=True)
+    data = lb.board(world["version"])
+    by_model = {e["model"]: e for e in data["entries"]}
+    assert by_model["model-c"]["overall"]["dominance"] is None
+    assert by_model["model-c"]["overall"]["rank"] is None
+    # A vs B alone: t1 tie, t2 A, t3 B, t4 B.
+    assert by_model["model-a"]["overall"]["dominance"] == pytest.approx(0.375)
+    assert "ablation" in client.get("/").content.decode()
+
+
+def test_clipping_follows_the_version(world):
+    make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.6, index=7)
+    by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
+    assert by_model["model-a"]["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 1.0) / 4)
+    world["version"].clip_rewards = False
+    world["version"].save()
+    by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
+    assert by_model["model-a"]["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 1.6) / 4)
+
+
+def test_agent_failure_counts_zero(world):
+    make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], None, status="failed", index=8)
+    by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
+    assert by_model["model-a"]["overall"]["avg"] == pytest.approx(0.35)
+    assert by_model["model-a"]["overall"]["n_tasks"] == 4
+
+
+def test_cache_is_never_stale_after_a_change(client, world):
+    first = lb.board(world["version"])
+    assert lb.board(world["version"]) is not None
+    key = f"evaluations:board:{world['version'].pk}:{lb.generation()}"
+    assert cache.get(key) is not None  # warm
+
+    # A new rollout.
+    make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 0.8, index=9)
+    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
+    assert a["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
+
+    # A changed rollout: marked as an infrastructure error.
+    rollout = Rollout.objects.get(index=9)
+    rollout.infra_error = True
+    rollout.save()
+    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
+    assert a["overall"]["avg"] == pytest.approx(0.35)
+
+    # An Entry change.
+    Entry.objects.create(model=world["models"]["A"], harness=world["harness"], version=world["version"], ablation=True)
+    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
+    assert a["ablation"] and a["overall"]["dominance"] is None
+
+    # A published result.
+    PublishedResult.objects.create(
+        model=world["models"]["A"], harness=world["harness"], version=world["version"], task=world["tasks"]["t1"],
+        score=0.9, source="paper",
+    )
+    assert lb.board(world["version"])["published"][0]["source"] == "paper"
+
+    # A deletion.
+    Rollout.objects.filter(model=world["models"]["B"]).delete()
+    assert {e["model"] for e in lb.board(world["version"])["entries"]} == {"model-a", "model-c"}
+    assert first["entries"][0]["model"] == "model-b"
+
+    # The page reads the same fresh board.
+    html = client.get("/").content.decode()
+    assert row_order(html) == ["model-a", "model-c"] or row_order(html) == ["model-c", "model-a"]
+
+
+def test_heartbeat_saves_keep_the_cache(world):
+    lb.board(world["version"])
+    before = lb.generation()
+    rollout = Rollout.objects.first()
+    rollout.save(update_fields=["heartbeat_at"])
+    assert lb.generation() == before
+    rollout.save(update_fields=["reward"])
+    assert lb.generation() > before
+
+
+def test_published_results_are_shown_apart_with_source(client, world):
+    model = AgentModel.objects.create(name="paper-model")
+    for task, score in (("t1", 0.8), ("t2", 0.4)):
+        PublishedResult.objects.create(
+            model=model, harness=world["harness"], version=world["version"], task=world["tasks"][task],
+            score=score, source="https://example.org/paper",
+        )
+    response = client.get("/")
+    html = response.content.decode()
+    assert row_order(html) == ["model-b", "model-a", "model-c"]  # not mixed in
+    published = html.split('id="published-table"', 1)[1]
+    assert "paper-model" in published and "https://example.org/paper" in published
+    assert "0.300" in published  # (0.8 + 0.4) / 4 tasks
+    assert "2/4" in published
+
+
+def test_budget_curve_and_score_at_k(world):
+    # One rollout of a fresh model with a curve: 0.3 at 25% of the budget, 0.6 at 75%.
+    model = AgentModel.objects.create(name="curvy")
+    make_rollout(
+        world["tasks"]["t1"], model, world["harness"], 0.6,
+        curve=[{"step_id": 3, "t": 900, "best_score": 0.3}, {"step_id": 9, "t": 2700, "best_score": 0.6}],
+    )
+    entry = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "curvy")
+    grid = lb.BUDGET_GRID
+    curve = dict(zip(grid.round(3).tolist(), entry["budget_curve"]))
+    assert curve[0.0] == 0.0
+    assert curve[0.5] == pytest.approx(0.3 / 4)
+    assert curve[1.0] == pytest.approx(0.6 / 4)
+    assert entry["score_at_k"] == pytest.approx([0.6 / 4])

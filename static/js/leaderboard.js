@@ -1,0 +1,116 @@
+/* Leaderboard and heatmap pages: column sorting and plotly charts.
+ * The server already renders a sorted table and ?sort= links work without
+ * JavaScript; this only re-sorts in place and draws the charts. */
+(function () {
+  "use strict";
+
+  function cellValue(row, index) {
+    var cell = row.cells[index];
+    return cell ? cell.getAttribute("data-value") || "" : "";
+  }
+
+  function compare(a, b, descending) {
+    // Empty values always sort last, whatever the direction.
+    if (a === "" && b === "") return 0;
+    if (a === "") return 1;
+    if (b === "") return -1;
+    var numeric = /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/;
+    var result = numeric.test(a) && numeric.test(b) ? parseFloat(a) - parseFloat(b) : a.localeCompare(b);
+    return descending ? -result : result;
+  }
+
+  function sortTable(table, th) {
+    var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var index = headers.indexOf(th);
+    var current = th.getAttribute("aria-sort");
+    var descending = current ? current === "ascending" : (th.dataset.sortFirst || "").charAt(0) === "-";
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows).filter(function (r) { return r.cells.length > 1; });
+    rows.sort(function (r1, r2) { return compare(cellValue(r1, index), cellValue(r2, index), descending); });
+    rows.forEach(function (r) { body.appendChild(r); });
+    headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    var params = new URLSearchParams(window.location.search);
+    params.set("sort", (descending ? "-" : "") + th.dataset.sortKey);
+    window.history.replaceState(null, "", "?" + params.toString());
+  }
+
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      if (!th.dataset.sortKey) return;
+      th.addEventListener("click", function (event) {
+        event.preventDefault();
+        sortTable(table, th);
+      });
+    });
+  });
+
+  var Plotly = window.Plotly;
+  var layoutBase = { margin: { t: 10, r: 10, b: 40, l: 50 }, font: { size: 12 }, legend: { orientation: "h" } };
+  var config = { displaylogo: false, responsive: true };
+
+  function readJSON(id) {
+    var node = document.getElementById(id);
+    return node ? JSON.parse(node.textContent) : null;
+  }
+
+  function layout(extra) { return Object.assign({}, layoutBase, extra); }
+
+  var charts = readJSON("board-charts");
+  if (charts && Plotly) {
+    var labels = charts.bars.map(function (b) { return b.label; });
+    Plotly.newPlot("chart-bars", [
+      { type: "bar", name: "Avg@k", x: labels, y: charts.bars.map(function (b) { return b.avg; }),
+        error_y: { type: "data", symmetric: false,
+          array: charts.bars.map(function (b) { return b.avg_ci[1] - b.avg; }),
+          arrayminus: charts.bars.map(function (b) { return b.avg - b.avg_ci[0]; }) } },
+      { type: "scatter", mode: "markers", name: "Best@k", x: labels, y: charts.bars.map(function (b) { return b.best; }),
+        marker: { symbol: "diamond", size: 10 } }
+    ], layout({ yaxis: { title: { text: "score" }, rangemode: "tozero" }, margin: { t: 10, r: 10, b: 120, l: 50 } }), config);
+
+    var drawPareto = function (axis) {
+      var points = charts.pareto.filter(function (p) { return p[axis] !== null; });
+      var frontier = points.filter(function (p) { return p["frontier_" + axis]; })
+        .sort(function (a, b) { return a[axis] - b[axis]; });
+      Plotly.react("chart-pareto", [
+        { type: "scatter", mode: "markers+text", name: "entries", x: points.map(function (p) { return p[axis]; }),
+          y: points.map(function (p) { return p.score; }), text: points.map(function (p) { return p.label; }),
+          textposition: "top center", marker: { size: 9 } },
+        { type: "scatter", mode: "lines", name: "Pareto frontier", x: frontier.map(function (p) { return p[axis]; }),
+          y: frontier.map(function (p) { return p.score; }), line: { shape: "hv", dash: "dot" } }
+      ], layout({ xaxis: { title: { text: axis === "cost" ? "USD per rollout" : "tokens per rollout" }, type: "log" },
+        yaxis: { title: { text: "Avg@k" } } }), config);
+      if (!points.length) {
+        document.getElementById("chart-pareto").insertAdjacentHTML("beforeend", '<p class="muted">No ' + axis + " recorded yet.</p>");
+      }
+    };
+    drawPareto("cost");
+    document.querySelectorAll('input[name="pareto-x"]').forEach(function (input) {
+      input.addEventListener("change", function () { drawPareto(input.value); });
+    });
+
+    Plotly.newPlot("chart-budget", charts.budget.series.map(function (s) {
+      return { type: "scatter", mode: "lines", name: s.label, x: charts.budget.x, y: s.y, line: { shape: "hv" } };
+    }), layout({ xaxis: { title: { text: "fraction of the time budget" } }, yaxis: { title: { text: "expected Avg@k" }, rangemode: "tozero" } }), config);
+
+    Plotly.newPlot("chart-at-k", charts.score_at_k.map(function (s) {
+      return { type: "scatter", mode: "lines+markers", name: s.label, x: s.y.map(function (_, i) { return i + 1; }), y: s.y };
+    }), layout({ xaxis: { title: { text: "k" }, dtick: 1 }, yaxis: { title: { text: "score@k" }, rangemode: "tozero" } }), config);
+  }
+
+  var heat = readJSON("heatmap-data");
+  if (heat && Plotly && heat.tasks.length) {
+    var rows = heat.tasks.map(function (t, i) { return heat.categories[i] + " · " + t; });
+    var node = document.getElementById("heatmap-chart");
+    node.style.height = Math.max(300, 22 * rows.length + 160) + "px";
+    Plotly.newPlot(node, [{
+      type: "heatmap", x: heat.entries, y: rows, z: heat.z, text: heat.text, hoverinfo: "text",
+      zmin: 0, zmax: 1, colorscale: [[0, "#f7f8fb"], [1, "#1f3f99"]], xgap: 1, ygap: 1
+    }], layout({ margin: { t: 10, r: 10, b: 140, l: 260 }, yaxis: { autorange: "reversed" } }), config);
+    node.on("plotly_click", function (event) {
+      var point = event.points[0];
+      var url = heat.urls[point.pointIndex[0]][point.pointIndex[1]];
+      if (url) window.location.href = url;
+    });
+  }
+})();
