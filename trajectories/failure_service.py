@@ -1,7 +1,448 @@
-"""Failure classification of stored rollouts. STUB: replaced by the failure-analysis work."""
+"""Failure analysis of stored rollouts: classify, label, list and export.
+
+The rules live in the pure module `trajectories.failures`; this module moves
+data between it and the database.
+
+- `classify_and_store(rollout)` is called by the importer at the end of each
+  trial import, and by `manage.py classify_failures` for a re-run.
+- A staff `FailureLabel` overrides the automatic cause; every edit is kept in
+  `LabelChange`. The *effective cause* is the label's cause when it has one,
+  else the automatic one.
+- `Rollout.infra_error` is set when the effective cause is
+  `infrastructure_error`, so the leaderboard leaves those rollouts out. It is
+  cleared again only when the classifier or a label had set it (the runner
+  may set it for its own reasons, which are kept).
+"""
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, fields
+from typing import Any
+from urllib.parse import urlencode
 
-def classify_and_store(rollout) -> None:
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, QuerySet, Value
+from django.db.models.functions import Coalesce, NullIf
+from django.urls import NoReverseMatch, reverse
+
+from .failures import (
+    CAUSE_HELP,
+    CAUSES,
+    FAILED_OUTCOMES,
+    FLAGS,
+    INFRASTRUCTURE_ERROR,
+    Classification,
+    RolloutFacts,
+    StepFacts,
+    Thresholds,
+    classify,
+    files_in_diff,
+)
+from .models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
+
+# Classification ---------------------------------------------------------------
+
+
+def thresholds() -> Thresholds:
+    """Defaults, overridden by settings.AUTOLAB_FAILURE_THRESHOLDS (a dict)."""
+    return Thresholds(**getattr(settings, "AUTOLAB_FAILURE_THRESHOLDS", {}))
+
+
+def effective_budget_sec(task_budget: float | None, config: dict[str, Any] | None) -> float | None:
+    """The agent's timeout as Harbor computed it: override, cap, then multiplier."""
+    config = config or {}
+    agent = config.get("agent") or {}
+    base = agent.get("override_timeout_sec") or task_budget
+    if not base:
+        return None
+    cap = agent.get("max_timeout_sec")
+    if cap:
+        base = min(base, cap)
+    multiplier = config.get("agent_timeout_multiplier")
+    if multiplier is None:
+        multiplier = config.get("timeout_multiplier")
+    return float(base) * float(multiplier if multiplier is not None else 1.0)
+
+
+def facts_for(rollout: Rollout) -> RolloutFacts:
+    """The plain facts of a stored rollout that the rules read."""
+    steps = [
+        StepFacts(step_id=step_id, kinds=kinds.split(), elapsed_sec=elapsed, diff=diff, edited_files=files_in_diff(diff))
+        for step_id, kinds, elapsed, diff in rollout.steps.filter(subtrajectory__isnull=True)
+        .order_by("position")
+        .values_list("step_id", "kinds", "elapsed_sec", "diff")
+    ]
+    task = rollout.task
+    return RolloutFacts(
+        status=rollout.status,
+        reward=rollout.reward,
+        verifier_fields=rollout.verifier_fields if isinstance(rollout.verifier_fields, dict) else {},
+        verifier_stdout=rollout.verifier_stdout or "",
+        exception_type=rollout.exception_type or "",
+        exception_message=rollout.exception_message or "",
+        budget_sec=effective_budget_sec(task.budget_sec, rollout.config),
+        agent_duration_sec=rollout.agent_duration_sec,
+        budget_used_fraction=rollout.budget_used_fraction,
+        n_benchmark_calls=rollout.n_benchmark_calls,
+        n_edits=rollout.n_edits,
+        best_score=rollout.best_score,
+        curve=rollout.curve if isinstance(rollout.curve, list) else [],
+        instruction=task.instruction or "",
+        steps=steps,
+    )
+
+
+def classify_and_store(rollout: Rollout, limits: Thresholds | None = None) -> Classification:
     """Classify `rollout` (outcome, cause, evidence, flags) and save those fields."""
-    return None
+    result = classify(facts_for(rollout), limits or thresholds())
+    was_infra = _is_infra(rollout)
+    rollout.outcome = result.outcome
+    rollout.failure_cause = result.cause
+    rollout.failure_secondary = result.secondary
+    rollout.failure_evidence = result.evidence
+    rollout.behaviour_flags = result.flags
+    update = ["outcome", "failure_cause", "failure_secondary", "failure_evidence", "behaviour_flags"]
+    if _sync_infra_flag(rollout, was_infra):
+        update.append("infra_error")
+    rollout.save(update_fields=update)
+    return result
+
+
+def _label_of(rollout: Rollout) -> FailureLabel | None:
+    try:
+        return rollout.label
+    except FailureLabel.DoesNotExist:
+        return None
+
+
+def _is_infra(rollout: Rollout) -> bool:
+    return effective_cause(rollout) == INFRASTRUCTURE_ERROR
+
+
+def _sync_infra_flag(rollout: Rollout, was_infra: bool) -> bool:
+    """Keep infra_error in step with the effective cause; True when it changed."""
+    now_infra = _is_infra(rollout)
+    if now_infra and not rollout.infra_error:
+        rollout.infra_error = True
+        return True
+    if was_infra and not now_infra and rollout.infra_error:
+        rollout.infra_error = False
+        return True
+    return False
+
+
+def reclassify(queryset: QuerySet[Rollout] | None = None, batch_size: int = 200) -> Counter[str]:
+    """Classify every rollout of `queryset` again, one small transaction per batch."""
+    queryset = (queryset if queryset is not None else Rollout.objects.all()).order_by("pk")
+    counts: Counter[str] = Counter()
+    limits = thresholds()
+    last_pk = 0
+    while True:
+        batch = list(queryset.filter(pk__gt=last_pk).select_related("task", "label")[:batch_size])
+        if not batch:
+            return counts
+        with transaction.atomic():
+            for rollout in batch:
+                result = classify_and_store(rollout, limits)
+                counts[result.cause or result.outcome] += 1
+        last_pk = batch[-1].pk
+
+
+# Labels ------------------------------------------------------------------------
+
+
+def effective_cause(rollout: Rollout) -> str:
+    label = _label_of(rollout)
+    if label is not None and label.cause:
+        return label.cause
+    return rollout.failure_cause
+
+
+def cause_source(rollout: Rollout) -> str:
+    """'label' when a staff label decides the cause, 'automatic' otherwise."""
+    label = _label_of(rollout)
+    return "label" if label is not None and label.cause else "automatic"
+
+
+def label_values(label: FailureLabel | None) -> dict[str, Any]:
+    if label is None:
+        return {}
+    return {"cause": label.cause, "notes": label.notes, "tags": list(label.tags or [])}
+
+
+def parse_tags(value: str | list[str] | None) -> list[str]:
+    """'a, b ,a' -> ['a', 'b']."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    tags: list[str] = []
+    for item in items:
+        tag = str(item).strip()
+        if tag and tag not in tags:
+            tags.append(tag[:50])
+    return tags
+
+
+class LabelError(ValueError):
+    pass
+
+
+@transaction.atomic
+def set_label(rollout: Rollout, user, cause: str = "", notes: str = "", tags: str | list[str] | None = None) -> FailureLabel | None:
+    """Set, change or clear (all fields empty) the staff label, with an audit row.
+
+    Returns the label, or None when it was cleared. An unchanged label
+    writes nothing.
+    """
+    cause = (cause or "").strip()
+    if cause and cause not in CAUSES:
+        raise LabelError(f"unknown cause {cause!r}; expected one of {', '.join(CAUSES)}")
+    new = {"cause": cause, "notes": (notes or "").strip(), "tags": parse_tags(tags)}
+    if not any(new.values()):
+        new = {}
+    # Lock the rollout row so that two staff saving at once both get audited in order.
+    rollout = Rollout.objects.select_for_update().get(pk=rollout.pk)
+    label = FailureLabel.objects.filter(rollout=rollout).first()
+    old = label_values(label)
+    if old == new:
+        return label
+    was_infra = _is_infra(rollout)
+    if new:
+        label = label or FailureLabel(rollout=rollout)
+        label.cause, label.notes, label.tags = new["cause"], new["notes"], new["tags"]
+        label.updated_by = user
+        label.save()
+        rollout.label = label
+    elif label is not None:
+        label.delete()
+        label = None
+        # Forget the cached reverse one-to-one so effective_cause sees no label.
+        rollout._state.fields_cache.pop("label", None)
+    LabelChange.objects.create(rollout=rollout, user=user, old=old, new=new)
+    if _sync_infra_flag(rollout, was_infra):
+        rollout.save(update_fields=["infra_error"])
+    return label
+
+
+# Listing, matrix, export ------------------------------------------------------
+
+
+@dataclass
+class FailureFilters:
+    """The GET filters shared by the page and the exports."""
+
+    task: str = ""
+    category: str = ""
+    model: str = ""
+    harness: str = ""  # Harness pk (name + version identify it)
+    version: str = ""
+    cause: str = ""
+
+    @classmethod
+    def from_query(cls, query) -> "FailureFilters":
+        return cls(**{f.name: (query.get(f.name) or "").strip()[:200] for f in fields(cls)})
+
+    def as_query(self, **changes: str) -> dict[str, str]:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return {k: v for k, v in values.items() if v}
+
+    def without_cause(self) -> "FailureFilters":
+        return FailureFilters(**{**self.as_query(), "cause": ""})
+
+
+def _effective_cause_expr():
+    return Coalesce(NullIf(F("label__cause"), Value("")), F("failure_cause"))
+
+
+def _base(filters: FailureFilters) -> QuerySet[Rollout]:
+    """Non-superseded, finished rollouts matching every filter except cause."""
+    qs = Rollout.objects.filter(superseded=False).exclude(status__in=ACTIVE_STATUSES)
+    if filters.task:
+        qs = qs.filter(task__name=filters.task)
+    if filters.category:
+        qs = qs.filter(task__category=filters.category)
+    if filters.model:
+        qs = qs.filter(model__name=filters.model)
+    if filters.harness:
+        qs = qs.filter(harness_id=filters.harness) if filters.harness.isdigit() else qs.none()
+    if filters.version:
+        qs = qs.filter(task__version__name=filters.version)
+    return qs.annotate(effective_cause=_effective_cause_expr())
+
+
+def failed_rollouts(filters: FailureFilters) -> QuerySet[Rollout]:
+    """Zero-score (and no-reward, infra-error) rollouts, with `effective_cause` annotated."""
+    qs = _base(filters).filter(outcome__in=FAILED_OUTCOMES)
+    if filters.cause:
+        qs = qs.filter(effective_cause=filters.cause)
+    return qs.select_related("task__version", "model", "harness", "label").order_by(
+        "task__name", "model__name", "harness__name", "index", "pk"
+    )
+
+
+def unclassified_count() -> int:
+    return Rollout.objects.filter(outcome="").exclude(status__in=ACTIVE_STATUSES).count()
+
+
+def filter_options() -> dict[str, list]:
+    """Values offered by the filter form, from what is stored."""
+    from evaluations.models import AgentModel, Harness
+    from tasks.models import BenchmarkVersion, Task
+
+    return {
+        "tasks": list(Task.objects.filter(rollouts__isnull=False).order_by("name").values_list("name", flat=True).distinct()),
+        "categories": list(
+            Task.objects.exclude(category="").order_by("category").values_list("category", flat=True).distinct()
+        ),
+        "models": list(AgentModel.objects.filter(rollouts__isnull=False).distinct().order_by("name")),
+        "harnesses": list(Harness.objects.filter(rollouts__isnull=False).distinct().order_by("name", "version")),
+        "versions": list(BenchmarkVersion.objects.order_by("-name").values_list("name", flat=True)),
+        "causes": list(CAUSES.items()),
+    }
+
+
+@dataclass
+class MatrixRow:
+    model: Any
+    harness: Any
+    version: str
+    total: int
+    failed: int
+    cells: list[tuple[str, int, str]]  # (cause, count, "?query" of the filtered list)
+    href: str  # the list of this entry's failures, any cause
+
+    @property
+    def share(self) -> float | None:
+        return self.failed / self.total if self.total else None
+
+
+def failure_matrix(filters: FailureFilters) -> dict[str, Any]:
+    """Counts of failed rollouts per entry (model x harness x version) and effective cause."""
+    from evaluations.models import AgentModel, Harness
+
+    base = _base(filters.without_cause())
+    totals = {
+        (r["model"], r["harness"], r["task__version__name"]): r["n"]
+        for r in base.values("model", "harness", "task__version__name").annotate(n=Count("id")).order_by()
+    }
+    counts: dict[tuple, Counter[str]] = {}
+    for r in (
+        base.filter(outcome__in=FAILED_OUTCOMES)
+        .values("model", "harness", "task__version__name", "effective_cause")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        key = (r["model"], r["harness"], r["task__version__name"])
+        counts.setdefault(key, Counter())[r["effective_cause"] or ""] += r["n"]
+    seen = {cause for counter in counts.values() for cause in counter}
+    columns = [c for c in CAUSES if c in seen] + sorted(c for c in seen if c not in CAUSES)
+    models = AgentModel.objects.in_bulk({k[0] for k in totals})
+    harnesses = Harness.objects.in_bulk({k[1] for k in totals})
+    rows = []
+    for key in sorted(totals, key=lambda k: (str(models[k[0]]), str(harnesses[k[1]]), k[2])):
+        counter = counts.get(key, Counter())
+        query = filters.as_query(model=models[key[0]].name, harness=str(key[1]), version=key[2], cause="")
+        cells = [(cause, counter.get(cause, 0), "?" + urlencode({**query, "cause": cause})) for cause in columns]
+        failed = sum(counter.values())
+        rows.append(MatrixRow(models[key[0]], harnesses[key[1]], key[2], totals[key], failed, cells, "?" + urlencode(query)))
+    return {"columns": [(c, CAUSES.get(c, c)) for c in columns], "rows": rows}
+
+
+def rollout_url(pk: int) -> str:
+    """The rollout page (the explorer's); a plain path when it is not routed yet."""
+    for name in ("trajectories:rollout_detail", "trajectories:rollout"):
+        try:
+            return reverse(name, args=[pk])
+        except NoReverseMatch:
+            continue
+    return f"/rollouts/{pk}/"
+
+
+def step_url(rollout_pk: int, step_id: int | None) -> str:
+    url = rollout_url(rollout_pk)
+    return f"{url}#step-{step_id}" if step_id is not None else url
+
+
+EXPORT_COLUMNS = (
+    "id", "trial_name", "url", "task", "category", "version", "model", "harness", "reward", "outcome",
+    "cause", "cause_source", "automatic_cause", "label_cause", "secondary", "flags", "evidence",
+    "label_notes", "label_tags", "n_benchmark_calls", "budget_used_fraction",
+)  # fmt: skip
+
+
+def export_rows(filters: FailureFilters) -> list[dict[str, Any]]:
+    rows = []
+    for r in failed_rollouts(filters):
+        label = _label_of(r)
+        rows.append(
+            {
+                "id": r.pk,
+                "trial_name": r.trial_name,
+                "url": rollout_url(r.pk),
+                "task": r.task.name,
+                "category": r.task.category,
+                "version": r.task.version.name,
+                "model": r.model.name,
+                "harness": str(r.harness),
+                "reward": r.reward,
+                "outcome": r.outcome,
+                "cause": r.effective_cause,
+                "cause_source": cause_source(r),
+                "automatic_cause": r.failure_cause,
+                "label_cause": label.cause if label else "",
+                "secondary": list(r.failure_secondary or []),
+                "flags": list(r.behaviour_flags or []),
+                "evidence": list(r.failure_evidence or []),
+                "label_notes": label.notes if label else "",
+                "label_tags": list(label.tags or []) if label else [],
+                "n_benchmark_calls": r.n_benchmark_calls,
+                "budget_used_fraction": r.budget_used_fraction,
+            }
+        )
+    return rows
+
+
+def flat_row(row: dict[str, Any]) -> list[Any]:
+    """One CSV line: lists joined with '; ', evidence as its texts."""
+    out = []
+    for column in EXPORT_COLUMNS:
+        value = row[column]
+        if column == "evidence":
+            value = "; ".join(f"[{e.get('cause', '')}] {e.get('text', '')}" for e in value)
+        elif isinstance(value, list):
+            value = "; ".join(value)
+        out.append("" if value is None else value)
+    return out
+
+
+# The rollout page's panel -----------------------------------------------------
+
+
+def panel(rollout: Rollout) -> dict[str, Any]:
+    """What `_failure_panel.html` shows for one rollout."""
+    label = _label_of(rollout)
+    cause = effective_cause(rollout)
+    evidence = [
+        {**e, "url": step_url(rollout.pk, e.get("step_id")) if e.get("step_id") is not None else ""}
+        for e in (rollout.failure_evidence or [])
+        if isinstance(e, dict)
+    ]
+    return {
+        "outcome": rollout.outcome,
+        "cause": cause,
+        "cause_label": CAUSES.get(cause, cause),
+        "cause_help": CAUSE_HELP.get(cause, ""),
+        "source": cause_source(rollout),
+        "automatic_cause": rollout.failure_cause,
+        "automatic_label": CAUSES.get(rollout.failure_cause, rollout.failure_cause),
+        "secondary": [(c, CAUSES.get(c, c)) for c in rollout.failure_secondary or []],
+        "evidence": evidence,
+        "flags": [(f, FLAGS.get(f, f)) for f in rollout.behaviour_flags or []],
+        "label": label,
+        "label_tags": ", ".join(label.tags or []) if label else "",
+        "changes": list(rollout.label_changes.select_related("user")[:10]),
+        "causes": list(CAUSES.items()),
+        "url": reverse("trajectories:failure_label", args=[rollout.pk]),
+    }

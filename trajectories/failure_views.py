@@ -1,0 +1,108 @@
+"""Failure analysis pages: the list and matrix, label edits, exports.
+
+Thin: the queries and rules live in `failure_service` and `failures`.
+"""
+from __future__ import annotations
+
+import csv
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from . import failure_service
+from .failure_service import FailureFilters, LabelError
+from .failures import CAUSE_HELP, CAUSES
+from .models import Rollout
+
+PAGE_SIZE = 100
+
+
+@require_GET
+def failures(request: HttpRequest) -> HttpResponse:
+    filters = FailureFilters.from_query(request.GET)
+    page = Paginator(failure_service.failed_rollouts(filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    rollouts = [
+        {
+            "rollout": r,
+            "url": failure_service.rollout_url(r.pk),
+            "cause": r.effective_cause,
+            "cause_label": CAUSES.get(r.effective_cause, r.effective_cause),
+            "source": failure_service.cause_source(r),
+            "first_evidence": next(iter(r.failure_evidence or []), None),
+        }
+        for r in page.object_list
+    ]
+    query = filters.as_query()
+    return render(
+        request,
+        "trajectories/failures.html",
+        {
+            "nav": "failures",
+            "filters": filters,
+            "options": failure_service.filter_options(),
+            "matrix": failure_service.failure_matrix(filters),
+            "page": page,
+            "rollouts": rollouts,
+            "query": urlencode(query),
+            "has_filters": bool(query),
+            "cause_help": [(c, CAUSES[c], CAUSE_HELP[c]) for c in CAUSES],
+            "unclassified": failure_service.unclassified_count(),
+        },
+    )
+
+
+@require_POST
+def failure_label(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set, change or clear a rollout's staff label. Staff only: others get 403."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        raise PermissionDenied("Only staff can label failures.")
+    rollout = get_object_or_404(Rollout, pk=pk)
+    if request.POST.get("action") == "clear":
+        cause, notes, tags = "", "", ""
+    else:
+        cause, notes, tags = request.POST.get("cause", ""), request.POST.get("notes", ""), request.POST.get("tags", "")
+    try:
+        label = failure_service.set_label(rollout, request.user, cause=cause, notes=notes, tags=tags)
+    except LabelError as exc:
+        messages.error(request, str(exc))
+        return HttpResponseRedirect(_next_url(request, rollout), status=303)
+    if label is None:
+        messages.success(request, "Label cleared: the automatic cause applies again.")
+    else:
+        messages.success(request, "Label saved.")
+    return HttpResponseRedirect(_next_url(request, rollout), status=303)
+
+
+def _next_url(request: HttpRequest, rollout: Rollout) -> str:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return failure_service.rollout_url(rollout.pk) + "#failure"
+
+
+@require_GET
+def export_csv(request: HttpRequest) -> HttpResponse:
+    rows = failure_service.export_rows(FailureFilters.from_query(request.GET))
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="failures.csv"'
+    writer = csv.writer(response)
+    writer.writerow(failure_service.EXPORT_COLUMNS)
+    for row in rows:
+        writer.writerow(failure_service.flat_row(row))
+    return response
+
+
+@require_GET
+def export_json(request: HttpRequest) -> HttpResponse:
+    filters = FailureFilters.from_query(request.GET)
+    rows = failure_service.export_rows(filters)
+    return JsonResponse(
+        {"filters": filters.as_query(), "count": len(rows), "rollouts": rows},
+        json_dumps_params={"indent": 1},
+    )

@@ -1,0 +1,22 @@
+"""Template helpers for the failure analysis partials."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from trajectories import failure_service
+from trajectories.failures import CAUSES
+
+register = template.Library()
+
+
+@register.simple_tag
+def failure_panel_data(rollout) -> dict[str, Any]:
+    """Everything `_failure_panel.html` shows, so that any page can include it with just `rollout`."""
+    return failure_service.panel(rollout)
+
+
+@register.filter
+def cause_label(cause: str) -> str:
+    return CAUSES.get(cause, cause)
