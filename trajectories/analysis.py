@@ -1,10 +1,154 @@
-"""Trajectory analysis entry point. STUB: replaced by the analysis work."""
+"""Trajectory analysis: step kinds, edit diffs, benchmark metrics, best-so-far curve.
+
+Pure functions over parsed steps (no ORM, no HTTP): ingestion calls
+`analyse_rollout` once per rollout and stores the result beside the steps.
+
+A long-running benchmark (terminus-2 starts it and then polls with empty
+keystrokes) prints its result in a later step's observation. When a
+benchmark step's own output holds no metric, the observations of the
+following wait-only steps are read, up to the next step that does anything
+else; a metric found there is attributed to the benchmark step, where the
+command was run.
+"""
 from __future__ import annotations
 
 from datetime import datetime
 
-from .parsed import ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
+from .benchmarks import matcher_for
+from .curve import Reading, best_so_far, elapsed
+from .edits import FileTracker, prompt_cwd, shell_writes, tool_writes
+from .metrics import find_metric
+from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
+from .shell import split_commands
+from .step_kinds import Context, StepKind, call_kinds, shell_text, union
+
+BENCHMARK = StepKind.BENCHMARK.value
+EDIT = StepKind.EDIT.value
+WAIT = StepKind.WAIT.value
 
 
-def analyse_rollout(steps: list[ParsedStep], spec: TaskSpec, agent_started_at: datetime | None) -> RolloutAnalysis:
-    return RolloutAnalysis(steps=[StepAnalysis(kinds=[], call_kinds=[[] for _ in s.tool_calls]) for s in steps], curve=[])
+def analyse_rollout(
+    steps: list[ParsedStep],
+    spec: TaskSpec,
+    agent_started_at: datetime | None,
+    *,
+    max_wait_steps: int = 200,
+) -> RolloutAnalysis:
+    """Analyse one rollout's steps against its task.
+
+    `agent_started_at` anchors elapsed times; without it the first step's
+    timestamp does. `max_wait_steps` bounds how far a benchmark's result is
+    looked for in the polls that follow it.
+    """
+    context = Context(benchmark=matcher_for(spec))
+    tracker = FileTracker()
+    analyses: list[StepAnalysis] = []
+    benchmark_call_ids: list[set[str]] = []
+    n_benchmark_calls = 0
+
+    for step in steps:
+        per_call: list[list[str]] = []
+        diffs: list[str] = []
+        edited: list[str] = []
+        benchmark_ids: set[str] = set()
+        for call in step.tool_calls:
+            text = shell_text(call)
+            commands = split_commands(text) if text is not None else None
+            kinds = call_kinds(call, context, commands)
+            per_call.append(kinds)
+            if BENCHMARK in kinds:
+                n_benchmark_calls += 1
+                benchmark_ids.add(call.call_id)
+            if EDIT in kinds or commands:
+                for path, diff in _apply_edits(tracker, call, commands):
+                    diffs.append(diff)
+                    if path and path not in edited:
+                        edited.append(path)
+        for observation in step.observations:
+            _learn(tracker, observation.content, skip=set(edited))
+        analyses.append(StepAnalysis(kinds=union(per_call), call_kinds=per_call, diff="".join(diffs), edited_files=edited))
+        benchmark_call_ids.append(benchmark_ids)
+
+    _attach_metrics(steps, analyses, benchmark_call_ids, spec, max_wait_steps)
+    return _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
+
+
+def _apply_edits(tracker: FileTracker, call, commands):
+    writes = tool_writes(call)
+    if writes is not None:
+        for write in writes:
+            yield tracker.apply(write)
+        return
+    for command in commands or []:
+        tracker.note_cwd([command])
+        for write in shell_writes(command):
+            yield tracker.apply(write)
+
+
+def _learn(tracker: FileTracker, content: str, skip: set[str]) -> None:
+    """Seed file contents from `cat` output, except files this very step changed."""
+    from .edits import cat_outputs
+
+    for path, text in cat_outputs(content):
+        if tracker.resolve(path) not in skip:
+            tracker.seed(path, text)
+    cwd = prompt_cwd(content)
+    if cwd:
+        tracker.cwd = cwd
+
+
+def _observation_text(step: ParsedStep, call_ids: set[str]) -> str:
+    """The output of a step's benchmark calls: linked results when the harness links them, else all."""
+    linked = [obs.content for obs in step.observations if obs.source_call_id and obs.source_call_id in call_ids]
+    if linked:
+        return "\n".join(linked)
+    if any(obs.source_call_id for obs in step.observations) and call_ids - {""}:
+        # Results are linked, but none to a benchmark call: unlinked ones may still hold it.
+        return "\n".join(obs.content for obs in step.observations if not obs.source_call_id)
+    return "\n".join(obs.content for obs in step.observations)
+
+
+def _attach_metrics(steps, analyses, benchmark_call_ids, spec: TaskSpec, max_wait_steps: int) -> None:
+    for index, analysis in enumerate(analyses):
+        if BENCHMARK not in analysis.kinds:
+            continue
+        reading = find_metric(_observation_text(steps[index], benchmark_call_ids[index]), spec)
+        following = index + 1
+        while reading is None and following < len(steps) and following - index <= max_wait_steps:
+            if not _only_waits(steps[following], analyses[following]):
+                break
+            reading = find_metric(_observation_text(steps[following], set()), spec)
+            following += 1
+        analysis.metric = reading or MetricReading(status="unparseable")
+
+
+def _only_waits(step: ParsedStep, analysis: StepAnalysis) -> bool:
+    return bool(step.tool_calls) and analysis.kinds == [WAIT]
+
+
+def _summarise(steps, analyses, spec: TaskSpec, agent_started_at, n_benchmark_calls: int) -> RolloutAnalysis:
+    start = agent_started_at or next((step.timestamp for step in steps if step.timestamp is not None), None)
+    times = [elapsed(step.timestamp, start) for step in steps]
+    readings = [
+        Reading(step_id=step.step_id, t=t, reading=analysis.metric)
+        for step, analysis, t in zip(steps, analyses, times)
+        if analysis.metric is not None
+    ]
+    curve = best_so_far(readings, spec.direction)
+    first_benchmark = next((t for analysis, t in zip(analyses, times) if BENCHMARK in analysis.kinds), None)
+    improvements = [point.t for point in curve if point.improved and point.t is not None]
+    last_t = next((t for t in reversed(times) if t is not None), None)
+    budget_used = None
+    if last_t is not None and spec.budget_sec:
+        budget_used = last_t / spec.budget_sec
+    return RolloutAnalysis(
+        steps=analyses,
+        curve=curve,
+        n_benchmark_calls=n_benchmark_calls,
+        n_edits=sum(1 for analysis in analyses if EDIT in analysis.kinds),
+        first_benchmark_sec=first_benchmark,
+        last_improvement_sec=improvements[-1] if improvements else None,
+        budget_used_fraction=budget_used,
+        best_metric=curve[-1].best_metric if curve else None,
+        best_score=curve[-1].best_score if curve else None,
+    )

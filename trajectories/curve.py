@@ -1,0 +1,107 @@
+"""The best-so-far curve of a rollout and its summary figures.
+
+Each parsed benchmark reading becomes a point at the seconds elapsed since
+the agent started; the running best follows the task's direction (lower or
+higher is better). A task without a direction is judged by its normalised
+score when it has one, else as higher-is-better.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+
+from .parsed import CurvePoint, MetricReading
+
+
+@dataclass
+class Reading:
+    """A benchmark reading placed in the rollout."""
+
+    step_id: int
+    t: float | None
+    reading: MetricReading
+
+
+def elapsed(timestamp: datetime | None, start: datetime | None) -> float | None:
+    """Seconds from `start` to `timestamp`; naive datetimes are taken as UTC."""
+    if timestamp is None or start is None:
+        return None
+    return (_aware(timestamp) - _aware(start)).total_seconds()
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _better(a: float, b: float, direction: str) -> bool:
+    """True when `a` beats `b` strictly."""
+    return a < b if direction == "lower" else a > b
+
+
+def best_so_far(readings: list[Reading], direction: str) -> list[CurvePoint]:
+    """Curve points for the parsed readings, in order, with the running best."""
+    points: list[CurvePoint] = []
+    best_metric: float | None = None
+    best_score: float | None = None
+    by_score = direction not in ("lower", "higher")
+    for item in readings:
+        reading = item.reading
+        if reading.status != "parsed" or reading.value is None:
+            continue
+        if best_metric is None:
+            improved = True
+        elif by_score and reading.score is not None and best_score is not None:
+            improved = reading.score > best_score
+        else:
+            improved = _better(reading.value, best_metric, "lower" if direction == "lower" else "higher")
+        if improved:
+            best_metric, best_score = reading.value, reading.score
+        points.append(
+            CurvePoint(
+                step_id=item.step_id,
+                t=item.t,
+                metric=reading.value,
+                score=reading.score,
+                best_metric=best_metric,
+                best_score=best_score,
+                improved=improved,
+            )
+        )
+    return points
+
+
+def curve_with_final(curve: list[CurvePoint], final_reward: float | None, end_t: float | None, step_id: int = -1) -> list[CurvePoint]:
+    """`curve` plus an end point carrying the verifier's final reward as its score.
+
+    The end point keeps the last best metric (the verifier's own metric is
+    not a benchmark reading) and marks `improved` when the reward beats the
+    best score seen during the run.
+    """
+    if final_reward is None:
+        return list(curve)
+    last = curve[-1] if curve else None
+    best_score = last.best_score if last else None
+    improved = best_score is None or final_reward > best_score
+    end = CurvePoint(
+        step_id=step_id,
+        t=end_t,
+        metric=last.best_metric if last else float("nan"),
+        score=final_reward,
+        best_metric=last.best_metric if last else float("nan"),
+        best_score=max(final_reward, best_score) if best_score is not None else final_reward,
+        improved=improved,
+    )
+    return [replace(point) for point in curve] + [end]
+
+
+def point_as_dict(point: CurvePoint) -> dict:
+    """The JSON shape stored in Rollout.curve."""
+    return {
+        "step": point.step_id,
+        "t": point.t,
+        "metric": point.metric,
+        "score": point.score,
+        "best_metric": point.best_metric,
+        "best_score": point.best_score,
+        "improved": point.improved,
+    }

@@ -1,0 +1,198 @@
+"""Reading the task metric out of a benchmark call's terminal output.
+
+Order of trust: the task's own regex (`TaskSpec.metric_pattern`, with a
+named group `value` and optionally `unit`), then what the output prints
+under a name: the metric's own name (`composite_quality: 0.56`), its words
+(`Composite Score: 0.5643`, `MathVista accuracy = 0.41`), a generic
+`score`/`reward`/`metric` (also as top-level JSON keys), or for runtime
+metrics a time with its unit (`Time: 0.42 s`).
+
+Never guess: when the best-named candidates disagree (say `Baseline time:
+20 s` and `Your time: 0.4 s` for a runtime metric) the reading is
+"unparseable". The same name printed several times with different values
+(progress, then the final figure) yields the last one.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from tasks.scoring import normalised_score
+from tasks.spec import TaskSpec
+
+from .parsed import MetricReading
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0,
+               "second": 1.0, "seconds": 1.0, "min": 60.0, "mins": 60.0, "minutes": 60.0}
+UNIT = r"(?:ns|us|µs|μs|ms|seconds|second|secs|sec|s|minutes|mins|min|%|x|cycles|bpb|ppl)(?![\w/])"
+# `label: value unit` at the start of a line (the label may hold spaces).
+_LINE = re.compile(
+    rf"^[ \t\-*>|]*[\"']?(?P<label>[A-Za-z][\w .()/\-]{{0,60}}?)[\"']?[ \t]*(?::|=|->)[ \t]*(?P<value>{NUMBER})(?![\w.])[ \t]*(?P<unit>{UNIT})?",
+    re.M,
+)
+# `key=value` / `key: value` anywhere in a line (one-word keys only).
+_INLINE = re.compile(
+    rf"(?:(?<=[\s,;{{(\[])|^)[\"']?(?P<label>[A-Za-z_][\w.\-]{{0,40}})[\"']?[ \t]*(?:=|:)[ \t]*(?P<value>{NUMBER})(?![\w.])[ \t]*(?P<unit>{UNIT})?",
+    re.M,
+)
+_GENERIC_LABELS = {"score", "reward", "metric", "result", "objective", "final_score", "total_score", "final_metric",
+                   "overall_score", "composite_score", "final_reward", "value"}
+_TIME_LABEL = re.compile(r"(^|_)(time|runtime|elapsed|latency|duration|wall|median|mean)(_|$)")
+_UNINFORMATIVE_WORDS = {"score", "value", "metric", "total", "final", "mean", "avg", "average", "overall", "seconds",
+                        "second", "sec", "secs", "ms", "the", "and", "of", "per"}
+
+
+@dataclass
+class Candidate:
+    label: str  # as printed
+    value: float
+    unit: str
+    relevance: int  # 4 task regex, 3 the metric's name, 2 one of its words, 1 generic
+    position: int
+
+
+def clean_terminal(text: str) -> str:
+    """Terminal output without colour codes; of carriage-return overwrites only what stayed on screen."""
+    text = _ANSI.sub("", text or "")
+    if "\r" in text:
+        text = "\n".join(line.rsplit("\r", 1)[-1] if line.rstrip("\r") else line for line in text.replace("\r\n", "\n").split("\n"))
+    return text
+
+
+def read_metric(text: str, spec: TaskSpec) -> MetricReading:
+    """The metric of one benchmark output; status "unparseable" when it is absent or ambiguous."""
+    return find_metric(text, spec) or MetricReading(status="unparseable")
+
+
+def find_metric(text: str, spec: TaskSpec) -> MetricReading | None:
+    """Like `read_metric`, but None when no candidate value is printed at all.
+
+    The difference matters for long-running benchmarks: nothing yet means
+    "look at the next poll", an ambiguous output means "unparseable".
+    """
+    text = clean_terminal(text)
+    candidates = list(_pattern_candidates(text, spec))
+    if not candidates:
+        candidates = list(_named_candidates(text, spec))
+    candidates = [candidate for candidate in candidates if candidate.relevance > 0]
+    if not candidates:
+        return None
+    best = max(candidate.relevance for candidate in candidates)
+    top = [candidate for candidate in candidates if candidate.relevance == best]
+    # Last value per name; the names must then agree.
+    last_by_label: dict[str, Candidate] = {}
+    for candidate in sorted(top, key=lambda c: c.position):
+        last_by_label[_normalise(candidate.label)] = candidate
+    values = {(candidate.value, candidate.unit) for candidate in last_by_label.values()}
+    if len(values) != 1:
+        return MetricReading(status="unparseable")
+    chosen = max(last_by_label.values(), key=lambda c: c.position)
+    value, unit = _in_metric_unit(chosen.value, chosen.unit, spec.metric)
+    return MetricReading(status="parsed", value=value, unit=unit, score=normalised_score(spec, value), name=chosen.label)
+
+
+def _pattern_candidates(text: str, spec: TaskSpec):
+    if not spec.metric_pattern:
+        return
+    try:
+        pattern = re.compile(spec.metric_pattern, re.M)
+    except re.error:
+        return
+    for match in pattern.finditer(text):
+        groups = match.groupdict()
+        raw = groups.get("value") if "value" in groups else (match.group(1) if pattern.groups else match.group(0))
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            continue
+        yield Candidate(spec.metric or "metric", value, (groups.get("unit") or "").strip(), 4, match.start())
+
+
+def _named_candidates(text: str, spec: TaskSpec):
+    words = _metric_words(spec.metric)
+    timed = _is_time_metric(spec.metric)
+    json_spans: list[tuple[int, int]] = []
+    for start, end, obj in _json_objects(text):
+        json_spans.append((start, end))
+        for key, value in obj.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                yield Candidate(key, float(value), "", _relevance(key, "", spec.metric, words, timed), start)
+
+    def outside_json(position: int) -> bool:
+        return not any(start <= position < end for start, end in json_spans)
+
+    seen: set[tuple[int, str]] = set()
+    for regex in (_LINE, _INLINE):
+        for match in regex.finditer(text):
+            if not outside_json(match.start("value")):
+                continue
+            key = (match.start("value"), match.group("value"))
+            if key in seen:
+                continue
+            seen.add(key)
+            label = match.group("label").strip()
+            unit = match.group("unit") or ""
+            relevance = _relevance(label, unit, spec.metric, words, timed)
+            yield Candidate(label, float(match.group("value")), unit, relevance, match.start("value"))
+
+
+def _json_objects(text: str):
+    """Top-level JSON objects printed in `text` (a benchmark's result dump)."""
+    decoder = json.JSONDecoder()
+    i = 0
+    while True:
+        i = text.find("{", i)
+        if i == -1:
+            return
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except ValueError:
+            i += 1
+            continue
+        if isinstance(obj, dict):
+            yield i, end, obj
+        i = end
+
+
+def _relevance(label: str, unit: str, metric: str, words: set[str], timed: bool) -> int:
+    name = _normalise(label)
+    if metric and name == _normalise(metric):
+        return 3
+    label_words = set(name.split("_"))
+    if words and words <= label_words:
+        return 3
+    if words & label_words:
+        return 2
+    if name in _GENERIC_LABELS or name.endswith("_score"):
+        return 1
+    if (timed or not metric) and _TIME_LABEL.search(name) and (unit in _TIME_UNITS or not unit):
+        return 1
+    return 0
+
+
+def _normalise(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def _metric_words(metric: str) -> set[str]:
+    return {word for word in _normalise(metric).split("_") if len(word) >= 3 and word not in _UNINFORMATIVE_WORDS}
+
+
+def _is_time_metric(metric: str) -> bool:
+    name = _normalise(metric)
+    return bool(re.search(r"(^|_)(time|runtime|latency|seconds|sec|ms|duration|elapsed)(_|$)", name))
+
+
+def _in_metric_unit(value: float, unit: str, metric: str) -> tuple[float, str]:
+    """Convert a printed time to the unit the metric's name states (runtime_seconds, latency_ms)."""
+    name = _normalise(metric)
+    if unit not in _TIME_UNITS:
+        return value, unit
+    if re.search(r"(^|_)(seconds|sec|s)$", name):
+        return value * _TIME_UNITS[unit], "s"
+    if re.search(r"(^|_)ms$", name):
+        return value * _TIME_UNITS[unit] / 1e-3, "ms"
+    return value, unit

@@ -1,0 +1,314 @@
+"""Shell text as agents type it, split into simple commands.
+
+Agents batch several commands into one tool call: ``cd /app && make &&
+./bench``, several lines, ``cmd; cmd``, and heredocs whose bodies are whole
+files. Step classification and edit reconstruction need each command on its
+own, with a heredoc's body attached to the command that reads it and never
+split itself. This is a small, forgiving scanner, not a shell: anything it
+does not understand stays inside the current command.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Words that only prefix the real program ("sudo timeout 600 python x.py").
+_WRAPPERS = {"sudo", "time", "nohup", "exec", "command", "builtin", "stdbuf", "nice", "ionice", "chrt", "taskset"}
+# Shell keywords left at the front of a piece after splitting a loop or an if.
+_KEYWORDS = {"do", "then", "else", "elif", "if", "while", "until", "!", "{", "}", "(", ")", "done", "fi"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_REDIRECT = re.compile(r"^(\d*|&)(>>?|>\||<<<|<<-?|<>|<|>&|<&)$")
+
+
+@dataclass
+class Command:
+    """One simple command or pipeline ("python3 x.py 2>&1 | tee log")."""
+
+    text: str  # as typed, heredoc bodies removed
+    start: int = 0  # offset of `text` in the tool call's shell text
+    heredoc: str | None = None  # body of the first heredoc the command reads
+    heredoc_delimiter: str = ""
+    stages: list[list[str]] = field(default_factory=list)  # words of each pipeline stage, redirections removed
+    redirects: list[tuple[str, str]] = field(default_factory=list)  # (operator, target), e.g. (">", "/app/x.py")
+    # Derived facts computed once per command by other modules (e.g. its file writes).
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def program(self) -> str:
+        """The first stage's program name without its directory ("python3")."""
+        words = self.words
+        return words[0].rsplit("/", 1)[-1] if words else ""
+
+    @property
+    def words(self) -> list[str]:
+        """The first stage's words with env assignments and wrappers dropped."""
+        return strip_wrappers(self.stages[0]) if self.stages else []
+
+    def stage_words(self) -> list[list[str]]:
+        return [strip_wrappers(stage) for stage in self.stages]
+
+    @property
+    def output_files(self) -> list[tuple[str, str]]:
+        """(operator, path) of `>`/`>>` redirections to real files."""
+        return [
+            (op, target)
+            for op, target in self.redirects
+            if op.lstrip("0123456789&") in (">", ">>", ">|") and target and not target.startswith(("/dev/", "&"))
+            and not target.isdigit()
+        ]
+
+
+def strip_wrappers(words: list[str]) -> list[str]:
+    """Drop `FOO=1`, `sudo`, `timeout 60`, `env X=1`, shell keywords in front of a program."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _KEYWORDS or _ASSIGNMENT.match(word):
+            i += 1
+        elif word in _WRAPPERS:
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                # nice -n 10, stdbuf -oL: skip the option and a separate value.
+                i += 2 if words[i] in ("-n", "-c") and i + 1 < len(words) else 1
+        elif word == "timeout":
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 2 if words[i] in ("-s", "-k", "--signal", "--kill-after") else 1
+            i += 1  # the duration
+        elif word == "env":
+            i += 1
+            while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])):
+                i += 1
+        else:
+            break
+    return words[i:]
+
+
+def split_commands(text: str) -> list[Command]:
+    """The simple commands of `text`, split on newlines, `;`, `&&`, `||`, `&`.
+
+    Quotes, `$(...)`, backslash-newline continuations and heredoc bodies
+    never split a command; `#` comments are dropped.
+    """
+    commands: list[Command] = []
+    buf: list[str] = []
+    start = 0
+    i, n = 0, len(text)
+    quote = ""
+    depth = 0  # $( ... ) and ( ... ) nesting
+    # Heredocs opened on the current line: (index of the owning command, delimiter, strip tabs).
+    # The owner is the command being built when `<<` was seen; its body is read at the newline.
+    heredocs: list[tuple[int, str, bool]] = []
+
+    def flush(end: int) -> None:
+        nonlocal buf, start
+        raw = "".join(buf)
+        buf = []
+        stripped = raw.strip()
+        if stripped:
+            command = Command(text=stripped, start=start + (len(raw) - len(raw.lstrip())))
+            _tokenise_into(command)
+            commands.append(command)
+        start = end
+
+    while i < n:
+        ch = text[i]
+        if quote:
+            buf.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                buf.append(text[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+            i += 1
+            continue
+        if ch in ("'", '"', "`"):
+            quote = ch
+            buf.append(ch)
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            if text[i + 1] == "\n":  # line continuation
+                buf.append(" ")
+                i += 2
+                continue
+            buf.append(text[i : i + 2])
+            i += 2
+            continue
+        if ch == "#" and depth == 0 and (not buf or "".join(buf[-1:])[-1:] in (" ", "\t", ";", "&", "|", "(")):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        if depth == 0 and text.startswith("<<", i) and not text.startswith("<<<", i):
+            match = re.match(r"<<(-?)[ \t]*(['\"]?)([A-Za-z0-9_.\-]+)\2", text[i:])
+            if match:
+                heredocs.append((len(commands), match.group(3), match.group(1) == "-"))
+                buf.append(match.group(0))
+                i += len(match.group(0))
+                continue
+        if depth == 0 and ch == "\n":
+            flush(i + 1)
+            i += 1
+            for owner, delimiter, strip_tabs in heredocs:
+                body, i = _read_heredoc(text, i, delimiter, strip_tabs)
+                if owner < len(commands) and commands[owner].heredoc is None:
+                    commands[owner].heredoc = body
+                    commands[owner].heredoc_delimiter = delimiter
+            heredocs = []
+            start = i
+            continue
+        if depth == 0 and ch in ";&":
+            if text.startswith("&&", i) or text.startswith("||", i):
+                flush(i + 2)
+                i += 2
+                continue
+            if ch == ";" and not text.startswith(";;", i):
+                flush(i + 1)
+                i += 1
+                continue
+            prev = "".join(buf[-1:])[-1:]
+            if ch == "&" and prev not in (">", "<") and not text.startswith("&>", i):
+                flush(i + 1)
+                i += 1
+                continue
+        if depth == 0 and text.startswith("||", i):
+            flush(i + 2)
+            i += 2
+            continue
+        buf.append(ch)
+        i += 1
+    flush(n)
+    return commands
+
+
+def _read_heredoc(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[str, int]:
+    """The body starting at `i` up to the delimiter line, and the index after that line."""
+    lines: list[str] = []
+    while i <= len(text):
+        end = text.find("\n", i)
+        if end == -1:
+            end = len(text)
+        line = text[i:end]
+        candidate = line.lstrip("\t") if strip_tabs else line
+        if candidate.rstrip("\r") == delimiter:
+            return "".join(line + "\n" for line in lines), end + 1
+        lines.append(candidate)
+        if end >= len(text):
+            break
+        i = end + 1
+    # No closing delimiter: everything left is the body.
+    return "".join(line + "\n" for line in lines), len(text) + 1
+
+
+def _tokenise_into(command: Command) -> None:
+    words = tokenise(command.text)
+    stages: list[list[str]] = [[]]
+    redirects: list[tuple[str, str]] = []
+    k = 0
+    while k < len(words):
+        word, is_op = words[k]
+        if is_op and word in ("|", "|&"):
+            stages.append([])
+        elif is_op and _REDIRECT.match(word):
+            target = words[k + 1][0] if k + 1 < len(words) else ""
+            if word.startswith("<<") and word not in ("<<<",):
+                target = target  # heredoc delimiter, kept for completeness
+            redirects.append((word, target))
+            k += 1
+        elif is_op:
+            pass
+        else:
+            stages[-1].append(word)
+        k += 1
+    command.stages = [stage for stage in stages if stage] or [[]]
+    command.redirects = redirects
+
+
+_OP = re.compile(r"\d*(>>|>\||>&|&>>|&>|>|<<<|<<-|<<|<&|<>|<)|\|&|\|")
+
+
+def tokenise(text: str) -> list[tuple[str, bool]]:
+    """Words of one command as (word, is_operator), quotes removed.
+
+    Redirection operators keep their file descriptor ("2>", "&>"); a
+    duplicated descriptor ("2>&1") is one operator with its target.
+    """
+    out: list[tuple[str, bool]] = []
+    word: list[str] = []
+    in_word = False
+    i, n = 0, len(text)
+    quote = ""
+    while i < n:
+        ch = text[i]
+        if quote == "'":
+            if ch == "'":
+                quote = ""
+            else:
+                word.append(ch)
+            i += 1
+            continue
+        if quote == '"':
+            if ch == '"':
+                quote = ""
+            elif ch == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+                word.append(text[i + 1])
+                i += 1
+            else:
+                word.append(ch)
+            i += 1
+            continue
+        if ch in ("'", '"'):
+            quote = ch
+            in_word = True
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            word.append(text[i + 1])
+            in_word = True
+            i += 2
+            continue
+        if text.startswith("$(", i):
+            # A command substitution is one word, whatever it holds.
+            end, depth = i + 2, 1
+            while end < n and depth:
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            word.append(text[i:end])
+            in_word = True
+            i = end
+            continue
+        if ch.isspace():
+            if in_word:
+                out.append(("".join(word), False))
+                word, in_word = [], False
+            i += 1
+            continue
+        if ch in "<>|" or (ch == "&" and text.startswith("&>", i)) or (ch.isdigit() and not in_word):
+            match = _OP.match(text, i)
+            if match and (not ch.isdigit() or match.group(0) != ch):
+                if in_word:
+                    out.append(("".join(word), False))
+                    word, in_word = [], False
+                op = match.group(0)
+                i = match.end()
+                if op.endswith(">&") or op.endswith("<&"):
+                    # 2>&1: the descriptor is the target, not a file.
+                    fd = re.match(r"\d+|-", text[i:])
+                    if fd:
+                        out.append((op, True))
+                        out.append((fd.group(0), False))
+                        i += len(fd.group(0))
+                        continue
+                out.append((op, True))
+                continue
+        word.append(ch)
+        in_word = True
+        i += 1
+    if in_word:
+        out.append(("".join(word), False))
+    return out

@@ -1,0 +1,244 @@
+"""What each step of a rollout does: benchmark, edit, build, inspect, wait, submit.
+
+One table (`RULES`) decides. A tool call's kinds are the union of the rules
+that fire for it: call-level rules look at the tool itself (submit tools,
+editors, empty keystrokes), command-level rules look at each simple command
+of a shell call (a terminus-2 keystroke string may hold several, joined by
+`&&`, `;` or newlines; heredoc bodies are never split). A step's kinds are
+the union over its calls. A call that no rule claims is "other".
+
+Harness facts this relies on:
+- terminus-2 sends `bash_command` calls with `keystrokes` (text typed into
+  tmux; "" or "\\n" just waits, "C-c" is a key chord) and ends with
+  `mark_task_complete`.
+- mini-swe-agent style harnesses send `bash`/`execute` with a `command`.
+- Editor tools (`str_replace_based_edit_tool`, `edit`, `write_file`, ...)
+  carry `path`, `file_text`, `old_str`/`new_str` and `command`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+from .benchmarks import BenchmarkMatcher
+from .edits import EDITOR_TOOLS, PATCH_TOOLS, is_editor_view, shell_writes, tool_writes
+from .parsed import ParsedToolCall
+from .shell import Command, split_commands
+
+
+class StepKind(str, Enum):
+    BENCHMARK = "benchmark"
+    EDIT = "edit"
+    BUILD = "build"
+    INSPECT = "inspect"
+    WAIT = "wait"
+    SUBMIT = "submit"
+    OTHER = "other"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ORDER = [kind.value for kind in StepKind]
+
+SUBMIT_TOOLS = {"mark_task_complete", "task_complete", "submit", "submit_solution", "finish", "complete_task", "done"}
+SHELL_TOOLS = {"bash_command", "bash", "execute", "execute_bash", "execute_command", "shell", "run", "run_command", "terminal", "exec_command", "run_shell_command", "cmd"}
+# tmux key names terminus-2 accepts as keystrokes ("C-c", "Escape", ...).
+_TMUX_KEY = re.compile(r"(?:C|M|S)-\S|Escape|Enter|Tab|BSpace|Up|Down|Left|Right|Home|End|PageUp|PageDown|NPage|PPage")
+
+_INSPECT_PROGRAMS = {
+    "cat", "ls", "ll", "grep", "egrep", "fgrep", "rg", "ag", "head", "tail", "less", "more", "find", "fd", "wc",
+    "nvidia-smi", "ps", "top", "htop", "df", "du", "free", "file", "stat", "tree", "pwd", "which", "whereis", "type",
+    "env", "printenv", "uname", "lscpu", "nproc", "hostname", "whoami", "id", "date", "uptime", "lsof", "pgrep",
+    "diff", "cmp", "md5sum", "sha256sum", "sha1sum", "xxd", "od", "hexdump", "readlink", "realpath", "jq", "bat",
+    "awk", "column", "sort", "uniq", "cut", "strings", "nm", "objdump", "readelf", "ldd", "lspci",
+    "locate", "history", "watch", "vmstat", "iostat", "mount", "ulimit", "getconf", "lsblk", "tac",
+}
+_GIT_INSPECT = {"diff", "log", "status", "show", "branch", "blame", "ls-files", "grep", "rev-parse", "remote"}
+_PIP_INSPECT = {"list", "show", "freeze", "check", "--version", "-V"}
+_BUILD_PROGRAMS = {
+    "make", "cmake", "ninja", "gcc", "g++", "cc", "c++", "clang", "clang++", "nvcc", "rustc", "javac", "meson",
+    "bazel", "scons", "ld", "ar", "as", "tsc", "maturin",
+}
+_INSTALLERS = {"pip", "pip3", "conda", "mamba", "apt", "apt-get", "npm", "yarn", "pnpm", "poetry", "gem", "brew"}
+
+
+@dataclass
+class Context:
+    """What the rules may consult besides the command."""
+
+    benchmark: BenchmarkMatcher
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: StepKind
+    why: str
+    call: Callable[[ParsedToolCall], bool] | None = None  # call-level test
+    command: Callable[[Command, Context], bool] | None = None  # per simple shell command
+
+
+def _python_prints(command: Command) -> bool:
+    words = command.words
+    return bool(words) and re.fullmatch(r"python[0-9.]*", command.program) is not None and (
+        "-c" in words and not shell_writes(command) or "--version" in words or "-V" in words
+    )
+
+
+def _is_benchmark(command: Command, context: Context) -> bool:
+    # Reading or writing the benchmark script is not running it.
+    if command.program in _INSPECT_PROGRAMS or shell_writes(command):
+        return False
+    return context.benchmark.matches(command)
+
+
+def _program_in(names: set[str]) -> Callable[[Command, Context], bool]:
+    return lambda command, context: command.program in names
+
+
+def _inspects(command: Command, context: Context) -> bool:
+    program, words = command.program, command.words
+    if shell_writes(command):
+        return False
+    if program == "sed":
+        return "-i" not in words and not any(word.startswith("-i") for word in words)
+    if program == "git":
+        return len(words) > 1 and words[1] in _GIT_INSPECT
+    if program in ("pip", "pip3") or (program.startswith("python") and words[1:3] == ["-m", "pip"]):
+        sub = words[3] if program.startswith("python") and len(words) > 3 else (words[1] if len(words) > 1 else "")
+        return sub in _PIP_INSPECT
+    if program == "cargo":
+        return len(words) > 1 and words[1] in ("tree", "metadata", "--version")
+    return program in _INSPECT_PROGRAMS or _python_prints(command)
+
+
+def _builds(command: Command, context: Context) -> bool:
+    program, words = command.program, command.words
+    if program in _BUILD_PROGRAMS:
+        return True
+    if program == "cargo":
+        return len(words) > 1 and words[1] in ("build", "run", "bench", "test", "check", "install", "rustc")
+    if program == "go":
+        return len(words) > 1 and words[1] in ("build", "install", "run", "test")
+    if program in _INSTALLERS or (program.startswith("python") and words[1:3] == ["-m", "pip"]):
+        return any(word in ("install", "add", "sync", "build") for word in words[1:3] + words[3:4])
+    if program == "uv":
+        return len(words) > 1 and (words[1] in ("sync", "add", "build") or words[1:3] == ["pip", "install"])
+    if program.startswith("python") and len(words) > 1 and words[1].endswith("setup.py"):
+        return True
+    if program.startswith("python") and words[1:3] == ["-m", "build"]:
+        return True
+    return False
+
+
+def _waits(command: Command, context: Context) -> bool:
+    program, words = command.program, command.words
+    if program in ("sleep", "wait"):
+        return True
+    if program == "tmux" and len(words) > 1 and words[1] in ("wait", "wait-for"):
+        return True
+    return program == "tail" and any(word in ("-f", "-F", "--follow") for word in words[1:])
+
+
+def _empty_keystrokes(call: ParsedToolCall) -> bool:
+    text = shell_text(call)
+    if text is None:
+        return False
+    words = text.split()
+    return all(_TMUX_KEY.fullmatch(word) for word in words)
+
+
+def _submits(call: ParsedToolCall) -> bool:
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    return call.function_name in SUBMIT_TOOLS or args.get("task_complete") is True
+
+
+def _editor_writes(call: ParsedToolCall) -> bool:
+    writes = tool_writes(call)
+    return bool(writes)
+
+
+def _submit_echo(command: Command, context: Context) -> bool:
+    # mini-swe-agent ends with `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`.
+    return command.program == "echo" and any("SUBMIT" in word and "COMPLETE" in word for word in command.words)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(StepKind.SUBMIT, "the harness's submit / task-complete tool", call=_submits),
+    Rule(StepKind.WAIT, "empty keystrokes or a bare key chord (C-c): the agent waits", call=_empty_keystrokes),
+    Rule(StepKind.EDIT, "editor or patch tool writing a file", call=_editor_writes),
+    Rule(StepKind.INSPECT, "editor tool viewing a file", call=is_editor_view),
+    Rule(StepKind.BENCHMARK, "runs the task's local evaluation", command=_is_benchmark),
+    Rule(StepKind.EDIT, "writes a file (heredoc, echo >, tee, sed -i, python open(...,'w'), cp, patch)",
+         command=lambda command, context: bool(shell_writes(command))),
+    Rule(StepKind.BUILD, "compiles or installs (make, gcc, nvcc, cargo build, pip install)", command=_builds),
+    Rule(StepKind.INSPECT, "reads files or the system (cat, ls, grep, nvidia-smi, git diff)", command=_inspects),
+    Rule(StepKind.WAIT, "sleep / wait / tail -f", command=_waits),
+    Rule(StepKind.SUBMIT, "mini-swe-agent's submit echo", command=_submit_echo),
+)
+
+
+def shell_text(call: ParsedToolCall) -> str | None:
+    """The shell text a call runs, or None when it is not a shell call."""
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    if call.function_name in EDITOR_TOOLS or call.function_name in PATCH_TOOLS or call.function_name in SUBMIT_TOOLS:
+        return None
+    if "keystrokes" in args:
+        value = args.get("keystrokes")
+        return value if isinstance(value, str) else ""
+    if call.function_name in SHELL_TOOLS or "command" in args or "cmd" in args:
+        value = args.get("command", args.get("cmd", args.get("script", "")))
+        if isinstance(value, list):
+            # ["bash", "-lc", "..."]: the script is the last element.
+            value = value[-1] if value and isinstance(value[-1], str) else " ".join(map(str, value))
+        return value if isinstance(value, str) else None
+    return None
+
+
+def call_kinds(call: ParsedToolCall, context: Context, commands: list[Command] | None = None) -> list[str]:
+    """The kinds of one tool call, in StepKind order; ["other"] when no rule fires."""
+    kinds: set[StepKind] = set()
+    for rule in RULES:
+        if rule.call is not None and rule.call(call):
+            kinds.add(rule.kind)
+    text = shell_text(call)
+    if text is not None and StepKind.WAIT not in kinds:
+        if commands is None:
+            commands = split_commands(text)
+        for command in commands:
+            for rule in RULES:
+                if rule.command is not None and rule.command(command, context):
+                    kinds.add(rule.kind)
+        if StepKind.BENCHMARK not in kinds and context.benchmark.pattern is not None:
+            kinds.update(_pattern_across_commands(text, commands, context))
+    if not kinds:
+        kinds.add(StepKind.OTHER)
+    return ordered(kinds)
+
+
+def _pattern_across_commands(text: str, commands: list[Command], context: Context) -> set[StepKind]:
+    """A task regex spanning commands ("make && ./attn") that starts at a command which may run it."""
+    match = context.benchmark.pattern.search(text)
+    if match is None:
+        return set()
+    for command in commands:
+        if command.start <= match.start() < command.start + len(command.text):
+            if command.program in _INSPECT_PROGRAMS or shell_writes(command):
+                return set()
+            return {StepKind.BENCHMARK}
+    return set()
+
+
+def ordered(kinds) -> list[str]:
+    values = {str(kind) for kind in kinds}
+    return [kind for kind in ORDER if kind in values]
+
+
+def union(kind_lists: list[list[str]]) -> list[str]:
+    """A step's kinds from its calls' kinds; "other" only when nothing else applies."""
+    values = {kind for kinds in kind_lists for kind in kinds}
+    if len(values) > 1:
+        values.discard(StepKind.OTHER.value)
+    return ordered(values)
