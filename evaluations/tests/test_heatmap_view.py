@@ -1,0 +1,75 @@
+"""The per-task heatmap page (/heatmap/)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from .board_factories import hand_table
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def clear_cache():
+    cache.clear()
+
+
+@pytest.fixture
+def world():
+    return hand_table()
+
+
+def task_order(html: str) -> list[str]:
+    table = html.split('id="heatmap-table"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r'<th scope="row"><a href="[^"]+">([^<]+)</a>', table)
+
+
+def test_cells_link_to_the_rollouts_of_that_entry_on_that_task(client, world):
+    response = client.get(reverse("evaluations:heatmap"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    t3, a = world["tasks"]["t3"], world["models"]["A"]
+    link = f'/rollouts/?task={t3.id}&amp;model={a.id}&amp;harness={world["harness"].id}'
+    assert link in html
+    cell = html.split(link, 1)[1][:400]
+    # Hover: Avg, Best and each counted rollout's score.
+    assert "Avg 0.700" in cell and "Best 0.900" in cell and "0.600, 0.600, 0.900" in cell
+    assert '>0.700</a>' in cell
+
+
+def test_missing_and_infra_cells_are_marked(client, world):
+    html = client.get(reverse("evaluations:heatmap")).content.decode()
+    t4, a = world["tasks"]["t4"], world["models"]["A"]
+    link = f'/rollouts/?task={t4.id}&amp;model={a.id}&amp;harness={world["harness"].id}'
+    cell = html.split(link, 1)[1][:300]
+    assert "infrastructure error" in cell
+    assert "*" in cell.split("</a>")[0]
+
+
+def test_rows_grouped_by_category_and_sortable(client, world):
+    html = client.get(reverse("evaluations:heatmap")).content.decode()
+    assert task_order(html) == ["t1", "t2", "t3", "t4"]
+    assert 'class="category-row"' in html and ">alpha<" in html and ">beta<" in html
+    c_key = f"m{world['models']['C'].id}-h{world['harness'].id}"
+    html = client.get(reverse("evaluations:heatmap"), {"order": c_key}).content.decode()
+    # By C's score within each category: alpha t2 (.2) before t1 (0); beta t3 (.7) before t4 (.2).
+    assert task_order(html) == ["t2", "t1", "t3", "t4"]
+
+
+def test_columns_follow_avg_and_filters(client, world):
+    response = client.get(reverse("evaluations:heatmap"))
+    assert [e["model"] for e in response.context["entries"]] == ["model-b", "model-a", "model-c"]
+    plot = response.context["plot"]
+    assert plot["tasks"] == ["t1", "t2", "t3", "t4"]
+    assert plot["z"][0] == pytest.approx([0.5, 0.5, 0.0])
+    response = client.get(reverse("evaluations:heatmap"), {"category": "beta", "open_weight": "0"})
+    # Columns by the category's Avg@k: C (.45) before A (.35).
+    assert [e["model"] for e in response.context["entries"]] == ["model-c", "model-a"]
+    assert task_order(response.content.decode()) == ["t3", "t4"]
+
+
+def test_empty_site(client):
+    assert "No results yet" in client.get(reverse("evaluations:heatmap")).content.decode()
