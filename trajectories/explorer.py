@@ -234,7 +234,7 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     }
 
 
-def decorate_steps(steps, api_request_times_msec: list | None) -> None:
+def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool = True) -> None:
     """Per-step display facts: time since the previous step, LLM latency.
 
     Harbor's `api_request_times_msec` has one entry per model call; when
@@ -258,7 +258,7 @@ def decorate_steps(steps, api_request_times_msec: list | None) -> None:
             if per_agent and _number(times[agent_index]) is not None:
                 s.llm_latency_ms = times[agent_index]
             agent_index += 1
-        s.diff_files = diff_files(s.diff) if s.diff else []
+        s.diff_files = diff_files(s.diff) if with_diffs and s.diff else []
 
 
 def failure_cause(rollout) -> tuple[str, str]:

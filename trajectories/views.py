@@ -221,7 +221,7 @@ def _compare_side(rollout: Rollout) -> dict:
         .annotate(message_head=Substr("message", 1, COMPARE_MESSAGE_CHARS), message_length=Length("message"))
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
-    explorer.decorate_steps(steps, None)
+    explorer.decorate_steps(steps, None, with_diffs=False)
     return {"rollout": rollout, "steps": steps, "plot": explorer.plot_data(rollout, steps)}
 
 

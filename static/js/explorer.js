@@ -127,14 +127,31 @@
     return [{ type: "line", name: "current", yref: "paper", y0: 0, y1: 1, x0: x, x1: x, line: { width: 2, color: "rgba(34,81,204,0.45)" } }];
   }
 
+  function xRange(series) {
+    var end = 0;
+    series.forEach(function (s) {
+      var d = s.data;
+      var candidates = plot.x === "step"
+        ? [d.end_step].concat(d.points.map(function (p) { return p.step_id; }))
+        : [d.end_t, d.budget].concat(d.points.map(function (p) { return p.t; })).map(function (v) { return v === null || v === undefined ? null : v / 60; });
+      candidates.forEach(function (v) { if (v !== null && v !== undefined && v > end) end = v; });
+    });
+    return end > 0 ? [0, end * 1.02] : undefined;
+  }
+
+  function budgetShape(data) {
+    if (plot.x === "step" || !data.budget) return [];
+    return [{ type: "line", yref: "paper", y0: 0, y1: 1, x0: data.budget / 60, x1: data.budget / 60, line: { dash: "dash", width: 1, color: "#b42318" } }];
+  }
+
   function layout(series) {
     var data = series[0].data;
     return {
       margin: { t: 10, r: 20, b: 45, l: 60 }, height: 320,
       showlegend: true, legend: { orientation: "h", y: -0.25 },
-      xaxis: { title: { text: plot.x === "step" ? "step" : "elapsed (minutes)" }, zeroline: false },
+      xaxis: { title: { text: plot.x === "step" ? "step" : "elapsed (minutes)" }, zeroline: false, range: xRange(series) },
       yaxis: { title: { text: plot.y === "score" ? "normalised score" : (data.metric || "metric") }, zeroline: false },
-      shapes: anchorShapes(data, plot.y).concat(currentShape()),
+      shapes: anchorShapes(data, plot.y).concat(budgetShape(data), currentShape()),
       annotations: anchorAnnotations(data, plot.y),
       hovermode: "closest"
     };
@@ -153,7 +170,8 @@
 
   function updateCurrentOnPlot() {
     if (!plot.el || !window.Plotly || !plot.el.data) return;
-    window.Plotly.relayout(plot.el, { shapes: anchorShapes(plot.series[0].data, plot.y).concat(currentShape()) });
+    var data = plot.series[0].data;
+    window.Plotly.relayout(plot.el, { shapes: anchorShapes(data, plot.y).concat(budgetShape(data), currentShape()) });
     plot.el.setAttribute("data-current-step", plot.currentStepId === null ? "" : plot.currentStepId);
   }
 

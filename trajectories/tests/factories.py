@@ -167,3 +167,18 @@ def make_explored_rollout(**fields) -> Rollout:
     rollout.best_metric = best
     rollout.save(update_fields=["curve", "best_metric"])
     return rollout
+
+
+def import_shared_rollouts(tasks_dir, trials_dir) -> dict[str, Rollout]:
+    """Import the real shared tasks and trials; rollouts keyed "opus" / "grok"."""
+    from tasks.services import import_tasks
+    from trajectories.services import import_path
+
+    import_tasks(tasks_dir, version="1.1")
+    report = import_path(trials_dir)
+    assert report.ok, report.as_dict()
+    rollouts = {}
+    for rollout in Rollout.objects.select_related("model"):
+        key = "opus" if "opus" in rollout.model.name else "grok" if "grok" in rollout.model.name else rollout.model.name
+        rollouts[key] = rollout
+    return rollouts

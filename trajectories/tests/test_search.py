@@ -1,0 +1,79 @@
+import pytest
+from django.urls import reverse
+
+from trajectories import search
+
+from . import factories
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("trajectories:search")
+
+
+@pytest.fixture
+def corpus():
+    a = factories.make_rollout()
+    b = factories.make_rollout(task=factories.make_task("other_task"))
+    factories.add_step(a, 1, message="Profile the hash join before tuning.", kinds=["inspect"])
+    factories.add_step(a, 2, commands=["python3 /app/evaluate_local.py --size large\n"], kinds=["benchmark"])
+    factories.add_step(a, 3, outputs=["\x1b[32mthroughput: 1234 rows/s\x1b[0m"], kinds=["benchmark"])
+    factories.add_step(b, 1, message="A different hash join task.", reasoning="Think about the hash join.", kinds=["inspect"])
+    return a, b
+
+
+def where(hits):
+    return [(h.rollout_id, h.step_id, h.where) for h in hits]
+
+
+def test_finds_messages_commands_and_outputs(corpus):
+    a, b = corpus
+    assert where(search.search_steps("hash join")) == [(a.pk, 1, "message"), (b.pk, 1, "message"), (b.pk, 1, "reasoning")]
+    assert where(search.search_steps("evaluate_local.py")) == [(a.pk, 2, "command")]
+    assert where(search.search_steps("throughput")) == [(a.pk, 3, "output")]
+
+
+def test_snippets_are_plain_text(corpus):
+    (hit,) = search.search_steps("throughput")
+    assert hit.snippet == "throughput: 1234 rows/s"
+    (hit,) = search.search_steps("evaluate_local")
+    # JSON text of the arguments, with the typed newline shown as a space.
+    assert "python3 /app/evaluate_local.py --size large " in hit.snippet and "\\n" not in hit.snippet
+
+
+def test_filters(corpus):
+    a, b = corpus
+    assert {h.rollout_id for h in search.search_steps("hash join", search.Filters(task=b.task_id))} == {b.pk}
+    assert {h.rollout_id for h in search.search_steps("hash join", search.Filters(model=a.model_id))} == {a.pk}
+    assert search.search_steps("evaluate_local", search.Filters(kind="inspect")) == []
+    assert len(search.search_steps("evaluate_local", search.Filters(kind="benchmark", harness=a.harness_id))) == 1
+
+
+def test_nothing_for_blank_or_missing(corpus):
+    assert search.search_steps("") == []
+    assert search.search_steps("no-such-text-anywhere") == []
+
+
+def test_view_links_to_the_step(client, corpus):
+    a, _ = corpus
+    response = client.get(URL, {"q": "evaluate_local"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'href="/rollouts/{a.pk}/#step-2"' in html
+    assert "1 match" in html
+
+
+def test_view_filters_and_empty_query(client, corpus, django_assert_max_num_queries):
+    a, b = corpus
+    assert client.get(URL).status_code == 200
+    with django_assert_max_num_queries(12):
+        response = client.get(URL, {"q": "hash join", "task": b.task_id, "kind": "inspect"})
+    assert {hit.rollout_id for hit, _ in response.context["results"]} == {b.pk}
+    # Junk filter values are ignored, not errors.
+    assert client.get(URL, {"q": "hash", "task": "x", "kind": "nonsense"}).status_code == 200
+
+
+def test_hostile_text_in_results_is_escaped(client):
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, message="<script>alert('x')</script> payload")
+    html = client.get(URL, {"q": "payload"}).content.decode()
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
