@@ -1,11 +1,12 @@
 from django.urls import path
 
-from . import failure_views, views
+from . import failure_views, upload_views, views
 
 app_name = "trajectories"
 
 urlpatterns = [
     path("rollouts/", views.rollout_list, name="rollout_list"),
+    path("rollouts/upload/", upload_views.upload, name="upload"),
     path("rollouts/<int:pk>/", views.rollout_detail, name="rollout_detail"),
     path("rollouts/<int:pk>/steps/<int:step_id>/observations/", views.step_observation, name="step_observation"),
     path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
