@@ -387,3 +387,101 @@ def test_shared_opus_rollout_scored(shared_trials_dir, shared_tasks_dir):
     instruction = (shared_tasks_dir / "flux2_klein_lora" / "instruction.md").read_text()
     result = classify(facts_from_trial_dir(shared_trial(shared_trials_dir, "opus4.6__"), instruction, budget_sec=14400))
     assert (result.outcome, result.cause, result.secondary, result.evidence) == ("scored", "", [], [])
+
+
+# Hand-made trial folders, through the importer ------------------------------------
+
+TRIALS = Path(__file__).parent / "trials" / "failures"
+
+HASH_JOIN_TASK_INSTRUCTION = HASH_JOIN_INSTRUCTION + """
+## Evaluation
+
+```bash
+make && ./bench
+```
+"""
+
+# folder -> (outcome, primary cause, secondary causes that must be present)
+TRIAL_CASES = {
+    "no_artifact": ("zero", f.NO_ARTIFACT, []),
+    "build_failed": ("zero", f.BUILD_FAILED, [f.CORRECTNESS_FAILED]),
+    "correctness_failed": ("zero", f.CORRECTNESS_FAILED, []),
+    "nondeterministic": ("zero", f.NONDETERMINISTIC, []),
+    "protected_by_verifier": ("zero", f.PROTECTED_FILE_MODIFIED, []),
+    "protected_by_edit": ("zero", f.PROTECTED_FILE_MODIFIED, [f.NO_IMPROVEMENT]),
+    "premature_termination": ("zero", f.PREMATURE_TERMINATION, [f.NO_IMPROVEMENT]),
+    "budget_exhausted": ("zero", f.BUDGET_EXHAUSTED, [f.NO_ARTIFACT]),
+    "no_improvement": ("zero", f.NO_IMPROVEMENT, []),
+    "agent_error": ("no_reward", f.AGENT_ERROR, []),
+    "infrastructure_error": ("infra_error", f.INFRASTRUCTURE_ERROR, []),
+    "verifier_error": ("no_reward", f.VERIFIER_ERROR, []),
+    "unknown": ("zero", f.UNKNOWN, []),
+    "scored_after_timeout": ("scored", "", []),
+}
+
+
+@pytest.fixture
+def imported_trials(db):
+    """Every folder under trials/failures imported for a registered hash_join task."""
+    from tasks.models import BenchmarkVersion, Task
+    from trajectories.models import Rollout
+    from trajectories.services import import_path
+
+    version, _ = BenchmarkVersion.objects.get_or_create(name="1.1")
+    Task.objects.create(
+        version=version, name="hash_join", category="system_optimization", metric="time_ms", direction="lower",
+        baseline_score=5.0, reference_score=1.0, budget_sec=7200, instruction=HASH_JOIN_TASK_INSTRUCTION,
+        benchmark_pattern=r"\./bench",
+    )  # fmt: skip
+    report = import_path(TRIALS, version="1.1")
+    assert report.ok, report.as_dict()
+    return {r.trial_name.rsplit("__", 1)[1]: r for r in Rollout.objects.select_related("task")}
+
+
+def test_trial_folders_cover_every_cause():
+    assert sorted(p.name for p in TRIALS.iterdir()) == sorted(TRIAL_CASES)
+    assert {cause for _, cause, _ in TRIAL_CASES.values()} - {""} == set(f.CAUSES)
+
+
+@pytest.mark.parametrize("name", sorted(TRIAL_CASES))
+def test_trial_folder_causes(imported_trials, name):
+    outcome, cause, secondary = TRIAL_CASES[name]
+    rollout = imported_trials[name]
+    assert (rollout.outcome, rollout.failure_cause) == (outcome, cause)
+    assert set(secondary) <= set(rollout.failure_secondary)
+    assert rollout.infra_error is (cause == f.INFRASTRUCTURE_ERROR)
+
+
+def test_trial_folder_evidence(imported_trials):
+    edit = [e for e in imported_trials["protected_by_edit"].failure_evidence if e["cause"] == f.PROTECTED_FILE_MODIFIED]
+    assert len(edit) == 1 and edit[0]["kind"] == "step" and edit[0]["step_id"] == 3
+    assert "Makefile" in edit[0]["text"]
+    timeout = imported_trials["budget_exhausted"].failure_evidence[0]
+    assert timeout == {
+        "kind": "exception",
+        "text": "AgentTimeoutError: Agent execution timed out after 7200.0 seconds",
+        "step_id": None,
+        "cause": f.BUDGET_EXHAUSTED,
+    }
+    assert imported_trials["scored_after_timeout"].behaviour_flags == [f.TIMED_OUT_BUT_SCORED]
+
+
+# The shared real trials, through the importer --------------------------------------
+
+
+@pytest.mark.shared
+@pytest.mark.django_db
+def test_shared_trials_through_the_importer(shared_tasks_dir, shared_trials_dir):
+    from tasks.services import import_tasks
+    from trajectories.models import Rollout
+    from trajectories.services import import_path
+
+    import_tasks(shared_tasks_dir, version="1.1")
+    report = import_path(shared_trials_dir, version="1.1")
+    assert report.ok, report.as_dict()
+    grok = Rollout.objects.get(trial_name__endswith="dJkbgCB")
+    assert (grok.outcome, grok.failure_cause) == ("zero", f.NO_ARTIFACT)
+    assert {"kind": "verifier", "text": "reason: no_lora_file", "step_id": None, "cause": f.NO_ARTIFACT} in grok.failure_evidence
+    assert grok.infra_error is False
+    opus = Rollout.objects.get(trial_name__endswith="2TyoFTQ")
+    assert (opus.outcome, opus.failure_cause, opus.failure_secondary, opus.failure_evidence) == ("scored", "", [], [])
