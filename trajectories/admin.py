@@ -36,3 +36,93 @@ class LabelChangeAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+# -- Rollouts and their trajectories (import) -----------------------------------
+from .models import Observation, Rollout, Step, SubTrajectory, ToolCall  # noqa: E402
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """Imported rows: shown for reference, changed only by re-importing."""
+
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = True
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+
+class StepInline(ReadOnlyInline):
+    model = Step
+    fields = ("position", "step_id", "source", "timestamp", "elapsed_sec", "kinds", "metric_value", "prompt_tokens", "completion_tokens")
+    ordering = ("position",)
+
+    def get_queryset(self, request):
+        # Main trajectory only; subagent steps appear under their SubTrajectory.
+        return super().get_queryset(request).filter(subtrajectory__isnull=True)
+
+
+class SubStepInline(ReadOnlyInline):
+    model = Step
+    fk_name = "subtrajectory"
+    fields = StepInline.fields
+    ordering = ("position",)
+
+
+class SubTrajectoryInline(ReadOnlyInline):
+    model = SubTrajectory
+    fk_name = "rollout"
+    fields = ("name", "agent_name", "session_id", "parent_step")
+
+
+@admin.register(Rollout)
+class RolloutAdmin(admin.ModelAdmin):
+    list_display = (
+        "trial_name", "task", "model", "harness", "index", "status", "reward",
+        "n_steps", "n_benchmark_calls", "outcome", "infra_error", "superseded", "imported_at",
+    )
+    list_filter = ("status", "outcome", "failure_cause", "infra_error", "superseded", "task__version", "model", "harness", "task__category")
+    search_fields = ("trial_name", "trial_id", "job_id", "task__name", "model__name")
+    list_select_related = ("task", "model", "harness")
+    raw_id_fields = ("task", "model", "harness", "campaign")
+    date_hierarchy = "started_at"
+    readonly_fields = ("checksum", "source_path", "schema_version", "validation_warnings", "imported_at", "updated_at")
+    inlines = [SubTrajectoryInline, StepInline]
+
+
+class StepChildInline(ReadOnlyInline):
+    fields = ("position", "call_id", "function_name", "arguments")
+
+
+class ToolCallInline(StepChildInline):
+    model = ToolCall
+    fields = ("position", "call_id", "function_name", "arguments", "kinds")
+
+
+class ObservationInline(StepChildInline):
+    model = Observation
+    fields = ("position", "source_call_id", "tool_call", "content")
+
+
+@admin.register(Step)
+class StepAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "rollout", "subtrajectory", "step_id", "source", "timestamp", "kinds", "metric_value")
+    list_filter = ("source", "metric_status")
+    search_fields = ("rollout__trial_name",)
+    list_select_related = ("rollout", "subtrajectory")
+    raw_id_fields = ("rollout", "subtrajectory")
+    inlines = [ToolCallInline, ObservationInline]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(SubTrajectory)
+class SubTrajectoryAdmin(admin.ModelAdmin):
+    list_display = ("name", "rollout", "agent_name", "session_id", "parent_step")
+    search_fields = ("name", "session_id", "rollout__trial_name")
+    list_select_related = ("rollout", "parent_step")
+    raw_id_fields = ("rollout", "parent_step")
+    inlines = [SubStepInline]
