@@ -16,7 +16,8 @@ from trajectories.models import Rollout
 
 from . import aggregation as agg
 from . import leaderboard as lb
-from .views import read_filters, rollout_url, rollouts_url
+from .links import rollout_url, rollouts_url
+from .views import read_filters
 
 API_VERSION = "v1"
 MAX_PAGE_SIZE = 500

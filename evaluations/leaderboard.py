@@ -26,6 +26,7 @@ from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout
 
 from . import aggregation as agg
+from .links import rollout_url, rollouts_url
 from .models import AgentModel, Entry, Harness, PublishedResult
 
 GENERATION_KEY = "evaluations:board-generation"
@@ -327,6 +328,10 @@ def task_results(task: Task) -> list[dict]:
         if cell is None:
             continue
         results.append({**cell, "entry": entry})
+    for result in results:
+        entry = result["entry"]
+        result["best_url"] = rollout_url(result["best_rollout_id"]) if result["best_rollout_id"] else None
+        result["rollouts_url"] = rollouts_url(task.id, entry["model_id"], entry["harness_id"])
     results.sort(key=lambda r: -(r["avg"] if r["avg"] is not None else -1))
     return results
 

@@ -6,35 +6,18 @@ board and shape it for templates; figures are computed in
 """
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
 
 from tasks.models import BenchmarkVersion
 from trajectories.models import Rollout
 
 from . import leaderboard as lb
+from .links import rollout_url, rollouts_url
 from .models import AgentModel
-
-
-def rollout_url(rollout_id: int) -> str:
-    try:
-        return reverse("trajectories:rollout_detail", args=[rollout_id])
-    except NoReverseMatch:  # the explorer's page may not be wired yet
-        return f"/rollouts/{rollout_id}/"
-
-
-def rollouts_url(task_id: int, model_id: int, harness_id: int) -> str:
-    try:
-        base = reverse("trajectories:rollout_list")
-    except NoReverseMatch:
-        base = "/rollouts/"
-    return f"{base}?{urlencode({'task': task_id, 'model': model_id, 'harness': harness_id})}"
 
 
 def read_filters(request: HttpRequest) -> dict:

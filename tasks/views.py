@@ -1,5 +1,7 @@
 from django.shortcuts import get_object_or_404, render
 
+from evaluations.leaderboard import task_results
+
 from .models import Task
 
 
@@ -10,4 +12,4 @@ def catalogue(request):
 
 def detail(request, version: str, name: str):
     task = get_object_or_404(Task.objects.select_related("version"), version__name=version, name=name)
-    return render(request, "tasks/detail.html", {"task": task})
+    return render(request, "tasks/detail.html", {"task": task, "task_results": task_results(task)})

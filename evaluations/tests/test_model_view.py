@@ -1,0 +1,60 @@
+"""The model page (/models/<name>/) and the results section of the task page."""
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from trajectories.models import Rollout
+
+from .board_factories import hand_table
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def clear_cache():
+    cache.clear()
+
+
+@pytest.fixture
+def world():
+    return hand_table()
+
+
+def test_model_page_lists_entries_tasks_rollouts_and_failures(client, world):
+    Rollout.objects.filter(model__name="model-a", reward=0.0).update(failure_cause="no_improvement")
+    Rollout.objects.filter(model__name="model-a", reward=0.2).update(failure_cause="ignored_nonzero")
+    response = client.get(reverse("evaluations:model_detail", args=["model-a"]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Model A" in html
+    entries = html.split('id="model-entries"', 1)[1].split("</table>", 1)[0]
+    assert "0.350" in entries and "3/4 tasks, 9 rollouts" in entries and "1 infra" in entries
+    assert "no counted rollout (0)" in html  # t4: only an infra error
+    assert "0.600, 0.600, 0.900" in html
+    failures = response.context["failures"]
+    assert failures == [{"failure_cause": "no_improvement", "n": 1}]
+    assert response.context["n_rollouts"] == 10
+    assert html.count('href="/rollouts/') >= 10
+
+
+def test_model_with_dots_in_its_name(client, world):
+    world["models"]["A"].name = "claude-opus-4.6"
+    world["models"]["A"].save()
+    assert client.get("/models/claude-opus-4.6/").status_code == 200
+    assert client.get("/models/unknown/").status_code == 404
+
+
+def test_task_page_results_section(client, world):
+    task = world["tasks"]["t3"]
+    response = client.get(reverse("tasks:detail", args=[world["version"].name, task.name]))
+    html = response.content.decode()
+    section = html.split('<section id="results">', 1)[1].split("</section>", 1)[0]
+    models = [r["entry"]["model"] for r in response.context["task_results"]]
+    assert models == ["model-b", "model-a", "model-c"]
+    best = Rollout.objects.get(model__name="model-a", task=task, reward=0.9)
+    assert f'href="/rollouts/{best.id}/"' in section
+    assert "0.700" in section and "0.900" in section
+    empty = client.get(reverse("tasks:detail", args=[world["version"].name, "t4"])).content.decode()
+    assert "1 infra" in empty
