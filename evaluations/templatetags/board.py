@@ -8,12 +8,21 @@ register = template.Library()
 DASH = "—"
 
 
+def _number(value) -> float | None:
+    """A float, or None for what templates hand over for missing values ("", None)."""
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 @register.filter
 def score(value) -> str:
     """A normalised score with three decimals."""
-    if value is None or value == "":
-        return DASH
-    return f"{float(value):.3f}"
+    value = _number(value)
+    return DASH if value is None else f"{value:.3f}"
 
 
 @register.filter
@@ -26,6 +35,7 @@ def interval(value) -> str:
 
 @register.filter
 def usd(value) -> str:
+    value = _number(value)
     if value is None:
         return "unknown"
     return f"${value:,.2f}"
@@ -34,9 +44,9 @@ def usd(value) -> str:
 @register.filter
 def compact(value) -> str:
     """1234567 -> 1.23M: token counts are read for their size, not their digits."""
+    value = _number(value)
     if value is None:
         return DASH
-    value = float(value)
     for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= limit:
             return f"{value / limit:.2f}{suffix}"
@@ -45,9 +55,8 @@ def compact(value) -> str:
 
 @register.filter
 def number(value, digits: int = 1) -> str:
-    if value is None:
-        return DASH
-    return f"{float(value):.{int(digits)}f}"
+    value = _number(value)
+    return DASH if value is None else f"{value:.{int(digits)}f}"
 
 
 @register.filter
@@ -60,9 +69,10 @@ def get(mapping, key):
 @register.filter
 def heat(value) -> str:
     """Background colour of a heatmap cell: white at 0, deep blue at 1."""
+    value = _number(value)
     if value is None:
         return "background:#f3f4f6"
-    v = min(1.0, max(0.0, float(value)))
+    v = min(1.0, max(0.0, value))
     lightness = 97 - 55 * v
     colour = "#fff" if lightness < 60 else "#1d2330"
     return f"background:hsl(220,70%,{lightness:.0f}%);color:{colour}"
