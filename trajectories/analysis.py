@@ -16,7 +16,7 @@ from datetime import datetime
 
 from .benchmarks import matcher_for
 from .curve import Reading, best_so_far, elapsed
-from .edits import FileTracker, prompt_cwd, shell_writes, tool_writes
+from .edits import FileTracker, cat_outputs, prompt_cwd, shell_writes, tool_writes
 from .metrics import find_metric
 from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
 from .shell import split_commands
@@ -51,9 +51,11 @@ def analyse_rollout(
         diffs: list[str] = []
         edited: list[str] = []
         benchmark_ids: set[str] = set()
+        reads_files = False
         for call in step.tool_calls:
             text = shell_text(call)
             commands = split_commands(text) if text is not None else None
+            reads_files = reads_files or any(command.program == "cat" for command in commands or [])
             kinds = call_kinds(call, context, commands)
             per_call.append(kinds)
             if BENCHMARK in kinds:
@@ -65,7 +67,7 @@ def analyse_rollout(
                     if path and path not in edited:
                         edited.append(path)
         for observation in step.observations:
-            _learn(tracker, observation.content, skip=set(edited))
+            _learn(tracker, observation.content, skip=set(edited), reads_files=reads_files)
         analyses.append(StepAnalysis(kinds=union(per_call), call_kinds=per_call, diff="".join(diffs), edited_files=edited))
         benchmark_call_ids.append(benchmark_ids)
 
@@ -85,13 +87,12 @@ def _apply_edits(tracker: FileTracker, call, commands):
             yield tracker.apply(write)
 
 
-def _learn(tracker: FileTracker, content: str, skip: set[str]) -> None:
-    """Seed file contents from `cat` output, except files this very step changed."""
-    from .edits import cat_outputs
-
-    for path, text in cat_outputs(content):
-        if tracker.resolve(path) not in skip:
-            tracker.seed(path, text)
+def _learn(tracker: FileTracker, content: str, skip: set[str], reads_files: bool) -> None:
+    """Seed file contents from `cat` output, except files this very step changed; follow the prompt's cwd."""
+    if reads_files:
+        for path, text in cat_outputs(content):
+            if tracker.resolve(path) not in skip:
+                tracker.seed(path, text)
     cwd = prompt_cwd(content)
     if cwd:
         tracker.cwd = cwd

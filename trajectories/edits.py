@@ -37,7 +37,8 @@ SOURCE_EXTENSIONS = {
 }
 _NOT_EDITED = (".log", ".out", ".err")
 _WRITE_MODE = re.compile(r"[wax+]")
-_PROMPT = re.compile(r"(?:^|(?<=[^\n]))(?:\([^)\n]*\)\s*)?[A-Za-z_][\w.-]*@[\w.-]+:([^\n#$]*)[#$] ")
+# A shell prompt "root@977371b89e17:/app# "; it may follow output glued to it.
+_PROMPT = re.compile(r"(?<![\w.-])[A-Za-z_][\w.-]{0,31}@[\w.-]{1,64}:([^\s#$]{0,300})[#$] ")
 _TRUNCATED = re.compile(r"\[\.\.\. output limited to|\.\.\. \(truncated|<truncated|\[truncated")
 
 
@@ -415,6 +416,8 @@ def cat_outputs(text: str) -> list[tuple[str, str]]:
     file without a final newline has the prompt glued to its last line.
     Output cut by the harness ("output limited to ...") is not used.
     """
+    if "cat " not in text:
+        return []
     prompts = list(_PROMPT.finditer(text))
     found: list[tuple[str, str]] = []
     for current, following in zip(prompts, prompts[1:]):
@@ -439,6 +442,14 @@ def cat_outputs(text: str) -> list[tuple[str, str]]:
 def prompt_cwd(text: str) -> str | None:
     """The working directory shown by the last shell prompt in `text` ("root@host:/app# ")."""
     cwd = None
+    # The last prompt is nearly always at the end: look there first.
+    tail = text[-2000:]
+    for match in _PROMPT.finditer(tail):
+        candidate = match.group(1).strip()
+        if candidate.startswith("/"):
+            cwd = candidate
+    if cwd is not None or len(text) <= 2000:
+        return cwd
     for match in _PROMPT.finditer(text):
         candidate = match.group(1).strip()
         if candidate.startswith("/"):

@@ -91,6 +91,8 @@ def _is_benchmark(command: Command, context: Context) -> bool:
     # Reading or writing the benchmark script is not running it.
     if command.program in _INSPECT_PROGRAMS or shell_writes(command):
         return False
+    if any(word in ("--help", "-h") for word in command.words[1:]):
+        return False
     return context.benchmark.matches(command)
 
 
@@ -102,6 +104,10 @@ def _inspects(command: Command, context: Context) -> bool:
     program, words = command.program, command.words
     if shell_writes(command):
         return False
+    if any(word in ("--help", "-h", "--version") for word in words[1:2] + words[-1:]) and not command.output_files:
+        return True  # reading a program's usage is reading
+    if program == "tail" and _follows(words):
+        return False  # tail -f watches a running job: waiting
     if program == "sed":
         return "-i" not in words and not any(word.startswith("-i") for word in words)
     if program == "git":
@@ -139,7 +145,11 @@ def _waits(command: Command, context: Context) -> bool:
         return True
     if program == "tmux" and len(words) > 1 and words[1] in ("wait", "wait-for"):
         return True
-    return program == "tail" and any(word in ("-f", "-F", "--follow") for word in words[1:])
+    return program == "tail" and _follows(words)
+
+
+def _follows(words: list[str]) -> bool:
+    return any(word in ("-f", "-F", "--follow") for word in words[1:])
 
 
 def _empty_keystrokes(call: ParsedToolCall) -> bool:
