@@ -91,7 +91,7 @@ def build_timeline(steps, budget_sec: float | None, last_improvement_sec: float 
         if s.elapsed_sec is not None
     ]
     step = _tick_step(span)
-    ticks = [{"percent": _percent(t, span), "label": format_duration(t)} for t in _frange(0, span, step)]
+    ticks = [{"percent": _percent(t, span), "label": tick_label(t)} for t in _frange(0, span, step)]
     return Timeline(
         span_sec=span,
         marks=marks,
@@ -115,6 +115,17 @@ def _frange(start: float, stop: float, step: float) -> list[float]:
         values.append(value)
         value += step
     return values
+
+
+def tick_label(seconds: float) -> str:
+    """Axis labels on whole minutes: "0", "15m", "1h", "1h 30m"."""
+    minutes = int(round(seconds / 60))
+    if minutes == 0:
+        return "0"
+    hours, minutes = divmod(minutes, 60)
+    if not hours:
+        return f"{minutes}m"
+    return f"{hours}h" + (f" {minutes:02d}m" if minutes else "")
 
 
 def format_duration(seconds: float | None) -> str:

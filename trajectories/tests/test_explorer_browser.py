@@ -58,6 +58,8 @@ def test_plot_click_scrolls_to_the_step(page, live_server):
     rollout = factories.make_explored_rollout()
     open_rollout(page, live_server, rollout)
     assert sorted(plot_point_steps(page)) == [3, 5, 7]
+    page.locator(".plot-card").scroll_into_view_if_needed()
+    shot(page, "factory-plot")
     # Click the second benchmark point (step 5) through plotly's own event path.
     page.evaluate(
         """() => {

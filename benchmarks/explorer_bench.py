@@ -1,0 +1,134 @@
+"""How fast the rollout page serves the shared opus trial, beside Harbor's viewer.
+
+Prints, for the real shared opus rollout (139 steps, 637 KB trajectory):
+the rollout page's server time (median of N requests through Django's test
+client, template rendering included) and the bytes it sends before the
+reader expands anything; then the time Harbor 0.25's own FastAPI viewer
+takes to serve the same trial's raw trajectory JSON, and the ratio.
+
+    .venv/bin/python benchmarks/explorer_bench.py [--repeat 15]
+
+It builds a throw-away test database (SQLite unless DATABASE_URL says
+otherwise; set AUTOLAB_TEST_DB to keep it apart from others' runs) and a
+temporary Harbor jobs folder holding a copy of the trial; neither outlives
+the run. The targets are under 300 ms and under 1 MB.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
+
+SHARED = Path(os.environ.get("AUTOLAB_SHARED_DIR", ROOT.parent / "shared")) / "autolab"
+TARGET_MS = 300
+TARGET_BYTES = 1_000_000
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:
+    """Median wall time in ms over `repeat` calls after one warm-up call."""
+    result = fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), result
+
+
+def bench_site(trial_dir: Path, repeat: int) -> dict:
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext, setup_test_environment
+    from django.urls import reverse
+
+    from tasks.services import import_tasks
+    from trajectories.models import Rollout
+    from trajectories.services import import_path
+
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    setup_test_environment()
+    # Keep one connection across requests, as a deployment with persistent
+    # connections does (and so the query count below sees every query).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        import_tasks(SHARED / "tasks", version="1.1")
+        report = import_path(trial_dir)
+        if not report.ok:
+            raise SystemExit(f"import failed: {report.as_dict()}")
+        rollout = Rollout.objects.get(trial_name__endswith=trial_dir.name.split("__")[-1])
+        client = Client()
+        url = reverse("trajectories:rollout_detail", args=[rollout.pk])
+        page_ms, response = timed(lambda: client.get(url), repeat)
+        assert response.status_code == 200, response.status_code
+        with CaptureQueriesContext(connection) as queries:
+            client.get(url)
+        n_queries = len(queries.captured_queries)
+        only_ms, only_response = timed(lambda: client.get(url + "?only=benchmark,edit"), repeat)
+        return {
+            "steps": rollout.n_steps,
+            "page_ms": page_ms,
+            "page_bytes": len(response.content),
+            "queries": n_queries,
+            "only_ms": only_ms,
+            "only_bytes": len(only_response.content),
+        }
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def bench_harbor(trial_dir: Path, repeat: int) -> dict:
+    from fastapi.testclient import TestClient
+    from harbor.viewer.server import create_app
+
+    with tempfile.TemporaryDirectory(prefix="harbor-viewer-") as folder:
+        job = Path(folder) / "bench-job"
+        shutil.copytree(trial_dir, job / trial_dir.name)
+        with TestClient(create_app(Path(folder), mode="jobs")) as client:
+            url = f"/api/jobs/bench-job/trials/{trial_dir.name}/trajectory"
+            ms, response = timed(lambda: client.get(url), repeat)
+            assert response.status_code == 200, response.text[:200]
+            return {"ms": ms, "bytes": len(response.content)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--trial", default="opus4.6__2026-04-26__2TyoFTQ")
+    args = parser.parse_args()
+    trial_dir = SHARED / "trials" / args.trial
+    if not trial_dir.is_dir():
+        raise SystemExit(f"shared trial not found at {trial_dir} (../shared is absent)")
+
+    site = bench_site(trial_dir, args.repeat)
+    harbor = bench_harbor(trial_dir, args.repeat)
+    print(f"trial {args.trial}: {site['steps']} steps, median of {args.repeat} requests")
+    print(
+        f"rollout page        {site['page_ms']:8.1f} ms  {site['page_bytes'] / 1000:8.1f} KB"
+        f"  {site['queries']} queries  (targets < {TARGET_MS} ms, < {TARGET_BYTES / 1e6:.0f} MB)"
+    )
+    print(f"  ?only=benchmark,edit {site['only_ms']:5.1f} ms  {site['only_bytes'] / 1000:8.1f} KB")
+    print(f"harbor viewer JSON  {harbor['ms']:8.1f} ms  {harbor['bytes'] / 1000:8.1f} KB  (raw trajectory only, no HTML)")
+    print(f"ratio page / harbor {site['page_ms'] / harbor['ms']:8.2f} x time  {site['page_bytes'] / harbor['bytes']:6.2f} x bytes")
+    ok = site["page_ms"] < TARGET_MS and site["page_bytes"] < TARGET_BYTES
+    print("within targets" if ok else "OUTSIDE TARGETS")
+
+
+if __name__ == "__main__":
+    main()

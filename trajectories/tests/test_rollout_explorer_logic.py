@@ -1,0 +1,73 @@
+"""The explorer's plain helpers (trajectories.explorer), table-tested."""
+from types import SimpleNamespace
+
+import pytest
+
+from trajectories import explorer
+
+
+@pytest.mark.parametrize(
+    "kinds, expected",
+    [([], "other"), (["edit"], "edit"), (["edit", "benchmark"], "benchmark"), (["wait", "inspect"], "inspect"), (["odd"], "other")],
+)
+def test_primary_kind(kinds, expected):
+    assert explorer.primary_kind(kinds) == expected
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(None, []), ("", []), ("benchmark,edit", ["benchmark", "edit"]), ("edit, benchmark,bogus", ["benchmark", "edit"])],
+)
+def test_parse_only(value, expected):
+    assert explorer.parse_only(value) == expected
+
+
+@pytest.mark.parametrize(
+    "seconds, expected",
+    [(None, "—"), (0, "0.0s"), (12.34, "12.3s"), (65, "1m 05s"), (3600, "1h 00m"), (14400, "4h 00m")],
+)
+def test_format_duration(seconds, expected):
+    assert explorer.format_duration(seconds) == expected
+
+
+@pytest.mark.parametrize("seconds, expected", [(0, "0"), (900, "15m"), (3600, "1h"), (5400, "1h 30m")])
+def test_tick_label(seconds, expected):
+    assert explorer.tick_label(seconds) == expected
+
+
+def test_diff_lines_and_files():
+    diff = "diff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-old\n+new\n ctx\n--- a/gone.py\n+++ /dev/null\n"
+    assert [cls for cls, _ in explorer.diff_lines(diff)] == ["file", "file", "file", "hunk", "del", "add", "ctx", "file", "file"]
+    assert explorer.diff_files(diff) == ["x.c", "gone.py"]
+
+
+def step(step_id, elapsed, kinds=(), metric=None, score=None, source="agent"):
+    return SimpleNamespace(
+        step_id=step_id, elapsed_sec=elapsed, kind_list=list(kinds), metric_value=metric, metric_score=score, source=source, diff=""
+    )
+
+
+def test_timeline_scales_to_the_budget():
+    steps = [step(1, 0.0), step(2, 1800.0, ["benchmark"]), step(3, None)]
+    timeline = explorer.build_timeline(steps, budget_sec=7200, last_improvement_sec=1800.0)
+    assert [(m["step_id"], m["kind"], m["percent"]) for m in timeline.marks] == [(1, "other", 0.0), (2, "benchmark", 25.0)]
+    assert timeline.budget_percent == 100.0 and timeline.last_improvement_percent == 25.0
+    # A rollout that overran its budget stretches the strip instead.
+    over = explorer.build_timeline([step(1, 9000.0)], budget_sec=4500, last_improvement_sec=None)
+    assert over.budget_percent == 50.0 and over.last_improvement_percent is None
+
+
+def test_curve_points_derived_from_steps_follow_direction():
+    rollout = SimpleNamespace(curve=[], task=SimpleNamespace(direction="higher"))
+    steps = [step(1, 1.0, metric=0.5), step(2, 2.0), step(3, 3.0, metric=0.4), step(4, 4.0, metric=0.7)]
+    points = explorer.curve_points(rollout, steps)
+    assert [(p["step_id"], p["best_metric"], p["improved"]) for p in points] == [(1, 0.5, True), (3, 0.5, False), (4, 0.7, True)]
+
+
+def test_decorate_steps_latency_only_when_counts_match():
+    steps = [step(1, 0.0, source="user"), step(2, 5.0), step(3, 9.0)]
+    explorer.decorate_steps(steps, [1000.0, 2000.0])
+    assert [s.llm_latency_ms for s in steps] == [None, 1000.0, 2000.0]
+    assert [s.delta_sec for s in steps] == [None, 5.0, 4.0]
+    explorer.decorate_steps(steps, [1000.0])
+    assert [s.llm_latency_ms for s in steps] == [None, None, None]
