@@ -271,3 +271,27 @@ __all__ = [
     "match_task",
     "task_spec",
 ]
+
+
+HARDWARE_CHOICES = (("", "any hardware"), ("cpu", "CPU only"), ("gpu", "needs a GPU"))
+
+
+def catalogue_tasks(category: str = "", version: str = "", hardware: str = ""):
+    """Tasks for the catalogue, filtered; unknown filter values match nothing."""
+    tasks = Task.objects.select_related("version").order_by("category", "name", "-version__created_at")
+    if category:
+        tasks = tasks.filter(category=category)
+    if version:
+        tasks = tasks.filter(version__name=version)
+    if hardware == "gpu":
+        tasks = tasks.filter(gpus__gt=0)
+    elif hardware == "cpu":
+        tasks = tasks.filter(gpus=0)
+    return tasks
+
+
+def catalogue_choices() -> dict[str, list]:
+    """The values the catalogue's filters offer: categories and versions in use."""
+    categories = sorted(set(Task.objects.exclude(category="").values_list("category", flat=True)))
+    versions = list(BenchmarkVersion.objects.order_by("-created_at", "-id").values_list("name", flat=True))
+    return {"categories": categories, "versions": versions}

@@ -1,15 +1,46 @@
+"""Task catalogue and task pages: thin views over tasks.services."""
+from __future__ import annotations
+
 from django.shortcuts import get_object_or_404, render
 
 from evaluations.leaderboard import task_results
 
 from .models import Task
+from .rendering import render_markdown
+from .scoring import describe_rule
+from .services import HARDWARE_CHOICES, catalogue_choices, catalogue_tasks, task_spec
 
 
 def catalogue(request):
-    tasks = Task.objects.select_related("version").all()
-    return render(request, "tasks/catalogue.html", {"tasks": tasks})
+    """Every task, filtered by GET parameters (works without JavaScript)."""
+    filters = {
+        "category": request.GET.get("category", "").strip(),
+        "version": request.GET.get("version", "").strip(),
+        "hardware": request.GET.get("hardware", "").strip(),
+    }
+    tasks = catalogue_tasks(**filters)
+    context = {
+        "nav": "tasks",
+        "tasks": tasks,
+        "filters": filters,
+        "filtered": any(filters.values()),
+        "hardware_choices": HARDWARE_CHOICES,
+        **catalogue_choices(),
+    }
+    return render(request, "tasks/catalogue.html", context)
 
 
 def detail(request, version: str, name: str):
     task = get_object_or_404(Task.objects.select_related("version"), version__name=version, name=name)
-    return render(request, "tasks/detail.html", {"task": task, "task_results": task_results(task)})
+    spec = task_spec(task)
+    context = {
+        "nav": "tasks",
+        "task": task,
+        "instruction_html": render_markdown(task.instruction),
+        "rule_text": describe_rule(spec),
+        "revisions": task.revisions.all()[:20],
+        "other_versions": Task.objects.filter(name=task.name).exclude(pk=task.pk).select_related("version"),
+        # Per-model results on this task, filled by the leaderboard (evaluations app).
+        "task_results": task_results(task),
+    }
+    return render(request, "tasks/detail.html", context)
