@@ -615,7 +615,9 @@ def find_causes(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> t
         evidence.extend(e.as_dict(rule.cause) for e in found)
     if not causes:
         # Show what was seen, so that staff can label it.
-        seen = [Evidence("verifier", f"{k}: {v}") for k, v in facts.verifier_fields.items()]
+        reasons = verifier_reasons(facts.verifier_fields)
+        others = [(k, v) for k, v in facts.verifier_fields.items() if k not in dict(reasons)]
+        seen = [Evidence("verifier", _clip(f"{k}: {v}")) for k, v in [*reasons, *others]]
         if facts.exception_type:
             seen.append(_exception_evidence(facts))
         return UNKNOWN, [], [e.as_dict(UNKNOWN) for e in seen]

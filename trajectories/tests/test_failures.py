@@ -485,3 +485,9 @@ def test_shared_trials_through_the_importer(shared_tasks_dir, shared_trials_dir)
     assert grok.infra_error is False
     opus = Rollout.objects.get(trial_name__endswith="2TyoFTQ")
     assert (opus.outcome, opus.failure_cause, opus.failure_secondary, opus.failure_evidence) == ("scored", "", [], [])
+
+
+def test_unknown_shows_what_was_seen_reasons_first():
+    result = classify(facts(verifier_fields={"reward": 0.0, "reason": "quota_policy_7"}))
+    assert result.cause == f.UNKNOWN
+    assert [e["text"] for e in result.evidence] == ["reason: quota_policy_7", "reward: 0.0"]

@@ -24,14 +24,14 @@ def test_matrix_cell_opens_the_filtered_list(live_server, page):
         failure_service.classify_and_store(r)
 
     page.goto(f"{live_server.url}/failures/")
-    assert page.locator("#failure-list + table tbody tr").count() == 4
+    assert page.locator("table.failure-list tbody tr").count() == 4
     matrix_row = page.locator("#failure-matrix tbody tr", has_text="model-a")
     cell = matrix_row.locator('td[data-cause="no_artifact"] a')
     assert cell.inner_text() == "2"
     cell.click()
 
     page.wait_for_url("**/failures/?*cause=no_artifact*")
-    listed = page.locator("#failure-list + table tbody tr")
+    listed = page.locator("table.failure-list tbody tr")
     assert listed.count() == 2
     names = sorted(listed.nth(i).locator("td").first.inner_text() for i in range(2))
     assert names == sorted([rows[0].trial_name, rows[1].trial_name])
@@ -43,7 +43,7 @@ def test_matrix_cell_opens_the_filtered_list(live_server, page):
     page.select_option('select[name="task"]', "flux2_klein_lora")
     page.click("#failure-filters button[type=submit]")
     page.wait_for_url("**task=flux2_klein_lora**")
-    assert page.locator("#failure-list + table tbody tr").count() == 1
+    assert page.locator("table.failure-list tbody tr").count() == 1
     # The exports carry the same filters.
     href = page.locator("#failure-filters a", has_text="CSV").get_attribute("href")
     assert href.startswith("/failures/export.csv?") and "task=flux2_klein_lora" in href and "cause=no_artifact" in href
