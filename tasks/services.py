@@ -85,6 +85,11 @@ class TaskImportReport:
     def ok(self) -> bool:
         return self.counts[FAILED] == 0
 
+    def summary(self) -> str:
+        """"3 imported, 1 updated, 6 unchanged, 0 failed"."""
+        counts = self.counts
+        return ", ".join(f"{counts[outcome]} {outcome}" for outcome in OUTCOMES)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,

@@ -18,6 +18,7 @@ def test_import_shared_tasks(shared_tasks_dir):
     report = import_tasks(shared_tasks_dir, version="1.1")
     assert report.ok
     assert report.counts == {"imported": 10, "updated": 0, "unchanged": 0, "failed": 0}
+    assert report.summary() == "10 imported, 0 updated, 0 unchanged, 0 failed"
     version = BenchmarkVersion.objects.get(name="1.1")
     assert version.benchmark == "AutoLab" and version.clip_rewards
     for task in Task.objects.filter(version=version):

@@ -43,12 +43,8 @@ class Command(BaseCommand):
         else:
             for result in report.results:
                 self.stdout.write(describe(result))
-            counts = report.counts
-            summary = (
-                f"{counts['imported']} imported, {counts['updated']} updated, "
-                f"{counts['unchanged']} unchanged, {counts['failed']} failed (version {version})"
-            )
-            self.stdout.write(self.style.ERROR(summary) if counts[FAILED] else self.style.SUCCESS(summary))
+            summary = f"{report.summary()} (version {version})"
+            self.stdout.write(self.style.SUCCESS(summary) if report.ok else self.style.ERROR(summary))
         if not report.ok:
             raise CommandError(f"{report.counts[FAILED]} task(s) failed to import", returncode=1)
 
