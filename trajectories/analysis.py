@@ -16,7 +16,7 @@ from datetime import datetime
 
 from .benchmarks import matcher_for
 from .curve import Reading, best_so_far, elapsed
-from .edits import FileTracker, cat_outputs, prompt_cwd, shell_writes, tool_writes
+from .edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
 from .metrics import find_metric
 from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
 from .shell import split_commands
@@ -81,10 +81,7 @@ def _apply_edits(tracker: FileTracker, call, commands):
         for write in writes:
             yield tracker.apply(write)
         return
-    for command in commands or []:
-        tracker.note_cwd([command])
-        for write in shell_writes(command):
-            yield tracker.apply(write)
+    yield from tracker.apply_commands(commands or [])
 
 
 def _learn(tracker: FileTracker, content: str, skip: set[str], reads_files: bool) -> None:

@@ -37,8 +37,19 @@ SOURCE_EXTENSIONS = {
 }
 _NOT_EDITED = (".log", ".out", ".err")
 _WRITE_MODE = re.compile(r"[wax+]")
-# A shell prompt "root@977371b89e17:/app# "; it may follow output glued to it.
+# A shell prompt "root@977371b89e17:/app# ". It may follow output that did not
+# end with a newline ("...styleroot@977371b89e17:/app# "), so prompts seen at
+# line starts teach the exact "user@host:" to look for anywhere.
 _PROMPT = re.compile(r"(?<![\w.-])[A-Za-z_][\w.-]{0,31}@[\w.-]{1,64}:([^\s#$]{0,300})[#$] ")
+_PROMPT_AT_LINE_START = re.compile(r"^([A-Za-z_][\w.-]{0,31}@[\w.-]{1,64}:)[^\s#$]{0,300}[#$] ", re.M)
+
+
+def _prompts(text: str) -> list[re.Match]:
+    owners = {match.group(1) for match in _PROMPT_AT_LINE_START.finditer(text)}
+    if not owners:
+        return list(_PROMPT.finditer(text))
+    alternatives = "|".join(re.escape(owner) for owner in sorted(owners))
+    return list(re.finditer(rf"(?:{alternatives})([^\s#$]{{0,300}})[#$] ", text))
 _TRUNCATED = re.compile(r"\[\.\.\. output limited to|\.\.\. \(truncated|<truncated|\[truncated")
 
 
@@ -353,6 +364,13 @@ class FileTracker:
         for path, content in cat_outputs(text):
             self.seed(path, content)
 
+    def apply_commands(self, commands: list[Command]):
+        """(path, diff) of every write of a shell call's commands, following `cd` on the way."""
+        for command in commands:
+            self.note_cwd([command])
+            for write in shell_writes(command):
+                yield self.apply(write)
+
     def note_cwd(self, commands: list[Command]) -> None:
         for command in commands:
             words = command.words
@@ -418,7 +436,7 @@ def cat_outputs(text: str) -> list[tuple[str, str]]:
     """
     if "cat " not in text:
         return []
-    prompts = list(_PROMPT.finditer(text))
+    prompts = _prompts(text)
     found: list[tuple[str, str]] = []
     for current, following in zip(prompts, prompts[1:]):
         line_end = text.find("\n", current.end())
@@ -439,21 +457,18 @@ def cat_outputs(text: str) -> list[tuple[str, str]]:
     return found
 
 
+_PROMPT_CWD = re.compile(r"@[\w.-]{1,64}:(/[^\s#$]{0,300})[#$] ")
+
+
 def prompt_cwd(text: str) -> str | None:
-    """The working directory shown by the last shell prompt in `text` ("root@host:/app# ")."""
+    """The working directory of the last shell prompt at the end of `text` ("root@host:/app# ").
+
+    Only the end is read: the directory changes with a `cd`, after which the
+    terminal shows a fresh prompt; output of a running job has none.
+    """
     cwd = None
-    # The last prompt is nearly always at the end: look there first.
-    tail = text[-2000:]
-    for match in _PROMPT.finditer(tail):
-        candidate = match.group(1).strip()
-        if candidate.startswith("/"):
-            cwd = candidate
-    if cwd is not None or len(text) <= 2000:
-        return cwd
-    for match in _PROMPT.finditer(text):
-        candidate = match.group(1).strip()
-        if candidate.startswith("/"):
-            cwd = candidate
+    for match in _PROMPT_CWD.finditer(text[-2000:]):
+        cwd = match.group(1)
     return cwd
 
 
