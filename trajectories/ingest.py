@@ -8,13 +8,14 @@ Rollout keeps its id (pages and staff labels point at it).
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, models, transaction
 
 from evaluations import services as evaluations
 from tasks import services as tasks
@@ -337,7 +338,7 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis)
     trajectory = folder.trajectory
     agent_started_at = rollout.agent_started_at
     subtrajectories = _subtrajectories(rollout, folder)
-    SubTrajectory.objects.bulk_create([sub for sub, _ in subtrajectories], batch_size=BATCH_SIZE)
+    insert_rows(SubTrajectory, [sub for sub, _ in subtrajectories])
 
     step_rows: list[Step] = []
     parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
@@ -349,7 +350,7 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis)
         for position, parsed in enumerate(parsed_sub.steps):
             step_rows.append(_step_row(rollout, sub, position, parsed, None, agent_started_at))
             parsed_of_row.append((parsed, None))
-    Step.objects.bulk_create(step_rows, batch_size=BATCH_SIZE)
+    insert_rows(Step, step_rows)
 
     call_rows: list[ToolCall] = []
     calls_by_step: list[dict[str, ToolCall]] = []
@@ -369,7 +370,7 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis)
             if call.call_id:
                 by_id.setdefault(call.call_id, tool_call)
         calls_by_step.append(by_id)
-    ToolCall.objects.bulk_create(call_rows, batch_size=BATCH_SIZE)
+    insert_rows(ToolCall, call_rows)
 
     observation_rows = []
     for row, (parsed, _), by_id in zip(step_rows, parsed_of_row, calls_by_step):
@@ -387,10 +388,51 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis)
                     extra=extra,
                 )
             )
-    Observation.objects.bulk_create(observation_rows, batch_size=BATCH_SIZE)
+    insert_rows(Observation, observation_rows)
 
     if subtrajectories:
         _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
+
+
+def insert_rows(model: type[models.Model], rows: list[models.Model]) -> None:
+    """Insert unsaved `rows` and set their primary keys.
+
+    On PostgreSQL the rows go through COPY with ids drawn from the table's
+    sequence beforehand, several times faster than INSERT for the large
+    texts of observations; elsewhere Django's bulk_create does it.
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        model.objects.bulk_create(rows, batch_size=BATCH_SIZE)
+        return
+    table = model._meta.db_table
+    pk = model._meta.pk
+    fields = [f for f in model._meta.concrete_fields if f is not pk]
+    for row in rows:
+        # What bulk_create does for rows pointing at rows saved just before.
+        row._prepare_related_fields_for_save(operation_name="insert_rows")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [table, pk.column, len(rows)],
+        )
+        for row, (new_id,) in zip(rows, cursor.fetchall()):
+            row.pk = new_id
+        columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
+        json_fields = {f.attname for f in fields if isinstance(f, models.JSONField)}
+        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                values = [row.pk]
+                for f in fields:
+                    value = getattr(row, f.attname)
+                    if f.attname in json_fields:
+                        value = json.dumps(value, ensure_ascii=False)
+                    values.append(value)
+                copy.write_row(values)
+    for row in rows:
+        row._state.adding = False
+        row._state.db = connection.alias
 
 
 def _step_row(

@@ -59,7 +59,9 @@ def test_json_document(jobs):
     assert first["n_steps"] == 3 and first["n_episodes"] == 2
     assert first["tokens"] == {"input": 1000, "cached": 100, "output": 50}
     assert first["reward"] == 0.5 and first["verifier_fields"] == {"reward": 0.5, "metric": 12.5}
-    assert first["exception_type"] == "" and first["n_benchmark_calls"] == 0 and first["n_edits"] == 0
+    rollout = Rollout.objects.get(pk=first["rollout_id"])
+    assert first["exception_type"] == ""
+    assert (first["n_benchmark_calls"], first["n_edits"]) == (rollout.n_benchmark_calls, rollout.n_edits)
     failed = document["trials"][-1]
     assert failed["outcome"] == "failed" and "no registered task matches 'lib__zzz'" in failed["error"]
     assert set(failed) == {"path", "trial_name", "outcome", "error"}
@@ -115,18 +117,20 @@ def test_ctrl_c_stops_between_trials_and_a_rerun_continues(jobs, monkeypatch):
 
 
 def test_keyboard_interrupt_during_a_trial_rolls_it_back(jobs, monkeypatch):
+    from trajectories import ingest
     from trajectories.models import Step, ToolCall
 
-    real = ToolCall.objects.bulk_create
+    real = ingest.insert_rows
     calls = []
 
-    def interrupted_second_trial(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
+    def interrupted_second_trial(model, rows):
+        if model is ToolCall:
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+        return real(model, rows)
 
-    monkeypatch.setattr(ToolCall.objects, "bulk_create", interrupted_second_trial)
+    monkeypatch.setattr(ingest, "insert_rows", interrupted_second_trial)
     out, err, code = run(jobs)
     assert code == 130 and "1 created" in out and "interrupted" in out
     # The second trial's rollout and steps were rolled back with it.

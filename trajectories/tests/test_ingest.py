@@ -144,6 +144,52 @@ def test_import_one_trial_folder(tmp_path, task):
     assert observation.content == "time: 10.0 ms"
 
 
+def test_analysis_results_are_stored_on_steps_and_rollout(tmp_path, task, monkeypatch):
+    from trajectories import ingest
+    from trajectories.parsed import CurvePoint, MetricReading, RolloutAnalysis, StepAnalysis
+
+    def analyse(steps, spec, agent_started_at):
+        assert spec.name == "demo_task" and agent_started_at is not None
+        analyses = [StepAnalysis(kinds=[], call_kinds=[[] for _ in s.tool_calls]) for s in steps]
+        analyses[1] = StepAnalysis(
+            kinds=["benchmark", "edit"], call_kinds=[["benchmark"]],
+            metric=MetricReading(status="parsed", value=10.0, unit="ms", score=0.4), diff="--- a\n+++ b\n",
+        )
+        curve = [CurvePoint(step_id=2, t=60.0, metric=10.0, score=0.4, best_metric=10.0, best_score=0.4, improved=True)]
+        return RolloutAnalysis(
+            steps=analyses, curve=curve, n_benchmark_calls=1, n_edits=1, first_benchmark_sec=60.0,
+            last_improvement_sec=60.0, budget_used_fraction=0.5, best_metric=10.0, best_score=0.4,
+        )
+
+    monkeypatch.setattr(ingest.analysis, "analyse_rollout", analyse)
+    import_trial_dir(make_trial(tmp_path))
+    rollout = Rollout.objects.get()
+    assert (rollout.n_benchmark_calls, rollout.n_edits, rollout.best_metric, rollout.best_score) == (1, 1, 10.0, 0.4)
+    assert (rollout.first_benchmark_sec, rollout.last_improvement_sec, rollout.budget_used_fraction) == (60.0, 60.0, 0.5)
+    assert rollout.curve == [
+        {"step_id": 2, "t": 60.0, "metric": 10.0, "score": 0.4, "best_metric": 10.0, "best_score": 0.4, "improved": True}
+    ]
+    step = rollout.steps.get(step_id=2)
+    assert step.kinds == " benchmark edit " and step.kind_list == ["benchmark", "edit"]
+    assert (step.metric_value, step.metric_unit, step.metric_score, step.metric_status) == (10.0, "ms", 0.4, "parsed")
+    assert step.diff == "--- a\n+++ b\n"
+    assert step.tool_calls.get().kinds == " benchmark "
+    assert Step.objects.filter(kinds__contains=" edit ").count() == 1
+    assert rollout.steps.get(step_id=1).kinds == ""
+
+
+def test_a_failing_analysis_still_imports_with_a_warning(tmp_path, task, monkeypatch):
+    from trajectories import ingest
+
+    def broken(*args):
+        raise ZeroDivisionError("oops")
+
+    monkeypatch.setattr(ingest.analysis, "analyse_rollout", broken)
+    assert import_trial_dir(make_trial(tmp_path)).outcome == "created"
+    rollout = Rollout.objects.get()
+    assert rollout.n_steps == 3 and any("analysis failed" in w for w in rollout.validation_warnings)
+
+
 def test_same_trial_twice_is_unchanged(tmp_path, task):
     folder = make_trial(tmp_path)
     first = import_trial_dir(folder)
@@ -206,10 +252,14 @@ def test_a_failure_while_storing_rolls_back_the_whole_trial(tmp_path, task, monk
     folder = make_trial(tmp_path)
     from trajectories import ingest
 
-    def explode(*args, **kwargs):
-        raise RuntimeError("disk full")
+    real = ingest.insert_rows
 
-    monkeypatch.setattr(ingest.Observation.objects, "bulk_create", explode)
+    def explode(model, rows):
+        if model is Observation:
+            raise RuntimeError("disk full")
+        real(model, rows)
+
+    monkeypatch.setattr(ingest, "insert_rows", explode)
     outcome = import_trial_dir(folder)
     assert outcome.outcome == "failed" and "disk full" in outcome.error
     assert not Rollout.objects.exists() and not Step.objects.exists() and not ToolCall.objects.exists()

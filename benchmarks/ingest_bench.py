@@ -1,0 +1,185 @@
+"""How fast Harbor trials import, against Harbor's own parse of the same file.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        .venv/bin/python benchmarks/ingest_bench.py [--n 20] [--db autolab_bench]
+
+The PostgreSQL server named by DATABASE_URL gets a scratch database (--db,
+dropped at the end); without DATABASE_URL a temporary SQLite file is used.
+The real opus trial (../shared/autolab/trials) is copied N times under
+distinct trial names and imported in bulk. Printed: time per trial, steps per
+second, Harbor's bare `Trajectory.model_validate_json` time for the same
+trajectory file, and the ratio of the two. Targets: ratio <= 5, >= 1,000
+steps/s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("AUTOLAB_SHARED_DIR", ROOT.parent / "shared"))
+TRIAL = SHARED / "autolab" / "trials" / "opus4.6__2026-04-26__2TyoFTQ"
+TASKS = SHARED / "autolab" / "tasks"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20, help="number of copies of the trial to import")
+    parser.add_argument("--db", default="autolab_bench", help="scratch PostgreSQL database name")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    args = parser.parse_args()
+    if not TRIAL.is_dir():
+        print(f"the real trial is missing: {TRIAL}", file=sys.stderr)
+        return 2
+
+    work = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
+    server_url = os.environ.get("DATABASE_URL", "")
+    scratch = None
+    if server_url.startswith(("postgres://", "postgresql://")):
+        scratch = _create_database(server_url, args.db)
+        os.environ["DATABASE_URL"] = scratch
+        backend = f"PostgreSQL ({args.db})"
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{work / 'bench.sqlite3'}"
+        backend = "SQLite (temporary file)"
+    os.environ.setdefault("AUTOLAB_DATA_DIR", str(work / "data"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
+    sys.path.insert(0, str(ROOT))
+    try:
+        return run(args.n, work, backend)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        if scratch and not args.keep:
+            _drop_database(server_url, args.db)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(n: int, work: Path, backend: str) -> int:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    _register_task()
+
+    from harbor.models.trajectories import Trajectory
+
+    from trajectories.models import Rollout, Step
+    from trajectories.services import import_path, import_trial_dir
+    from trajectories.trial_folder import read_trial_folder
+
+    copies = work / "jobs"
+    for index in range(n + 1):
+        _copy_trial(TRIAL, copies / ("warmup" if index == n else "job") / f"bench__{index:04d}")
+
+    # Warm up imports, Harbor's models and the database connection.
+    warm = import_trial_dir(copies / "warmup" / f"bench__{n:04d}")
+    if not warm.ok:
+        print(f"warm-up import failed: {warm.error}", file=sys.stderr)
+        return 1
+
+    started = time.perf_counter()
+    times: list[float] = []
+    last = [started]
+
+    def on_progress(report, outcome):
+        now = time.perf_counter()
+        times.append(now - last[0])
+        last[0] = now
+
+    report = import_path(copies / "job", on_progress=on_progress)
+    total = time.perf_counter() - started
+    if not report.ok:
+        print(f"import failed: {report.as_dict()}", file=sys.stderr)
+        return 1
+    steps = sum(outcome.n_steps for outcome in report.outcomes)
+
+    started = time.perf_counter()
+    again = import_path(copies / "job")
+    unchanged_total = time.perf_counter() - started
+    assert again.counts["unchanged"] == n, again.counts
+
+    raw = (TRIAL / "agent" / "trajectory.json").read_bytes()
+    harbor = _median_time(lambda: Trajectory.model_validate_json(raw), repeat=max(n, 10))
+    reading = _median_time(lambda: read_trial_folder(TRIAL), repeat=max(n, 10))
+
+    per_trial = statistics.median(times)
+    print(f"database:                     {backend}")
+    print(f"trials imported:              {n} x {TRIAL.name} ({steps // n} steps each)")
+    print(f"rows stored:                  {Rollout.objects.count()} rollouts, {Step.objects.count()} steps")
+    print(f"time per trial (median):      {per_trial * 1000:8.1f} ms   (mean {total / n * 1000:.1f} ms)")
+    print(f"  of which reading the folder:{reading * 1000:8.1f} ms")
+    print(f"steps per second (bulk):      {steps / total:8.0f}        (target >= 1,000)")
+    print(f"re-import, unchanged:         {unchanged_total / n * 1000:8.1f} ms per trial")
+    print(f"Harbor model_validate_json:   {harbor * 1000:8.1f} ms   for the same trajectory.json")
+    print(f"ratio ingest / Harbor parse:  {per_trial / harbor:8.1f} x      (target <= 5)")
+    return 0
+
+
+def _register_task() -> None:
+    from tasks.models import BenchmarkVersion, Task
+
+    if TASKS.is_dir():
+        from tasks.services import import_tasks
+
+        import_tasks(TASKS, version="1.1")
+    if not Task.objects.filter(name="flux2_klein_lora").exists():
+        version, _ = BenchmarkVersion.objects.get_or_create(name="1.1")
+        Task.objects.create(version=version, name="flux2_klein_lora", category="model_development")
+
+
+def _copy_trial(source: Path, target: Path) -> None:
+    """A copy of the trial under the trial name `target.name`."""
+    shutil.copytree(source, target)
+    for name in ("config.json", "result.json"):
+        path = target / name
+        data = json.loads(path.read_text())
+        data["trial_name"] = target.name
+        if name == "result.json":
+            data["config"]["trial_name"] = target.name
+        path.write_text(json.dumps(data))
+
+
+def _median_time(function, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def _server(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + database, parts.query, parts.fragment))
+
+
+def _create_database(url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(_server(url, "postgres").replace("postgresql://", "postgres://", 1).replace("postgres://", "postgresql://", 1), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return _server(url, name)
+
+
+def _drop_database(url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(_server(url, "postgres").replace("postgres://", "postgresql://", 1), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+if __name__ == "__main__":
+    sys.exit(main())
