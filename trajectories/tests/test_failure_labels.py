@@ -130,3 +130,10 @@ def test_label_infrastructure_error_excludes_rollout_until_cleared():
     assert Rollout.objects.get(pk=r.pk).infra_error is True
     set_label(r, staff)
     assert Rollout.objects.get(pk=r.pk).infra_error is False
+
+
+def test_thresholds_come_from_settings(settings):
+    r = h.rollout(used_sec=600, n_benchmark_calls=0)  # 92% of the budget left
+    assert failure_service.classify_and_store(r).cause == "premature_termination"
+    settings.AUTOLAB_FAILURE_THRESHOLDS = {"premature_unused_fraction": 0.95}
+    assert failure_service.classify_and_store(r).cause == "no_improvement"
