@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, IntegrityError, transaction
 
 from .models import BenchmarkVersion, Task, TaskRevision
 from .spec import TaskSpec
@@ -162,8 +162,16 @@ def import_task_dir(directory: Path, version: BenchmarkVersion, seen: dict[str, 
     if too_long:
         return TaskImportResult(parsed.name, str(directory), FAILED, error=f"{directory / 'task.toml'}: {too_long}")
     seen[parsed.name] = str(directory)
-    with transaction.atomic():
-        outcome, changed = _store(parsed, version)
+    try:
+        with transaction.atomic():
+            outcome, changed = _store(parsed, version)
+    except IntegrityError as error:
+        # Another import created the same task between our read and write.
+        return TaskImportResult(
+            parsed.name, str(directory), FAILED, error=f"{directory}: imported concurrently, run again ({error})"
+        )
+    except DatabaseError as error:
+        return TaskImportResult(parsed.name, str(directory), FAILED, error=f"{directory}: database refused it: {error}")
     return TaskImportResult(
         parsed.name,
         str(directory),
