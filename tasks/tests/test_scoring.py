@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tasks.scoring import anchored_linear, describe_rule, log_stretch, normalised_score, rule_for
 from tasks.spec import TaskSpec
@@ -188,3 +190,36 @@ def test_describe_rule_names_formula_anchors_and_clipping():
     assert "not capped at 1" in linear
     assert "set for this task" in describe_rule(spec(scoring_rule="anchored_linear"))
     assert "Warning" in describe_rule(spec(direction="higher"))
+
+
+# Properties over many anchors, not just the published ones.
+positive = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(baseline=positive, reference=positive, value=positive, other=positive)
+def test_log_stretch_properties(baseline, reference, value, other):
+    if abs(math.log(baseline / reference)) < 1e-6:
+        return
+    assert log_stretch(reference, baseline, reference) == pytest.approx(0.5)
+    assert log_stretch(baseline, baseline, reference) == pytest.approx(0.0, abs=1e-9)
+    clipped = log_stretch(value, baseline, reference)
+    assert 0.0 <= clipped <= 1.0
+    assert log_stretch(value, baseline, reference, clip=False) >= clipped
+    # Better values never score less: "better" is towards the reference.
+    better, worse = sorted((value, other), reverse=reference > baseline)
+    assert log_stretch(better, baseline, reference, clip=False) >= log_stretch(worse, baseline, reference, clip=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    baseline=st.floats(-1e6, 1e6),
+    reference=st.floats(-1e6, 1e6),
+    value=st.floats(-1e6, 1e6),
+)
+def test_anchored_linear_properties(baseline, reference, value):
+    if abs(reference - baseline) < 1e-6:
+        return
+    assert anchored_linear(reference, baseline, reference) == pytest.approx(1.0)
+    assert anchored_linear(baseline, baseline, reference) == 0.0
+    assert 0.0 <= anchored_linear(value, baseline, reference) <= 1.0
