@@ -81,7 +81,7 @@
         x: data.unparsed.map(function (p) { return xOf(p, x); }),
         y: data.unparsed.map(function () { return fallback; }),
         customdata: data.unparsed.map(function (p) { return p.step_id; }),
-        marker: { symbol: "x", size: 9, color: "#9a6700" },
+        marker: { symbol: "x", size: 9, color: colour || "#9a6700" },
         hovertemplate: "step %{customdata}: no metric parsed<extra></extra>"
       });
     }

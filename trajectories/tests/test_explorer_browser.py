@@ -250,7 +250,9 @@ def test_shared_search_finds_a_command(page, live_server, shared):
     command = first_command(rollout)
     page.goto(live_server.url + reverse("trajectories:search") + "?" + f"q={command}".replace(" ", "+"))
     page.wait_for_selector(".search-results")
-    links = page.locator(f'a.hit-link[href*="/rollouts/{rollout.pk}/#step-"]')
+    # Full-text search may also match messages that mention the same words;
+    # the command hit is the one to follow.
+    links = page.locator(f'li:has(span.where:text-is("command")) a.hit-link[href*="/rollouts/{rollout.pk}/#step-"]')
     assert links.count() >= 1
     href = links.first.get_attribute("href")
     step_id = int(re.search(r"#step-(\d+)$", href).group(1))
