@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -93,3 +97,21 @@ def test_version_and_no_clip(make_task):
 def test_missing_path_fails(tmp_path):
     with pytest.raises(CommandError):
         call_command("import_tasks", str(tmp_path / "absent"), stdout=StringIO())
+
+
+def test_exit_status_of_a_real_process(tmp_path):
+    """The shell sees a non-zero status and stdout holds only the JSON document."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "AUTOLAB_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run(
+        [sys.executable, str(root / "manage.py"), "import_tasks", str(tmp_path / "absent"), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    document = json.loads(done.stdout)
+    assert document["counts"]["failed"] == 1
+    assert "does not exist" in document["tasks"][0]["error"]
+    assert "1 task(s) failed to import" in done.stderr
