@@ -312,7 +312,8 @@ def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
         if folder.exception_type and folder.reward is None:
             return RolloutStatus.FAILED
         return RolloutStatus.FINISHED
-    if keep_status and rollout.pk:
+    if rollout.pk and (keep_status or rollout.status == RolloutStatus.VERIFYING):
+        # Our runner knows better where a live trial is (preparing, verifying).
         return rollout.status
     return RolloutStatus.RUNNING
 

@@ -104,8 +104,29 @@ class TrialFolder:
 
 
 def is_trial_dir(path: Path) -> bool:
+    """Whether `path` is one trial's folder (not a job folder above trials).
+
+    A Harbor job folder has a config.json and result.json of its own
+    (JobConfig with `job_name`, JobResult with `n_total_trials`); a trial's
+    name the trial (`trial_name`). A file that cannot be read counts as a
+    trial's, so that its error is reported rather than the folder skipped.
+    """
     path = Path(path)
-    return path.is_dir() and any((path / marker).is_file() for marker in TRIAL_MARKERS)
+    if not path.is_dir():
+        return False
+    if (path / "agent" / "trajectory.json").is_file():
+        return True
+    for name in ("config.json", "result.json"):
+        if (path / name).is_file():
+            try:
+                data = read_json_file(path / name)
+            except AtifError:
+                return True
+            if not isinstance(data, dict):
+                return True
+            if "trial_name" in data or ("task" in data and "job_name" not in data):
+                return True
+    return False
 
 
 def find_trial_dirs(root: Path) -> list[Path]:

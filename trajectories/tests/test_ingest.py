@@ -332,6 +332,43 @@ def test_job_folder_and_folder_of_jobs(tmp_path, task):
     assert report.counts["unchanged"] == 2
 
 
+def test_harbor_job_folder_with_its_own_config_and_result(tmp_path, task):
+    job = tmp_path / "2026-01-02__10-00-00"
+    write_json(job / "config.json", {"job_name": "2026-01-02__10-00-00", "jobs_dir": "jobs", "n_attempts": 1})
+    write_json(job / "result.json", {"id": "x", "started_at": "2026-01-02T10:00:00Z", "n_total_trials": 2, "stats": {}})
+    make_trial(job, "lib__demo_task__one")
+    make_trial(job, "lib__demo_task__two")
+    report = import_path(job)
+    assert report.ok, report.as_dict()
+    assert report.total == 2
+    assert sorted(Rollout.objects.values_list("trial_name", flat=True)) == ["lib__demo_task__one", "lib__demo_task__two"]
+
+
+def test_trial_that_failed_before_the_agent_ran(tmp_path, task):
+    exception = {
+        "exception_type": "EnvironmentStartTimeoutError",
+        "exception_message": "environment did not start",
+        "exception_traceback": "Traceback (most recent call last): ...",
+        "occurred_at": "2026-01-02T10:00:00Z",
+    }
+    folder = make_trial(tmp_path, exception=exception, reward={})
+    (folder / "agent" / "trajectory.json").unlink()
+    shutil.rmtree(folder / "verifier")
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "created", outcome.error
+    rollout = Rollout.objects.get()
+    assert rollout.n_steps == 0 and rollout.status == RolloutStatus.FAILED
+    assert rollout.exception_type == "EnvironmentStartTimeoutError" and rollout.reward is None
+
+
+def test_exception_txt_without_result(tmp_path, task):
+    folder = make_trial(tmp_path, finished=False)
+    (folder / "exception.txt").write_text("Traceback (most recent call last):\n  File x\nharbor.errors.AgentTimeoutError: too slow\n")
+    import_trial_dir(folder)
+    rollout = Rollout.objects.get()
+    assert rollout.exception_type == "AgentTimeoutError" and "too slow" in rollout.exception_traceback
+
+
 def test_empty_folder_is_an_error(tmp_path, task):
     report = import_path(tmp_path)
     assert not report.ok
