@@ -1,0 +1,93 @@
+"""Metric extraction from benchmark output, by table, and on the real opus4.6 evaluation."""
+from __future__ import annotations
+
+import pytest
+
+from tasks.scoring import normalised_score
+from tasks.spec import TaskSpec
+from trajectories.metrics import clean_terminal, find_metric, read_metric
+
+from .real_trials import OPUS, flux2_spec, load_steps
+
+QUALITY = TaskSpec(name="flux2_klein_lora", metric="composite_quality", direction="higher")
+RUNTIME = TaskSpec(name="hash_join", metric="runtime_seconds", direction="lower")
+ACCURACY = TaskSpec(name="grpo_multisource", metric="mathvista_accuracy", direction="higher")
+NO_METRIC = TaskSpec(name="t")
+
+CASES = [
+    # (output, spec, (value, unit, name)) — None: nothing to read; "unparseable": ambiguous
+    ("Composite Score: 0.5643\n", QUALITY, (0.5643, "", "Composite Score")),
+    ("composite_quality = 0.61\n", QUALITY, (0.61, "", "composite_quality")),
+    ("  CLIP sim: 0.7572 (normalized: 0.6429)\n", QUALITY, None),
+    ('{"score": 0.5, "baseline": {"score": 0.3}, "n": 8}\n', QUALITY, (0.5, "", "score")),
+    ("\x1b[1;32mscore: 0.71\x1b[0m\n", QUALITY, (0.71, "", "score")),
+    ("score: 0.1\rscore: 0.9\n", QUALITY, (0.9, "", "score")),  # only what stayed on screen
+    ("epoch 1 score: 0.30\nepoch 2 score: 0.42\nscore: 0.45\n", QUALITY, "unparseable"),
+    ("score: 0.30\n...\nscore: 0.45\n", QUALITY, (0.45, "", "score")),  # same name printed again: the last
+    ("metric=0.8 steps=100\n", NO_METRIC, (0.8, "", "metric")),
+    ("Time: 0.42 s\n", RUNTIME, (0.42, "s", "Time")),
+    ("runtime: 12.3 ms\n", RUNTIME, (0.0123, "s", "runtime")),  # in the unit the metric's name states
+    ("Baseline time: 20.0 s\nYour time: 0.40 s\n", RUNTIME, "unparseable"),
+    ("Time: 12 s\n", QUALITY, None),  # a time is no quality score
+    ("MathVista accuracy: 0.41\nVQA accuracy: 0.93\n", ACCURACY, (0.41, "", "MathVista accuracy")),
+    ("mathvista_accuracy=0.38 vqa_retention=0.95\n", ACCURACY, (0.38, "", "mathvista_accuracy")),
+    ("steps: 100%|██████████| 3000/3000 [2:08:56<00:00,  2.58s/it, avr_loss=0.29]\n", QUALITY, None),
+    ("Generating 1/8: a portrait of a warrior in naruto style\n", QUALITY, None),
+    ("Traceback (most recent call last):\nRuntimeError: CUDA out of memory\n", QUALITY, None),
+]
+
+
+@pytest.mark.parametrize("text,spec,expected", CASES, ids=[repr(case[0][:40]) for case in CASES])
+def test_metric_table(text, spec, expected):
+    reading = find_metric(text, spec)
+    if expected is None:
+        assert reading is None
+        assert read_metric(text, spec).status == "unparseable"
+    elif expected == "unparseable":
+        assert reading is not None and reading.status == "unparseable" and reading.value is None
+    else:
+        value, unit, name = expected
+        assert (reading.status, reading.unit, reading.name) == ("parsed", unit, name)
+        assert reading.value == pytest.approx(value)
+
+
+TASK_PATTERN = [
+    (r"Median runtime: (?P<value>[\d.]+) (?P<unit>ms)", "trials: 5\nMedian runtime: 3.25 ms\nscore: 9\n", (3.25, "ms")),
+    (r"cycles=(\d+)", "cycles=1234\ncycles=1100\n", (1100.0, "")),  # the final figure
+    (r"never printed (?P<value>\d+)", "score: 0.5\n", (0.5, "")),  # falls back to generic reading
+    (r"broken (regex", "score: 0.5\n", (0.5, "")),
+]
+
+
+@pytest.mark.parametrize("pattern,text,expected", TASK_PATTERN)
+def test_task_pattern_first(pattern, text, expected):
+    spec = TaskSpec(name="t", metric_pattern=pattern)
+    reading = read_metric(text, spec)
+    assert (reading.status, reading.value, reading.unit) == ("parsed", *expected)
+
+
+def test_reading_is_scored_by_the_tasks_rule():
+    spec = TaskSpec(name="t", category="model_development", metric="composite_quality", direction="higher",
+                    baseline_score=0.49, reference_score=0.88)
+    reading = read_metric("Composite Score: 0.5643\n", spec)
+    assert reading.score is not None
+    assert reading.score == normalised_score(spec, 0.5643)
+    # Without anchors there is a value but no score.
+    assert read_metric("Composite Score: 0.5643\n", QUALITY).score is None
+
+
+def test_clean_terminal():
+    assert clean_terminal("\x1b[31merror\x1b[0m\r\nok\n") == "error\nok\n"
+    assert clean_terminal("50%\r100%\n") == "100%\n"
+
+
+def test_real_opus_evaluation_output(shared_trials_dir, shared_tasks_dir):
+    steps = load_steps(shared_trials_dir / OPUS)
+    spec = flux2_spec(shared_tasks_dir)
+    by_id = {step.step_id: step for step in steps}
+    # The evaluation started in step 133 printed its result JSON in step 137's poll.
+    assert find_metric(by_id[133].observations[0].content, spec) is None
+    reading = read_metric(by_id[137].observations[0].content, spec)
+    assert (reading.status, reading.value, reading.name) == ("parsed", 0.5643, "score")
+    assert reading.score == normalised_score(spec, 0.5643)
+    assert reading.score is not None
