@@ -20,3 +20,9 @@ def failure_panel_data(rollout) -> dict[str, Any]:
 @register.filter
 def cause_label(cause: str) -> str:
     return CAUSES.get(cause, cause)
+
+
+@register.filter
+def effective_cause(rollout) -> str:
+    """The staff label's cause when there is one, else the automatic cause."""
+    return failure_service.effective_cause(rollout)

@@ -191,3 +191,14 @@ def test_panel_for_scored_rollout(data):
 
     html = render_panel(data["a_scored"], AnonymousUser())
     assert "no failure" in html and "data-cause" not in html
+
+
+def test_badge_partial_shows_the_effective_cause(data):
+    template = Template('{% include "trajectories/_failure_badge.html" with rollout=rollout %}')
+    r = data["a_correct"]
+    assert 'data-cause="correctness_failed"' in template.render(Context({"rollout": r}))
+    failure_service.set_label(r, h.user("ada", staff=True), cause="nondeterministic")
+    r.refresh_from_db()
+    html = template.render(Context({"rollout": r}))
+    assert 'data-cause="nondeterministic"' in html and 'title="staff label"' in html
+    assert template.render(Context({"rollout": data["a_scored"]})).strip() == ""
