@@ -46,7 +46,10 @@ def test_failure_cause_prefers_label_and_says_which(client):
     assert "no_artifact" in html and "(automatic)" in html
     FailureLabel.objects.create(rollout=rollout, cause="gave_up")
     html = detail(client, rollout).content.decode()
-    assert "gave_up" in html and "(staff label)" in html and "no_artifact" not in html
+    result_card = html.split('class="facts verifier"')[1].split("</dl>")[0]
+    assert "gave_up" in result_card and "(staff label)" in result_card and "no_artifact" not in result_card
+    # The failure panel (evidence, staff form) is on the page too.
+    assert 'id="failure"' in html
 
 
 def test_steps_have_permalink_ids_commands_metric_and_diff(client):
