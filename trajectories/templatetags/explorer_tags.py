@@ -49,3 +49,15 @@ def command_extra(arguments: Any) -> str:
     if shown is None:
         return ""
     return ", ".join(f"{k}: {v}" for k, v in arguments.items() if k != shown)
+
+
+@register.filter
+def field_value(value: Any) -> str:
+    """A verifier field as text: nested values as compact JSON, not Python reprs."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -22,7 +22,7 @@ def plot_json(response):
 
 def test_header_shows_task_result_and_run(client):
     rollout = factories.make_explored_rollout(
-        verifier_fields={"reward": 0.5, "reason": "ok", "speedup": 1.7}, cost_usd=1.25
+        verifier_fields={"reward": 0.5, "reason": "ok", "speedup": 1.7, "correctness": True, "clip": {"raw": 0.69}}, cost_usd=1.25
     )
     response = detail(client, rollout)
     assert response.status_code == 200
@@ -30,7 +30,7 @@ def test_header_shows_task_result_and_run(client):
     task = rollout.task
     assert reverse("tasks:detail", args=[task.version.name, task.name]) in html
     assert "system_optimization" in html and "latency_ms" in html and "lower is better" in html
-    for field in ("reason", "ok", "speedup", "1.7"):
+    for field in ("reason", "ok", "speedup", "1.7", "<dd>true</dd>", "{&quot;raw&quot;: 0.69}"):
         assert field in html
     assert "$1.25" in html
     assert 'class="phase-bar"' in html and "width: " in html
