@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .benchmarks import matcher_for
+from .benchmark_commands import matcher_for
 from .curve import Reading, best_so_far, elapsed
 from .edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
 from .metrics import find_metric
 from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
 from .shell import split_commands
 from .step_kinds import Context, StepKind, call_kinds, shell_text, union
+
+__all__ = ["StepKind", "analyse_rollout"]
 
 BENCHMARK = StepKind.BENCHMARK.value
 EDIT = StepKind.EDIT.value

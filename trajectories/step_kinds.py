@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from .benchmarks import BenchmarkMatcher
+from .benchmark_commands import BenchmarkMatcher
 from .edits import EDITOR_TOOLS, PATCH_TOOLS, is_editor_view, shell_writes, tool_writes
 from .parsed import ParsedToolCall
 from .shell import Command, split_commands

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.spec import TaskSpec
-from trajectories.benchmarks import benchmark_commands_from_instruction, matcher_for
+from trajectories.benchmark_commands import benchmark_commands_from_instruction, matcher_for
 from trajectories.parsed import ParsedToolCall
 from trajectories.step_kinds import RULES, Context, StepKind, call_kinds, union
 
