@@ -1,0 +1,104 @@
+"""Failure analysis speed at full size: 17 entries x 36 tasks x 3 rollouts.
+
+    .venv/bin/python benchmarks/failures_bench.py [--requests 20] [--reuse] [--steps 60]
+
+Runs against PostgreSQL in a scratch database (DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/autolab_bench_failures, created when
+missing), loads synthetic data with `generate_synthetic`, then prints:
+
+- `classify_failures` over every rollout (rollouts per second; target: the
+  whole benchmark in under 30 s, so a rule change is cheap to re-run);
+- the failures page and the CSV export, p50 server time (target under 300 ms).
+
+Figures and their ratio to the target are printed; nothing is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/autolab_bench_failures"
+VERSION = "bench-failures"
+CLASSIFY_TARGET_S = 30.0
+PAGE_TARGET_MS = 300.0
+
+
+def p50_ms(client, url: str, n: int) -> float:
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        response = client.get(url)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=20, help="timed requests per page")
+    parser.add_argument("--reuse", action="store_true", help="keep the synthetic data if it is already loaded")
+    parser.add_argument("--entries", type=int, default=17)
+    parser.add_argument("--rollouts", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=60)
+    args = parser.parse_args()
+
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
+    from leaderboard_bench import ensure_database
+
+    ensure_database(os.environ["DATABASE_URL"])
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from tasks.models import BenchmarkVersion
+    from trajectories import failure_service
+    from trajectories.models import Rollout
+
+    print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
+    call_command("migrate", verbosity=0)
+    version = BenchmarkVersion.objects.filter(name=VERSION).first()
+    if version is None or not args.reuse:
+        start = time.perf_counter()
+        call_command(
+            "generate_synthetic",
+            "--entries", str(args.entries), "--tasks", "36", "--rollouts", str(args.rollouts),
+            "--steps", str(args.steps), "--version", VERSION, "--replace",
+        )  # fmt: skip
+        print(f"loaded synthetic data in {time.perf_counter() - start:.1f} s")
+        version = BenchmarkVersion.objects.get(name=VERSION)
+    rollouts = Rollout.objects.filter(task__version=version)
+    n = rollouts.count()
+
+    start = time.perf_counter()
+    counts = failure_service.reclassify(rollouts)
+    classify_s = time.perf_counter() - start
+    failed = sum(v for k, v in counts.items() if k not in ("scored", "running", "cancelled"))
+    print(f"{n} rollouts, {failed} classified as failures: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
+
+    client = Client()
+    results = [
+        ("classify_failures, all rollouts", classify_s, CLASSIFY_TARGET_S, "s"),
+        ("failures page p50", p50_ms(client, f"/failures/?version={VERSION}", args.requests), PAGE_TARGET_MS, "ms"),
+        ("failures page, one cause p50", p50_ms(client, f"/failures/?version={VERSION}&cause=no_improvement", args.requests), PAGE_TARGET_MS, "ms"),
+        ("CSV export p50", p50_ms(client, f"/failures/export.csv?version={VERSION}", max(3, args.requests // 4)), PAGE_TARGET_MS * 3, "ms"),
+    ]  # fmt: skip
+    print(f"classify rate: {n / classify_s:.0f} rollouts/s")
+    for name, value, target, unit in results:
+        print(f"{name:34s} {value:9.1f} {unit}   target {target:g} {unit}   ratio {value / target:.2f}")
+
+
+if __name__ == "__main__":
+    main()
