@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, models, transaction
+from django.db.models.functions import Length
 
 from evaluations import services as evaluations
 from tasks import services as tasks
@@ -190,9 +191,11 @@ def _store(
         rollout.task, rollout.model, rollout.harness = task, model, harness
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
         rollout.save()
-        if not created:
+        start = 0 if created else _appendable_prefix(rollout, folder, result)
+        if start is None:
             _delete_steps(rollout)
-        _store_steps(rollout, folder, result)
+            start = 0
+        _store_steps(rollout, folder, result, start=start)
         renumber(task.pk, model.pk, harness.pk)
         if old_group and old_group != (task.pk, model.pk, harness.pk):
             renumber(*old_group)
@@ -334,8 +337,8 @@ def _delete_steps(rollout: Rollout) -> None:
     SubTrajectory.objects.filter(rollout=rollout).delete()
 
 
-def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis) -> None:
-    """Bulk-insert the main trajectory, then every subagent trajectory."""
+def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, *, start: int = 0) -> None:
+    """Bulk-insert the main trajectory from `start` on, then every subagent trajectory."""
     trajectory = folder.trajectory
     agent_started_at = rollout.agent_started_at
     subtrajectories = _subtrajectories(rollout, folder)
@@ -345,6 +348,8 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis)
     parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
     if trajectory:
         for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
+            if position < start:
+                continue
             step_rows.append(_step_row(rollout, None, position, parsed, analysed, agent_started_at))
             parsed_of_row.append((parsed, analysed))
     for sub, parsed_sub in subtrajectories:
@@ -434,6 +439,69 @@ def insert_rows(model: type[models.Model], rows: list[models.Model]) -> None:
     for row in rows:
         row._state.adding = False
         row._state.db = connection.alias
+
+
+# Step columns that analysis fills, and may revise when later steps arrive
+# (a benchmark's metric is read from the polls that follow it).
+ANALYSIS_FIELDS = ("elapsed_sec", "kinds", "metric_value", "metric_unit", "metric_score", "metric_status", "diff")
+
+
+def _appendable_prefix(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis) -> int | None:
+    """How many stored steps can stay when a growing trajectory is re-imported.
+
+    A live trial's trajectory.json only grows: when every stored step is
+    still there unchanged (same ids, times, messages, calls and observation
+    sizes), only the new steps are inserted and the stored ones get their
+    revised analysis. None means "replace everything" (a re-run trial,
+    subagents, anything unexpected).
+    """
+    trajectory = folder.trajectory
+    if trajectory is None or trajectory.subagents or folder.subtrajectory_files:
+        return None
+    stored = list(
+        Step.objects.filter(rollout=rollout)
+        .order_by("position")
+        .values_list("id", "subtrajectory_id", "position", "step_id", "timestamp", "source", "message", *ANALYSIS_FIELDS)
+    )
+    if not stored or len(stored) > len(trajectory.steps) or any(row[1] is not None for row in stored):
+        return None
+    calls: dict[int, list[tuple[int, int, str]]] = {}
+    for call_id, step_pk, position, kinds in ToolCall.objects.filter(step__rollout=rollout).values_list(
+        "id", "step_id", "position", "kinds"
+    ):
+        calls.setdefault(step_pk, []).append((position, call_id, kinds))
+    sizes = {
+        row["step_id"]: (row["n"], row["size"] or 0)
+        for row in Observation.objects.filter(step__rollout=rollout)
+        .values("step_id")
+        .annotate(n=models.Count("id"), size=models.Sum(Length("content")))
+    }
+    if [row[2] for row in stored] != list(range(len(stored))):
+        return None
+    changed_steps: list[Step] = []
+    changed_calls: list[ToolCall] = []
+    for row, parsed, analysed in zip(stored, trajectory.steps, result.steps):
+        pk, _, position, step_id, timestamp, source, message, *old_analysis = row
+        if (step_id, timestamp, source, message) != (parsed.step_id, parsed.timestamp, parsed.source, parsed.message):
+            return None
+        if len(calls.get(pk, [])) != len(parsed.tool_calls):
+            return None
+        if sizes.get(pk, (0, 0)) != (len(parsed.observations), sum(len(o.content) for o in parsed.observations)):
+            return None
+        fresh = _step_row(rollout, None, position, parsed, analysed, rollout.agent_started_at)
+        new_analysis = [getattr(fresh, name) for name in ANALYSIS_FIELDS]
+        if new_analysis != list(old_analysis):
+            fresh.pk = pk
+            changed_steps.append(fresh)
+        for call_position, call_pk, kinds in calls.get(pk, []):
+            call_kinds = analysed.call_kinds[call_position] if call_position < len(analysed.call_kinds) else []
+            if _kinds(call_kinds) != kinds:
+                changed_calls.append(ToolCall(pk=call_pk, kinds=_kinds(call_kinds)))
+    if changed_steps:
+        Step.objects.bulk_update(changed_steps, list(ANALYSIS_FIELDS), batch_size=BATCH_SIZE)
+    if changed_calls:
+        ToolCall.objects.bulk_update(changed_calls, ["kinds"], batch_size=BATCH_SIZE)
+    return len(stored)
 
 
 def _step_row(

@@ -203,7 +203,8 @@ def test_rerun_trial_replaces_steps_and_keeps_the_row(tmp_path, task):
     folder = make_trial(tmp_path, n_agent_steps=2)
     first = import_trial_dir(folder)
     old_step_ids = set(Step.objects.values_list("id", flat=True))
-    make_trial(tmp_path, n_agent_steps=4, reward={"reward": 0.75})
+    # A re-run: same trial name, new content from its first step on.
+    make_trial(tmp_path, n_agent_steps=4, reward={"reward": 0.75}, start=datetime(2026, 5, 1, tzinfo=timezone.utc))
     second = import_trial_dir(folder)
     assert second.outcome == "updated"
     assert second.rollout_id == first.rollout_id
@@ -407,6 +408,43 @@ def test_live_trial_then_completed(tmp_path, task):
     assert outcome.rollout_id == rollout.pk
     assert rollout.status == RolloutStatus.FINISHED
     assert rollout.n_steps == 5 and rollout.reward == 0.5 and rollout.n_input_tokens == 1000
+
+
+def test_growing_trajectory_keeps_stored_steps_and_revises_their_analysis(tmp_path, task, monkeypatch):
+    from trajectories import ingest
+
+    real = ingest.analysis.analyse_rollout
+
+    def analyse(steps, spec, agent_started_at):
+        # Like the real analysis, a later step can revise an earlier one.
+        result = real(steps, spec, agent_started_at)
+        result.steps[1].kinds = ["benchmark"] if len(steps) > 2 else ["edit"]
+        result.steps[1].call_kinds = [["benchmark"]] if len(steps) > 2 else [[]]
+        return result
+
+    monkeypatch.setattr(ingest.analysis, "analyse_rollout", analyse)
+    folder = make_trial(tmp_path, finished=False, n_agent_steps=1)
+    import_trial_dir(folder, live=True)
+    before = dict(Step.objects.values_list("step_id", "id"))
+    assert Step.objects.get(step_id=2).kinds == " edit "
+
+    make_trial(tmp_path, finished=False, n_agent_steps=3)
+    assert import_trial_dir(folder, live=True).outcome == "updated"
+    after = dict(Step.objects.values_list("step_id", "id"))
+    assert {k: after[k] for k in before} == before  # stored steps kept their rows
+    assert sorted(after) == [1, 2, 3, 4]
+    step = Step.objects.get(step_id=2)
+    assert step.kinds == " benchmark " and step.tool_calls.get().kinds == " benchmark "
+    assert Observation.objects.filter(step__step_id=4).count() == 1
+    assert Observation.objects.get(step__step_id=4).tool_call == ToolCall.objects.get(step__step_id=4)
+
+    # A step rewritten in place (not a pure append) replaces everything.
+    data = trajectory(3)
+    data["steps"][1]["message"] = "something else"
+    make_trial(tmp_path, finished=False, trajectory_data=data)
+    import_trial_dir(folder, live=True)
+    assert Step.objects.get(step_id=2).message == "something else"
+    assert not set(before.values()) & set(Step.objects.values_list("id", flat=True))
 
 
 def test_runner_rollout_is_updated_in_place(tmp_path, task):
