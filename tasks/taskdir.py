@@ -239,6 +239,8 @@ def load_toml(toml_path: Path) -> dict[str, Any]:
         text = toml_path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise TaskDirError(f"{toml_path}: not valid UTF-8 ({error.reason} at byte {error.start})", toml_path.parent)
+    # Editors on Windows sometimes add a byte-order mark; TOML has no use for it.
+    text = text.removeprefix("\ufeff")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

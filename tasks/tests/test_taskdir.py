@@ -184,3 +184,10 @@ def test_find_task_dirs(tmp_path, make_task):
     assert [d.name for d in find_task_dirs(tmp_path / "tasks")] == ["a", "b"]
     assert find_task_dirs(tmp_path / "tasks" / "a") == [tmp_path / "tasks" / "a"]
     assert find_task_dirs(tmp_path / "nowhere") == []
+
+
+def test_byte_order_mark_is_ignored(make_task):
+    folder = make_task("toy")
+    toml = (folder / "task.toml").read_text()
+    (folder / "task.toml").write_text("\ufeff" + toml, encoding="utf-8")
+    assert parse_task_dir(folder).metric == "runtime_seconds"
