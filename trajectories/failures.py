@@ -201,7 +201,7 @@ _AGENT_TYPE = re.compile(
 )
 _AGENT_MESSAGE = re.compile(
     r"context (length|window)|maximum context|too many tokens|rate.?limit|litellm|"
-    r"could not parse|unparseable|invalid json|provider|overloaded",
+    r"could not parse|unparseable|invalid json|overloaded",
     re.I,
 )
 _INFRA_MESSAGE = re.compile(
@@ -238,7 +238,9 @@ def _exception_evidence(facts: RolloutFacts) -> Evidence:
 # Reading the verifier ------------------------------------------------------------
 
 # reward.json keys whose string values explain a zero.
-_REASON_KEYS = ("reason", "error", "failure", "failure_reason", "message", "detail", "status")
+_REASON_KEYS = ("reason", "error", "failure", "failure_reason", "detail", "status")
+# ...unless they only say that all went well ("status": "ok").
+_BENIGN = re.compile(r"^(ok|success|succeeded|pass(ed)?|done|complete(d)?|finished|none)$", re.I)
 # reward.json keys whose False means the artifact is wrong.
 _CORRECTNESS_KEYS = ("correctness", "correct", "is_correct", "passed", "valid")
 # reward.json keys that hold a measured score: the artifact existed and ran.
@@ -246,7 +248,12 @@ _MEASURE_KEYS = ("metric", "optimized_score", "score", "speedup")
 
 
 def verifier_reasons(fields: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(key, fields[key].strip()) for key in _REASON_KEYS if isinstance(fields.get(key), str) and fields[key].strip()]
+    found = []
+    for key in _REASON_KEYS:
+        value = fields.get(key)
+        if isinstance(value, str) and value.strip() and not _BENIGN.match(value.strip()):
+            found.append((key, value.strip()))
+    return found
 
 
 def _reason_evidence(facts: RolloutFacts, pattern: re.Pattern[str], exclude: re.Pattern[str] | None = None) -> list[Evidence]:

@@ -114,6 +114,8 @@ CASES = [
     ("no improvement: ran the clock, reward 0, correct",
      facts(verifier_fields={"reward": 0.0, "correctness": True, "metric": 100.2, "speedup": 0.99}),
      "zero", f.NO_IMPROVEMENT, []),
+    ("a benign status is not a reason",
+     facts(verifier_fields={"reward": 0.0, "status": "ok", "correctness": True}), "zero", f.NO_IMPROVEMENT, []),
     ("no improvement said by the verifier",
      facts(verifier_fields={"reward": 0.0, "reason": "no_improvement"}), "zero", f.NO_IMPROVEMENT, []),
     ("context length exceeded",
