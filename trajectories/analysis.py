@@ -6,9 +6,11 @@ Pure functions over parsed steps (no ORM, no HTTP): ingestion calls
 A long-running benchmark (terminus-2 starts it and then polls with empty
 keystrokes) prints its result in a later step's observation. When a
 benchmark step's own output holds no metric, the observations of the
-following wait-only steps are read, up to the next step that does anything
-else; a metric found there is attributed to the benchmark step, where the
-command was run.
+following polls are read, up to the next step that does anything else; a
+metric found there is attributed to the benchmark step, where the command
+was run. A poll is a step that only waits (empty keystrokes, sleep), waits
+and looks, or reads the file the benchmark's output was sent to
+(`python3 evaluate.py > eval.log &`, then `tail eval.log`).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from .curve import Reading, best_so_far, elapsed
 from .edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
 from .metrics import find_metric
 from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
-from .shell import split_commands
+from .shell import Command, split_commands
 from .step_kinds import Context, StepKind, call_kinds, shell_text, union
 
 __all__ = ["StepKind", "analyse_rollout"]
@@ -27,6 +29,7 @@ __all__ = ["StepKind", "analyse_rollout"]
 BENCHMARK = StepKind.BENCHMARK.value
 EDIT = StepKind.EDIT.value
 WAIT = StepKind.WAIT.value
+INSPECT = StepKind.INSPECT.value
 
 
 def analyse_rollout(
@@ -46,6 +49,8 @@ def analyse_rollout(
     tracker = FileTracker()
     analyses: list[StepAnalysis] = []
     benchmark_call_ids: list[set[str]] = []
+    step_commands: list[list[Command]] = []
+    benchmark_logs: list[set[str]] = []
     n_benchmark_calls = 0
 
     for step in steps:
@@ -53,6 +58,8 @@ def analyse_rollout(
         diffs: list[str] = []
         edited: list[str] = []
         benchmark_ids: set[str] = set()
+        commands_here: list[Command] = []
+        logs: set[str] = set()
         reads_files = False
         for call in step.tool_calls:
             text = shell_text(call)
@@ -60,9 +67,11 @@ def analyse_rollout(
             reads_files = reads_files or any(command.program == "cat" for command in commands or [])
             kinds = call_kinds(call, context, commands)
             per_call.append(kinds)
+            commands_here.extend(commands or [])
             if BENCHMARK in kinds:
                 n_benchmark_calls += 1
                 benchmark_ids.add(call.call_id)
+                logs.update(_output_files(commands or []))
             if EDIT in kinds or commands:
                 for path, diff in _apply_edits(tracker, call, commands):
                     diffs.append(diff)
@@ -72,8 +81,10 @@ def analyse_rollout(
             _learn(tracker, observation.content, skip=set(edited), reads_files=reads_files)
         analyses.append(StepAnalysis(kinds=union(per_call), call_kinds=per_call, diff="".join(diffs), edited_files=edited))
         benchmark_call_ids.append(benchmark_ids)
+        step_commands.append(commands_here)
+        benchmark_logs.append(logs)
 
-    _attach_metrics(steps, analyses, benchmark_call_ids, spec, max_wait_steps)
+    _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, spec, max_wait_steps)
     return _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
 
 
@@ -108,22 +119,38 @@ def _observation_text(step: ParsedStep, call_ids: set[str]) -> str:
     return "\n".join(obs.content for obs in step.observations)
 
 
-def _attach_metrics(steps, analyses, benchmark_call_ids, spec: TaskSpec, max_wait_steps: int) -> None:
+def _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, spec: TaskSpec, max_wait_steps: int) -> None:
     for index, analysis in enumerate(analyses):
         if BENCHMARK not in analysis.kinds:
             continue
         reading = find_metric(_observation_text(steps[index], benchmark_call_ids[index]), spec)
         following = index + 1
         while reading is None and following < len(steps) and following - index <= max_wait_steps:
-            if not _only_waits(steps[following], analyses[following]):
+            if not _is_poll(steps[following], analyses[following], step_commands[following], benchmark_logs[index]):
                 break
             reading = find_metric(_observation_text(steps[following], set()), spec)
             following += 1
         analysis.metric = reading or MetricReading(status="unparseable")
 
 
-def _only_waits(step: ParsedStep, analysis: StepAnalysis) -> bool:
-    return bool(step.tool_calls) and analysis.kinds == [WAIT]
+def _is_poll(step: ParsedStep, analysis: StepAnalysis, commands: list[Command], logs: set[str]) -> bool:
+    """Waits, waits and looks, or reads the benchmark's log: the benchmark may still be printing."""
+    kinds = set(analysis.kinds)
+    if not step.tool_calls or not kinds or not kinds <= {WAIT, INSPECT}:
+        return False
+    if WAIT in kinds:
+        return True
+    return bool(logs) and any(word in logs for command in commands for stage in command.stages for word in stage[1:])
+
+
+def _output_files(commands: list[Command]) -> set[str]:
+    """Where a benchmark's output went: `> eval.log`, `| tee eval.log`."""
+    files = {path for command in commands for _, path in command.output_files}
+    for command in commands:
+        for stage in command.stages:
+            if stage and stage[0].rsplit("/", 1)[-1] == "tee":
+                files.update(word for word in stage[1:] if not word.startswith("-"))
+    return files
 
 
 def _summarise(steps, analyses, spec: TaskSpec, agent_started_at, n_benchmark_calls: int) -> RolloutAnalysis:

@@ -107,7 +107,7 @@ def _shell_writes(command: Command) -> list[FileWrite]:
             writes.extend(python_writes(code, command.text))
     elif program in ("cp", "mv", "install") and len(words) >= 3:
         operands = [word for word in words[1:] if not word.startswith("-")]
-        if len(operands) == 2 and _is_source(operands[1]):
+        if len(operands) == 2 and _is_source(operands[1]) and not _is_scratch(operands[1]):
             writes.append(FileWrite(operands[1], "copy", source=operands[0], command=command.text))
     elif program == "patch" or (program == "git" and len(words) > 1 and words[1] == "apply"):
         writes.extend(patch_writes(heredoc or "", command.text))
@@ -498,6 +498,12 @@ def _is_source(path: str) -> bool:
     if not path or path.endswith("/") or path.startswith("/dev/"):
         return False
     return posixpath.splitext(path)[1] in SOURCE_EXTENSIONS
+
+
+def _is_scratch(path: str) -> bool:
+    """A backup or a scratch copy (`cp solve.c /tmp/solve.c.bak`) is no edit of the solution."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return path.startswith("/tmp/") or re.search(r"(^|[._-])(bak|backup|orig|old|copy|save[d]?)([._-]|$)", name) is not None
 
 
 def _has_flag(words: list[str], flag: str) -> bool:

@@ -81,10 +81,14 @@ class Rule:
 
 
 def _python_prints(command: Command) -> bool:
+    """`python -c "..."` or `python - <<EOF` that writes no file: a look at the environment."""
     words = command.words
-    return bool(words) and re.fullmatch(r"python[0-9.]*", command.program) is not None and (
-        "-c" in words and not shell_writes(command) or "--version" in words or "-V" in words
-    )
+    if not words or re.fullmatch(r"python[0-9.]*", command.program) is None:
+        return False
+    if "--version" in words or "-V" in words:
+        return True
+    inline = "-c" in words or (command.heredoc is not None and (len(words) == 1 or words[1:2] == ["-"]))
+    return inline and not shell_writes(command)
 
 
 def _is_benchmark(command: Command, context: Context) -> bool:

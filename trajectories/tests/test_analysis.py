@@ -142,6 +142,21 @@ def test_long_benchmark_result_found_in_later_polls_and_attributed_to_its_call()
     assert [(point.step_id, point.t) for point in result.curve] == [(1, 0.0)]
 
 
+def test_benchmark_sent_to_a_log_is_read_when_the_agent_reads_the_log():
+    spec = TaskSpec(name="t", metric="composite_quality", direction="higher", instruction="| Local eval | `python3 /app/evaluate.py` |")
+    steps = [
+        step(1, 0, [keys("python3 /app/evaluate.py > /app/eval.log 2>&1 &\n")], "[1] 4242\n"),
+        step(2, 60, [keys("sleep 60 && tail -3 /app/eval.log\n", 65)], "Generating 8/8\n"),
+        step(3, 130, [keys("cat /app/eval.log\n")], "Composite Score: 0.66\n"),
+        step(4, 140, [keys("python3 /app/evaluate.py > /app/eval2.log 2>&1 &\n")], ""),
+        step(5, 200, [keys("cat /app/eval.log\n")], "Composite Score: 0.66\n"),  # the older log: not this run's
+    ]
+    result = analyse_rollout(steps, spec, None)
+    assert result.steps[0].metric.value == 0.66
+    assert result.steps[3].metric.status == "unparseable"
+    assert [point.step_id for point in result.curve] == [1]
+
+
 def test_linked_observations_of_other_harnesses():
     # mini-swe-agent style: one call per step, results linked to their call.
     spec = TaskSpec(name="t", metric="score", direction="higher")
