@@ -33,6 +33,7 @@ class Hit:
     position: int
     where: str  # one of WHERES
     snippet: str
+    rank: float = 0.0  # full-text rank; 0 for substring matches
 
 
 @dataclass
@@ -84,13 +85,14 @@ def _first_term(q: str) -> str:
 def _matching(model, prefix: str, expression, q: str, full_text: bool, filters: Filters):
     qs = model.objects.filter(_step_q(filters, prefix)).annotate(_text=expression)
     if full_text:
-        from django.contrib.postgres.search import SearchQuery, SearchVector
+        from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 
-        qs = qs.annotate(_doc=SearchVector("_text", config="simple")).filter(
-            _doc=SearchQuery(q, config="simple", search_type="websearch")
-        )
+        # Same expression as the GIN indexes of migration 0002.
+        query = SearchQuery(q, config="simple", search_type="websearch")
+        qs = qs.annotate(_doc=SearchVector("_text", config="simple")).filter(_doc=query)
+        qs = qs.annotate(_rank=SearchRank(F("_doc"), query))
     else:
-        qs = qs.filter(_text__icontains=q)
+        qs = qs.filter(_text__icontains=q).annotate(_rank=Value(0.0))
     centre = _first_term(q).lower()
     pos = StrIndex(Lower("_text"), Value(centre))
     start = Greatest(pos - SNIPPET_BEFORE, Value(1))
@@ -98,6 +100,7 @@ def _matching(model, prefix: str, expression, q: str, full_text: bool, filters: 
     return qs.annotate(_snippet=Substr("_text", start, SNIPPET_CHARS), _pos=pos).values(
         "_snippet",
         "_pos",
+        "_rank",
         _step=F(step_pk),
         _rollout=F(f"{prefix}rollout_id"),
         _sid=F(f"{prefix}step_id"),
@@ -116,7 +119,7 @@ def _clean_snippet(raw: str, where: str, found_at: int) -> str:
 
 
 def search_steps(q: str, filters: Filters | None = None, limit: int = 200, substring: bool = False) -> list[Hit]:
-    """Hits (one per step and field) for `q`, in trajectory order, at most `limit`.
+    """Hits (one per step and field) for `q`, best first, at most `limit`.
 
     `substring=True` skips full-text search: exact fragments, as in-page
     find does.
@@ -136,12 +139,13 @@ def _run(q: str, filters: Filters, limit: int, full_text: bool) -> list[Hit]:
     hits: dict[tuple[int, str], Hit] = {}
     for where, model, prefix, expression in _sources():
         rows = _matching(model, prefix, expression, q, full_text, filters).order_by(
-            f"{prefix}rollout_id", f"{prefix}position"
+            "-_rank", f"{prefix}rollout_id", f"{prefix}position"
         )[:limit]
         for row in rows:
             key = (row["_step"], where)
             if key not in hits:
                 hits[key] = Hit(
+                    rank=float(row["_rank"] or 0.0),
                     step_pk=row["_step"],
                     rollout_id=row["_rollout"],
                     step_id=row["_sid"],
@@ -149,7 +153,8 @@ def _run(q: str, filters: Filters, limit: int, full_text: bool) -> list[Hit]:
                     where=where,
                     snippet=_clean_snippet(row["_snippet"], where, row["_pos"] or 0),
                 )
-    ordered = sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))
+    # Best rank first (full text); ties, and substring search, in trajectory order.
+    ordered = sorted(hits.values(), key=lambda h: (-h.rank, h.rollout_id, h.position, WHERES.index(h.where)))
     return ordered[:limit]
 
 

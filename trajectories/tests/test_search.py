@@ -77,3 +77,19 @@ def test_hostile_text_in_results_is_escaped(client):
     factories.add_step(rollout, 1, message="<script>alert('x')</script> payload")
     html = client.get(URL, {"q": "payload"}).content.decode()
     assert "<script>alert" not in html and "&lt;script&gt;" in html
+
+
+def test_full_text_on_postgresql_substring_elsewhere():
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, message="We join on a hash table of keys.")
+    factories.add_step(rollout, 2, message="hash join hash join hash join")
+    factories.add_step(rollout, 3, commands=["python3 /app/evaluate_local.py\n"])
+    hits = search.search_steps("hash join")
+    if search.uses_full_text():
+        # Words in any order; the step that says them most ranks first.
+        assert [h.step_id for h in hits] == [2, 1]
+        assert hits[0].rank > hits[1].rank > 0
+    else:
+        assert [h.step_id for h in hits] == [2]
+    # A fragment inside a path token: full text misses it, the fallback finds it.
+    assert [h.step_id for h in search.search_steps("evaluate_local")] == [3]
