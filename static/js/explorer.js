@@ -391,6 +391,7 @@
     var serverBox = document.getElementById("server-matches");
     if (serverBox) { serverBox.hidden = true; serverBox.textContent = ""; }
     if (!needle) { status(""); return; }
+    if (needle.length < 2) { status("type at least 2 characters"); return; }
     find.hits = markText(root, needle);
     status(find.hits.length ? find.hits.length + " on the page" : "none on the page");
     if (find.hits.length) showHit(0);
