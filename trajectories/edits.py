@@ -19,7 +19,7 @@ from typing import Any
 
 from .parsed import ParsedToolCall
 from .sed import apply_sed
-from .shell import Command, split_commands
+from .shell import Command
 
 # Editor-style tools across harnesses (Anthropic's text editor, OpenHands,
 # SWE-agent, mini-swe-agent variants).
@@ -346,8 +346,9 @@ class FileTracker:
                 self.known[path] = None
                 return path, _added_only(path, write.new, f"inserted after line {write.line}; content unknown")
         elif mode == "patch":
-            for patched in _patched_paths(write):
-                self.known[self.resolve(patched)] = None
+            # Patches are shown as written, not replayed: the file's content is unknown after.
+            if path:
+                self.known[path] = None
             return path, write.content or ""
         else:
             self.known[path] = None
@@ -378,10 +379,6 @@ class FileTracker:
                 self.cwd = posixpath.normpath(words[1])
             elif words[:1] == ["cd"] and len(words) == 2 and self.cwd and not words[1].startswith(("~", "-", "$")):
                 self.cwd = posixpath.normpath(posixpath.join(self.cwd, words[1]))
-
-
-def _patched_paths(write: FileWrite) -> list[str]:
-    return [write.path] if write.path else []
 
 
 def unified_diff(path: str, old: str | None, new: str) -> str:
@@ -577,6 +574,3 @@ def _argument_after(words: list[str], flag: str) -> str | None:
             return words[index + 1]
     return None
 
-
-def commands_of(text: str) -> list[Command]:
-    return split_commands(text)

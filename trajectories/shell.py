@@ -215,9 +215,8 @@ def _tokenise_into(command: Command) -> None:
         if is_op and word in ("|", "|&"):
             stages.append([])
         elif is_op and _REDIRECT.match(word):
+            # The target of `<<` is the heredoc's delimiter, kept like any other.
             target = words[k + 1][0] if k + 1 < len(words) else ""
-            if word.startswith("<<") and word not in ("<<<",):
-                target = target  # heredoc delimiter, kept for completeness
             redirects.append((word, target))
             k += 1
         elif is_op:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tasks.scoring import normalised_score
 from tasks.spec import TaskSpec
@@ -185,3 +187,27 @@ def test_linked_observations_of_other_harnesses():
 def test_empty_rollout():
     result = analyse_rollout([], TaskSpec(name="t"), None)
     assert (result.steps, result.curve, result.n_benchmark_calls, result.best_metric) == ([], [], 0, None)
+
+
+FRAGMENTS = [
+    "cat > /app/f.py <<'EOF'\n", "EOF\n", "sed -i 's/a/b/' f.py\n", "sed -i '", "python3 -c \"", "open('f.py','w').write(",
+    "&& ", "| tee f.py ", "\n", "echo x > f.py", "root@h:/app# cat f.py\n", "score: 1", '{"score": ', "}", "\\\n",
+    "python3 /app/evaluate.py", " 2>&1 ", "C-c", "$(", ")", "'", '"', "cd ..; ", "a", "\x1b[31m", "\r",
+]
+SHELLISH = st.one_of(
+    st.text(alphabet=st.sampled_from(list("abc/.-_ =:'\"\\|&;<>()$`#\n\t{}[]*0123456789EOF")), max_size=80),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(SHELLISH, SHELLISH), max_size=6))
+def test_any_keystrokes_and_output_are_analysed_without_error(pairs):
+    spec = TaskSpec(name="t", metric="score", direction="lower", benchmark_pattern="(", metric_pattern="[",
+                    instruction="`python3 /app/evaluate.py`")
+    steps = [step(i + 1, i, [keys(typed)], shown) for i, (typed, shown) in enumerate(pairs)]
+    result = analyse_rollout(steps, spec, None)
+    assert len(result.steps) == len(steps)
+    for analysis, parsed in zip(result.steps, steps):
+        assert len(analysis.call_kinds) == len(parsed.tool_calls)
+        assert analysis.kinds
