@@ -275,3 +275,18 @@ def test_shared_compare_shows_both_rollouts(page, live_server, shared):
     left.evaluate("el => { el.scrollTop = el.scrollHeight / 2; }")
     page.wait_for_function("() => document.querySelectorAll('.steps-scroll')[1].scrollTop > 0")
     assert right.evaluate("el => el.scrollTop") > 0
+
+
+def test_plot_toggles_score_and_step_axes(page, live_server):
+    rollout = factories.make_explored_rollout(reward=0.6)
+    open_rollout(page, live_server, rollout)
+    first_trace = "() => { const t = document.getElementById('curve-plot').data[0]; return [t.x, t.y]; }"
+    xs, ys = page.evaluate(first_trace)
+    assert ys == [90.0, 60.0, 70.0] and xs == [0.5, 50 / 60, 70 / 60]
+    page.check("input[name=yaxis][value=score]")
+    page.check("input[name=xaxis][value=step]")
+    xs, ys = page.evaluate(first_trace)
+    assert xs == [3, 5, 7]
+    assert [round(y, 4) for y in ys] == [0.125, 0.5, 0.375]
+    title = page.evaluate("() => document.getElementById('curve-plot').layout.yaxis.title.text")
+    assert title == "normalised score"
