@@ -30,6 +30,7 @@ BENCHMARK = StepKind.BENCHMARK.value
 EDIT = StepKind.EDIT.value
 WAIT = StepKind.WAIT.value
 INSPECT = StepKind.INSPECT.value
+SUBMIT = StepKind.SUBMIT.value
 
 
 def analyse_rollout(
@@ -79,7 +80,11 @@ def analyse_rollout(
                         edited.append(path)
         for observation in step.observations:
             _learn(tracker, observation.content, skip=set(edited), reads_files=reads_files)
-        analyses.append(StepAnalysis(kinds=union(per_call), call_kinds=per_call, diff="".join(diffs), edited_files=edited))
+        kinds = union(per_call)
+        if step.extra.get("task_complete") is True and SUBMIT not in kinds:
+            # terminus-2 may record `"task_complete": true` on the step itself.
+            kinds = union(per_call + [[SUBMIT]])
+        analyses.append(StepAnalysis(kinds=kinds, call_kinds=per_call, diff="".join(diffs), edited_files=edited))
         benchmark_call_ids.append(benchmark_ids)
         step_commands.append(commands_here)
         benchmark_logs.append(logs)

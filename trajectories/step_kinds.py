@@ -157,11 +157,19 @@ def _follows(words: list[str]) -> bool:
 
 
 def _empty_keystrokes(call: ParsedToolCall) -> bool:
+    """Nothing typed, only key chords, or a few keys without Enter left to sit for a while."""
     text = shell_text(call)
     if text is None:
         return False
     words = text.split()
-    return all(_TMUX_KEY.fullmatch(word) for word in words)
+    if all(_TMUX_KEY.fullmatch(word) for word in words):
+        return True
+    # terminus-2: keystrokes without a newline are not run; with a long
+    # duration they answer a prompt or page through output and then wait.
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    duration = args.get("duration")
+    long_wait = isinstance(duration, (int, float)) and duration >= 10
+    return "keystrokes" in args and long_wait and "\n" not in text and len(text) <= 20
 
 
 def _submits(call: ParsedToolCall) -> bool:

@@ -184,6 +184,13 @@ def test_linked_observations_of_other_harnesses():
     assert result.budget_used_fraction is None  # no budget known
 
 
+def test_task_complete_flag_on_the_step_is_a_submit():
+    done = step(1, 0, [keys("ls\n")], "")
+    done.extra = {"task_complete": True}
+    result = analyse_rollout([done], TaskSpec(name="t"), None)
+    assert result.steps[0].kinds == ["inspect", "submit"]
+
+
 def test_empty_rollout():
     result = analyse_rollout([], TaskSpec(name="t"), None)
     assert (result.steps, result.curve, result.n_benchmark_calls, result.best_metric) == ([], [], 0, None)

@@ -180,6 +180,15 @@ def test_other_harness_calls(function, arguments, expected):
     assert call_kinds(call, Context(benchmark=matcher_for(TaskSpec(name="t")))) == expected
 
 
+@pytest.mark.parametrize(
+    "keystrokes,duration,expected",
+    [("q", 15.0, ["wait"]), ("y", 0.5, ["other"]), ("Escape", 0.1, ["wait"]), ("ls\n", 30.0, ["inspect"])],
+)
+def test_keys_without_enter(keystrokes, duration, expected):
+    call = ParsedToolCall("c1", "bash_command", {"keystrokes": keystrokes, "duration": duration})
+    assert call_kinds(call, Context(benchmark=matcher_for(FLUX2))) == expected
+
+
 def test_step_kinds_are_the_union_and_other_only_alone():
     assert union([["inspect"], ["other"], ["edit"]]) == ["edit", "inspect"]
     assert union([["other"], ["other"]]) == ["other"]
