@@ -100,10 +100,6 @@ def _is_benchmark(command: Command, context: Context) -> bool:
     return context.benchmark.matches(command)
 
 
-def _program_in(names: set[str]) -> Callable[[Command, Context], bool]:
-    return lambda command, context: command.program in names
-
-
 def _inspects(command: Command, context: Context) -> bool:
     program, words = command.program, command.words
     if shell_writes(command):
