@@ -87,6 +87,7 @@ def ingest_trial_dir(
     rollout: Rollout | None = None,
     live: bool = False,
     source_label: str = "",
+    lookups: dict | None = None,
 ) -> TrialOutcome:
     """Import the trial folder `path`; never raises for bad input.
 
@@ -94,6 +95,8 @@ def ingest_trial_dir(
     updated in place, keeping its campaign (and its task, model and harness,
     which the runner chose). `source_label` replaces the path in the stored
     source_path when `path` is a temporary folder (an unpacked archive).
+    `lookups` is a dict shared by the trials of one bulk import, caching
+    task, model and harness rows so that each is looked up once.
     """
     path = Path(path)
     outcome = TrialOutcome(path=source_label or str(path))
@@ -110,7 +113,10 @@ def ingest_trial_dir(
         folder = read_trial_folder(path, live=live, checksum=checksum)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name:
             existing = _rollouts().filter(trial_name=folder.trial_name).first()
-        stored, created = _store(folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path)
+        stored, created = _store(
+            folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path,
+            lookups=lookups if lookups is not None else {},
+        )
     except (TrialFolderError, IngestError, tasks.TaskNotFound) as exc:
         outcome.error = str(exc)
         return outcome
@@ -168,13 +174,25 @@ def _describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutc
 
 
 def _store(
-    folder: TrialFolder, existing: Rollout | None, *, version: str | None, runner_rollout: bool, source: str
+    folder: TrialFolder,
+    existing: Rollout | None,
+    *,
+    version: str | None,
+    runner_rollout: bool,
+    source: str,
+    lookups: dict,
 ) -> tuple[Rollout, bool]:
     if runner_rollout and existing is not None:
         task, model, harness = existing.task, existing.model, existing.harness
     else:
-        task = _match_task(folder.task_name, version)
-        model, harness = _model_and_harness(folder)
+        key = ("task", folder.task_name, version)
+        if key not in lookups:
+            lookups[key] = _match_task(folder.task_name, version)
+        task = lookups[key]
+        key = ("agent", folder.model_name, folder.model_provider, folder.agent_name, folder.agent_version)
+        if key not in lookups:
+            lookups[key] = _model_and_harness(folder)
+        model, harness = lookups[key]
     trajectory = folder.trajectory
     steps = trajectory.steps if trajectory else []
     warnings = list(folder.warnings)
@@ -196,10 +214,9 @@ def _store(
             _delete_steps(rollout)
             start = 0
         _store_steps(rollout, folder, result, start=start)
-        renumber(task.pk, model.pk, harness.pk)
+        rollout.index = renumber(task.pk, model.pk, harness.pk).get(rollout.pk, rollout.index)
         if old_group and old_group != (task.pk, model.pk, harness.pk):
             renumber(*old_group)
-        rollout.refresh_from_db(fields=["index"])
         try:
             with transaction.atomic():
                 failure_service.classify_and_store(rollout)
@@ -627,7 +644,7 @@ def _link_subtrajectories(
         SubTrajectory.objects.bulk_update(changed, ["parent_step"])
 
 
-def renumber(task_id: int, model_id: int, harness_id: int) -> None:
+def renumber(task_id: int, model_id: int, harness_id: int) -> dict[int, int]:
     """Give the repeats of (task, model, harness) indexes 0, 1, ... in run order.
 
     Run order is started_at, then trial name; rollouts without a start time
@@ -642,3 +659,4 @@ def renumber(task_id: int, model_id: int, harness_id: int) -> None:
     changed = [Rollout(id=row[0], index=position) for position, row in enumerate(rows) if row[1] != position]
     if changed:
         Rollout.objects.bulk_update(changed, ["index"])
+    return {row[0]: position for position, row in enumerate(rows)}

@@ -113,6 +113,7 @@ def _import_folder(
     label: str = "",
 ) -> None:
     trial_dirs = find_trial_dirs(folder)
+    lookups: dict = {}
     report.total = len(trial_dirs)
     if not trial_dirs:
         report.errors.append(f"{label or folder}: no Harbor trial folders found")
@@ -123,7 +124,7 @@ def _import_folder(
             return
         source = f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
         try:
-            outcome = ingest_trial_dir(trial_dir, version=version, source_label=source)
+            outcome = ingest_trial_dir(trial_dir, version=version, source_label=source, lookups=lookups)
         except KeyboardInterrupt:
             report.interrupted = True
             return
