@@ -42,7 +42,13 @@ _GENERIC_LABELS = {"score", "reward", "metric", "result", "objective", "final_sc
                    "overall_score", "composite_score", "final_reward", "value"}
 _TIME_LABEL = re.compile(r"(^|_)(time|runtime|elapsed|latency|duration|wall|median|mean)(_|$)")
 _UNINFORMATIVE_WORDS = {"score", "value", "metric", "total", "final", "mean", "avg", "average", "overall", "seconds",
-                        "second", "sec", "secs", "ms", "the", "and", "of", "per"}
+                        "second", "sec", "secs", "ms", "the", "and", "of", "per", "count", "num", "number"}
+# Short names benchmark scripts print for a metric's word, or for its whole name.
+_WORD_ALIASES = {"accuracy": {"acc"}, "runtime": {"time"}, "perplexity": {"ppl"}}
+_NAME_ALIASES = {"bits_per_byte": {"bpb"}}
+# When several names of equal standing disagree, one marked as the aggregate wins
+# ("markov bpb: 1.2 ... Overall bpb: 2.1").
+_AGGREGATE_WORDS = {"overall", "total", "final", "weighted", "aggregate", "composite", "mean", "average", "avg"}
 
 
 @dataclass
@@ -88,7 +94,12 @@ def find_metric(text: str, spec: TaskSpec) -> MetricReading | None:
         last_by_label[_normalise(candidate.label)] = candidate
     values = {(candidate.value, candidate.unit) for candidate in last_by_label.values()}
     if len(values) != 1:
-        return MetricReading(status="unparseable")
+        aggregates = [
+            candidate for label, candidate in last_by_label.items() if _AGGREGATE_WORDS & set(label.split("_"))
+        ]
+        if len(aggregates) != 1:
+            return MetricReading(status="unparseable")
+        last_by_label = {"aggregate": aggregates[0]}
     chosen = max(last_by_label.values(), key=lambda c: c.position)
     value, unit = _in_metric_unit(chosen.value, chosen.unit, spec.metric)
     return MetricReading(status="parsed", value=value, unit=unit, score=normalised_score(spec, value), name=chosen.label)
@@ -157,14 +168,16 @@ def _json_objects(text: str):
         i = end
 
 
-def _relevance(label: str, unit: str, metric: str, words: set[str], timed: bool) -> int:
+def _relevance(label: str, unit: str, metric: str, words: list[set[str]], timed: bool) -> int:
     name = _normalise(label)
     if metric and name == _normalise(metric):
         return 3
-    label_words = set(name.split("_"))
-    if words and words <= label_words:
+    label_words = {_singular(word) for word in name.split("_")}
+    if label_words & _NAME_ALIASES.get(_normalise(metric), set()):
         return 3
-    if words & label_words:
+    if words and all(group & label_words for group in words):
+        return 3
+    if any(group & label_words for group in words):
         return 2
     if name in _GENERIC_LABELS or name.endswith("_score"):
         return 1
@@ -177,8 +190,17 @@ def _normalise(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
-def _metric_words(metric: str) -> set[str]:
-    return {word for word in _normalise(metric).split("_") if len(word) >= 3 and word not in _UNINFORMATIVE_WORDS}
+def _metric_words(metric: str) -> list[set[str]]:
+    """The metric's informative words, each with the short forms that stand for it."""
+    groups = []
+    for word in _normalise(metric).split("_"):
+        if len(word) >= 3 and word not in _UNINFORMATIVE_WORDS:
+            groups.append({_singular(word)} | _WORD_ALIASES.get(word, set()))
+    return groups
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _is_time_metric(metric: str) -> bool:

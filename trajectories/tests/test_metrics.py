@@ -13,6 +13,11 @@ QUALITY = TaskSpec(name="flux2_klein_lora", metric="composite_quality", directio
 RUNTIME = TaskSpec(name="hash_join", metric="runtime_seconds", direction="lower")
 ACCURACY = TaskSpec(name="grpo_multisource", metric="mathvista_accuracy", direction="higher")
 NO_METRIC = TaskSpec(name="t")
+BPB = TaskSpec(name="adaptive_compression", metric="bits_per_byte", direction="lower")
+SORTING = TaskSpec(name="discover_sorting", metric="comparator_count", direction="lower")
+NTT = TaskSpec(name="ntt_butterfly_cuda", metric="runtime_ms", direction="lower")
+PPL = TaskSpec(name="scaling_law", metric="perplexity", direction="lower")
+CYCLES = TaskSpec(name="vliw_scheduler", metric="cycles", direction="lower")
 
 CASES = [
     # (output, spec, (value, unit, name)) — None: nothing to read; "unparseable": ambiguous
@@ -34,6 +39,14 @@ CASES = [
     ("steps: 100%|██████████| 3000/3000 [2:08:56<00:00,  2.58s/it, avr_loss=0.29]\n", QUALITY, None),
     ("Generating 1/8: a portrait of a warrior in naruto style\n", QUALITY, None),
     ("Traceback (most recent call last):\nRuntimeError: CUDA out of memory\n", QUALITY, None),
+    # The other real AutoLab metrics, in the forms scripts print them.
+    ("markov_order1 bpb: 1.912\nperiodic_clean bpb: 0.102\nOverall bpb: 2.134\n", BPB, (2.134, "", "Overall bpb")),
+    ("bits per byte = 3.5\n", BPB, (3.5, "", "bits per byte")),
+    ("Comparators: 60\nCorrect: 65536/65536\n", SORTING, (60.0, "", "Comparators")),
+    ("Median runtime: 0.87 s\n", NTT, (870.0, "ms", "Median runtime")),
+    ("step 900 loss=3.41\nTest perplexity: 29.84\n", PPL, (29.84, "", "Test perplexity")),
+    ("val_ppl=31.2\nTest perplexity: 29.84\n", PPL, "unparseable"),  # two perplexities: not guessed
+    ("Total cycles: 1234 (baseline 4080)\n", CYCLES, (1234.0, "", "Total cycles")),
 ]
 
 
