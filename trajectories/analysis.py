@@ -10,7 +10,9 @@ following polls are read, up to the next step that does anything else; a
 metric found there is attributed to the benchmark step, where the command
 was run. A poll is a step that only waits (empty keystrokes, sleep), waits
 and looks, or reads the file the benchmark's output was sent to
-(`python3 evaluate.py > eval.log &`, then `tail eval.log`).
+(`python3 evaluate.py > eval.log &`, then `tail eval.log`). Terminal text
+before the last echo of the benchmark command is ignored: a screen may still
+show the previous run's result.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def analyse_rollout(
     benchmark_call_ids: list[set[str]] = []
     step_commands: list[list[Command]] = []
     benchmark_logs: list[set[str]] = []
+    benchmark_lines: list[list[str]] = []
     n_benchmark_calls = 0
 
     for step in steps:
@@ -61,6 +64,7 @@ def analyse_rollout(
         benchmark_ids: set[str] = set()
         commands_here: list[Command] = []
         logs: set[str] = set()
+        typed: list[str] = []
         reads_files = False
         for call in step.tool_calls:
             text = shell_text(call)
@@ -73,6 +77,7 @@ def analyse_rollout(
                 n_benchmark_calls += 1
                 benchmark_ids.add(call.call_id)
                 logs.update(_output_files(commands or []))
+                typed.append((text or "").strip().split("\n", 1)[0][:60])
             if EDIT in kinds or commands:
                 for path, diff in _apply_edits(tracker, call, commands):
                     diffs.append(diff)
@@ -88,8 +93,9 @@ def analyse_rollout(
         benchmark_call_ids.append(benchmark_ids)
         step_commands.append(commands_here)
         benchmark_logs.append(logs)
+        benchmark_lines.append([line for line in typed if line])
 
-    _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, spec, max_wait_steps)
+    _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec, max_wait_steps)
     return _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
 
 
@@ -124,18 +130,31 @@ def _observation_text(step: ParsedStep, call_ids: set[str]) -> str:
     return "\n".join(obs.content for obs in step.observations)
 
 
-def _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, spec: TaskSpec, max_wait_steps: int) -> None:
+def _attach_metrics(
+    steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec: TaskSpec, max_wait_steps: int
+) -> None:
     for index, analysis in enumerate(analyses):
         if BENCHMARK not in analysis.kinds:
             continue
-        reading = find_metric(_observation_text(steps[index], benchmark_call_ids[index]), spec)
+        lines = benchmark_lines[index]
+        reading = find_metric(_after_echo(_observation_text(steps[index], benchmark_call_ids[index]), lines), spec)
         following = index + 1
         while reading is None and following < len(steps) and following - index <= max_wait_steps:
             if not _is_poll(steps[following], analyses[following], step_commands[following], benchmark_logs[index]):
                 break
-            reading = find_metric(_observation_text(steps[following], set()), spec)
+            reading = find_metric(_after_echo(_observation_text(steps[following], set()), lines), spec)
             following += 1
         analysis.metric = reading or MetricReading(status="unparseable")
+
+
+def _after_echo(text: str, typed_lines: list[str]) -> str:
+    """Terminal text from the last echo of the benchmark command on.
+
+    A terminal screen can still show an earlier run's result above the
+    command just typed; that result is not this run's.
+    """
+    cut = max((text.rfind(line) for line in typed_lines), default=-1)
+    return text[cut:] if cut > 0 else text
 
 
 def _is_poll(step: ParsedStep, analysis: StepAnalysis, commands: list[Command], logs: set[str]) -> bool:

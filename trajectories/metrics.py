@@ -9,8 +9,10 @@ metrics a time with its unit (`Time: 0.42 s`).
 
 Never guess: when the best-named candidates disagree (say `Baseline time:
 20 s` and `Your time: 0.4 s` for a runtime metric) the reading is
-"unparseable". The same name printed several times with different values
-(progress, then the final figure) yields the last one.
+"unparseable", unless exactly one of them is named as the aggregate
+(`Overall bpb` among per-family `bpb` lines). The same name printed several
+times with different values (progress, then the final figure) yields the
+last one.
 """
 from __future__ import annotations
 

@@ -144,6 +144,17 @@ def test_long_benchmark_result_found_in_later_polls_and_attributed_to_its_call()
     assert [(point.step_id, point.t) for point in result.curve] == [(1, 0.0)]
 
 
+def test_an_earlier_result_still_on_screen_is_not_the_new_runs():
+    spec = TaskSpec(name="t", metric="composite_quality", direction="higher", instruction="| Local eval | `python3 /app/evaluate.py` |")
+    screen = "Current Terminal Screen:\n{\"score\": 0.52}\nroot@h:/app# python3 /app/evaluate.py\nLoaded 15 reference images\n"
+    steps = [
+        step(1, 0, [keys("python3 /app/evaluate.py\n", 60)], screen),
+        step(2, 60, [keys("", 60)], screen + "{\"score\": 0.58}\nroot@h:/app# "),
+    ]
+    result = analyse_rollout(steps, spec, None)
+    assert result.steps[0].metric.value == 0.58
+
+
 def test_benchmark_sent_to_a_log_is_read_when_the_agent_reads_the_log():
     spec = TaskSpec(name="t", metric="composite_quality", direction="higher", instruction="| Local eval | `python3 /app/evaluate.py` |")
     steps = [
