@@ -272,6 +272,30 @@ def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool 
         s.diff_files = diff_files(s.diff) if with_diffs and s.diff else []
 
 
+def group_outputs(steps) -> None:
+    """Put each observation under the tool call it answers.
+
+    Harnesses that link results to calls (source_call_id) read best with
+    each output under its command; terminus-2 returns one unlinked terminal
+    capture per step, shown after all the step's commands. Uses the
+    prefetched rows only.
+    """
+    for s in steps:
+        observations = list(s.observations.all())
+        by_call: dict[int, list] = {}
+        loose = []
+        for obs in observations:
+            if obs.tool_call_id is not None:
+                by_call.setdefault(obs.tool_call_id, []).append(obs)
+            else:
+                loose.append(obs)
+        calls = list(s.tool_calls.all())
+        known = {call.pk for call in calls}
+        loose += [obs for call_id, group in by_call.items() if call_id not in known for obs in group]
+        s.call_blocks = [(call, by_call.get(call.pk, [])) for call in calls]
+        s.loose_observations = sorted(loose, key=lambda obs: obs.position)
+
+
 def failure_cause(rollout) -> tuple[str, str]:
     """(cause, "label" | "automatic" | "") — a staff label wins."""
     label = getattr(rollout, "label", None) if _has_label(rollout) else None

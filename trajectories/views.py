@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 from django.db.models.functions import Length, Substr
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -143,6 +143,7 @@ def rollout_detail(request, pk: int):
         steps_qs = steps_qs.filter(kind_q)
     steps = [s for s in steps_qs if explorer.step_matches_only(s.kind_list, only)]
     explorer.decorate_steps(steps, rollout.api_request_times_msec)
+    explorer.group_outputs(steps)
     # The timeline and plot always cover the whole rollout, filtered or not.
     all_steps = steps if not only else list(_main_steps(rollout).only("step_id", "elapsed_sec", "kinds", "position", "metric_value", "metric_score"))
     cause, cause_source = explorer.failure_cause(rollout)
@@ -173,9 +174,14 @@ def rollout_detail(request, pk: int):
 
 @require_GET
 def step_observation(request, pk: int, step_id: int):
-    """The full observations of one step, as an HTML fragment."""
+    """Full observations of one step (or the one at ?position=N), as an HTML fragment."""
     step = get_object_or_404(_main_steps(get_object_or_404(Rollout.objects.only("id"), pk=pk)), step_id=step_id)
     observations = step.observations.order_by("position")
+    if "position" in request.GET:
+        position = _int_or_none(request.GET["position"])
+        observations = observations.filter(position=position) if position is not None else observations.none()
+        if not observations:
+            raise Http404("No such observation")
     return render(request, "trajectories/partials/observations.html", {"observations": observations, "full": True})
 
 

@@ -289,7 +289,7 @@
   /* ---------- lazy outputs ---------- */
 
   function loadOutputs(button) {
-    var box = button.closest(".observations");
+    var box = button.closest(".observation");
     button.disabled = true;
     button.textContent = "Loading…";
     return fetch(button.getAttribute("data-url"), { headers: { "X-Requested-With": "fetch" } })
@@ -299,14 +299,19 @@
       })
       .then(function (html) {
         // Server-rendered fragment: every character of the output is escaped there.
-        box.innerHTML = html;
-        box.classList.add("full");
-        return box;
+        var holder = document.createElement("template");
+        holder.innerHTML = html;
+        box.replaceWith(holder.content);
       })
       .catch(function (error) {
         button.disabled = false;
         button.textContent = "Could not load the output (" + error.message + "); try again";
       });
+  }
+
+  function loadStepOutputs(stepId) {
+    var buttons = document.querySelectorAll("#step-" + stepId + " button.load-output");
+    return Promise.all(Array.prototype.map.call(buttons, loadOutputs));
   }
 
   function initOutputs() {
@@ -421,8 +426,7 @@
           link.addEventListener("click", function (event) {
             event.preventDefault();
             scrollToStep(id);
-            var button = document.querySelector("#step-" + id + " button.load-output");
-            if (button) loadOutputs(button).then(function () { runFind(needle); });
+            loadStepOutputs(id).then(function () { runFind(needle); });
           });
           if (n) serverBox.appendChild(document.createTextNode(", "));
           serverBox.appendChild(link);

@@ -136,7 +136,7 @@ def test_lazy_output_and_in_page_find(page, live_server):
     link.wait_for()
     assert link.inner_text() == "#9"
     link.click()
-    page.wait_for_selector("#step-9 .observations.full")
+    page.wait_for_selector("#step-9 .observation.full")
     page.wait_for_function("() => document.querySelectorAll('#step-9 mark.find-hit').length === 1")
 
 
@@ -163,7 +163,7 @@ def test_hostile_trajectory_never_runs_script(page, live_server):
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     open_rollout(page, live_server, rollout)
     page.locator("button.load-output").first.click()
-    page.wait_for_selector("#step-1 .observations.full")
+    page.wait_for_selector("#step-1 .observation.full")
     page.fill("#step-search", "script")
     page.wait_for_selector("mark.find-hit")
     page.wait_for_timeout(300)

@@ -107,14 +107,20 @@ def test_long_outputs_are_previewed_and_loaded_from_the_fragment(client):
     assert "THE-END" not in html
     assert "A" * 600 in html and "A" * 601 not in html
     url = reverse("trajectories:step_observation", args=[rollout.pk, 1])
-    assert f'data-url="{url}"' in html
-    fragment = client.get(url)
-    assert fragment.status_code == 200
-    assert "THE-END" in fragment.content.decode() and "short" in fragment.content.decode()
+    assert f'data-url="{url}?position=0"' in html
+    assert f'data-url="{url}?position=1"' not in html  # short: shown whole already
+    fragment = client.get(url, {"position": 0}).content.decode()
+    assert "THE-END" in fragment and "short" not in fragment
+    both = client.get(url).content.decode()
+    assert "THE-END" in both and "short" in both
 
 
 def test_fragment_404s(client):
     rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=["x"])
+    url = reverse("trajectories:step_observation", args=[rollout.pk, 1])
+    assert client.get(url, {"position": 3}).status_code == 404
+    assert client.get(url, {"position": "x"}).status_code == 404
     assert client.get(reverse("trajectories:step_observation", args=[rollout.pk, 5])).status_code == 404
     assert client.get(reverse("trajectories:step_observation", args=[999999, 1])).status_code == 404
 
@@ -179,3 +185,17 @@ def test_in_rollout_search_reports_steps_whose_full_output_matches(client):
     assert client.get(url, {"q": "needle-in-output"}).json()["step_ids"] == [1, 3]
     assert client.get(url, {"q": ""}).json()["step_ids"] == []
     assert client.get(reverse("trajectories:rollout_search", args=[999999]), {"q": "x"}).status_code == 404
+
+
+def test_linked_outputs_sit_under_their_command(client):
+    from trajectories.models import Observation
+
+    rollout = factories.make_rollout()
+    step = factories.add_step(rollout, 1, commands=["first-cmd\n", "second-cmd\n"])
+    first, second = step.tool_calls.order_by("position")
+    Observation.objects.create(step=step, position=0, tool_call=second, content="second-out")
+    Observation.objects.create(step=step, position=1, tool_call=first, content="first-out")
+    Observation.objects.create(step=step, position=2, content="loose-out")
+    html = detail(client, rollout).content.decode()
+    order = [html.index(text) for text in ("first-cmd", "first-out", "second-cmd", "second-out", "loose-out")]
+    assert order == sorted(order)
