@@ -215,10 +215,11 @@ def python_writes(code: str, command: str = "python") -> list[FileWrite]:
             continue
         method, target = node.func.attr, node.func.value
         literal = _literal(node.args[0]) if node.args else None
-        if method == "write_text" and isinstance(target, ast.Call) and _call_name(target) in ("Path", "pathlib.Path"):
-            path = _literal(target.args[0]) if target.args else None
-            if path:
-                _record(writes, path, "write", literal, command)
+        if method in ("write_text", "write_bytes"):
+            path = None
+            if isinstance(target, ast.Call) and _call_name(target) in ("Path", "pathlib.Path") and target.args:
+                path = _literal(target.args[0])
+            _record(writes, path or "", "write" if method == "write_text" and path else "unknown", literal, command)
         elif method == "write":
             if isinstance(target, ast.Name) and target.id in handles:
                 path, mode = handles[target.id]
@@ -234,8 +235,8 @@ def python_writes(code: str, command: str = "python") -> list[FileWrite]:
             if opened and opened[0] not in writes:
                 writes[opened[0]] = FileWrite(opened[0], "unknown", command=command)
     for write in writes.values():
-        if write.content is None and write.mode in ("write", "append"):
-            write.mode = "unknown"
+        if not write.path or (write.content is None and write.mode in ("write", "append")):
+            write.mode, write.content = "unknown", None
     return list(writes.values())
 
 
@@ -260,8 +261,8 @@ def _opened_for_writing(node: ast.AST) -> tuple[str, str] | None:
             mode = _literal(keyword.value)
         elif keyword.arg == "file":
             path = _literal(keyword.value)
-    if path and mode and _WRITE_MODE.search(mode):
-        return path, mode
+    if mode and _WRITE_MODE.search(mode):
+        return path or "", mode  # "": a computed file name
     return None
 
 
@@ -309,6 +310,9 @@ class FileTracker:
 
     def apply(self, write: FileWrite) -> tuple[str, str]:
         """(path, diff text) of `write`, updating the known content."""
+        if not write.path and write.mode != "patch":
+            shown = write.command if len(write.command) <= 500 else write.command[:500] + "..."
+            return "", f"# {shown.strip()} (writes a file whose name is computed; change not reconstructed)\n"
         path = self.resolve(write.path)
         old = self.known.get(path)
         mode = write.mode

@@ -178,6 +178,8 @@ PYTHON_WRITES = [
     ("s = open('/app/x.py').read()\nopen('/app/x.py', 'w').write(s.replace('a', 'b'))\n", [("/app/x.py", "unknown", None)]),
     ("import json\njson.dump({}, open('/app/r.json', 'w'))\n", [("/app/r.json", "unknown", None)]),
     ("print(open('/app/x.py').read())", []),
+    ("import sys\nopen(sys.argv[1], 'w').write('x')\n", [("", "unknown", None)]),
+    ("from pathlib import Path\np = Path('/app') / 'x.py'\np.write_text('y')\n", [("", "unknown", None)]),
     ("this is not python (", []),
 ]
 
@@ -206,6 +208,14 @@ SHELL_WRITES = [
 def test_shell_writes(keys, expected):
     writes = [write for command in split_commands(keys) for write in shell_writes(command)]
     assert [(write.path, write.mode, write.content) for write in writes] == expected
+
+
+def test_a_computed_file_name_is_an_edit_shown_as_its_command():
+    tracker = FileTracker()
+    [(path, diff)] = run(tracker, "python3 -c \"import sys; open(sys.argv[1], 'w').write('x')\" /app/a.py\n")
+    assert path == ""
+    assert diff.startswith("# python3 -c") and "name is computed" in diff
+    assert tracker.known == {}
 
 
 def test_copy_takes_the_known_content_of_its_source():
