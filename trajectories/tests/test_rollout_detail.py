@@ -199,3 +199,17 @@ def test_linked_outputs_sit_under_their_command(client):
     html = detail(client, rollout).content.decode()
     order = [html.index(text) for text in ("first-cmd", "first-out", "second-cmd", "second-out", "loose-out")]
     assert order == sorted(order)
+
+
+def test_bare_queued_rollout_renders(client):
+    task = factories.make_task(budget_sec=None, baseline_score=None, reference_score=None, direction="")
+    rollout = factories.make_rollout(
+        task=task, status="queued", reward=None, verifier_fields={}, agent_started_at=None, agent_finished_at=None,
+        environment_setup_started_at=None, agent_setup_started_at=None, verifier_started_at=None,
+    )
+    response = detail(client, rollout)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "No steps" in html and "queued" in html
+    data = plot_json(response)
+    assert data["points"] == [] and data["end_t"] is None
