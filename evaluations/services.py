@@ -70,20 +70,20 @@ def ensure_model(name: str, *, provider: str = "", litellm_model: str = "") -> A
     An existing row is never overwritten except to fill blank provider and
     litellm fields: staff may have edited display names and settings.
     """
-    normalised = normalise_model_name(name)
+    normalised = normalise_model_name(name)[: AgentModel._meta.get_field("name").max_length]
     if not normalised:
         raise ValueError("a model name is required")
     model, created = AgentModel.objects.get_or_create(
         name=normalised,
-        defaults={"provider": provider or "", "litellm_model": litellm_model or ""},
+        defaults={"provider": (provider or "")[:100], "litellm_model": (litellm_model or "")[:300]},
     )
     if not created:
         changed = []
         if provider and not model.provider:
-            model.provider = provider
+            model.provider = provider[:100]
             changed.append("provider")
         if litellm_model and not model.litellm_model:
-            model.litellm_model = litellm_model
+            model.litellm_model = litellm_model[:300]
             changed.append("litellm_model")
         if changed:
             model.save(update_fields=changed)
@@ -92,10 +92,11 @@ def ensure_model(name: str, *, provider: str = "", litellm_model: str = "") -> A
 
 def ensure_harness(name: str, version: str = "", *, import_path: str = "") -> Harness:
     """The Harness (name, version), created when missing."""
-    name = (name or "").strip()
+    name = (name or "").strip()[: Harness._meta.get_field("name").max_length]
+    version = (version or "").strip()[: Harness._meta.get_field("version").max_length]
     if not name:
         raise ValueError("a harness name is required")
     harness, _ = Harness.objects.get_or_create(
-        name=name, version=(version or "").strip(), defaults={"import_path": import_path or ""}
+        name=name, version=version, defaults={"import_path": (import_path or "")[:300]}
     )
     return harness

@@ -36,6 +36,7 @@ FAILED = "failed"
 OUTCOMES = (CREATED, UPDATED, UNCHANGED, FAILED)
 
 BATCH_SIZE = 500
+TRIAL_NAME_LENGTH = 300
 KINDS_LENGTH = 200
 
 
@@ -111,8 +112,8 @@ def ingest_trial_dir(
         if existing is not None and existing.checksum == checksum:
             return _describe(outcome, existing, UNCHANGED)
         folder = read_trial_folder(path, live=live, checksum=checksum)
-        if rollout is None and existing is not None and existing.trial_name != folder.trial_name:
-            existing = _rollouts().filter(trial_name=folder.trial_name).first()
+        if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
+            existing = _rollouts().filter(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH]).first()
         stored, created = _store(
             folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path,
             lookups=lookups if lookups is not None else {},
@@ -139,8 +140,8 @@ def _peek_trial_name(path: Path) -> str:
             except AtifError:
                 continue
             if isinstance(data, dict) and isinstance(data.get("trial_name"), str):
-                return data["trial_name"]
-    return path.name
+                return data["trial_name"][:TRIAL_NAME_LENGTH]
+    return path.name[:TRIAL_NAME_LENGTH]
 
 
 def _rollouts():
@@ -201,7 +202,7 @@ def _store(
     with transaction.atomic():
         created = existing is None
         if created:
-            rollout = Rollout(trial_name=folder.trial_name[:300])
+            rollout = Rollout(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH])
             old_group = None
         else:
             rollout = Rollout.objects.select_for_update().get(pk=existing.pk)

@@ -553,6 +553,19 @@ def test_model_name_from_config_when_result_has_none(tmp_path, task):
     assert Rollout.objects.get().model.provider == "openai"
 
 
+def test_overlong_names_are_cut_to_fit(tmp_path, task):
+    name = "lib__demo_task__" + "x" * 400
+    folder = make_trial(tmp_path, name[:200], model="openai/" + "m" * 300)
+    for file in ("config.json", "result.json"):
+        data = json.loads((folder / file).read_text())
+        data["trial_name"] = name
+        write_json(folder / file, data)
+    assert import_trial_dir(folder).outcome == "created"
+    assert import_trial_dir(folder).outcome == "unchanged"
+    rollout = Rollout.objects.get()
+    assert rollout.trial_name == name[:300] and rollout.model.name == "m" * 200
+
+
 def test_version_restricts_task_lookup(tmp_path, task):
     folder = make_trial(tmp_path)
     outcome = import_trial_dir(folder, version="9.9")
