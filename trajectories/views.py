@@ -234,9 +234,12 @@ def _compare_side(rollout: Rollout) -> dict:
 @require_GET
 def compare(request):
     a_id, b_id = _int_or_none(request.GET.get("a")), _int_or_none(request.GET.get("b"))
+    picked = request.GET.getlist("r")  # the rollout list's "compare selected" checkboxes
+    if a_id is None and b_id is None and len(picked) == 2:
+        a_id, b_id = _int_or_none(picked[0]), _int_or_none(picked[1])
     context = {"nav": "rollouts", "error": ""}
     if a_id is None or b_id is None:
-        context["error"] = "Choose two rollouts to compare: /compare/?a=<rollout id>&b=<rollout id>."
+        context["error"] = "Choose two rollouts to compare (tick two in the rollout list, or /compare/?a=<rollout id>&b=<rollout id>)."
         return render(request, "trajectories/compare.html", context, status=400)
     a, b = _get_rollout(a_id), _get_rollout(b_id)
     if a.task_id != b.task_id:

@@ -52,3 +52,14 @@ def test_long_messages_are_cut(client):
     factories.add_step(a, 1, message="word " * 500 + "TAIL")
     html = client.get(URL, {"a": a.pk, "b": a.pk}).content.decode()
     assert "TAIL" not in html and "word word" in html
+
+
+def test_ticked_pair_from_the_rollout_list(client):
+    a = factories.make_explored_rollout()
+    b = factories.make_explored_rollout(task=a.task)
+    listing = client.get(reverse("trajectories:rollout_list")).content.decode()
+    assert f'name="r" value="{a.pk}" form="compare-form"' in listing
+    response = client.get(URL + f"?r={a.pk}&r={b.pk}")
+    assert response.status_code == 200
+    assert response.content.decode().count('class="compare-column"') == 2
+    assert client.get(URL + f"?r={a.pk}").status_code == 400
