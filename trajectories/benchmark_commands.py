@@ -123,10 +123,6 @@ class BenchmarkMatcher:
                 return True
         return False
 
-    def matches_text(self, text: str) -> bool:
-        """The task regex against a whole call, for patterns spanning commands ("make && ./attn")."""
-        return self.pattern is not None and self.pattern.search(text) is not None
-
 
 def matcher_for(spec: TaskSpec) -> BenchmarkMatcher:
     return _matcher(spec.benchmark_pattern, tuple(spec.benchmark_commands), spec.instruction)
@@ -148,7 +144,7 @@ def _matcher(pattern: str, explicit: tuple[str, ...], instruction: str) -> Bench
 
 
 def _command_invocations(text: str) -> list[Invocation]:
-    """What running `text` invokes, without its build steps when it has more than one."""
+    """The programs `text` runs, its build steps left out ("make && ./attn" -> attn)."""
     found: list[Invocation] = []
     for command in split_commands(text):
         if _PLACEHOLDER.search(command.text):

@@ -114,8 +114,8 @@ def _shell_writes(command: Command) -> list[FileWrite]:
     elif program == "git" and len(words) > 2 and words[1] in ("checkout", "restore") and "--" in words:
         files = words[words.index("--") + 1 :]
         writes.extend(FileWrite(path, "unknown", command=command.text) for path in files)
-    elif outputs and program not in ("cat",):
-        # Output of another program redirected into a source file (a generator).
+    elif outputs:
+        # Output of another program (or `cat a b`) redirected into a source file.
         for op, path in outputs:
             if _is_source(path) and not path.endswith((".txt", ".json", ".md")):
                 writes.append(FileWrite(path, "unknown", command=command.text))

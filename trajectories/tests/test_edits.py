@@ -200,6 +200,7 @@ SHELL_WRITES = [
     ("python3 gen.py > /app/solve.c", [("/app/solve.c", "unknown", None)]),
     ("python3 run.py > /tmp/out.txt 2>&1", []),
     ("cat /app/solve.c > /dev/null", []),
+    ("cat /tmp/head.c /tmp/body.c > /app/solve.c", [("/app/solve.c", "unknown", None)]),
     ("perl -pi -e 's/a/b/' /app/solve.c", [("/app/solve.c", "unknown", None)]),
 ]
 
