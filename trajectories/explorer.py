@@ -298,7 +298,7 @@ def group_outputs(steps) -> None:
 
 def failure_cause(rollout) -> tuple[str, str]:
     """(cause, "label" | "automatic" | "") — a staff label wins."""
-    label = getattr(rollout, "label", None) if _has_label(rollout) else None
+    label = _label_of(rollout)
     if label is not None and label.cause:
         return label.cause, "label"
     if rollout.failure_cause:
@@ -306,11 +306,11 @@ def failure_cause(rollout) -> tuple[str, str]:
     return "", ""
 
 
-def _has_label(rollout) -> bool:
+def _label_of(rollout):
+    """The staff FailureLabel, or None (the one-to-one row may be missing)."""
     from django.core.exceptions import ObjectDoesNotExist
 
     try:
-        rollout.label
+        return rollout.label
     except ObjectDoesNotExist:
-        return False
-    return True
+        return None
