@@ -88,7 +88,7 @@ class Rollout(models.Model):
     budget_used_fraction = models.FloatField(null=True, blank=True)
     best_metric = models.FloatField(null=True, blank=True)
     best_score = models.FloatField(null=True, blank=True)
-    # Best-so-far curve: [{"step": id, "t": elapsed_sec, "metric": v, "score": s, "best_metric": .., "best_score": ..}]
+    # Best-so-far curve: [{"step_id": id, "t": elapsed_sec, "metric": v, "score": s, "best_metric": .., "best_score": ..}]
     curve = models.JSONField(default=list, blank=True)
 
     # Failure analysis (automatic); staff labels live in FailureLabel.
