@@ -120,6 +120,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     unchanged_total = time.perf_counter() - started
     assert again.counts["unchanged"] == n, again.counts
 
+    live_append = _live_append_time(copies / "live", import_trial_dir)
+
     raw = (TRIAL / "agent" / "trajectory.json").read_bytes()
     harbor = _median_time(lambda: Trajectory.model_validate_json(raw), repeat=max(n, 10))
     reading = _median_time(lambda: read_trial_folder(TRIAL), repeat=max(n, 10))
@@ -139,6 +141,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     print(f"  storing (the rest):         {(per_trial - reading - analysing) * 1000:8.1f} ms")
     print(f"steps per second (bulk):      {steps / total:8.0f}        (target >= 1,000)")
     print(f"re-import, unchanged:         {unchanged_total / n * 1000:8.1f} ms per trial")
+    print(f"live re-import, +1 step:      {live_append * 1000:8.1f} ms   (138 steps stored, 139 in the file)")
     print(f"Harbor model_validate_json:   {harbor * 1000:8.1f} ms   for the same trajectory.json")
     print(f"ratio ingest / Harbor parse:  {per_trial / harbor:8.1f} x      (target <= 5)")
     print(f"  without the analysis:       {(per_trial - analysing) / harbor:8.1f} x")
@@ -180,6 +183,22 @@ def _copy_trial(source: Path, target: Path) -> None:
         if name == "result.json":
             data["config"]["trial_name"] = target.name
         path.write_text(json.dumps(data))
+
+
+def _live_append_time(folder: Path, import_trial_dir) -> float:
+    """Time of a live re-import after one more episode, as the runner does it."""
+    _copy_trial(TRIAL, folder)
+    (folder / "result.json").unlink()
+    full = json.loads((folder / "agent" / "trajectory.json").read_text())
+    shorter = dict(full, steps=full["steps"][:-1])
+    (folder / "agent" / "trajectory.json").write_text(json.dumps(shorter))
+    assert import_trial_dir(folder, live=True).ok
+    (folder / "agent" / "trajectory.json").write_text(json.dumps(full))
+    started = time.perf_counter()
+    outcome = import_trial_dir(folder, live=True)
+    elapsed = time.perf_counter() - started
+    assert outcome.outcome == "updated" and outcome.n_steps == len(full["steps"]), outcome
+    return elapsed
 
 
 def _median_time(function, repeat: int) -> float:
