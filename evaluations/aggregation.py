@@ -16,8 +16,9 @@ Definitions (the leaderboard page and the API documentation repeat them):
   set whose per-task Avg@k this entry beats (ties count one half), averaged
   over tasks. Over a comparison set it averages to exactly 0.5.
 - 95% intervals: percentile bootstrap that resamples tasks (the same task
-  draw for every entry, so comparisons are paired) and, within each drawn
-  task, the entry's rollouts. Seeded, so pages are reproducible.
+  draw for every entry, so comparisons are paired) and, within each task,
+  the entry's rollouts (redrawn once per replicate). Seeded, so pages are
+  reproducible.
 - Rank: `1 + the number of ranked entries whose Avg@k interval lies entirely
   above this entry's` (their lower bound is strictly greater than this
   entry's upper bound). Entries whose intervals overlap share a rank.
@@ -161,10 +162,16 @@ def beats(means: np.ndarray) -> np.ndarray:
     n = means.shape[0]
     if n < 2:
         return np.full(means.shape, np.nan)
-    diff = means[:, None] - means[None, :]
-    score = np.where(diff > TIE_TOLERANCE, 1.0, np.where(diff < -TIE_TOLERANCE, 0.0, 0.5))
-    # Each entry ties with itself: take that 1/2 back out.
-    return (score.sum(axis=1) - 0.5) / (n - 1)
+    shares = np.empty(means.shape)
+    # One entry at a time keeps the arrays small (the set is small, the
+    # bootstrap resamples many): much faster than one (n, n, ...) array.
+    for i in range(n):
+        diff = means[i] - means
+        wins = (diff > TIE_TOLERANCE).sum(axis=0)
+        losses = (diff < -TIE_TOLERANCE).sum(axis=0)
+        ties = n - 1 - wins - losses  # the entry's tie with itself left out
+        shares[i] = (wins + 0.5 * ties) / (n - 1)
+    return shares
 
 
 def dominance(means: np.ndarray) -> np.ndarray:
@@ -172,22 +179,28 @@ def dominance(means: np.ndarray) -> np.ndarray:
     return beats(means).mean(axis=-1)
 
 
-def bootstrap_task_means(
+def resample_rollout_means(
     values: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(E, B, T) per-task means of B resamples of tasks and rollouts.
-
-    Every entry sees the same drawn tasks in a resample (a paired bootstrap),
-    and within a drawn task its own rollouts are drawn with replacement.
-    """
+    """(E, B, T): per replicate, the mean of each task's rollouts drawn with replacement."""
     n_entries, n_tasks, k = values.shape
-    drawn = rng.integers(0, n_tasks, size=(n_resamples, n_tasks))  # (B, T)
-    n = counts[:, drawn]  # (E, B, T)
-    picks = np.floor(rng.random((n_entries, n_resamples, n_tasks, k)) * n[..., None]).astype(np.int64)
-    picked = values[np.arange(n_entries)[:, None, None, None], drawn[None, :, :, None], picks]
-    used = np.arange(k) < n[..., None]
-    sums = np.where(used, picked, 0.0).sum(axis=-1)
-    return np.where(n > 0, sums / np.maximum(n, 1), 0.0)
+    n = counts[:, None, :, None]  # (E, 1, T, 1)
+    picks = (rng.random((n_entries, n_resamples, n_tasks, k)) * n).astype(np.int64)
+    picked = values[np.arange(n_entries)[:, None, None, None], np.arange(n_tasks)[None, None, :, None], picks]
+    sums = np.where(np.arange(k) < n, picked, 0.0).sum(axis=-1)
+    return np.where(counts[:, None, :] > 0, sums / np.maximum(counts, 1)[:, None, :], 0.0)
+
+
+def bootstrap_task_means(rollout_means: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(E, B, T') per-task means of B resamples of the tasks at `positions`.
+
+    Every entry sees the same drawn tasks in a replicate (a paired
+    bootstrap); a task's rollouts are redrawn once per replicate (in
+    `resample_rollout_means`), so one computation serves every category.
+    """
+    n_resamples = rollout_means.shape[1]
+    drawn = positions[rng.integers(0, len(positions), size=(n_resamples, len(positions)))]  # (B, T')
+    return rollout_means[:, np.arange(n_resamples)[:, None], drawn]
 
 
 def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -199,14 +212,24 @@ def interval_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
     return [1 + sum(1 for lo, _ in intervals if lo > hi) for _, hi in intervals]
 
 
+def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
+    values, counts = table.arrays()
+    return resample_rollout_means(values, counts, n_resamples, np.random.default_rng((seed, 0)))
+
+
 def scope_figures(
     table: ScoreTable,
     comparison: Iterable[Hashable],
     category: str | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    rollout_means: np.ndarray | None = None,
 ) -> dict[Hashable, Figures]:
-    """Figures of every entry over all tasks (category None) or one category."""
+    """Figures of every entry over all tasks (category None) or one category.
+
+    `rollout_means` is `rollout_resamples(table, n_resamples, seed)`, passed
+    in when several scopes share it; the result is the same either way.
+    """
     tasks = table.tasks_in(category)
     comparison = set(comparison)
     if not table.entries or not tasks:
@@ -216,8 +239,11 @@ def scope_figures(
     avg = means.mean(axis=1)
     best = task_bests(values, counts).mean(axis=1)
 
-    rng = np.random.default_rng(seed)
-    resampled = bootstrap_task_means(values, counts, n_resamples, rng)  # (E, B, T)
+    if rollout_means is None:
+        rollout_means = rollout_resamples(table, n_resamples, seed)
+    wanted = set(tasks)
+    positions = np.array([j for j, t in enumerate(table.tasks) if t in wanted])
+    resampled = bootstrap_task_means(rollout_means, positions, np.random.default_rng((seed, 1)))  # (E, B, T)
     avg_ci = percentile_interval(resampled.mean(axis=-1), axis=1).T  # (E, 2)
 
     members = [i for i, e in enumerate(table.entries) if e in comparison]
@@ -257,11 +283,14 @@ def all_figures(
 ) -> dict[str | None, dict[Hashable, Figures]]:
     """Figures per scope: key None is all tasks, then one key per category."""
     comparison = set(comparison)
+    if not table.entries or not table.tasks:
+        return {None: {}}
+    shared = rollout_resamples(table, n_resamples, seed)
     scopes: dict[str | None, dict[Hashable, Figures]] = {
-        None: scope_figures(table, comparison, None, n_resamples, seed)
+        None: scope_figures(table, comparison, None, n_resamples, seed, shared)
     }
     for category in table.category_names():
-        scopes[category] = scope_figures(table, comparison, category, n_resamples, seed)
+        scopes[category] = scope_figures(table, comparison, category, n_resamples, seed, shared)
     return scopes
 
 

@@ -111,16 +111,15 @@ ROLLOUT_FIELDS = (
 
 def _curve_points(curve: Any, budget: float | None, clip: bool) -> list[tuple[float, float]]:
     """(fraction of the time budget, best score) of a stored best-so-far curve."""
-    points = []
     if not isinstance(curve, list) or not budget:
-        return points
-    for point in curve:
-        if not isinstance(point, dict):
-            continue
-        t, score = point.get("t"), point.get("best_score")
-        if t is None or score is None:
-            continue
-        points.append((float(t) / budget, agg.rollout_score(float(score), clip)))
+        return []
+    points = [
+        (float(p["t"]) / budget, float(p["best_score"]))
+        for p in curve
+        if isinstance(p, dict) and p.get("t") is not None and p.get("best_score") is not None
+    ]
+    if clip:
+        points = [(t, min(1.0, max(0.0, s))) for t, s in points]
     return points
 
 
@@ -303,12 +302,22 @@ def board(version: BenchmarkVersion) -> dict:
 
 
 def versions_with_results() -> list[BenchmarkVersion]:
-    """Versions that have rollouts or published results, most rollouts first."""
-    versions = BenchmarkVersion.objects.annotate(
-        n_rollouts=Count("tasks__rollouts", distinct=True),
-        n_published=Count("published_results", distinct=True),
-    ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0))
-    return sorted(versions, key=lambda v: (-v.n_rollouts, v.benchmark, v.name))
+    """Versions that have rollouts or published results, most rollouts first.
+
+    Cached like boards: counting rollouts per version on every page view
+    would cost more than the rest of a warm page.
+    """
+    key = f"evaluations:versions:{generation()}"
+    ids = cache.get(key)
+    if ids is None:
+        versions = BenchmarkVersion.objects.annotate(
+            n_rollouts=Count("tasks__rollouts", distinct=True),
+            n_published=Count("published_results", distinct=True),
+        ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0))
+        ids = [v.id for v in sorted(versions, key=lambda v: (-v.n_rollouts, v.benchmark, v.name))]
+        cache.set(key, ids, BOARD_TIMEOUT)
+    found = BenchmarkVersion.objects.in_bulk(ids)
+    return [found[i] for i in ids if i in found]
 
 
 def default_version() -> BenchmarkVersion | None:

@@ -244,3 +244,9 @@ def test_dominance_of_a_comparison_set_averages_one_half(data):
     table = agg.ScoreTable(entries=entries, tasks=tasks, scores=scores)
     figures = agg.scope_figures(table, comparison=entries, n_resamples=20)
     assert np.mean([figures[e].dominance for e in entries]) == pytest.approx(0.5)
+
+
+def test_scope_figures_alone_equal_those_of_all_figures(table):
+    scopes = agg.all_figures(table, comparison={"A", "B", "C"}, n_resamples=100)
+    alone = agg.scope_figures(table, comparison={"A", "B", "C"}, category="beta", n_resamples=100)
+    assert alone == scopes["beta"]

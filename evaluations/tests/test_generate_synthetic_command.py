@@ -1,0 +1,40 @@
+"""python manage.py generate_synthetic: synthetic data the leaderboard can read."""
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.core.management import CommandError, call_command
+
+from evaluations import leaderboard as lb
+from tasks.models import BenchmarkVersion
+from trajectories.models import Rollout, Step
+
+pytestmark = pytest.mark.django_db
+
+
+def test_creates_entries_tasks_rollouts_and_steps(capsys):
+    cache.clear()
+    call_command("generate_synthetic", "--entries", "3", "--tasks", "9", "--rollouts", "2", "--steps", "5")
+    assert "3 entries, 54 rollouts" in capsys.readouterr().out
+    version = BenchmarkVersion.objects.get(name="synthetic")
+    assert version.tasks.count() == 9
+    assert Rollout.objects.filter(task__version=version).count() == 54
+    assert Step.objects.filter(rollout__task__version=version).count() >= 54 * 4
+    data = lb.board(version)
+    assert len(data["entries"]) == 3
+    assert len(data["categories"]) == 4
+    for entry in data["entries"]:
+        assert 0 <= entry["overall"]["avg"] <= entry["overall"]["best"] <= 1
+        assert entry["budget_curve"][0] == 0.0
+        assert entry["budget_curve"][-1] <= entry["overall"]["avg"] + 1e-9
+    assert any(r.curve for r in Rollout.objects.filter(task__version=version)[:10])
+
+
+def test_refuses_to_overwrite_unless_asked():
+    call_command("generate_synthetic", "--entries", "1", "--tasks", "2", "--rollouts", "1", "--steps", "0")
+    with pytest.raises(CommandError, match="--replace"):
+        call_command("generate_synthetic", "--entries", "1", "--tasks", "2", "--rollouts", "1", "--steps", "0")
+    generation = lb.generation()
+    call_command("generate_synthetic", "--entries", "2", "--tasks", "2", "--rollouts", "1", "--steps", "0", "--replace")
+    assert Rollout.objects.count() == 4
+    assert lb.generation() > generation  # bulk writes still invalidate the cache
