@@ -23,7 +23,6 @@ from typing import Any
 from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_file, read_json_file
 from .parsed import ParsedTrajectory
 
-TRIAL_MARKERS = ("config.json", "result.json", "agent/trajectory.json")
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 # A live trajectory may be caught mid-rewrite: retry a few times.
 LIVE_READ_ATTEMPTS = 5
