@@ -62,6 +62,9 @@ def test_steps_have_permalink_ids_commands_metric_and_diff(client):
     assert '<span class="d-add">+int main(){}</span>' in html
     assert '<span class="d-del">-int main(){return 1;}</span>' in html
     assert "<code>app/main.c</code>" in html
+    # The keyboard shortcuts are documented on the page.
+    for key in ("j", "k", "b", "e"):
+        assert f"<kbd>{key}</kbd>" in html
 
 
 def test_timeline_marks_link_to_steps_and_show_budget(client):
