@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import user_passes_test
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from .archives import ARCHIVE_SUFFIXES, is_archive
+from .archives import ARCHIVE_SUFFIXES, is_archive, limits
 from .services import import_path
 
 
@@ -28,6 +28,9 @@ class UploadForm(forms.Form):
         upload = self.cleaned_data["archive"]
         if not is_archive(upload.name):
             raise forms.ValidationError(f"Not a supported archive; use one of {', '.join(ARCHIVE_SUFFIXES)}.")
+        max_bytes, _ = limits()
+        if upload.size > max_bytes:
+            raise forms.ValidationError(f"The archive is larger than the limit of {max_bytes} bytes.")
         return upload
 
 

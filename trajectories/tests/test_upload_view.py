@@ -95,6 +95,12 @@ def test_not_an_archive_is_a_form_error(staff_client):
     assert "Not a supported archive" in response.content.decode()
 
 
+def test_archive_over_the_size_limit_is_a_form_error(staff_client, settings):
+    settings.AUTOLAB_ARCHIVE_MAX_BYTES = 10
+    response = staff_client.post(URL, {"archive": SimpleUploadedFile("big.zip", b"x" * 11)})
+    assert response.status_code == 200 and "larger than the limit" in response.content.decode()
+
+
 def test_safe_file_name():
     assert safe_file_name("../../etc/passwd.tar.gz") == "passwd.tar.gz"
     assert safe_file_name("C:\\Users\\me\\my trials.zip") == "my_trials.zip"
