@@ -445,6 +445,11 @@ def insert_rows(model: type[models.Model], rows: list[models.Model]) -> None:
             row.pk = new_id
         columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
         json_fields = {f.attname for f in fields if isinstance(f, models.JSONField)}
+        # Fields that fill themselves on save (auto_now...) in a future model version.
+        self_filling = [f for f in fields if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
+        for row in rows:
+            for f in self_filling:
+                f.pre_save(row, True)
         with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN") as copy:
             for row in rows:
                 values = [row.pk]
