@@ -71,3 +71,14 @@ def page(browser):
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run browser tests last.
+
+    Playwright's sync API keeps an asyncio loop running on the main thread for
+    as long as the session-scoped browser lives; tests that call
+    asyncio.run() (Harbor trials) must therefore run before the first
+    browser test.
+    """
+    items.sort(key=lambda item: "browser" in getattr(item, "fixturenames", ()))
