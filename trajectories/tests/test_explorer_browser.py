@@ -290,3 +290,14 @@ def test_plot_toggles_score_and_step_axes(page, live_server):
     assert [round(y, 4) for y in ys] == [0.125, 0.5, 0.375]
     title = page.evaluate("() => document.getElementById('curve-plot').layout.yaxis.title.text")
     assert title == "normalised score"
+
+
+def test_timeline_mark_opens_its_step(page, live_server):
+    rollout = factories.make_rollout()
+    for step_id in range(1, 11):
+        factories.add_step(rollout, step_id, message="step text\n" * 10, elapsed_sec=step_id * 600.0, kinds=["inspect"])
+    open_rollout(page, live_server, rollout)
+    page.locator('.timeline-strip a.mark[data-step-id="7"]').click()
+    wait_step_in_view(page, 7)
+    page.wait_for_function("() => document.querySelector('#steps .step.current').id === 'step-7'")
+    assert page.locator('.timeline-strip a.mark.current').get_attribute("data-step-id") == "7"
