@@ -18,6 +18,7 @@ from trajectories.models import Rollout
 from . import leaderboard as lb
 from .links import rollout_url, rollouts_url
 from .models import AgentModel
+from .templatetags.board import category_label
 
 
 def read_filters(request: HttpRequest) -> dict:
@@ -141,12 +142,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             ("-" if descending else "") + sort_key,
             [("rank", "Rank"), ("model", "Model"), ("harness", "Harness"), ("avg", "Avg@k"), ("best", "Best@k"),
              ("dom", "Dominance")]
-            + ([] if category else [(f"cat:{c}", c.replace("_", " ")) for c in data["categories"]])
+            + ([] if category else [(f"cat:{c}", category_label(c)) for c in data["categories"]])
             + [("rollouts", "Counted"), ("cost", "Cost"), ("tokens", "Tokens in / out"), ("hours", "Agent hours"),
                ("calls", "Calls / h")],
         ),
         "charts": chart_data(rows, category, data["budget_grid"]),
-        "total_tasks": len(data["tasks"]),
+        "scope_tasks": sum(1 for t in data["tasks"] if not category or t["category"] == category),
         **filter_choices(data),
     }
     return render(request, "evaluations/leaderboard.html", context)

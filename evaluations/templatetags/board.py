@@ -84,3 +84,13 @@ def sortval(value) -> str:
     if value is None:
         return ""
     return str(value)
+
+
+@register.filter
+def category_label(value) -> str:
+    """"model_development" -> "Model development", "cuda" -> "CUDA" (unknown ones readable too)."""
+    from tasks.models import Category
+
+    if not value:
+        return "uncategorised"
+    return dict(Category.choices).get(value, str(value).replace("_", " "))

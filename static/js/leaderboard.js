@@ -46,7 +46,8 @@
   });
 
   var Plotly = window.Plotly;
-  var layoutBase = { margin: { t: 10, r: 10, b: 40, l: 50 }, font: { size: 12 }, legend: { orientation: "h" } };
+  var layoutBase = { margin: { t: 10, r: 10, b: 40, l: 50 }, font: { size: 12 }, height: 380,
+    legend: { orientation: "h", y: -0.25, yanchor: "top" } };
   var config = { displaylogo: false, responsive: true };
 
   function readJSON(id) {
@@ -58,31 +59,34 @@
 
   var charts = readJSON("board-charts");
   if (charts && Plotly) {
+    // Horizontal bars: entry labels are long. Best first, from the top.
     var labels = charts.bars.map(function (b) { return b.label; });
     Plotly.newPlot("chart-bars", [
-      { type: "bar", name: "Avg@k", x: labels, y: charts.bars.map(function (b) { return b.avg; }),
-        error_y: { type: "data", symmetric: false,
+      { type: "bar", orientation: "h", name: "Avg@k (95% interval)", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
+        error_x: { type: "data", symmetric: false,
           array: charts.bars.map(function (b) { return b.avg_ci[1] - b.avg; }),
           arrayminus: charts.bars.map(function (b) { return b.avg - b.avg_ci[0]; }) } },
-      { type: "scatter", mode: "markers", name: "Best@k", x: labels, y: charts.bars.map(function (b) { return b.best; }),
+      { type: "scatter", mode: "markers", name: "Best@k", y: labels, x: charts.bars.map(function (b) { return b.best; }),
         marker: { symbol: "diamond", size: 10 } }
-    ], layout({ yaxis: { title: { text: "score" }, rangemode: "tozero" }, margin: { t: 10, r: 10, b: 120, l: 50 } }), config);
+    ], layout({ height: Math.max(260, 28 * labels.length + 120), xaxis: { title: { text: "score" }, rangemode: "tozero" },
+      yaxis: { autorange: "reversed", automargin: true }, legend: { orientation: "h", y: -0.2 } }), config);
 
     var drawPareto = function (axis) {
       var points = charts.pareto.filter(function (p) { return p[axis] !== null; });
       var frontier = points.filter(function (p) { return p["frontier_" + axis]; })
         .sort(function (a, b) { return a[axis] - b[axis]; });
       Plotly.react("chart-pareto", [
-        { type: "scatter", mode: "markers+text", name: "entries", x: points.map(function (p) { return p[axis]; }),
+        { type: "scatter", mode: "markers", name: "entries", x: points.map(function (p) { return p[axis]; }),
           y: points.map(function (p) { return p.score; }), text: points.map(function (p) { return p.label; }),
-          textposition: "top center", marker: { size: 9 } },
-        { type: "scatter", mode: "lines", name: "Pareto frontier", x: frontier.map(function (p) { return p[axis]; }),
-          y: frontier.map(function (p) { return p.score; }), line: { shape: "hv", dash: "dot" } }
+          hovertemplate: "%{text}<br>%{x:.3s} per rollout<br>Avg@k %{y:.3f}<extra></extra>", marker: { size: 9 } },
+        { type: "scatter", mode: "lines+markers", name: "Pareto frontier", x: frontier.map(function (p) { return p[axis]; }),
+          y: frontier.map(function (p) { return p.score; }), line: { shape: "hv", dash: "dot" },
+          marker: { size: 16, symbol: "circle-open", line: { width: 2 } } }
       ], layout({ xaxis: { title: { text: axis === "cost" ? "USD per rollout" : "tokens per rollout" }, type: "log" },
         yaxis: { title: { text: "Avg@k" } } }), config);
-      if (!points.length) {
-        document.getElementById("chart-pareto").insertAdjacentHTML("beforeend", '<p class="muted">No ' + axis + " recorded yet.</p>");
-      }
+      var missing = charts.pareto.length - points.length;
+      document.getElementById("pareto-missing").textContent = missing
+        ? missing + " entr" + (missing === 1 ? "y" : "ies") + " without a recorded " + axis + " not shown." : "";
     };
     drawPareto("cost");
     document.querySelectorAll('input[name="pareto-x"]').forEach(function (input) {

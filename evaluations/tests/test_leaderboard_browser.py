@@ -1,0 +1,90 @@
+"""The leaderboard and heatmap in a real Chromium: sorting, filters, links, CSV."""
+from __future__ import annotations
+
+import csv
+import io
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.core.cache import cache
+
+from .board_factories import hand_table
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def world():
+    cache.clear()
+    yield hand_table()
+    cache.clear()
+
+
+@pytest.fixture
+def errors(page):
+    found: list[str] = []
+    page.on("pageerror", lambda error: found.append(str(error)))
+    return found
+
+
+def models_in_table(page) -> list[str]:
+    return page.locator("#leaderboard-table tbody tr td:nth-child(2) a").all_inner_texts()
+
+
+def test_sorting_by_clicking_headers(page, live_server, world, errors):
+    page.goto(live_server.url + "/")
+    assert models_in_table(page) == ["Model B", "Model A", "Model C"]
+    page.locator('#leaderboard-table th[data-sort-key="model"] a').click()
+    assert models_in_table(page) == ["Model A", "Model B", "Model C"]
+    assert "sort=model" in page.url  # the sorted view can be reloaded or shared
+    page.locator('#leaderboard-table th[data-sort-key="model"] a').click()
+    assert models_in_table(page) == ["Model C", "Model B", "Model A"]
+    page.locator('#leaderboard-table th[data-sort-key="best"] a').click()
+    assert models_in_table(page) == ["Model B", "Model A", "Model C"]
+    # The reloaded page sorts on the server the same way.
+    page.reload()
+    assert models_in_table(page) == ["Model B", "Model A", "Model C"]
+    # The charts were drawn.
+    page.wait_for_selector("#chart-bars .main-svg")
+    page.wait_for_selector("#chart-budget .main-svg")
+    assert errors == []
+
+
+def test_filters(page, live_server, world, errors):
+    page.goto(live_server.url + "/")
+    page.select_option('select[name="open_weight"]', "1")
+    page.click('#board-filters button[type="submit"]')
+    page.wait_for_url("**open_weight=1**")
+    assert models_in_table(page) == ["Model B"]
+    page.select_option('select[name="open_weight"]', "")
+    page.select_option('select[name="category"]', "alpha")
+    page.click('#board-filters button[type="submit"]')
+    page.wait_for_url("**category=alpha**")
+    assert models_in_table(page) == ["Model A", "Model B", "Model C"]
+    assert errors == []
+
+
+def test_heatmap_cell_links_to_the_rollouts(page, live_server, world, errors):
+    page.goto(live_server.url + "/heatmap/")
+    page.wait_for_selector("#heatmap-chart .main-svg")
+    t3, a = world["tasks"]["t3"], world["models"]["A"]
+    cell = page.locator(f'#heatmap-table a[href*="task={t3.id}&model={a.id}&"]')
+    assert cell.inner_text().strip() == "0.700"
+    assert "Best 0.900" in cell.get_attribute("title")
+    cell.click()
+    page.wait_for_url("**/rollouts/?**")
+    query = parse_qs(urlparse(page.url).query)
+    assert query == {"task": [str(t3.id)], "model": [str(a.id)], "harness": [str(world["harness"].id)]}
+    assert errors == []
+
+
+def test_csv_export(page, live_server, world):
+    page.goto(live_server.url + "/?category=alpha")
+    with page.expect_download() as download_info:
+        page.click("#csv-link")
+    download = download_info.value
+    assert download.suggested_filename == "leaderboard-1.1.csv"
+    rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
+    assert [r["model"] for r in rows] == ["model-a", "model-b", "model-c"]
+    assert {r["scope"] for r in rows} == {"alpha"}
+    assert float(rows[0]["avg"]) == pytest.approx(0.35)
