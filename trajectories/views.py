@@ -205,11 +205,16 @@ def search_view(request):
     hits = search.search_steps(q, filters) if q else []
     rollouts = Rollout.objects.select_related("task", "model", "harness").in_bulk({h.rollout_id for h in hits})
     results = [(hit, rollouts[hit.rollout_id]) for hit in hits if hit.rollout_id in rollouts]
+    page = Paginator(results, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
     context = {
         "nav": "rollouts",
         "q": q,
         "filters": filters,
         "results": results,
+        "page": page,
+        "query": query.urlencode(),
         "limit_reached": len(hits) >= 200,
         "full_text": search.uses_full_text(),
         "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name"),

@@ -93,3 +93,15 @@ def test_full_text_on_postgresql_substring_elsewhere():
         assert [h.step_id for h in hits] == [2]
     # A fragment inside a path token: full text misses it, the fallback finds it.
     assert [h.step_id for h in search.search_steps("evaluate_local")] == [3]
+
+
+def test_view_paginates_50_per_page(client):
+    rollout = factories.make_rollout()
+    for step_id in range(1, 61):
+        factories.add_step(rollout, step_id, message=f"common-word {step_id}")
+    first = client.get(URL, {"q": "common-word"})
+    assert len(first.context["page"].object_list) == 50
+    assert "60 matches" in first.content.decode() and "page 1 of 2" in first.content.decode()
+    second = client.get(URL, {"q": "common-word", "page": 2}).content.decode()
+    assert f'href="/rollouts/{rollout.pk}/#step-60"' in second
+    assert f'href="/rollouts/{rollout.pk}/#step-1"' not in second
