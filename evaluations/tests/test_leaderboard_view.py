@@ -222,3 +222,20 @@ def test_budget_curve_and_score_at_k(world):
     assert curve[0.5] == pytest.approx(0.3 / 4)
     assert curve[1.0] == pytest.approx(0.6 / 4)
     assert entry["score_at_k"] == pytest.approx([0.6 / 4])
+
+
+def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.create_superuser("admin", "a@example.org", "x"))
+    assert client.get(reverse("admin:evaluations_entry_add")).status_code == 200
+    assert client.get(reverse("admin:evaluations_publishedresult_changelist")).status_code == 200
+    assert lb.board(world["version"])["entries"][0]["overall"]["dominance"] is not None
+    response = client.post(
+        reverse("admin:evaluations_entry_add"),
+        {"model": world["models"]["B"].id, "harness": world["harness"].id, "version": world["version"].id,
+         "ablation": "on", "in_comparison": "on", "note": "prompt ablation"},
+    )
+    assert response.status_code == 302
+    b = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-b")
+    assert b["ablation"] and b["overall"]["dominance"] is None and b["note"] == "prompt ablation"
