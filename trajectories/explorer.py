@@ -281,7 +281,8 @@ def group_outputs(steps) -> None:
     prefetched rows only.
     """
     for s in steps:
-        observations = list(s.observations.all())
+        # Empty outputs (a heredoc that printed nothing) show as nothing.
+        observations = [obs for obs in s.observations.all() if getattr(obs, "length", 1)]
         by_call: dict[int, list] = {}
         loose = []
         for obs in observations:
