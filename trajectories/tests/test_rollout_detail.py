@@ -216,3 +216,10 @@ def test_bare_queued_rollout_renders(client):
     assert "No steps" in html and "queued" in html
     data = plot_json(response)
     assert data["points"] == [] and data["end_t"] is None
+
+
+def test_empty_outputs_are_not_shown(client):
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, commands=["cat > f <<'EOF'\nx\nEOF\n"], outputs=[""])
+    html = detail(client, rollout).content.decode()
+    assert 'class="observation' not in html
