@@ -121,6 +121,18 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
             "definitions": DEFINITIONS,
             "entries": rows,
             "published": published,
+            "curves": {
+                "budget_fraction": data["budget_grid"],
+                "entries": [
+                    {
+                        "model": e["model"],
+                        "harness": e["harness"],
+                        "score_vs_budget": e["budget_curve"],
+                        "score_at_k": e["score_at_k"],
+                    }
+                    for e in lb.select_entries(data, filters["harness"], filters["open_weight"])
+                ],
+            },
         }
     )
 

@@ -42,6 +42,10 @@ def test_leaderboard_json(client, world):
     assert rows["model-a"]["avg_alpha"] == pytest.approx(0.35)
     assert rows["model-a"]["avg_ci_low"] <= 0.35 <= rows["model-a"]["avg_ci_high"]
     assert "avg" in data["definitions"]
+    curves = {c["model"]: c for c in data["curves"]["entries"]}
+    assert curves["model-a"]["score_at_k"][0] == pytest.approx(0.35)
+    assert curves["model-a"]["score_at_k"][-1] == pytest.approx(0.525)
+    assert len(curves["model-a"]["score_vs_budget"]) == len(data["curves"]["budget_fraction"])
 
 
 def test_leaderboard_csv_two_ways(client, world):
