@@ -182,13 +182,21 @@ def dominance(means: np.ndarray) -> np.ndarray:
 def resample_rollout_means(
     values: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(E, B, T): per replicate, the mean of each task's rollouts drawn with replacement."""
+    """(E, B, T): per replicate, the mean of each task's rollouts drawn with replacement.
+
+    One entry at a time, so memory stays at B x T x K floats however many
+    entries there are.
+    """
     n_entries, n_tasks, k = values.shape
-    n = counts[:, None, :, None]  # (E, 1, T, 1)
-    picks = (rng.random((n_entries, n_resamples, n_tasks, k)) * n).astype(np.int64)
-    picked = values[np.arange(n_entries)[:, None, None, None], np.arange(n_tasks)[None, None, :, None], picks]
-    sums = np.where(np.arange(k) < n, picked, 0.0).sum(axis=-1)
-    return np.where(counts[:, None, :] > 0, sums / np.maximum(counts, 1)[:, None, :], 0.0)
+    result = np.zeros((n_entries, n_resamples, n_tasks))
+    slots = np.arange(k)
+    for e in range(n_entries):
+        n = counts[e][None, :, None]  # (1, T, 1)
+        picks = (rng.random((n_resamples, n_tasks, k)) * n).astype(np.int64)
+        picked = values[e][np.arange(n_tasks)[None, :, None], picks]  # (B, T, K)
+        sums = np.where(slots < n, picked, 0.0).sum(axis=-1)
+        result[e] = np.where(counts[e] > 0, sums / np.maximum(counts[e], 1), 0.0)
+    return result
 
 
 def bootstrap_task_means(rollout_means: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
