@@ -137,6 +137,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "category": category,
         "filters": filters,
         "sort": ("-" if descending else "") + sort_key,
+        "scope_query": query_without(request, "category"),
         "headers": sort_headers(
             request,
             ("-" if descending else "") + sort_key,

@@ -61,7 +61,22 @@ def test_filters(page, live_server, world, errors):
     page.click('#board-filters button[type="submit"]')
     page.wait_for_url("**category=alpha**")
     assert models_in_table(page) == ["Model A", "Model B", "Model C"]
+    # A sort chosen by clicking survives the next filter.
+    page.locator('#leaderboard-table th[data-sort-key="model"] a').click()
+    page.locator('#leaderboard-table th[data-sort-key="model"] a').click()
+    page.select_option('select[name="category"]', "")
+    page.click('#board-filters button[type="submit"]')
+    page.wait_for_url("**sort=-model**")
+    assert models_in_table(page) == ["Model C", "Model B", "Model A"]
     assert errors == []
+
+
+def test_category_tabs(page, live_server, world):
+    page.goto(live_server.url + "/?open_weight=0")
+    page.locator(".scope-tabs a", has_text="beta").click()
+    page.wait_for_url("**category=beta**")
+    assert "open_weight=0" in page.url
+    assert models_in_table(page) == ["Model C", "Model A"]  # beta: C .45, A .35
 
 
 def test_heatmap_cell_links_to_the_rollouts(page, live_server, world, errors):

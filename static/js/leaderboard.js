@@ -33,6 +33,9 @@
     var params = new URLSearchParams(window.location.search);
     params.set("sort", (descending ? "-" : "") + th.dataset.sortKey);
     window.history.replaceState(null, "", "?" + params.toString());
+    // Applying a filter next keeps this order.
+    var hidden = document.querySelector('#board-filters input[name="sort"]');
+    if (hidden) hidden.value = params.get("sort");
   }
 
   document.querySelectorAll("table.sortable").forEach(function (table) {
