@@ -6,7 +6,6 @@ into rows; `?format=csv` (or the `.csv` URLs) gives the same rows as CSV.
 from __future__ import annotations
 
 import csv
-import io
 
 from django.core.paginator import EmptyPage, Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
