@@ -6,13 +6,17 @@ board and shape it for templates; figures are computed in
 """
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from tasks.models import BenchmarkVersion
+from trajectories.failure_service import FailureFilters, failed_rollouts
 from trajectories.models import Rollout
 
 from . import leaderboard as lb
@@ -254,13 +258,13 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
     for rollout in rollouts:
         rollout.url = rollout_url(rollout.id)
+    # Causes as the failure analysis sees them: a staff label overrides the classifier.
     failures = (
-        Rollout.objects.filter(model=model, superseded=False)
-        .filter(Q(reward__isnull=True) | Q(reward__lte=0))
-        .exclude(failure_cause="")
-        .values("failure_cause")
+        failed_rollouts(FailureFilters(model=model.name))
+        .order_by()
+        .values("effective_cause")
         .annotate(n=Count("id"))
-        .order_by("-n", "failure_cause")
+        .order_by("-n", "effective_cause")
     )
     context = {
         "nav": "leaderboard",
@@ -268,7 +272,8 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         "sections": sections,
         "rollouts": rollouts,
         "n_rollouts": Rollout.objects.filter(model=model).count(),
-        "failures": list(failures),
+        "failures": [f for f in failures if f["effective_cause"]],
+        "failures_url": f"{reverse('trajectories:failures')}?{urlencode({'model': model.name})}",
     }
     return render(request, "evaluations/model_detail.html", context)
 

@@ -23,8 +23,9 @@ def world():
 
 
 def test_model_page_lists_entries_tasks_rollouts_and_failures(client, world):
-    Rollout.objects.filter(model__name="model-a", reward=0.0).update(failure_cause="no_improvement")
-    Rollout.objects.filter(model__name="model-a", reward=0.2).update(failure_cause="ignored_nonzero")
+    Rollout.objects.filter(model__name="model-a", reward=0.0).update(outcome="zero", failure_cause="no_improvement")
+    Rollout.objects.filter(model__name="model-a", reward=0.2).update(outcome="scored", failure_cause="")
+    Rollout.objects.filter(model__name="model-a", infra_error=True).update(outcome="infra_error", failure_cause="infrastructure_error")
     response = client.get(reverse("evaluations:model_detail", args=["model-a"]))
     assert response.status_code == 200
     html = response.content.decode()
@@ -34,7 +35,8 @@ def test_model_page_lists_entries_tasks_rollouts_and_failures(client, world):
     assert "no counted rollout (0)" in html  # t4: only an infra error
     assert "0.600, 0.600, 0.900" in html
     failures = response.context["failures"]
-    assert failures == [{"failure_cause": "no_improvement", "n": 1}]
+    assert failures == [{"effective_cause": "infrastructure_error", "n": 1}, {"effective_cause": "no_improvement", "n": 1}]
+    assert "/failures/?model=model-a" in html
     assert response.context["n_rollouts"] == 10
     assert html.count('href="/rollouts/') >= 10
 

@@ -27,6 +27,8 @@ CATEGORIES = [("system_optimization", 15), ("puzzle_and_challenge", 10), ("model
 BUDGETS = [7200] * 25 + [14400] * 7 + [28800] * 3 + [43200]
 HARNESSES = ["terminus-2", "mini-swe-agent"]
 BATCH = 2000
+# Causes of trajectories.failures that a zero-score rollout is given.
+ZERO_CAUSES = ["no_improvement", "correctness_failed", "build_failed", "no_artifact", "budget_exhausted"]
 
 
 def category_of(index: int, n_tasks: int) -> str:
@@ -169,8 +171,8 @@ class Command(BaseCommand):
             n_benchmark_calls=n_calls,
             best_score=best if curve else None,
             curve=curve,
-            outcome="zero_score" if reward == 0 else "scored",
-            failure_cause="no_improvement" if failed else "",
+            outcome="infra_error" if infra else "zero" if reward == 0 else "scored",
+            failure_cause="infrastructure_error" if infra else rng.choice(ZERO_CAUSES) if reward == 0 else "",
             verifier_fields={"reward": reward, "synthetic": True},
         )
 
