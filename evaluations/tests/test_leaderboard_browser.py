@@ -8,6 +8,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from django.core.cache import cache
 
+from trajectories.models import Rollout
+
 from .board_factories import hand_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -90,6 +92,12 @@ def test_heatmap_cell_links_to_the_rollouts(page, live_server, world, errors):
     page.wait_for_url("**/rollouts/?**")
     query = parse_qs(urlparse(page.url).query)
     assert query == {"task": [str(t3.id)], "model": [str(a.id)], "harness": [str(world["harness"].id)]}
+    # The explorer's list shows exactly that cell's rollouts.
+    shown = page.content()
+    for rollout in Rollout.objects.filter(task=t3, model=a):
+        assert f'href="/rollouts/{rollout.pk}/"' in shown
+    other = Rollout.objects.filter(task=t3).exclude(model=a).first()
+    assert f'href="/rollouts/{other.pk}/"' not in shown
     assert errors == []
 
 
