@@ -1,0 +1,1 @@
+"""Our own Harbor environment: a bubblewrap sandbox on the worker host."""

@@ -1,0 +1,648 @@
+"""A Harbor environment that runs a task in a bubblewrap sandbox on the host.
+
+Plugged in with
+`EnvironmentConfig(import_path="evaluations.sandbox.bubblewrap:BubblewrapEnvironment")`.
+
+How it works, and why:
+
+- `start()` lays the task out in a host folder (`rootfs/`, which becomes `/`),
+  applies the Dockerfile (see `dockerfile.py`) and starts a *holder*: a
+  `bwrap --unshare-pid --unshare-net ... sleep infinity` that owns the
+  sandbox's pid, network, ipc and uts namespaces and its mount table. The
+  holder dies with the worker process (`--die-with-parent`), and the kernel
+  kills every process of a pid namespace when its init dies, so nothing the
+  agent started can outlive the trial, even when the worker is killed.
+- `exec()` enters the holder's namespaces with `nsenter` (so a tmux server
+  started by one exec is still there for the next), drops every capability
+  with `setpriv`, clears the environment (the worker's API keys never reach
+  the sandbox) and runs `bash -c`. The sandbox sees only its own processes.
+- Limits: a cgroup (v1, `autolab/<session>` under the pids, memory and cpu
+  controllers) when the host lets us create one, plus `prlimit` for CPU
+  time, file size and core dumps (and address space / process count when
+  there is no cgroup).
+- Grading cannot be tampered with: during the agent phase `/logs/verifier`
+  is bound read-only and `/tests` does not exist. `begin_verification()`
+  (called by the runner at AGENT_END, or on the first upload to `/tests`)
+  kills the holder, and with it everything the agent left running, and starts
+  a new one whose mount table binds `/logs/verifier` writable and `/tests`
+  from a host folder the agent never saw. Paths listed in `read_only_paths`
+  (default `/orig`, where AutoLab pins original files) are read-only always.
+
+Needs root on the worker host (nsenter into the holder's namespaces). Tasks
+that need more than the host's tools get "needs a container backend: ..."
+from `_validate_definition()`, i.e. before the trial starts.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shlex
+import shutil
+import signal
+import tarfile
+import tempfile
+import time
+from glob import glob
+from pathlib import Path, PurePosixPath
+
+from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFailedError
+from harbor.environments.capabilities import EnvironmentCapabilities
+from harbor.models.task.config import NetworkMode, TaskOS
+
+from .dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
+
+logger = logging.getLogger(__name__)
+
+MARKER_VAR = "AUTOLAB_SANDBOX"
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CGROUP_CONTROLLERS = ("pids", "memory", "cpu", "freezer")
+HOST_RO_BINDS = ("/usr", "/etc")
+TOOLS = ("bwrap", "nsenter", "setpriv", "prlimit")
+
+
+class NeedsContainerBackend(RuntimeError):
+    """The task needs something the host sandbox cannot give it."""
+
+
+def default_sandbox_root() -> Path:
+    return Path(tempfile.gettempdir()) / "autolab-sandboxes"
+
+
+def host_problems() -> list[str]:
+    """Why this host cannot run bubblewrap sandboxes at all (empty when it can)."""
+    problems = [f"{tool} is not installed" for tool in TOOLS if shutil.which(tool) is None]
+    if shutil.which("tmux") is None:
+        problems.append("tmux is not installed (terminus-2 drives tmux)")
+    if os.geteuid() != 0:
+        problems.append("the worker is not root (the sandbox enters its namespaces with nsenter)")
+    return problems
+
+
+def task_problems(environment_dir: Path, env_config) -> list[str]:
+    """Why a task cannot run in the host sandbox (empty when it can).
+
+    `env_config` is Harbor's task `[environment]` config.
+    """
+    problems: list[str] = []
+    if (env_config.gpus or 0) > 0:
+        problems.append(f"the task needs {env_config.gpus} GPU(s)")
+    if getattr(env_config, "tpu", None) is not None:
+        problems.append("the task needs a TPU")
+    if env_config.os == TaskOS.WINDOWS:
+        problems.append("the task runs on Windows")
+    if (environment_dir / "docker-compose.yaml").exists() or (environment_dir / "docker-compose.yml").exists():
+        problems.append("the environment is a docker-compose project")
+    dockerfile = environment_dir / "Dockerfile"
+    if not dockerfile.is_file():
+        if env_config.docker_image:
+            problems.append(f"the task uses the prebuilt image {env_config.docker_image}")
+        else:
+            problems.append("environment/Dockerfile is missing")
+        return problems
+    problems.extend(parse_dockerfile(dockerfile.read_text()).unsupported)
+    return problems
+
+
+def check_task_dir(task_dir: Path) -> list[str]:
+    """`task_problems` for a Harbor task folder, for callers outside a trial."""
+    from harbor.models.task.task import Task as HarborTask
+
+    task = HarborTask(task_dir=Path(task_dir))
+    return task_problems(task.paths.environment_dir, task.config.environment)
+
+
+def _pids_with_marker(marker: str) -> list[int]:
+    needle = f"{MARKER_VAR}={marker}\0".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if needle in handle.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _cgroup_dirs(marker: str) -> list[Path]:
+    return [CGROUP_ROOT / controller / "autolab" / marker for controller in CGROUP_CONTROLLERS]
+
+
+def _cgroup_pids(marker: str) -> set[int]:
+    pids: set[int] = set()
+    for directory in _cgroup_dirs(marker):
+        try:
+            pids.update(int(line) for line in (directory / "cgroup.procs").read_text().split())
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def kill_sandbox(marker: str) -> int:
+    """SIGKILL every process of the sandbox `marker` (its session id); return how many.
+
+    Works from any process on the host (the reaper, a cancel), not only the
+    one that started the sandbox: processes are found by their cgroup and by
+    the marker variable every sandbox process carries.
+    """
+    killed = 0
+    for _ in range(5):
+        pids = (_cgroup_pids(marker) | set(_pids_with_marker(marker))) - {os.getpid()}
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                logger.warning("cannot kill sandbox process %s", pid)
+    # Wait for the kernel to tear the processes down, so that a new sandbox
+    # with the same marker never shares a cgroup with dying ones.
+    for _ in range(100):
+        if not sandbox_pids(marker):
+            break
+        time.sleep(0.02)
+    for directory in _cgroup_dirs(marker):
+        try:
+            directory.rmdir()
+        except OSError:
+            pass
+    return killed
+
+
+def sandbox_pids(marker: str) -> set[int]:
+    """Live processes of a sandbox (for tests and the reaper)."""
+    alive = set()
+    for pid in _cgroup_pids(marker) | set(_pids_with_marker(marker)):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+class BubblewrapEnvironment(BaseEnvironment):
+    def __init__(
+        self,
+        *args,
+        sandbox_root: str | Path | None = None,
+        max_processes: int = 1024,
+        cpu_time_limit_sec: int | None = 24 * 3600,
+        use_cgroups: bool = True,
+        read_only_paths: tuple[str, ...] | list[str] = ("/orig",),
+        **kwargs,
+    ):
+        # Set before super().__init__(), which reads capabilities and calls
+        # _validate_definition().
+        self._sandbox_root = Path(sandbox_root) if sandbox_root else default_sandbox_root()
+        self._max_processes = int(max_processes)
+        self._cpu_time_limit_sec = cpu_time_limit_sec
+        self._want_cgroups = use_cgroups
+        self._read_only_paths = [str(PurePosixPath(path)) for path in read_only_paths]
+        self._plan: BuildPlan | None = None
+        self._holder: asyncio.subprocess.Process | None = None
+        self._holder_pid: int | None = None
+        self._phase = "agent"
+        self._cgroups: list[Path] = []
+        self._warned_user = False
+        # Harbor reads the log folders straight from the trial folder.
+        kwargs.setdefault("auto_mounting", True)
+        super().__init__(*args, **kwargs)
+        self._marker = self.session_id
+        self._base = self._sandbox_root / self.session_id
+        self._rootfs = self._base / "rootfs"
+        self._tests_dir = self._base / "tests"
+
+    # -- Harbor's contract ---------------------------------------------------
+
+    @staticmethod
+    def type() -> str:
+        return "bubblewrap"
+
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        return EnvironmentCapabilities(disable_internet=True, mounted=True)
+
+    def _validate_definition(self) -> None:
+        problems = host_problems()
+        if problems:
+            raise NeedsContainerBackend("bubblewrap sandbox unavailable on this host: " + "; ".join(problems))
+        problems = task_problems(self.environment_dir, self.task_env_config)
+        if problems:
+            raise NeedsContainerBackend("needs a container backend: " + "; ".join(problems))
+        self._plan = parse_dockerfile((self.environment_dir / "Dockerfile").read_text())
+
+    @property
+    def marker(self) -> str:
+        return self._marker
+
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    async def start(self, force_build: bool) -> None:
+        assert self._plan is not None
+        if self._base.exists():
+            kill_sandbox(self._marker)
+            shutil.rmtree(self._base, ignore_errors=True)
+        self._prepare_rootfs()
+        self._setup_cgroups()
+        await self._start_holder()
+        await self._apply_plan(self._plan)
+
+    async def stop(self, delete: bool) -> None:
+        await self._stop_holder()
+        kill_sandbox(self._marker)
+        self._cgroups = []
+        if delete:
+            shutil.rmtree(self._base, ignore_errors=True)
+
+    async def begin_verification(self) -> None:
+        """Kill everything the agent started and remount for the verifier.
+
+        Idempotent. The verifier phase binds /logs/verifier writable and
+        /tests from a host folder created now, out of the agent's reach.
+        """
+        if self._phase == "verify":
+            return
+        await self._stop_holder()
+        kill_sandbox(self._marker)
+        self._setup_cgroups()
+        self._phase = "verify"
+        shutil.rmtree(self._tests_dir, ignore_errors=True)
+        self._tests_dir.mkdir(parents=True)
+        await self._start_holder()
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout_sec: int | None = None,
+        user: str | int | None = None,
+    ) -> ExecResult:
+        user = self._resolve_user(user)
+        if user not in (None, "root", 0, "0") and not self._warned_user:
+            self.logger.warning("bubblewrap sandbox runs every command as root (asked for user %r)", user)
+            self._warned_user = True
+        variables = {**(self._plan.env if self._plan else {"PATH": DEFAULT_PATH})}
+        variables.setdefault("HOME", "/root")
+        variables.update(self._merge_env(env) or {})
+        variables[MARKER_VAR] = self._marker
+        workdir = cwd or self.task_env_config.workdir or (self._plan.workdir if self._plan else "/")
+        return await self._run_in_sandbox(command, workdir=workdir, variables=variables, timeout_sec=timeout_sec)
+
+    async def upload_file(self, source_path: Path | str, target_path: str) -> None:
+        await self._maybe_begin_verification(target_path)
+        target = self._host_path(target_path, for_write=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source_path, target)
+
+    async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
+        await self._maybe_begin_verification(target_dir)
+        target = self._host_path(target_dir, for_write=True)
+        shutil.copytree(source_dir, target, symlinks=True, dirs_exist_ok=True)
+
+    async def download_file(self, source_path: str, target_path: Path | str) -> None:
+        source = self._host_path(source_path, for_write=False)
+        Path(target_path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target_path)
+
+    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
+        source = self._host_path(source_dir, for_write=False)
+        shutil.copytree(source, target_dir, symlinks=True, dirs_exist_ok=True)
+
+    # -- layout ---------------------------------------------------------------
+
+    def _prepare_rootfs(self) -> None:
+        for name in ("usr", "etc", "proc", "dev", "tmp", "root", "logs", "run", "var/tmp"):
+            (self._rootfs / name).mkdir(parents=True, exist_ok=True)
+        (self._rootfs / "tmp").chmod(0o1777)
+        # Merged-/usr symlinks made on the host side: bwrap's --symlink fails
+        # with "File exists" when the rootfs is reused by the next holder.
+        for link, target in (("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")):
+            path = self._rootfs / link
+            if not path.exists() and not path.is_symlink() and Path("/" + target).exists():
+                path.symlink_to(target)
+        for path in self._read_only_paths:
+            self._ro_dir(path).mkdir(parents=True, exist_ok=True)
+
+    def _ro_dir(self, sandbox_path: str) -> Path:
+        return self._base / "ro" / sandbox_path.lstrip("/")
+
+    def _mount_table(self) -> list[tuple[str, Path, bool]]:
+        """(sandbox path, host path, writable), outermost first."""
+        table: list[tuple[str, Path, bool]] = [("/", self._rootfs, True)]
+        table += [(path, Path(path), False) for path in HOST_RO_BINDS]
+        for mount in self._mounts:
+            if mount.get("type") != "bind":
+                continue
+            target = str(PurePosixPath(mount["target"]))
+            writable = not mount.get("read_only")
+            if target == "/logs/verifier" and self._phase != "verify":
+                writable = False
+            table.append((target, Path(mount["source"]), writable))
+        table += [(path, self._ro_dir(path), False) for path in self._read_only_paths]
+        if self._phase == "verify":
+            table.append(("/tests", self._tests_dir, True))
+        return table
+
+    def _host_path(self, sandbox_path: str, *, for_write: bool) -> Path:
+        """Map a sandbox path to the host, refusing to follow links out of the sandbox."""
+        path = PurePosixPath(os.path.normpath("/" + str(sandbox_path).lstrip("/")))
+        best: tuple[str, Path, bool] | None = None
+        for target, source, writable in self._mount_table():
+            if path == PurePosixPath(target) or path.is_relative_to(target):
+                if best is None or len(PurePosixPath(target).parts) >= len(PurePosixPath(best[0]).parts):
+                    best = (target, source, writable)
+        assert best is not None
+        target, source, writable = best
+        if for_write and not writable:
+            raise PermissionError(f"{sandbox_path} is read-only in the sandbox")
+        host = source / path.relative_to(target)
+        real_source = os.path.realpath(source)
+        real = os.path.realpath(host)
+        if real != real_source and not real.startswith(real_source + os.sep):
+            raise PermissionError(f"{sandbox_path} resolves outside the sandbox")
+        return host
+
+    async def _maybe_begin_verification(self, target: str) -> None:
+        # Only the verifier uploads tests: treat that as the end of the agent
+        # phase even when no runner hook called begin_verification().
+        path = PurePosixPath(target)
+        if path == PurePosixPath("/tests") or path.is_relative_to("/tests"):
+            await self.begin_verification()
+
+    # -- Dockerfile ----------------------------------------------------------
+
+    async def _apply_plan(self, plan: BuildPlan) -> None:
+        for directory in plan.workdirs:
+            self._host_path(directory, for_write=True).mkdir(parents=True, exist_ok=True)
+        for step in plan.steps:
+            if isinstance(step, CopyStep):
+                self._copy_step(step)
+            elif isinstance(step, RunStep):
+                variables = {**step.env, "HOME": step.env.get("HOME", "/root"), MARKER_VAR: self._marker}
+                result = await self._run_in_sandbox(step.command, workdir=step.workdir, variables=variables, timeout_sec=None)
+                if result.return_code != 0:
+                    raise SandboxBuildFailedError(
+                        f"Dockerfile RUN failed ({result.return_code}): {step.command}\n{result.stdout or ''}{result.stderr or ''}"
+                    )
+
+    def _copy_target(self, sandbox_path: str) -> Path:
+        pure = PurePosixPath(sandbox_path)
+        for path in self._read_only_paths:
+            if pure == PurePosixPath(path) or pure.is_relative_to(path):
+                return self._ro_dir(path) / pure.relative_to(path)
+        return self._host_path(sandbox_path, for_write=True)
+
+    def _copy_step(self, step: CopyStep) -> None:
+        context = self.environment_dir.resolve()
+        matches: list[Path] = []
+        for pattern in step.sources:
+            found = sorted(glob(str(context / pattern)))
+            if not found:
+                raise SandboxBuildFailedError(f"COPY source not found in the build context: {pattern}")
+            for item in found:
+                resolved = Path(item).resolve()
+                if resolved != context and not resolved.is_relative_to(context):
+                    raise SandboxBuildFailedError(f"COPY source outside the build context: {pattern}")
+                matches.append(resolved)
+        dest_is_dir = step.dest.endswith("/") or len(matches) > 1
+        dest = self._copy_target(step.dest.rstrip("/") or "/")
+        for source in matches:
+            if step.extract:
+                dest.mkdir(parents=True, exist_ok=True)
+                with tarfile.open(source) as archive:
+                    archive.extractall(dest, filter="data")
+            elif source.is_dir():
+                shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+            else:
+                target = dest / source.name if dest_is_dir or dest.is_dir() else dest
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+            if step.chmod:
+                mode = int(step.chmod, 8)
+                copied = dest if source.is_dir() else (dest / source.name if dest_is_dir or dest.is_dir() else dest)
+                for item in [copied, *(copied.rglob("*") if copied.is_dir() else [])]:
+                    item.chmod(mode)
+
+    # -- processes -----------------------------------------------------------
+
+    def _setup_cgroups(self) -> None:
+        self._cgroups = []
+        if not self._want_cgroups or os.geteuid() != 0:
+            return
+        for directory in _cgroup_dirs(self._marker):
+            controller_root = directory.parent.parent
+            if not controller_root.is_dir() or not os.access(controller_root, os.W_OK):
+                continue
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                self._write_limits(directory, controller_root.name)
+            except OSError as exc:
+                self.logger.debug("cgroup %s unavailable: %s", directory, exc)
+                continue
+            self._cgroups.append(directory)
+
+    def _write_limits(self, directory: Path, controller: str) -> None:
+        if controller == "pids":
+            (directory / "pids.max").write_text(str(self._max_processes))
+        elif controller == "memory" and self._effective_memory_mb:
+            limit = str(int(self._effective_memory_mb) * 1024 * 1024)
+            (directory / "memory.limit_in_bytes").write_text(limit)
+            swap = directory / "memory.memsw.limit_in_bytes"
+            if swap.exists():
+                swap.write_text(limit)
+        elif controller == "cpu" and self._effective_cpus:
+            (directory / "cpu.cfs_period_us").write_text("100000")
+            (directory / "cpu.cfs_quota_us").write_text(str(int(float(self._effective_cpus) * 100000)))
+
+    def _has_cgroup(self, controller: str) -> bool:
+        return any(directory.parent.parent.name == controller for directory in self._cgroups)
+
+    def _limit_prefix(self) -> list[str]:
+        """`sh -c` joining the cgroups, then `prlimit`: both inherited by the sandbox."""
+        join = "; ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self._cgroups)
+        script = (join + "; " if join else "") + 'exec "$@"'
+        limits = ["prlimit", "--core=0"]
+        if self._cpu_time_limit_sec:
+            limits.append(f"--cpu={int(self._cpu_time_limit_sec)}")
+        if self._effective_storage_mb:
+            limits.append(f"--fsize={int(self._effective_storage_mb) * 1024 * 1024}")
+        if self._effective_memory_mb and not self._has_cgroup("memory"):
+            limits.append(f"--as={int(self._effective_memory_mb) * 1024 * 1024}")
+        if not self._has_cgroup("pids") and os.geteuid() != 0:
+            limits.append(f"--nproc={self._max_processes}")
+        return ["/bin/sh", "-c", script, "sh", *limits, "--"]
+
+    def _host_env(self) -> dict[str, str]:
+        # Nothing of the worker's environment (API keys) reaches the sandbox.
+        return {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", MARKER_VAR: self._marker}
+
+    def _holder_argv(self, info_fd: int) -> list[str]:
+        argv = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+        if self._network_policy.network_mode != NetworkMode.PUBLIC:
+            argv.append("--unshare-net")
+        argv += ["--info-fd", str(info_fd), "--hostname", "sandbox"]
+        argv += ["--bind", str(self._rootfs), "/"]
+        for path in HOST_RO_BINDS:
+            argv += ["--ro-bind", path, path]
+        argv += ["--proc", "/proc", "--dev", "/dev"]
+        for target, source, writable in self._mount_table()[1 + len(HOST_RO_BINDS):]:
+            source.mkdir(parents=True, exist_ok=True)
+            argv += ["--bind" if writable else "--ro-bind", str(source), target]
+        argv += ["--clearenv", "--setenv", MARKER_VAR, self._marker, "--", "/usr/bin/sleep", "infinity"]
+        return argv
+
+    async def _start_holder(self) -> None:
+        read_fd, write_fd = os.pipe()
+        try:
+            self._holder = await asyncio.create_subprocess_exec(
+                *self._limit_prefix(),
+                *self._holder_argv(write_fd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                pass_fds=(write_fd,),
+                env=self._host_env(),
+                start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+        loop = asyncio.get_running_loop()
+        info = await loop.run_in_executor(None, _read_all, read_fd)
+        try:
+            self._holder_pid = int(json.loads(info.decode())["child-pid"])
+        except (ValueError, KeyError) as exc:
+            stderr = b""
+            if self._holder.stderr is not None:
+                try:
+                    stderr = await asyncio.wait_for(self._holder.stderr.read(), 5)
+                except TimeoutError:
+                    pass
+            raise RuntimeError(f"bubblewrap sandbox failed to start: {stderr.decode(errors='replace')}") from exc
+
+    async def _stop_holder(self) -> None:
+        holder, self._holder = self._holder, None
+        if self._holder_pid:
+            try:
+                os.kill(self._holder_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._holder_pid = None
+        if holder is not None:
+            if holder.returncode is None:
+                try:
+                    os.killpg(holder.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                await asyncio.wait_for(holder.wait(), 10)
+            except TimeoutError:
+                self.logger.warning("bubblewrap holder %s did not exit", holder.pid)
+
+    async def _run_in_sandbox(
+        self, command: str, *, workdir: str, variables: dict[str, str], timeout_sec: int | None
+    ) -> ExecResult:
+        if self._holder_pid is None:
+            raise RuntimeError("the sandbox is not running")
+        argv = [
+            *self._limit_prefix(),
+            "nsenter", f"--target={self._holder_pid}",
+            "--mount", "--pid", "--net", "--ipc", "--uts", "--root", f"--wdns={workdir}",
+            "--",
+            "/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
+            "/usr/bin/env", "-i", *(f"{key}={value}" for key, value in variables.items()),
+            "/bin/bash", "-c", command,
+        ]
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._host_env(),
+            start_new_session=True,
+        )
+        callback = self._output_callback()
+        stdout_parts: list[bytes] = []
+        stderr_parts: list[bytes] = []
+
+        async def pump(stream: asyncio.StreamReader, parts: list[bytes], name: str) -> None:
+            while chunk := await stream.read(65536):
+                parts.append(chunk)
+                if callback is not None:
+                    await callback(chunk.decode(errors="replace"), name)  # type: ignore[arg-type]
+
+        readers = [
+            asyncio.create_task(pump(process.stdout, stdout_parts, "stdout")),  # type: ignore[arg-type]
+            asyncio.create_task(pump(process.stderr, stderr_parts, "stderr")),  # type: ignore[arg-type]
+        ]
+        try:
+            await _wait_exit(process, timeout_sec)
+        except TimeoutError:
+            _killpg(process.pid)
+            await _wait_exit(process, None)
+            raise RuntimeError(f"Command timed out after {timeout_sec} seconds")
+        except asyncio.CancelledError:
+            _killpg(process.pid)
+            raise
+        finally:
+            # A background child (`server &`) may hold the pipes open: take
+            # what is already written and stop reading.
+            _, pending = await asyncio.wait(readers, timeout=0.2)
+            for task in pending:
+                task.cancel()
+            transport = getattr(process, "_transport", None)
+            if transport is not None:
+                transport.close()
+        stdout = b"".join(stdout_parts).decode(errors="replace")
+        stderr = b"".join(stderr_parts).decode(errors="replace")
+        return ExecResult(stdout=stdout or None, stderr=stderr or None, return_code=process.returncode or 0)
+
+
+async def _wait_exit(process: asyncio.subprocess.Process, timeout_sec: float | None) -> None:
+    """Wait for the process itself to exit.
+
+    asyncio's `Process.wait()` also waits for its pipes to close, which never
+    happens while a background process the command started holds them.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_sec if timeout_sec else None
+    delay = 0.002
+    while process.returncode is None:
+        if deadline is not None and loop.time() >= deadline:
+            raise TimeoutError
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_all(fd: int) -> bytes:
+    """Read the holder's --info-fd until bwrap closes it (once it is set up)."""
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if chunks and b"}" in chunk:
+                break
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

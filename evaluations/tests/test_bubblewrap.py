@@ -1,0 +1,232 @@
+"""The bubblewrap Harbor environment: Dockerfile reading, isolation, limits, phases."""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from evaluations.sandbox.bubblewrap import (
+    BubblewrapEnvironment,
+    NeedsContainerBackend,
+    check_task_dir,
+    sandbox_pids,
+)
+from evaluations.sandbox.dockerfile import CopyStep, RunStep, parse_dockerfile
+
+from .sandbox_helpers import TINY_TASK, require_sandbox
+
+# -- Dockerfile interpretation (pure) -----------------------------------------
+
+SUPPORTED = """
+FROM python:3.12-slim
+ARG LEVEL=2
+WORKDIR /app
+COPY src/ /app/
+COPY ["a b.txt", "/data/"]
+ENV MODE=fast PATH=/app/bin:$PATH
+ENV LEGACY some value
+RUN python3 -c "print(1)" \\
+    && echo level=${LEVEL}
+CMD ["python3", "main.py"]
+EXPOSE 8000
+"""
+
+
+def test_supported_dockerfile_becomes_a_plan():
+    plan = parse_dockerfile(SUPPORTED)
+    assert plan.unsupported == []
+    assert plan.base_image == "python:3.12-slim"
+    assert plan.workdir == "/app"
+    assert plan.env["MODE"] == "fast"
+    assert plan.env["LEGACY"] == "some value"
+    assert plan.env["PATH"].startswith("/app/bin:/usr/local/sbin")
+    copies = [step for step in plan.steps if isinstance(step, CopyStep)]
+    assert [(c.sources, c.dest) for c in copies] == [(["src/"], "/app/"), (["a b.txt"], "/data/")]
+    (run,) = [step for step in plan.steps if isinstance(step, RunStep)]
+    assert run.command.startswith('python3 -c "print(1)"') and run.workdir == "/app"
+
+
+@pytest.mark.parametrize(
+    "dockerfile, reason",
+    [
+        ("FROM debian\nRUN apt-get update && apt-get install -y gcc", "apt"),
+        ("FROM python:3.12\nRUN pip install numpy", "pip install"),
+        ("FROM python:3.12\nRUN curl -O https://x/y", "network"),
+        ("FROM golang AS build\nFROM debian\nCOPY --from=build /x /x", "multi-stage"),
+        ("FROM python:3.12\nUSER app", "USER app"),
+        ("FROM python:3.12\nADD https://example.org/a.tgz /a", "URL"),
+        ("FROM python:3.12\nCOPY tool /usr/local/bin/tool", "host system directory"),
+        ("WORKDIR /app", "no FROM"),
+    ],
+)
+def test_dockerfiles_needing_a_container_are_refused_with_a_reason(dockerfile, reason):
+    assert any(reason in problem for problem in parse_dockerfile(dockerfile).unsupported)
+
+
+def test_offline_pip_install_is_allowed():
+    assert parse_dockerfile("FROM python:3.12\nRUN pip install --no-index ./wheels/x.whl").unsupported == []
+
+
+def test_tiny_task_is_supported():
+    assert check_task_dir(TINY_TASK) == []
+
+
+def copy_task(tmp_path: Path, dockerfile: str | None = None, toml_extra: str = "") -> Path:
+    task = tmp_path / "task"
+    shutil.copytree(TINY_TASK, task)
+    if dockerfile is not None:
+        (task / "environment" / "Dockerfile").write_text(dockerfile)
+    if toml_extra:
+        text = (task / "task.toml").read_text().replace("gpus = 0\n", toml_extra)
+        (task / "task.toml").write_text(text)
+    return task
+
+
+def test_gpu_and_apt_tasks_are_refused(tmp_path):
+    gpu = copy_task(tmp_path / "g", toml_extra="gpus = 1\n")
+    assert any("GPU" in p for p in check_task_dir(gpu))
+    apt = copy_task(tmp_path / "a", dockerfile="FROM debian\nRUN apt-get install -y gcc\n")
+    assert any("apt" in p for p in check_task_dir(apt))
+
+
+# -- the environment ----------------------------------------------------------
+
+
+def make_env(tmp_path: Path, task_dir: Path = TINY_TASK, **kwargs) -> BubblewrapEnvironment:
+    from harbor.models.task.config import NetworkMode, NetworkPolicy
+    from harbor.models.task.task import Task
+    from harbor.models.trial.paths import TrialPaths
+
+    task = Task(task_dir=task_dir)
+    paths = TrialPaths(trial_dir=tmp_path / "trial")
+    paths.mkdir()
+    return BubblewrapEnvironment(
+        environment_dir=task.paths.environment_dir,
+        environment_name=task.short_name,
+        session_id=f"test-bwrap-{uuid.uuid4().hex[:8]}",
+        trial_paths=paths,
+        task_env_config=task.config.environment,
+        network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+        sandbox_root=tmp_path / "sandboxes",
+        **kwargs,
+    )
+
+
+def test_refused_task_fails_before_start(tmp_path):
+    require_sandbox()
+    task = copy_task(tmp_path, dockerfile="FROM debian\nRUN apt-get install -y gcc\n")
+    with pytest.raises(NeedsContainerBackend, match="needs a container backend: RUN installs system packages"):
+        make_env(tmp_path, task)
+
+
+@pytest.mark.sandbox
+def test_sandbox_isolation_phases_and_cleanup(tmp_path, monkeypatch):
+    require_sandbox()
+    monkeypatch.setenv("AUTOLAB_PROBE_SECRET", "must-not-leak")
+    env = make_env(tmp_path)
+
+    async def scenario() -> dict:
+        seen = {}
+        await env.start(force_build=False)
+        try:
+            seen["build"] = await env.exec("pwd; cat build.txt; echo $TINY_N; env")
+            seen["procs"] = await env.exec("ls /proc | grep -c '^[0-9]'; tail -n +3 /proc/net/dev")
+            seen["ro"] = await env.exec(
+                "touch /usr/x || echo usr-ro; touch /orig/x || echo orig-ro; "
+                "touch /logs/verifier/reward.json || echo verifier-ro; ls /tests || echo no-tests; "
+                "echo hi > /logs/agent/note.txt"
+            )
+            seen["caps"] = await env.exec("grep CapEff /proc/self/status")
+            await env.exec("tmux new-session -d -s main; (sleep 300 &)")
+            seen["tmux"] = await env.exec("tmux has-session -t main && echo alive")
+            seen["memory"] = await env.exec("python3 -c 'x = bytearray(900 * 1024 * 1024)'")
+            seen["agent_pids"] = sandbox_pids(env.marker)
+            await env.begin_verification()
+            seen["verify"] = await env.exec(
+                "tmux has-session -t main 2>/dev/null || echo tmux-gone; ps -eo args | grep -c '^sleep 300' || true; "
+                "echo ok > /logs/verifier/probe.txt && echo verifier-rw; test -d /tests && echo tests-dir"
+            )
+            with pytest.raises(RuntimeError, match="timed out"):
+                await env.exec("sleep 30", timeout_sec=1)
+        finally:
+            await env.stop(delete=True)
+        return seen
+
+    seen = asyncio.run(scenario())
+    build = seen["build"].stdout
+    assert build.startswith("/app\nbuilt\n200000\n")
+    assert "must-not-leak" not in build and "AUTOLAB_PROBE_SECRET" not in build
+    n_procs, *net = seen["procs"].stdout.split("\n")
+    assert int(n_procs) < 10  # only the sandbox's own processes
+    assert [line.split(":")[0].strip() for line in net if line.strip()] == ["lo"]  # no network
+    for word in ("usr-ro", "orig-ro", "verifier-ro", "no-tests"):
+        assert word in seen["ro"].stdout
+    assert (env.trial_paths.agent_dir / "note.txt").read_text() == "hi\n"
+    assert seen["caps"].stdout.split()[-1] == "0000000000000000"
+    assert "alive" in seen["tmux"].stdout
+    assert seen["memory"].return_code != 0  # 512 MB task limit
+    assert len(seen["agent_pids"]) >= 3
+    verify = seen["verify"].stdout
+    assert "tmux-gone" in verify and "verifier-rw" in verify and "tests-dir" in verify
+    assert verify.split("\n")[1] == "0"  # the agent's background sleep was killed
+    assert (env.trial_paths.verifier_dir / "probe.txt").exists()
+    assert sandbox_pids(env.marker) == set()
+    assert not (tmp_path / "sandboxes" / env.session_id).exists()
+
+
+@pytest.mark.sandbox
+def test_process_limit_and_symlink_escape(tmp_path):
+    require_sandbox()
+    env = make_env(tmp_path, max_processes=15)
+
+    async def scenario():
+        await env.start(force_build=False)
+        try:
+            forks = await env.exec(
+                "python3 -c \"\nimport os, time\nn = 0\ntry:\n    for _ in range(40):\n"
+                "        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n        n += 1\n"
+                "except OSError:\n    pass\nprint(n)\n\""
+            )
+            await env.exec("ln -s /etc/hostname /app/leak")
+            with pytest.raises(PermissionError):
+                await env.download_file("/app/leak", tmp_path / "leak")
+            with pytest.raises(PermissionError):
+                await env.upload_file(TINY_TASK / "task.toml", "/orig/task.toml")
+            return forks
+        finally:
+            await env.stop(delete=True)
+
+    forks = asyncio.run(scenario())
+    assert int(forks.stdout.strip()) < 15
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("agent, reward", [("oracle", 1.0), ("nop", 0.0)])
+def test_harbor_trial_runs_in_the_sandbox(tmp_path, agent, reward):
+    require_sandbox()
+    from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
+    from harbor.trial.trial import Trial
+
+    config = TrialConfig(
+        task=TaskConfig(path=TINY_TASK),
+        trials_dir=tmp_path / "trials",
+        trial_name=f"tiny__{agent}__{uuid.uuid4().hex[:6]}",
+        agent=AgentConfig(name=agent),
+        environment=EnvironmentConfig(
+            import_path="evaluations.sandbox.bubblewrap:BubblewrapEnvironment",
+            kwargs={"sandbox_root": str(tmp_path / "sandboxes")},
+        ),
+    )
+
+    async def run():
+        trial = await Trial.create(config)
+        return await trial.run()
+
+    result = asyncio.run(run())
+    assert result.exception_info is None, result.exception_info
+    assert result.verifier_result.rewards["reward"] == reward
+    assert os.listdir(tmp_path / "sandboxes") == []
