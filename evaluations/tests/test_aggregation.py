@@ -250,3 +250,19 @@ def test_scope_figures_alone_equal_those_of_all_figures(table):
     scopes = agg.all_figures(table, comparison={"A", "B", "C"}, n_resamples=100)
     alone = agg.scope_figures(table, comparison={"A", "B", "C"}, category="beta", n_resamples=100)
     assert alone == scopes["beta"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda k: st.lists(st.lists(st.floats(0, 1), min_size=k, max_size=k), min_size=1, max_size=5)
+    )
+)
+def test_score_at_k_runs_from_avg_at_1_to_best_at_k(per_task):
+    tasks = [f"t{i}" for i in range(len(per_task))]
+    table = agg.ScoreTable(entries=["e"], tasks=tasks, scores={("e", t): s for t, s in zip(tasks, per_task)})
+    figures = agg.scope_figures(table, comparison=["e"], n_resamples=10)["e"]
+    curve = agg.score_at_k(table, "e")
+    assert curve[0] == pytest.approx(figures.avg)
+    assert curve[-1] == pytest.approx(figures.best)
+    assert all(a <= b + 1e-12 for a, b in zip(curve, curve[1:]))
