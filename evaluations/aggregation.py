@@ -19,9 +19,12 @@ Definitions (the leaderboard page and the API documentation repeat them):
   draw for every entry, so comparisons are paired) and, within each task,
   the entry's rollouts (redrawn once per replicate). Seeded, so pages are
   reproducible.
-- Rank: `1 + the number of ranked entries whose Avg@k interval lies entirely
-  above this entry's` (their lower bound is strictly greater than this
-  entry's upper bound). Entries whose intervals overlap share a rank.
+- Rank: the comparison set's Avg@k intervals are grouped into blocks of
+  overlapping intervals (chains included: if A overlaps B and B overlaps C,
+  all three are one block); an entry's rank is 1 + the number of entries in
+  the blocks above its own. So two entries whose intervals overlap always
+  share a rank, and different ranks mean the intervals do not overlap.
+  Intervals that touch count as overlapping.
 - Medals: per task, by per-task Avg@k among the comparison set, competition
   style (two golds, then a bronze); a per-task score of 0 wins nothing.
 - score@k: the expected best of k rollouts drawn without replacement from
@@ -216,8 +219,25 @@ def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def interval_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
-    """1 + how many intervals lie entirely above each one (see module doc)."""
-    return [1 + sum(1 for lo, _ in intervals if lo > hi) for _, hi in intervals]
+    """Shared ranks from blocks of overlapping intervals (see module doc).
+
+    Sweeping from the highest upper bound down, an interval joins the
+    current block when it reaches the block's lowest lower bound; the union
+    of a block is one segment, so reaching it means overlapping a member.
+    """
+    order = sorted(range(len(intervals)), key=lambda i: -intervals[i][1])
+    ranks = [0] * len(intervals)
+    block_low = None
+    rank = 0
+    for position, i in enumerate(order):
+        lo, hi = intervals[i]
+        if block_low is None or hi < block_low:
+            rank = position + 1  # a new block starts below everything seen
+            block_low = lo
+        else:
+            block_low = min(block_low, lo)
+        ranks[i] = rank
+    return ranks
 
 
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:

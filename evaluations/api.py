@@ -25,7 +25,7 @@ DEFINITIONS = {
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
     "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set.",
     "ci": "95% percentile bootstrap over tasks and rollouts within tasks, seeded.",
-    "rank": "1 + the number of ranked entries whose Avg@k interval lies entirely above this entry's.",
+    "rank": "Avg@k intervals of the comparison set are grouped into blocks of overlapping intervals (a chain of overlaps is one block); rank = 1 + the number of entries in the blocks above. Overlapping intervals always share a rank.",
     "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
 }
 
