@@ -55,6 +55,10 @@ class Rollout(models.Model):
     verifier_finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Our runner: the Celery task running this rollout, and a staff cancel
+    # request that the running worker honours within seconds.
+    celery_task_id = models.CharField(max_length=100, blank=True)
+    cancel_requested = models.BooleanField(default=False)
 
     n_input_tokens = models.BigIntegerField(null=True, blank=True)
     n_cache_tokens = models.BigIntegerField(null=True, blank=True)
