@@ -1,5 +1,5 @@
 from django.apps import AppConfig, apps
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_delete, post_init, post_save
 
 # Whatever changes a leaderboard figure; see evaluations.leaderboard.
 RESULT_MODELS = (
@@ -18,9 +18,14 @@ class EvaluationsConfig(AppConfig):
     name = "evaluations"
 
     def ready(self) -> None:
-        from .leaderboard import on_result_change
+        from .leaderboard import on_result_change, on_rollout_saved, remember_rollout
 
         for label in RESULT_MODELS:
             sender = apps.get_model(label)
-            for signal in (post_save, post_delete):
-                signal.connect(on_result_change, sender=sender, dispatch_uid=f"leaderboard-cache:{label}")
+            post_delete.connect(on_result_change, sender=sender, dispatch_uid=f"leaderboard-cache-delete:{label}")
+            if label == "trajectories.Rollout":
+                # Rollouts are saved often while they run; see leaderboard.on_rollout_saved.
+                post_init.connect(remember_rollout, sender=sender, dispatch_uid="leaderboard-cache-init")
+                post_save.connect(on_rollout_saved, sender=sender, dispatch_uid=f"leaderboard-cache-save:{label}")
+            else:
+                post_save.connect(on_result_change, sender=sender, dispatch_uid=f"leaderboard-cache-save:{label}")

@@ -67,19 +67,44 @@ def invalidate() -> None:
     transaction.on_commit(_bump)
 
 
-# Saves that touch only these rollout fields (heartbeats, timings of a run in
-# progress, analysis notes) change no figure and keep the cache.
-ROLLOUT_FIELDS_SHOWN = {
-    "task", "model", "harness", "index", "reward", "status", "superseded", "infra_error", "cost_usd",
-    "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls",
-    "curve", "failure_cause",
-}
-
-
-def on_result_change(sender, update_fields=None, **kwargs) -> None:
-    if sender is Rollout and update_fields is not None and not (set(update_fields) & ROLLOUT_FIELDS_SHOWN):
-        return
+def on_result_change(sender, **kwargs) -> None:
     invalidate()
+
+
+# A rollout is saved many times while it runs (heartbeats, every streamed
+# step). Only a save that changes what the boards read invalidates them: each
+# Rollout remembers its board state when loaded and compares it on save.
+BOARD_STATE_FIELDS = (
+    "task_id", "model_id", "harness_id", "index", "reward", "status", "superseded", "infra_error", "cost_usd",
+    "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls", "curve",
+)
+
+
+def board_state(rollout: Rollout) -> tuple | None:
+    """What the boards read of a rollout; None when some field is not loaded.
+
+    Fields are read from __dict__ so that a deferred field is never fetched.
+    An unfinished rollout only counts as "unfinished": its curve, tokens and
+    timings may change freely until its status does.
+    """
+    data = rollout.__dict__
+    if any(name not in data for name in BOARD_STATE_FIELDS):
+        return None
+    if agg.disposition(data["status"], data["superseded"], data["infra_error"]) == agg.UNFINISHED:
+        return (agg.UNFINISHED, data["task_id"], data["model_id"], data["harness_id"])
+    return tuple(data[name] for name in BOARD_STATE_FIELDS)
+
+
+def remember_rollout(sender, instance: Rollout, **kwargs) -> None:
+    instance._board_state = board_state(instance)
+
+
+def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs) -> None:
+    before = getattr(instance, "_board_state", None)
+    after = board_state(instance)
+    instance._board_state = after
+    if created or before is None or after is None or before != after:
+        invalidate()
 
 
 # --- reading the database ---------------------------------------------------

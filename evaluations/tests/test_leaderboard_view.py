@@ -183,14 +183,43 @@ def test_cache_is_never_stale_after_a_change(client, world):
     assert row_order(html) == ["model-a", "model-c"]  # .35 (an ablation now) before .275
 
 
-def test_heartbeat_saves_keep_the_cache(world):
+def test_saves_that_change_no_figure_keep_the_cache(world):
     lb.board(world["version"])
     before = lb.generation()
-    rollout = Rollout.objects.first()
+    rollout = Rollout.objects.filter(model__name="model-a").first()
     rollout.save(update_fields=["heartbeat_at"])
+    rollout.n_steps = 99
+    rollout.save()
+    Rollout.objects.get(pk=rollout.pk).save()  # loaded afresh, saved unchanged
     assert lb.generation() == before
+    rollout.reward = 0.33
     rollout.save(update_fields=["reward"])
     assert lb.generation() > before
+
+
+def test_a_running_rollout_invalidates_when_it_starts_and_finishes(world):
+    running = make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], None, status="running")
+    generation = lb.generation()
+    for step in range(3):  # streamed steps: curve, tokens, timings change
+        running.curve = [{"step_id": step, "t": step * 10.0, "best_score": 0.1 * step}]
+        running.n_input_tokens = 1000 * step
+        running.save()
+    assert lb.generation() == generation
+    running.status = "finished"
+    running.reward = 0.8
+    running.save()
+    assert lb.generation() > generation
+    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
+    assert a["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
+
+
+def test_deferred_fields_are_not_fetched_by_the_cache_check(world, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        rollouts = list(Rollout.objects.only("id", "trial_name"))
+    assert all(r._board_state is None for r in rollouts)
+    before = lb.generation()
+    rollouts[0].save(update_fields=["trial_name"])
+    assert lb.generation() > before  # unknown state: invalidate to be safe
 
 
 def test_published_results_are_shown_apart_with_source(client, world):
