@@ -5,11 +5,13 @@ plain scores to `evaluations.aggregation` and returns one JSON-serialisable
 dict that the leaderboard, heatmap, model page, task page and API all read.
 
 Caching: every board is stored under a key that includes a *generation*
-counter. Saving or deleting a Rollout, Entry, PublishedResult, Task,
-BenchmarkVersion or FailureLabel bumps the counter (signals connected in
-`EvaluationsConfig.ready`), so the next request recomputes; nothing is ever
-served from before a change. Code that changes rollouts with
-`QuerySet.update()` or `bulk_create()` (no signals) must call `invalidate()`.
+counter. Saving or deleting an Entry, PublishedResult, Task,
+BenchmarkVersion, AgentModel, Harness or FailureLabel bumps the counter
+(signals connected in `EvaluationsConfig.ready`), and so does creating or
+deleting a Rollout, or saving one in a way that changes what boards read
+(`board_state`); the next request recomputes, so nothing is ever served from
+before a change. Code that changes rollouts with `QuerySet.update()`,
+`bulk_update()` or `bulk_create()` (no signals) must call `invalidate()`.
 """
 from __future__ import annotations
 
