@@ -168,6 +168,7 @@ def _published(version: BenchmarkVersion, tasks: list[dict]) -> list[dict]:
                 "open_weight": row.model.open_weight,
                 "harness": str(row.harness),
                 "harness_id": row.harness_id,
+                "version": str(version),
                 "source": row.source,
                 "scores": defaultdict(list),
             },

@@ -21,7 +21,7 @@ from trajectories.models import Rollout
 
 from . import leaderboard as lb
 from .links import rollout_url, rollouts_url
-from .models import AgentModel
+from .models import AgentModel, PublishedResult
 from .templatetags.board import category_label
 
 
@@ -273,9 +273,27 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         "rollouts": rollouts,
         "n_rollouts": Rollout.objects.filter(model=model).count(),
         "failures": [f for f in failures if f["effective_cause"]],
+        "published": [
+            p
+            for item in found
+            for p in item["board"]["published"]
+            if p["model"] == model.name
+        ]
+        + published_elsewhere(model, {item["board"]["version"]["id"] for item in found}),
         "failures_url": f"{reverse('trajectories:failures')}?{urlencode({'model': model.name})}",
     }
     return render(request, "evaluations/model_detail.html", context)
+
+
+def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[dict]:
+    """Published results of a model on versions where it has no rollouts."""
+    rows = []
+    versions = (
+        PublishedResult.objects.filter(model=model).exclude(version_id__in=seen_versions).values_list("version", flat=True)
+    )
+    for version in BenchmarkVersion.objects.filter(id__in=set(versions)):
+        rows.extend(p for p in lb.board(version)["published"] if p["model"] == model.name)
+    return rows
 
 
 @staff_member_required

@@ -60,3 +60,16 @@ def test_task_page_results_section(client, world):
     assert "0.700" in section and "0.900" in section
     empty = client.get(reverse("tasks:detail", args=[world["version"].name, "t4"])).content.decode()
     assert "1 infra" in empty
+
+
+def test_model_page_shows_published_results(client, world):
+    from evaluations.models import AgentModel, PublishedResult
+
+    paper = AgentModel.objects.create(name="paper-only")
+    PublishedResult.objects.create(
+        model=paper, harness=world["harness"], version=world["version"], task=world["tasks"]["t1"], score=0.8,
+        source="Paper, Table 3",
+    )
+    html = client.get(reverse("evaluations:model_detail", args=["paper-only"])).content.decode()
+    published = html.split('id="model-published"', 1)[1].split("</table>", 1)[0]
+    assert "Paper, Table 3" in published and "0.200" in published and "1/4" in published
