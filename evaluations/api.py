@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 
 from django.core.paginator import EmptyPage, Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from trajectories.models import Rollout
@@ -47,8 +47,17 @@ def wants_csv(request: HttpRequest, csv_url: bool) -> bool:
     return csv_url or request.GET.get("format", "").lower() == "csv"
 
 
-def no_version() -> JsonResponse:
-    return JsonResponse({"error": "no benchmark version has results yet"}, status=404)
+def no_version(message: str = "no benchmark version has results yet") -> JsonResponse:
+    return JsonResponse({"error": message}, status=404)
+
+
+def api_filters(request: HttpRequest) -> dict | JsonResponse:
+    """The pages' filters, or a JSON 404 (not an HTML page) for an unknown version."""
+    try:
+        filters = read_filters(request)
+    except Http404 as error:
+        return no_version(str(error))
+    return filters if filters["version"] is not None else no_version()
 
 
 def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
@@ -100,9 +109,9 @@ def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
 
 
 def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
-    filters = read_filters(request)
-    if filters["version"] is None:
-        return no_version()
+    filters = api_filters(request)
+    if isinstance(filters, JsonResponse):
+        return filters
     data = lb.board(filters["version"])
     rows = leaderboard_rows(data, filters)
     if wants_csv(request, csv_url):
@@ -165,9 +174,9 @@ def heatmap_rows(data: dict, filters: dict) -> list[dict]:
 
 
 def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
-    filters = read_filters(request)
-    if filters["version"] is None:
-        return no_version()
+    filters = api_filters(request)
+    if isinstance(filters, JsonResponse):
+        return filters
     data = lb.board(filters["version"])
     rows = heatmap_rows(data, filters)
     if wants_csv(request, csv_url):

@@ -107,6 +107,12 @@ def test_rollouts_csv(client, world):
     assert {"trial_name", "score", "counted"} <= set(rows[0])
 
 
+def test_unknown_version_is_a_json_404(client, world):
+    response = client.get(reverse("evaluations:api_leaderboard"), {"version": "9.9"})
+    assert response.status_code == 404
+    assert "9.9" in response.json()["error"]
+
+
 def test_no_results(client):
     assert client.get(reverse("evaluations:api_leaderboard")).status_code == 404
     assert client.get(reverse("evaluations:api_rollouts")).json()["count"] == 0
