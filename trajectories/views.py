@@ -264,7 +264,3 @@ def compare(request):
     )
     return render(request, "trajectories/compare.html", context)
 
-
-def failures(request):
-    return render(request, "trajectories/failures.html", {})
-
