@@ -4,9 +4,31 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
 
 app = Celery("autolab_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def import_agents_once(sender=None, **kwargs) -> None:
+    """Pay litellm's slow first import (6-7 s) once, before the pool forks its children."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import harbor.agents.terminus_2  # noqa: F401  (imports litellm)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@worker_ready.connect
+def reap_on_start(sender=None, **kwargs) -> None:
+    """Rescue rollouts abandoned by a worker that died."""
+    try:
+        from evaluations.campaigns import reap_stale
+
+        reap_stale()
+    except Exception:  # noqa: BLE001  (the database may not be migrated yet)
+        pass

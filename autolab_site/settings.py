@@ -171,6 +171,28 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Evaluation runner (evaluations.runner, evaluations.campaigns).
+# One task per rollout, routed by the task's resources: `cpu` or `gpu` (with
+# the GPU type passed along); start workers with `-Q cpu` / `-Q gpu` and a
+# per-queue `--concurrency`.
+CELERY_TASK_ROUTES = {
+    "evaluations.run_rollout": {"queue": "cpu"},
+    "evaluations.reap_rollouts": {"queue": "cpu"},
+}
+if CELERY_BROKER_URL.startswith("redis"):
+    # A trial can run 12 h with acks_late: Redis must not hand its message to
+    # another worker meanwhile (the default visibility timeout is 1 h).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 16 * 3600}
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-rollouts": {"task": "evaluations.reap_rollouts", "schedule": 60.0},
+}
+SANDBOX_DIR = Path(os.environ.get("AUTOLAB_SANDBOX_DIR", DATA_DIR / "sandboxes"))
+RUNNER_HEARTBEAT_SEC = float(os.environ.get("AUTOLAB_RUNNER_HEARTBEAT_SEC", "2"))
+RUNNER_STALE_SEC = float(os.environ.get("AUTOLAB_RUNNER_STALE_SEC", "60"))
+RUNNER_MAX_ATTEMPTS = int(os.environ.get("AUTOLAB_RUNNER_MAX_ATTEMPTS", "3"))
+RUNNER_RETRY_BACKOFF_SEC = float(os.environ.get("AUTOLAB_RUNNER_RETRY_BACKOFF_SEC", "30"))
+STUB_LLM_PORT = int(os.environ.get("AUTOLAB_STUB_LLM_PORT", "8765"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,0 +1,464 @@
+"""Campaigns: create, enqueue, cancel, re-evaluate, reap, and the demo.
+
+A campaign is model x harness x benchmark version x tasks x k rollouts on
+one sandbox backend. Creating one creates its Rollout rows (status queued)
+up front, so the campaign page shows the whole grid at once; enqueueing
+sends one Celery task per rollout, to the `cpu` or `gpu` queue by the task's
+resources. Nothing here knows about HTTP.
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Iterable
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from tasks.models import BenchmarkVersion, Task
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutEvent, RolloutStatus
+
+from .models import AgentModel, Backend, Campaign, Harness
+
+logger = logging.getLogger(__name__)
+
+TERMINAL_STATUSES = (RolloutStatus.FINISHED, RolloutStatus.FAILED, RolloutStatus.CANCELLED)
+
+
+class CampaignError(ValueError):
+    """Bad campaign input, with a message for the person who gave it."""
+
+
+# -- routing -------------------------------------------------------------------
+
+
+def queue_for(task: Task) -> tuple[str, dict[str, Any]]:
+    """The Celery queue for a task, and the routing details passed along.
+
+    GPU tasks go to `gpu` with their GPU type (and count), so that only
+    workers started with `-Q gpu` on GPU machines take them.
+    """
+    if task.gpus > 0:
+        return "gpu", {"gpu_type": task.gpu_type, "gpus": task.gpus}
+    return "cpu", {}
+
+
+def trial_name_for(task: Task, campaign: Campaign, index: int) -> str:
+    token = secrets.token_urlsafe(5).replace("-", "x").replace("_", "y")[:7]
+    return f"{task.name[:200]}__c{campaign.pk}r{index}__{token}"
+
+
+# -- creating ---------------------------------------------------------------------
+
+
+def campaign_tasks(campaign: Campaign) -> list[Task]:
+    chosen = list(campaign.tasks.all())
+    if chosen:
+        return sorted(chosen, key=lambda task: task.name)
+    return list(Task.objects.filter(version=campaign.version).order_by("name"))
+
+
+def resolve_tasks(version: BenchmarkVersion, names: Iterable[str] | None) -> list[Task]:
+    names = [name.strip() for name in (names or []) if name and name.strip()]
+    if not names:
+        return []
+    found = {task.name: task for task in Task.objects.filter(version=version, name__in=names)}
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise CampaignError(f"no task {', '.join(missing)} in {version}")
+    return [found[name] for name in names]
+
+
+def create_campaign(
+    model: AgentModel,
+    harness: Harness,
+    version: BenchmarkVersion,
+    *,
+    tasks: Iterable[Task] | None = None,
+    k: int = 3,
+    backend: str = Backend.DOCKER,
+    created_by=None,
+    notes: str = "",
+    enqueue: bool = True,
+) -> Campaign:
+    """A campaign with its k rollouts per task (queued), enqueued after commit."""
+    if k < 1:
+        raise CampaignError("k must be at least 1")
+    if backend not in Backend.values:
+        raise CampaignError(f"unknown backend {backend!r} (one of {', '.join(Backend.values)})")
+    tasks = list(tasks or [])
+    if any(task.version_id != version.pk for task in tasks):
+        raise CampaignError(f"every task must belong to {version}")
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            model=model, harness=harness, version=version, k=k, backend=backend, created_by=created_by, notes=notes
+        )
+        if tasks:
+            campaign.tasks.set(tasks)
+        chosen = campaign_tasks(campaign)
+        if not chosen:
+            raise CampaignError(f"{version} has no tasks")
+        for task in chosen:
+            for index in range(k):
+                rollout = Rollout.objects.create(
+                    task=task,
+                    model=model,
+                    harness=harness,
+                    campaign=campaign,
+                    trial_name=trial_name_for(task, campaign, index),
+                    index=index,
+                    status=RolloutStatus.QUEUED,
+                )
+                RolloutEvent.objects.create(rollout=rollout, status=RolloutStatus.QUEUED, detail=f"campaign {campaign.pk}")
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_campaign(campaign))
+    return campaign
+
+
+def enqueue_rollout(rollout: Rollout, *, countdown: float = 0) -> str:
+    """Send the Celery task that runs `rollout`; returns its task id."""
+    from .tasks import run_rollout_task
+
+    queue, routing = queue_for(rollout.task)
+    result = run_rollout_task.apply_async(
+        args=[rollout.pk], kwargs=routing, queue=queue, countdown=countdown or None, headers={"queue": queue, **routing}
+    )
+    Rollout.objects.filter(pk=rollout.pk).update(celery_task_id=result.id)
+    return result.id
+
+
+def enqueue_campaign(campaign: Campaign) -> int:
+    rollouts = Rollout.objects.filter(campaign=campaign, status=RolloutStatus.QUEUED).select_related("task")
+    n = 0
+    for rollout in rollouts:
+        enqueue_rollout(rollout)
+        n += 1
+    return n
+
+
+def reevaluate(campaign: Campaign, *, created_by=None, enqueue: bool = True) -> Campaign:
+    """A new campaign like `campaign`; the old rollouts of the same entry and tasks become superseded.
+
+    Superseded rollouts stay viewable but leave the figures.
+    """
+    tasks = list(campaign.tasks.all())
+    with transaction.atomic():
+        new = create_campaign(
+            campaign.model, campaign.harness, campaign.version, tasks=tasks, k=campaign.k, backend=campaign.backend,
+            created_by=created_by, notes=f"re-evaluation of campaign {campaign.pk}", enqueue=enqueue,
+        )
+        old = Rollout.objects.filter(
+            model=campaign.model, harness=campaign.harness, task__in=campaign_tasks(new), superseded=False
+        ).exclude(campaign=new)
+        for rollout in old:
+            if rollout.is_active:
+                request_cancel(rollout, detail=f"superseded by campaign {new.pk}")
+            rollout.superseded = True
+            rollout.save(update_fields=["superseded"])
+    return new
+
+
+# -- cancelling -------------------------------------------------------------------------
+
+
+def request_cancel(rollout: Rollout, *, detail: str = "cancelled by staff") -> bool:
+    """Cancel a rollout: a queued one at once, a running one through its worker.
+
+    The running worker sees `cancel_requested` within seconds, cancels the
+    trial (Harbor stops the sandbox) and marks the rollout cancelled. The
+    Celery task is also revoked so that a queued message is dropped.
+    """
+    if rollout.status not in ACTIVE_STATUSES:
+        return False
+    with transaction.atomic():
+        fresh = Rollout.objects.select_for_update().get(pk=rollout.pk)
+        if fresh.status not in ACTIVE_STATUSES:
+            return False
+        fresh.cancel_requested = True
+        if fresh.status == RolloutStatus.QUEUED:
+            fresh.status = RolloutStatus.CANCELLED
+            fresh.finished_at = timezone.now()
+        fresh.save()
+        RolloutEvent.objects.create(rollout=fresh, status=fresh.status, detail=detail)
+    if fresh.celery_task_id:
+        try:
+            from autolab_site.celery import app
+
+            app.control.revoke(fresh.celery_task_id)
+        except Exception:  # noqa: BLE001  (the broker may be down; the flag still works)
+            logger.warning("revoking %s failed", fresh.celery_task_id)
+    if fresh.campaign_id:
+        update_campaign_status(fresh.campaign_id)
+    return True
+
+
+def cancel_campaign(campaign: Campaign, *, detail: str = "campaign cancelled by staff") -> int:
+    n = sum(request_cancel(rollout, detail=detail) for rollout in campaign.rollouts.filter(status__in=ACTIVE_STATUSES))
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CANCELLED, finished_at=timezone.now())
+    return n
+
+
+# -- campaign status ------------------------------------------------------------------
+
+
+def mark_campaign_started(campaign_id: int) -> None:
+    Campaign.objects.filter(pk=campaign_id, started_at__isnull=True).update(started_at=timezone.now())
+    Campaign.objects.filter(pk=campaign_id, status=Campaign.Status.PENDING).update(status=Campaign.Status.RUNNING)
+
+
+def update_campaign_status(campaign_id: int) -> None:
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None or campaign.status == Campaign.Status.CANCELLED:
+        return
+    if campaign.rollouts.filter(status__in=ACTIVE_STATUSES).exists():
+        return
+    Campaign.objects.filter(pk=campaign_id).update(
+        status=Campaign.Status.FINISHED, finished_at=campaign.finished_at or timezone.now()
+    )
+
+
+# -- the reaper --------------------------------------------------------------------------
+
+
+@dataclass
+class ReapReport:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{len(self.requeued)} re-queued, {len(self.failed)} failed, {len(self.cancelled)} cancelled"
+
+
+def reap_stale(*, stale_after: float | None = None, enqueue: bool = True) -> ReapReport:
+    """Rescue rollouts whose worker stopped beating (killed, machine lost).
+
+    The same Rollout row is re-queued (its trial folder set aside) while
+    attempts remain, otherwise marked failed with infra_error; a rollout
+    whose cancel was requested is marked cancelled. Never duplicates a row.
+    """
+    from .runner import max_attempts, sandbox_marker, set_aside_attempt, stale_after_sec
+
+    limit = timezone.now() - timedelta(seconds=stale_after if stale_after is not None else stale_after_sec())
+    report = ReapReport()
+    candidates = Rollout.objects.filter(
+        status__in=[RolloutStatus.PREPARING, RolloutStatus.RUNNING, RolloutStatus.VERIFYING]
+    ).filter(Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True, updated_at__lt=limit))
+    for rollout_id in candidates.values_list("pk", flat=True):
+        with transaction.atomic():
+            rollout = Rollout.objects.select_for_update().select_related("task").get(pk=rollout_id)
+            stale = rollout.heartbeat_at is None or rollout.heartbeat_at < limit
+            if rollout.status not in ACTIVE_STATUSES or rollout.status == RolloutStatus.QUEUED or not stale:
+                continue
+            _kill_local_sandbox(sandbox_marker(rollout))
+            since = rollout.heartbeat_at.isoformat() if rollout.heartbeat_at else "never"
+            if rollout.cancel_requested:
+                rollout.status = RolloutStatus.CANCELLED
+                detail = "cancelled (its worker stopped)"
+                report.cancelled.append(rollout.pk)
+            elif rollout.attempts < max_attempts():
+                rollout.status = RolloutStatus.QUEUED
+                detail = f"re-queued: no heartbeat since {since}"
+                report.requeued.append(rollout.pk)
+            else:
+                rollout.status = RolloutStatus.FAILED
+                rollout.infra_error = True
+                detail = f"failed: no heartbeat since {since}, {rollout.attempts} attempts used"
+                report.failed.append(rollout.pk)
+            if rollout.status != RolloutStatus.QUEUED:
+                rollout.finished_at = timezone.now()
+            rollout.save()
+            RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=detail)
+            if rollout.status == RolloutStatus.QUEUED:
+                set_aside_attempt(rollout, rollout.attempts)
+                if enqueue:
+                    transaction.on_commit(lambda r=rollout: enqueue_rollout(r))
+        if rollout.campaign_id:
+            update_campaign_status(rollout.campaign_id)
+    return report
+
+
+def _kill_local_sandbox(marker: str) -> None:
+    try:
+        from .sandbox.bubblewrap import kill_sandbox
+
+        kill_sandbox(marker)
+    except Exception:  # noqa: BLE001
+        logger.exception("killing sandbox %s failed", marker)
+
+
+# -- progress (for the campaign page) ----------------------------------------------------
+
+
+def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
+    """Everything the campaign page shows, as plain data (also its JSON endpoint)."""
+    now = now or timezone.now()
+    rollouts = list(
+        campaign.rollouts.select_related("task").order_by("task__name", "index", "pk")
+    )
+    counts = {status: 0 for status in RolloutStatus.values}
+    rows: dict[str, dict[str, Any]] = {}
+    budget_total = budget_used = 0.0
+    for rollout in rollouts:
+        counts[rollout.status] += 1
+        budget = float(rollout.task.budget_sec or 0)
+        used = _agent_seconds(rollout, now)
+        if budget:
+            budget_total += budget
+            budget_used += min(used, budget) if rollout.status not in TERMINAL_STATUSES else budget
+        row = rows.setdefault(rollout.task.name, {"task": rollout.task.name, "task_id": rollout.task_id, "cells": []})
+        row["cells"].append(
+            {
+                "id": rollout.pk,
+                "index": rollout.index,
+                "status": rollout.status,
+                "reward": rollout.reward,
+                "n_steps": rollout.n_steps,
+                "infra_error": rollout.infra_error,
+                "superseded": rollout.superseded,
+                "cancel_requested": rollout.cancel_requested,
+                "elapsed_sec": round(used, 1) if used else None,
+                "budget_sec": budget or None,
+                "remaining_sec": round(max(budget - used, 0.0), 1) if budget and rollout.status in ACTIVE_STATUSES else None,
+                "url": f"/rollouts/{rollout.pk}/",
+            }
+        )
+    total = len(rollouts)
+    done = sum(counts[status] for status in TERMINAL_STATUSES)
+    elapsed = (now - campaign.started_at).total_seconds() if campaign.started_at else 0.0
+    if campaign.finished_at and campaign.started_at:
+        elapsed = (campaign.finished_at - campaign.started_at).total_seconds()
+    eta = None
+    if 0 < done < total and elapsed > 0 and campaign.status == Campaign.Status.RUNNING:
+        eta = round(elapsed / done * (total - done), 1)
+    return {
+        "id": campaign.pk,
+        "status": campaign.status,
+        "total": total,
+        "done": done,
+        "counts": counts,
+        "elapsed_sec": round(elapsed, 1),
+        "eta_sec": eta,
+        "budget_total_sec": budget_total,
+        "budget_remaining_sec": round(max(budget_total - budget_used, 0.0), 1),
+        "rows": list(rows.values()),
+        "active": any(status in ACTIVE_STATUSES for status in (r.status for r in rollouts)),
+    }
+
+
+def _agent_seconds(rollout: Rollout, now) -> float:
+    if not rollout.agent_started_at:
+        return 0.0
+    end = rollout.agent_finished_at or (now if rollout.status in ACTIVE_STATUSES else rollout.finished_at) or now
+    return max((end - rollout.agent_started_at).total_seconds(), 0.0)
+
+
+# -- synchronous runs and the demo -----------------------------------------------------------
+
+
+def run_campaign_sync(campaign: Campaign) -> dict[str, int]:
+    """Run every queued rollout of a campaign in this process (no worker); retries inline."""
+    import time
+
+    from .runner import RETRY, run_rollout
+
+    outcomes: dict[str, int] = {}
+    for rollout_id in campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True):
+        while True:
+            outcome = run_rollout(rollout_id)
+            if outcome.status != RETRY:
+                break
+            time.sleep(min(outcome.retry_in, 5))
+        outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
+    update_campaign_status(campaign.pk)
+    return outcomes
+
+
+DEMO_HARNESSES = [
+    # (harness name, model name, display name)
+    ("oracle", "oracle", "reference solution (oracle)"),
+    ("nop", "nop", "no-op baseline (nop)"),
+    ("terminus-2", "scripted-stub", "scripted stub (not a model)"),
+]
+
+
+def run_demo_campaigns(tasks_version: str = "examples", *, synchronous: bool = True, k: int = 1) -> list[Campaign]:
+    """Run oracle, nop and the scripted stub on the example tasks (bubblewrap).
+
+    Idempotent: an entry that already has a finished campaign on this
+    version is skipped. With `synchronous` the rollouts run here (the stub
+    LLM server is started for the duration); otherwise they are enqueued
+    and a worker must have the stub server reachable (`manage.py run_stub_llm`).
+    """
+    from .sandbox.bubblewrap import host_problems
+
+    version = BenchmarkVersion.objects.filter(name=tasks_version).first()
+    if version is None:
+        raise CampaignError(f"no benchmark version {tasks_version!r}: import the example tasks first")
+    problems = host_problems()
+    if problems:
+        raise CampaignError("bubblewrap sandbox unavailable: " + "; ".join(problems))
+    campaigns = []
+    server = None
+    try:
+        for harness_name, model_name, display in DEMO_HARNESSES:
+            model, harness = demo_model_and_harness(harness_name, model_name, display)
+            existing = Campaign.objects.filter(model=model, harness=harness, version=version).exclude(
+                status=Campaign.Status.CANCELLED
+            )
+            if existing.filter(status=Campaign.Status.FINISHED).exists() or (
+                not synchronous and existing.exists()
+            ):
+                continue
+            if harness_name == "terminus-2" and synchronous and server is None:
+                from .stub_llm import start_stub_server
+
+                server = start_stub_server(port=stub_port())
+            stale = existing.filter(status__in=[Campaign.Status.PENDING, Campaign.Status.RUNNING])
+            for old in stale:
+                cancel_campaign(old, detail="replaced by a new demo run")
+            campaign = create_campaign(
+                model, harness, version, k=k, backend=Backend.BUBBLEWRAP, notes="demo", enqueue=not synchronous
+            )
+            if synchronous:
+                run_campaign_sync(campaign)
+            campaigns.append(campaign)
+    finally:
+        if server is not None:
+            server.shutdown()
+    return campaigns
+
+
+def stub_port() -> int:
+    return int(getattr(settings, "STUB_LLM_PORT", 8765))
+
+
+def demo_model_and_harness(harness_name: str, model_name: str, display: str) -> tuple[AgentModel, Harness]:
+    from .stub_llm import STUB_MODEL_INFO
+
+    model, created = AgentModel.objects.get_or_create(
+        name=model_name, defaults={"display_name": display, "is_scripted": True, "provider": "autolab-site"}
+    )
+    if harness_name == "terminus-2":
+        wanted = {
+            "litellm_model": f"openai/{model_name}",
+            "api_base": f"http://127.0.0.1:{stub_port()}/v1",
+            "api_key_env": "",
+            "sampling_params": {"temperature": 0.0, "model_info": STUB_MODEL_INFO},
+        }
+        changed = [name for name, value in wanted.items() if getattr(model, name) != value]
+        for name in changed:
+            setattr(model, name, wanted[name])
+        if changed:
+            model.save(update_fields=changed)
+    harness, _ = Harness.objects.get_or_create(name=harness_name, version="")
+    return model, harness
+
+
+def examples_dir() -> Path:
+    return Path(settings.BASE_DIR) / "examples" / "tasks"

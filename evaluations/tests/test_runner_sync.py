@@ -1,0 +1,87 @@
+"""The runner end to end, in this process: example tasks with nop and oracle."""
+from __future__ import annotations
+
+import pytest
+
+from evaluations.campaigns import create_campaign, run_campaign_sync
+from evaluations.models import Campaign
+from evaluations.runner import run_rollout
+from evaluations.sandbox.bubblewrap import sandbox_pids
+from trajectories.models import Rollout, RolloutStatus
+
+from .runner_helpers import import_examples, runner_settings, utility_entry
+from .sandbox_helpers import require_sandbox
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
+
+
+def test_oracle_and_nop_on_every_example_task(settings, tmp_path):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    version = import_examples()
+    results = {}
+    for name in ("oracle", "nop"):
+        model, harness = utility_entry(name)
+        campaign = create_campaign(model, harness, version, k=1, backend="bubblewrap", enqueue=False)
+        assert run_campaign_sync(campaign) == {RolloutStatus.FINISHED: 3}
+        campaign.refresh_from_db()
+        assert campaign.status == Campaign.Status.FINISHED and campaign.finished_at
+        for rollout in campaign.rollouts.select_related("task"):
+            results[(name, rollout.task.name)] = rollout
+            assert rollout.status == RolloutStatus.FINISHED
+            assert rollout.verifier_fields, "reward.json fields are imported"
+            assert (settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name / "result.json").is_file()
+            statuses = list(rollout.events.values_list("status", flat=True))
+            assert statuses[0] == RolloutStatus.QUEUED and statuses[-1] == RolloutStatus.FINISHED
+            assert RolloutStatus.RUNNING in statuses and RolloutStatus.VERIFYING in statuses
+            assert sandbox_pids(f"{rollout.trial_name}__env") == set()
+    for task in ("count_primes", "sort8_network", "ring_classifier"):
+        assert results[("nop", task)].reward == 0.0
+    # The reference solutions reach the reference anchor; count_primes is
+    # timed on a shared CPU, so it only has to clear the baseline well.
+    assert results[("oracle", "sort8_network")].reward == pytest.approx(1.0)
+    assert results[("oracle", "ring_classifier")].reward == pytest.approx(1.0, abs=0.05)
+    assert results[("oracle", "count_primes")].reward > 0.3
+    assert list((settings.SANDBOX_DIR).iterdir()) == []
+
+
+def test_a_finished_rollout_is_not_run_again(settings, tmp_path):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    campaign = create_campaign(
+        model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=1, backend="bubblewrap",
+        enqueue=False,
+    )
+    rollout = campaign.rollouts.get()
+    assert run_rollout(rollout.pk).status == RolloutStatus.FINISHED
+    assert run_rollout(rollout.pk).status == "skipped"
+    rollout.refresh_from_db()
+    assert rollout.attempts == 1
+    assert Rollout.objects.filter(campaign=campaign).count() == 1
+
+
+def test_task_needing_a_container_fails_clearly_without_retry(settings, tmp_path):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    version = import_examples()
+    task = version.tasks.get(name="sort8_network")
+    task.gpus = 1
+    task.save()
+    broken = tmp_path / "sort8_gpu"
+    import shutil
+
+    shutil.copytree(task.source_path, broken)
+    toml = (broken / "task.toml").read_text().replace("gpus = 0", "gpus = 1")
+    (broken / "task.toml").write_text(toml)
+    task.source_path = str(broken)
+    task.save()
+    model, harness = utility_entry("nop")
+    campaign = create_campaign(model, harness, version, tasks=[task], k=1, backend="bubblewrap", enqueue=False)
+    rollout = campaign.rollouts.get()
+    outcome = run_rollout(rollout.pk)
+    rollout.refresh_from_db()
+    assert outcome.status == RolloutStatus.FAILED
+    assert rollout.infra_error and rollout.attempts == 1
+    assert "needs a container backend" in rollout.events.last().detail
