@@ -53,9 +53,12 @@ class Script:
 def solution_keystrokes(task_dir: Path) -> str:
     """The task's reference solve.sh as typed into a shell, with /app spelled out."""
     text = (task_dir / "solution" / "solve.sh").read_text()
-    lines = [line for line in text.splitlines() if not line.startswith("#!") and not line.startswith("APP_DIR=")]
+    lines = [line for line in text.splitlines() if not line.startswith("APP_DIR=")]
+    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+        lines.pop(0)  # the shebang and the header comment
     text = "\n".join(lines).strip() + "\n"
-    return text.replace('"$APP_DIR/', "/app/").replace("${APP_DIR}/", "/app/").replace("$APP_DIR/", "/app/")
+    text = re.sub(r'"\$\{?APP_DIR\}?/([^"\s]*)"', r"/app/\1", text)
+    return re.sub(r"\$\{?APP_DIR\}?/", "/app/", text)
 
 
 def _task_toml(task_dir: Path) -> dict:

@@ -1,0 +1,71 @@
+"""terminus-2 driven by the scripted stub LLM: live steps, then the full trajectory."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from evaluations.campaigns import create_campaign, demo_model_and_harness
+from evaluations.runner import run_rollout
+from evaluations.stub_llm import start_stub_server
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
+
+from .runner_helpers import import_examples, runner_settings
+from .sandbox_helpers import require_sandbox
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def stub_server():
+    server = start_stub_server(port=0)
+    yield server
+    server.shutdown()
+
+
+def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, monkeypatch, stub_server):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    settings.STUB_LLM_PORT = stub_server.port
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-stub")
+    version = import_examples()
+    model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
+    assert model.api_base == stub_server.base_url and model.is_scripted
+    campaign = create_campaign(
+        model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=1, backend="bubblewrap",
+        enqueue=False,
+    )
+    rollout = campaign.rollouts.get()
+
+    outcome = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("result", run_rollout(rollout.pk)))
+    thread.start()
+    live_steps = 0
+    deadline = time.monotonic() + 120
+    while thread.is_alive() and time.monotonic() < deadline:
+        status = Rollout.objects.filter(pk=rollout.pk).values_list("status", flat=True).get()
+        if status in ACTIVE_STATUSES:
+            live_steps = max(live_steps, Step.objects.filter(rollout_id=rollout.pk).count())
+        time.sleep(0.2)
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+
+    assert live_steps > 0, "steps were visible while the trial ran"
+    assert outcome["result"].status == RolloutStatus.FINISHED
+    rollout.refresh_from_db()
+    assert rollout.reward == pytest.approx(1.0)
+    assert rollout.n_steps >= 6
+    assert rollout.n_benchmark_calls == 2
+    assert rollout.n_edits >= 1
+    assert Step.objects.filter(rollout=rollout, kinds__contains=" edit ").exclude(diff="").exists()
+    curve = rollout.curve
+    assert [point["metric"] for point in curve] == [28.0, 19.0]
+    assert rollout.best_metric == 19.0
+    assert stub_server.state.requests >= 6
+    # The dummy key stayed in the worker: not in the stored config or the sandbox's trial folder.
+    assert "dummy-key-for-the-stub" not in str(rollout.config)
+    trial_dir = settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name
+    for path in trial_dir.rglob("*"):
+        if path.is_file():
+            assert b"dummy-key-for-the-stub" not in path.read_bytes(), path
