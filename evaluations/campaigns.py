@@ -325,6 +325,8 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
                 "elapsed_sec": round(used, 1) if used else None,
                 "budget_sec": budget or None,
                 "remaining_sec": round(max(budget - used, 0.0), 1) if budget and rollout.status in ACTIVE_STATUSES else None,
+                "elapsed": format_duration(used) if used else "",
+                "remaining": format_duration(max(budget - used, 0.0)) if budget and rollout.status in ACTIVE_STATUSES else "",
                 "url": f"/rollouts/{rollout.pk}/",
             }
         )
@@ -346,9 +348,26 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         "eta_sec": eta,
         "budget_total_sec": budget_total,
         "budget_remaining_sec": round(max(budget_total - budget_used, 0.0), 1),
+        "elapsed": format_duration(elapsed),
+        "eta": format_duration(eta),
+        "budget_remaining": format_duration(max(budget_total - budget_used, 0.0)),
         "rows": list(rows.values()),
         "active": any(status in ACTIVE_STATUSES for status in (r.status for r in rollouts)),
     }
+
+
+def format_duration(seconds: float | None) -> str:
+    """"1 h 05 min", "4 min 10 s", "12 s"; "" for None."""
+    if seconds is None:
+        return ""
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
 
 
 def _agent_seconds(rollout: Rollout, now) -> float:

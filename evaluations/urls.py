@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, views
+from . import api, campaign_views, views
 
 app_name = "evaluations"
 
@@ -16,4 +16,9 @@ urlpatterns = [
     path("api/v1/heatmap.csv", api.heatmap, {"csv_url": True}, name="api_heatmap_csv"),
     path("api/v1/rollouts/", api.rollouts, name="api_rollouts"),
     path("api/v1/rollouts.csv", api.rollouts, {"csv_url": True}, name="api_rollouts_csv"),
+    path("campaigns/", campaign_views.campaign_list, name="campaign_list"),
+    path("campaigns/<int:pk>/", campaign_views.campaign_detail, name="campaign_detail"),
+    path("campaigns/<int:pk>/progress.json", campaign_views.campaign_progress_json, name="campaign_progress"),
+    path("campaigns/<int:pk>/cancel/", campaign_views.campaign_cancel, name="campaign_cancel"),
+    path("campaigns/rollouts/<int:pk>/cancel/", campaign_views.rollout_cancel, name="rollout_cancel"),
 ]

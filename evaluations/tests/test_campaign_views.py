@@ -1,0 +1,114 @@
+"""Campaign pages: public grid and JSON, staff-only cancel actions, live refresh."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from evaluations.campaigns import create_campaign
+from evaluations.models import Campaign
+from trajectories.models import Rollout, RolloutStatus
+
+from .runner_helpers import import_examples, utility_entry
+
+
+@pytest.fixture
+def campaign(db):
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    return create_campaign(model, harness, version, k=2, backend="bubblewrap", enqueue=False)
+
+
+@pytest.fixture
+def staff(db):
+    return User.objects.create_user("staff", password="pw", is_staff=True)
+
+
+def test_grid_shows_every_task_and_rollout(client, campaign):
+    first = campaign.rollouts.order_by("pk").first()
+    now = timezone.now()
+    Rollout.objects.filter(pk=first.pk).update(
+        status=RolloutStatus.RUNNING, agent_started_at=now - timedelta(seconds=90), n_steps=4
+    )
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.RUNNING, started_at=now - timedelta(minutes=2))
+    response = client.get(f"/campaigns/{campaign.pk}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for task in ("count_primes", "ring_classifier", "sort8_network"):
+        assert task in html
+    assert html.count('data-rollout="') == 6
+    assert f'href="/rollouts/{first.pk}/"' in html
+    assert "4 steps · 1 min 30 s · 8 min 30 s left" in html  # count_primes has a 10-minute budget
+    assert "Cancel" not in html  # anonymous visitors get no buttons
+
+
+def test_progress_json(client, campaign):
+    rollouts = list(campaign.rollouts.order_by("pk"))
+    Rollout.objects.filter(pk=rollouts[0].pk).update(status=RolloutStatus.FINISHED, reward=0.5)
+    data = client.get(f"/campaigns/{campaign.pk}/progress.json").json()
+    assert data["total"] == 6 and data["done"] == 1
+    assert data["counts"]["finished"] == 1 and data["counts"]["queued"] == 5
+    cells = {cell["id"]: cell for row in data["rows"] for cell in row["cells"]}
+    assert cells[rollouts[0].pk]["reward"] == 0.5
+    assert data["active"] is True
+
+
+def test_cancel_is_staff_only_and_post_only(client, campaign, staff):
+    rollout = campaign.rollouts.order_by("pk").first()
+    assert client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/").status_code == 403
+    assert client.post(f"/campaigns/{campaign.pk}/cancel/").status_code == 403
+    User.objects.create_user("visitor", password="pw")
+    client.login(username="visitor", password="pw")
+    assert client.post(f"/campaigns/{campaign.pk}/cancel/").status_code == 403
+    rollout.refresh_from_db()
+    assert rollout.status == RolloutStatus.QUEUED
+
+    client.login(username="staff", password="pw")
+    assert client.get(f"/campaigns/rollouts/{rollout.pk}/cancel/").status_code == 405
+    response = client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/")
+    assert response.status_code == 302 and response["Location"] == f"/campaigns/{campaign.pk}/"
+    rollout.refresh_from_db()
+    assert rollout.status == RolloutStatus.CANCELLED and rollout.cancel_requested
+
+    running = campaign.rollouts.filter(status=RolloutStatus.QUEUED).first()
+    Rollout.objects.filter(pk=running.pk).update(status=RolloutStatus.RUNNING, heartbeat_at=timezone.now())
+    client.post(f"/campaigns/{campaign.pk}/cancel/")
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.CANCELLED
+    running.refresh_from_db()
+    # A running rollout is stopped by its worker, which sees the flag.
+    assert running.status == RolloutStatus.RUNNING and running.cancel_requested
+    assert not campaign.rollouts.filter(status=RolloutStatus.QUEUED).exists()
+
+
+def test_staff_see_cancel_buttons(client, campaign, staff):
+    client.login(username="staff", password="pw")
+    html = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Cancel campaign" in html
+    assert html.count('class="cancel-rollout"') == 6
+
+
+def test_campaign_list(client, campaign):
+    html = client.get("/campaigns/").content.decode()
+    assert f'href="/campaigns/{campaign.pk}/"' in html and "nop" in html
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_grid_refreshes_itself(live_server, page):
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=1,
+                               backend="bubblewrap", enqueue=False)
+    rollout = campaign.rollouts.get()
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
+    cell = page.locator(f'td[data-rollout="{rollout.pk}"]')
+    assert cell.locator('[data-cell="status"]').inner_text() == "queued"
+    Rollout.objects.filter(pk=rollout.pk).update(status=RolloutStatus.FINISHED, reward=0.75)
+    page.wait_for_function(
+        f"document.querySelector('td[data-rollout=\"{rollout.pk}\"] [data-cell=\"reward\"]').textContent === '0.750'",
+        timeout=10_000,
+    )
+    assert "status-finished" in cell.get_attribute("class")
