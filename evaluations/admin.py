@@ -22,3 +22,108 @@ class PublishedResultAdmin(admin.ModelAdmin):
     list_filter = ("version", "source")
     search_fields = ("model__name", "task__name", "source")
     raw_id_fields = ("model", "harness", "task")
+
+
+# --- Evaluation runner: models, harnesses, campaigns (evaluations.campaigns) ---
+from django import forms  # noqa: E402
+from django.contrib import messages  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.http import HttpResponseRedirect  # noqa: E402
+from django.urls import reverse  # noqa: E402
+from django.utils.html import format_html  # noqa: E402
+
+from .models import AgentModel, Campaign, Harness  # noqa: E402
+
+
+@admin.register(AgentModel)
+class AgentModelAdmin(admin.ModelAdmin):
+    """Models as workers call them. API keys stay in the workers' environment:
+    `api_key_env` only names the variable."""
+
+    list_display = ("name", "display_name", "provider", "litellm_model", "api_key_env", "open_weight", "is_scripted")
+    list_filter = ("provider", "open_weight", "is_scripted")
+    search_fields = ("name", "display_name", "litellm_model")
+    actions = ["evaluate_model"]
+
+    @admin.action(description="Evaluate model (start a campaign)")
+    def evaluate_model(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one model to evaluate.", messages.ERROR)
+            return None
+        url = reverse("admin:evaluations_campaign_add") + f"?model={queryset.get().pk}"
+        return HttpResponseRedirect(url)
+
+
+@admin.register(Harness)
+class HarnessAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "import_path")
+    search_fields = ("name", "import_path")
+
+
+class CampaignForm(forms.ModelForm):
+    class Meta:
+        model = Campaign
+        fields = ("model", "harness", "version", "tasks", "k", "backend", "notes")
+        help_texts = {"tasks": "Leave empty for every task of the version."}
+
+    def clean(self):
+        data = super().clean()
+        version, tasks = data.get("version"), data.get("tasks")
+        if version and tasks and any(task.version_id != version.pk for task in tasks):
+            raise forms.ValidationError("Every task must belong to the chosen benchmark version.")
+        if data.get("k") is not None and data["k"] < 1:
+            raise forms.ValidationError("k must be at least 1.")
+        if version and not tasks and not version.tasks.exists():
+            raise forms.ValidationError(f"{version} has no tasks.")
+        return data
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    """Adding a campaign creates its rollouts and enqueues them."""
+
+    form = CampaignForm
+    list_display = ("id", "model", "harness", "version", "k", "backend", "status", "progress_link", "created_at")
+    list_filter = ("status", "backend", "version")
+    filter_horizontal = ("tasks",)
+    actions = ["reevaluate_campaigns", "cancel_campaigns"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ("status",)
+        return ("model", "harness", "version", "tasks", "k", "backend", "status", "created_by", "started_at",
+                "finished_at", "progress_link")
+
+    @admin.display(description="progress")
+    def progress_link(self, obj):
+        return format_html('<a href="{}">live grid</a>', reverse("evaluations:campaign_detail", args=[obj.pk]))
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        if not change:
+            from .campaigns import add_rollouts, enqueue_campaign
+
+            campaign = form.instance
+            n = add_rollouts(campaign)
+            transaction.on_commit(lambda: enqueue_campaign(campaign))
+            self.message_user(request, f"Campaign {campaign.pk}: {n} rollouts queued.", messages.SUCCESS)
+
+    @admin.action(description="Re-evaluate (new rollouts; the old ones become superseded)")
+    def reevaluate_campaigns(self, request, queryset):
+        from .campaigns import reevaluate
+
+        for campaign in queryset:
+            new = reevaluate(campaign, created_by=request.user)
+            self.message_user(request, f"Campaign {new.pk} re-evaluates campaign {campaign.pk}.", messages.SUCCESS)
+
+    @admin.action(description="Cancel campaigns")
+    def cancel_campaigns(self, request, queryset):
+        from .campaigns import cancel_campaign
+
+        n = sum(cancel_campaign(campaign, detail=f"cancelled by {request.user.get_username()}") for campaign in queryset)
+        self.message_user(request, f"{n} rollouts cancelled.", messages.SUCCESS)

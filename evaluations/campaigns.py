@@ -100,24 +100,32 @@ def create_campaign(
         )
         if tasks:
             campaign.tasks.set(tasks)
-        chosen = campaign_tasks(campaign)
-        if not chosen:
-            raise CampaignError(f"{version} has no tasks")
-        for task in chosen:
-            for index in range(k):
-                rollout = Rollout.objects.create(
-                    task=task,
-                    model=model,
-                    harness=harness,
-                    campaign=campaign,
-                    trial_name=trial_name_for(task, campaign, index),
-                    index=index,
-                    status=RolloutStatus.QUEUED,
-                )
-                RolloutEvent.objects.create(rollout=rollout, status=RolloutStatus.QUEUED, detail=f"campaign {campaign.pk}")
+        add_rollouts(campaign)
         if enqueue:
             transaction.on_commit(lambda: enqueue_campaign(campaign))
     return campaign
+
+
+def add_rollouts(campaign: Campaign) -> int:
+    """Create the campaign's k queued rollouts per task (its tasks, or all of its version)."""
+    chosen = campaign_tasks(campaign)
+    if not chosen:
+        raise CampaignError(f"{campaign.version} has no tasks")
+    n = 0
+    for task in chosen:
+        for index in range(campaign.k):
+            rollout = Rollout.objects.create(
+                task=task,
+                model=campaign.model,
+                harness=campaign.harness,
+                campaign=campaign,
+                trial_name=trial_name_for(task, campaign, index),
+                index=index,
+                status=RolloutStatus.QUEUED,
+            )
+            RolloutEvent.objects.create(rollout=rollout, status=RolloutStatus.QUEUED, detail=f"campaign {campaign.pk}")
+            n += 1
+    return n
 
 
 def enqueue_rollout(rollout: Rollout, *, countdown: float = 0) -> str:

@@ -1,0 +1,77 @@
+"""Admin: "Evaluate model", adding a campaign, "Re-evaluate"."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from evaluations.campaigns import create_campaign
+from evaluations.models import Campaign
+from trajectories.models import Rollout, RolloutStatus
+
+from .runner_helpers import import_examples, utility_entry
+
+
+@pytest.fixture
+def admin_client(client, db):
+    User.objects.create_superuser("boss", password="pw")
+    client.login(username="boss", password="pw")
+    return client
+
+
+def test_evaluate_model_action_opens_the_campaign_form(admin_client):
+    model, _ = utility_entry("nop")
+    response = admin_client.post(
+        "/admin/evaluations/agentmodel/", {"action": "evaluate_model", "_selected_action": [model.pk]}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"/admin/evaluations/campaign/add/?model={model.pk}"
+    form = admin_client.get(response["Location"]).content.decode()
+    assert f'<option value="{model.pk}" selected>' in form
+
+
+def test_adding_a_campaign_creates_its_rollouts(admin_client):
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    task = version.tasks.get(name="sort8_network")
+    response = admin_client.post(
+        "/admin/evaluations/campaign/add/",
+        {"model": model.pk, "harness": harness.pk, "version": version.pk, "tasks": [task.pk], "k": 3,
+         "backend": "bubblewrap", "notes": ""},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    campaign = Campaign.objects.get()
+    assert campaign.created_by.username == "boss"
+    assert list(campaign.rollouts.values_list("task__name", "index", "status")) == [
+        ("sort8_network", i, RolloutStatus.QUEUED) for i in range(3)
+    ]
+
+
+def test_tasks_from_another_version_are_refused(admin_client):
+    version = import_examples()
+    other = import_examples("other")
+    model, harness = utility_entry("nop")
+    response = admin_client.post(
+        "/admin/evaluations/campaign/add/",
+        {"model": model.pk, "harness": harness.pk, "version": version.pk,
+         "tasks": [other.tasks.first().pk], "k": 1, "backend": "bubblewrap"},
+    )
+    assert response.status_code == 200
+    assert "Every task must belong to the chosen benchmark version." in response.content.decode()
+    assert Campaign.objects.count() == 0 and Rollout.objects.count() == 0
+
+
+def test_reevaluate_supersedes_old_rollouts(admin_client):
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    old = create_campaign(model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=2,
+                          backend="bubblewrap", enqueue=False)
+    Rollout.objects.filter(campaign=old).update(status=RolloutStatus.FINISHED, reward=0.0)
+    response = admin_client.post(
+        "/admin/evaluations/campaign/", {"action": "reevaluate_campaigns", "_selected_action": [old.pk]}
+    )
+    assert response.status_code == 302
+    new = Campaign.objects.exclude(pk=old.pk).get()
+    assert new.k == 2 and list(new.tasks.values_list("name", flat=True)) == ["sort8_network"]
+    assert set(Rollout.objects.filter(campaign=old).values_list("superseded", flat=True)) == {True}
+    assert set(Rollout.objects.filter(campaign=new).values_list("superseded", "status")) == {(False, "queued")}
+    assert Rollout.objects.count() == 4  # old ones kept, viewable
