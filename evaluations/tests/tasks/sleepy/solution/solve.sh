@@ -1,0 +1,4 @@
+#!/bin/bash
+echo started > /app/started
+(sleep 300 &)
+sleep 300
