@@ -414,51 +414,48 @@ DEMO_HARNESSES = [
 ]
 
 
-def run_demo_campaigns(tasks_version: str = "examples", *, synchronous: bool = True, k: int = 1) -> list[Campaign]:
-    """Run oracle, nop and the scripted stub on the example tasks (bubblewrap).
+def run_demo_campaigns(tasks_version: str = "examples", *, run_now: bool = False, k: int = 1) -> list[str]:
+    """Evaluate oracle, nop and the scripted stub on the example tasks (bubblewrap).
 
-    Idempotent: an entry that already has a finished campaign on this
-    version is skipped. With `synchronous` the rollouts run here (the stub
-    LLM server is started for the duration); otherwise they are enqueued
-    and a worker must have the stub server reachable (`manage.py run_stub_llm`).
+    `run_now` runs the rollouts in this process; otherwise they are queued
+    for a worker (which serves the stub itself). Idempotent: an entry that
+    already has a campaign on this version (finished, or queued when not
+    running now) is skipped. Returns one line per entry for the caller to print.
     """
     from .sandbox.bubblewrap import host_problems
 
     version = BenchmarkVersion.objects.filter(name=tasks_version).first()
     if version is None:
-        raise CampaignError(f"no benchmark version {tasks_version!r}: import the example tasks first")
+        return [f"demo campaigns skipped: no benchmark version {tasks_version!r} (import the example tasks first)"]
     problems = host_problems()
     if problems:
-        raise CampaignError("bubblewrap sandbox unavailable: " + "; ".join(problems))
-    campaigns = []
-    server = None
-    try:
-        for harness_name, model_name, display in DEMO_HARNESSES:
-            model, harness = demo_model_and_harness(harness_name, model_name, display)
-            existing = Campaign.objects.filter(model=model, harness=harness, version=version).exclude(
-                status=Campaign.Status.CANCELLED
-            )
-            if existing.filter(status=Campaign.Status.FINISHED).exists() or (
-                not synchronous and existing.exists()
-            ):
-                continue
-            if harness_name == "terminus-2" and synchronous and server is None:
-                from .stub_llm import start_stub_server
-
-                server = start_stub_server(port=stub_port())
-            stale = existing.filter(status__in=[Campaign.Status.PENDING, Campaign.Status.RUNNING])
-            for old in stale:
-                cancel_campaign(old, detail="replaced by a new demo run")
-            campaign = create_campaign(
-                model, harness, version, k=k, backend=Backend.BUBBLEWRAP, notes="demo", enqueue=not synchronous
-            )
-            if synchronous:
-                run_campaign_sync(campaign)
-            campaigns.append(campaign)
-    finally:
-        if server is not None:
-            server.shutdown()
-    return campaigns
+        return ["demo campaigns skipped: bubblewrap sandbox unavailable: " + "; ".join(problems)]
+    lines = []
+    for harness_name, model_name, display in DEMO_HARNESSES:
+        model, harness = demo_model_and_harness(harness_name, model_name, display)
+        existing = Campaign.objects.filter(model=model, harness=harness, version=version).exclude(
+            status=Campaign.Status.CANCELLED
+        )
+        done = existing.filter(status=Campaign.Status.FINISHED).first()
+        if done is not None:
+            lines.append(f"demo {display}: campaign {done.pk} already finished")
+            continue
+        waiting = existing.first()
+        if waiting is not None and not run_now:
+            lines.append(f"demo {display}: campaign {waiting.pk} already queued")
+            continue
+        if waiting is not None:
+            cancel_campaign(waiting, detail="replaced by a demo run in this process")
+        campaign = create_campaign(
+            model, harness, version, k=k, backend=Backend.BUBBLEWRAP, notes="demo", enqueue=not run_now
+        )
+        if run_now:
+            outcomes = run_campaign_sync(campaign)
+            summary = ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items()))
+            lines.append(f"demo {display}: campaign {campaign.pk} ran: {summary}")
+        else:
+            lines.append(f"demo {display}: campaign {campaign.pk} queued ({campaign.rollouts.count()} rollouts)")
+    return lines
 
 
 def stub_port() -> int:

@@ -392,6 +392,7 @@ def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:
     except RunnerConfigError as exc:
         return _finish(rollout, RolloutStatus.FAILED, str(exc), infra_error=True)
 
+    _serve_scripted_stub(rollout)
     watcher = Watcher(rollout.pk, trial_dir, heartbeat_sec())
     watcher.start()
     error: BaseException | None = None
@@ -433,6 +434,16 @@ def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:
         return _finish(rollout, RolloutStatus.FAILED, f"{exception_type}: {message}")
     detail = f"reward {rollout.reward}" if rollout.reward is not None else "finished"
     return _finish(rollout, RolloutStatus.FINISHED, detail)
+
+
+def _serve_scripted_stub(rollout: Rollout) -> None:
+    """The demo's scripted stub is served by the worker itself, on 127.0.0.1."""
+    model = rollout.model
+    port = int(getattr(settings, "STUB_LLM_PORT", 8765))
+    if model.is_scripted and model.api_base.startswith(f"http://127.0.0.1:{port}/"):
+        from .stub_llm import ensure_stub_server
+
+        ensure_stub_server(port)
 
 
 def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = False) -> RunOutcome:

@@ -214,3 +214,22 @@ def default_scripts() -> list[Script]:
 def start_stub_server(port: int = 0, scripts: list[Script] | None = None) -> StubServer:
     """Start the stub in a background thread; port 0 picks a free port."""
     return StubServer(port, scripts if scripts is not None else default_scripts()).start()
+
+
+_running: StubServer | None = None
+
+
+def ensure_stub_server(port: int) -> StubServer | None:
+    """Serve the stub on `port` from this process unless something already listens there.
+
+    Workers call this before running a scripted model, so the demo needs no
+    separate server process. Returns the server started here, or None.
+    """
+    global _running
+    if _running is not None and _running.port == port:
+        return _running
+    try:
+        _running = start_stub_server(port=port)
+    except OSError:
+        return None  # another worker process serves it already
+    return _running

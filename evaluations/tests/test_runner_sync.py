@@ -85,3 +85,29 @@ def test_task_needing_a_container_fails_clearly_without_retry(settings, tmp_path
     assert outcome.status == RolloutStatus.FAILED
     assert rollout.infra_error and rollout.attempts == 1
     assert "needs a container backend" in rollout.events.last().detail
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    settings.STUB_LLM_PORT = free_port()
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    import_examples()
+    from evaluations.campaigns import run_demo_campaigns
+
+    lines = run_demo_campaigns(tasks_version="examples", run_now=True)
+    assert len(lines) == 3 and all("ran: 3 finished" in line for line in lines), lines
+    stub = Rollout.objects.filter(model__name="scripted-stub")
+    assert stub.count() == 3 and all(r.reward and r.reward > 0 for r in stub)
+    assert stub.first().model.display_name == "scripted stub (not a model)" and stub.first().model.is_scripted
+    again = run_demo_campaigns(tasks_version="examples", run_now=True)
+    assert all("already finished" in line for line in again), again
+    assert Rollout.objects.count() == 9
