@@ -111,3 +111,25 @@ def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch):
     again = run_demo_campaigns(tasks_version="examples", run_now=True)
     assert all("already finished" in line for line in again), again
     assert Rollout.objects.count() == 9
+
+
+def test_a_failing_dockerfile_run_is_a_final_infrastructure_failure(settings, tmp_path):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    version = import_examples()
+    task = version.tasks.get(name="sort8_network")
+    import shutil
+
+    broken = tmp_path / "sort8_broken"
+    shutil.copytree(task.source_path, broken)
+    dockerfile = broken / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN echo building && exit 3\n")
+    task.source_path = str(broken)
+    task.save()
+    model, harness = utility_entry("oracle")
+    campaign = create_campaign(model, harness, version, tasks=[task], k=1, backend="bubblewrap", enqueue=False)
+    assert run_campaign_sync(campaign) == {RolloutStatus.FAILED: 1}
+    rollout = campaign.rollouts.get()
+    assert rollout.infra_error and rollout.attempts == 1
+    assert rollout.exception_type == "SandboxBuildFailedError"
+    assert "infrastructure error" in rollout.events.last().detail
