@@ -184,7 +184,7 @@ def request_cancel(rollout: Rollout, *, detail: str = "cancelled by staff") -> b
     if rollout.status not in ACTIVE_STATUSES:
         return False
     with transaction.atomic():
-        fresh = Rollout.objects.select_for_update().get(pk=rollout.pk)
+        fresh = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout.pk)
         if fresh.status not in ACTIVE_STATUSES:
             return False
         fresh.cancel_requested = True
@@ -259,7 +259,7 @@ def reap_stale(*, stale_after: float | None = None, enqueue: bool = True) -> Rea
     ).filter(Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True, updated_at__lt=limit))
     for rollout_id in candidates.values_list("pk", flat=True):
         with transaction.atomic():
-            rollout = Rollout.objects.select_for_update().select_related("task").get(pk=rollout_id)
+            rollout = Rollout.objects.select_for_update(of=("self",)).select_related("task").get(pk=rollout_id)
             stale = rollout.heartbeat_at is None or rollout.heartbeat_at < limit
             if rollout.status not in ACTIVE_STATUSES or rollout.status == RolloutStatus.QUEUED or not stale:
                 continue

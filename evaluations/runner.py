@@ -212,7 +212,7 @@ def build_trial_config(rollout: Rollout):
 def record(rollout_id: int, status: str, detail: str = "", **fields: Any) -> None:
     """Set a rollout's status (and fields) and log the change as a RolloutEvent."""
     with transaction.atomic():
-        rollout = Rollout.objects.select_for_update().get(pk=rollout_id)
+        rollout = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout_id)
         rollout.status = status
         for name, value in fields.items():
             setattr(rollout, name, value)
@@ -239,7 +239,7 @@ def claim(rollout_id: int, celery_task_id: str = "") -> Rollout | None:
     now = timezone.now()
     with transaction.atomic():
         rollout = (
-            Rollout.objects.select_for_update()
+            Rollout.objects.select_for_update(of=("self",))
             .select_related("task", "model", "harness", "campaign")
             .filter(pk=rollout_id)
             .first()

@@ -108,6 +108,13 @@ class Worker:
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-5000:]
 
+    def check(self) -> None:
+        """Fail at once when the worker died or a task crashed."""
+        if self.process.poll() is not None:
+            pytest.fail(f"the worker exited:\n{self.output()}")
+        if "raised unexpected" in self.log.read_text(errors="replace"):
+            pytest.fail(f"a task crashed in the worker:\n{self.output()}")
+
 
 @pytest.fixture
 def worker(worker_env, tmp_path):
@@ -131,8 +138,7 @@ def wait_for(predicate, worker: Worker, timeout: float = 120, what: str = ""):
         value = predicate()
         if value:
             return value
-        if worker.process.poll() is not None:
-            pytest.fail(f"the worker exited while waiting for {what}:\n{worker.output()}")
+        worker.check()
         time.sleep(0.2)
     pytest.fail(f"timed out waiting for {what}; worker log:\n{worker.output()}")
 
@@ -158,7 +164,7 @@ def test_worker_runs_terminus_and_streams_steps(worker, worker_env):
             if status not in ACTIVE_STATUSES:
                 break
             live_steps = max(live_steps, Step.objects.filter(rollout_id=rollout.pk).count())
-            assert worker.process.poll() is None, worker.output()
+            worker.check()
             time.sleep(0.2)
         rollout.refresh_from_db()
         assert rollout.status == RolloutStatus.FINISHED, worker.output()
