@@ -463,7 +463,7 @@ def stub_port() -> int:
 
 
 def demo_model_and_harness(harness_name: str, model_name: str, display: str) -> tuple[AgentModel, Harness]:
-    from .stub_llm import STUB_MODEL_INFO
+    from .stub_llm import STUB_API_KEY, STUB_MODEL_INFO
 
     model, created = AgentModel.objects.get_or_create(
         name=model_name, defaults={"display_name": display, "is_scripted": True, "provider": "autolab-site"}
@@ -473,7 +473,9 @@ def demo_model_and_harness(harness_name: str, model_name: str, display: str) -> 
             "litellm_model": f"openai/{model_name}",
             "api_base": f"http://127.0.0.1:{stub_port()}/v1",
             "api_key_env": "",
-            "sampling_params": {"temperature": 0.0, "model_info": STUB_MODEL_INFO},
+            # The stub checks no key; a literal placeholder spares the
+            # workers an OPENAI_API_KEY just for the demo.
+            "sampling_params": {"temperature": 0.0, "model_info": STUB_MODEL_INFO, "api_key": STUB_API_KEY},
         }
         changed = [name for name, value in wanted.items() if getattr(model, name) != value]
         for name in changed:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+# Not a secret: the stub accepts any key, litellm only wants one to be set.
+STUB_API_KEY = "scripted-stub-needs-no-key"
 STUB_MODEL_INFO = {
     "max_input_tokens": 128000,
     "max_output_tokens": 8192,
