@@ -35,12 +35,14 @@ from `_validate_definition()`, i.e. before the trial starts.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
 import shlex
 import shutil
 import signal
+import subprocess
 import tarfile
 import tempfile
 import time
@@ -77,7 +79,26 @@ def host_problems() -> list[str]:
         problems.append("tmux is not installed (terminus-2 drives tmux)")
     if os.geteuid() != 0:
         problems.append("the worker is not root (the sandbox enters its namespaces with nsenter)")
+    if not problems:
+        failure = _bwrap_probe()
+        if failure:
+            problems.append(f"bwrap cannot create namespaces here: {failure}")
     return problems
+
+
+@functools.cache
+def _bwrap_probe() -> str:
+    """"" when bwrap can build a sandbox like ours on this host, else its error."""
+    argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--ro-bind", "/usr", "/usr",
+            "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--proc", "/proc", "--dev", "/dev",
+            "--", "/usr/bin/true"]
+    if Path("/usr/lib64").exists():
+        argv[argv.index("--proc"):argv.index("--proc")] = ["--symlink", "usr/lib64", "/lib64"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
 
 
 def task_problems(environment_dir: Path, env_config) -> list[str]:
@@ -480,7 +501,9 @@ class BubblewrapEnvironment(BaseEnvironment):
             limits.append(f"--fsize={int(self._effective_storage_mb) * 1024 * 1024}")
         if self._effective_memory_mb and not self._has_cgroup("memory"):
             limits.append(f"--as={int(self._effective_memory_mb) * 1024 * 1024}")
-        if not self._has_cgroup("pids") and os.geteuid() != 0:
+        if not self._has_cgroup("pids"):
+            # Counts every process of the user on the host, not only the
+            # sandbox's (the sandbox has no capability to escape it as root).
             limits.append(f"--nproc={self._max_processes}")
         return ["/bin/sh", "-c", script, "sh", *limits, "--"]
 
