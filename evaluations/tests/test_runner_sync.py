@@ -133,3 +133,26 @@ def test_a_failing_dockerfile_run_is_a_final_infrastructure_failure(settings, tm
     assert rollout.infra_error and rollout.attempts == 1
     assert rollout.exception_type == "SandboxBuildFailedError"
     assert "infrastructure error" in rollout.events.last().detail
+
+
+def test_an_environment_that_cannot_start_is_retried_then_failed(settings, tmp_path):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    settings.RUNNER_MAX_ATTEMPTS = 3
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    settings.SANDBOX_DIR = blocker / "sandboxes"  # mkdir fails when the sandbox starts
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=1,
+                               backend="bubblewrap", enqueue=False)
+    assert run_campaign_sync(campaign) == {RolloutStatus.FAILED: 1}
+    rollout = campaign.rollouts.get()
+    assert rollout.attempts == 3 and rollout.infra_error
+    details = list(rollout.events.values_list("detail", flat=True))
+    assert sum("retry in" in detail for detail in details) == 2
+    assert details[-1].startswith("infrastructure error")
+    assert Rollout.objects.filter(campaign=campaign).count() == 1
+    # Each failed attempt's folder was set aside, not left in the campaign folder.
+    attempts = settings.TRIALS_DIR / "_attempts" / str(campaign.pk)
+    assert sorted(path.name.rsplit(".", 1)[1] for path in attempts.iterdir()) == ["1", "2"]
