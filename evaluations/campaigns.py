@@ -352,6 +352,7 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         "total": total,
         "done": done,
         "counts": counts,
+        "counts_text": ", ".join(f"{status} {n}" for status, n in counts.items() if n),
         "elapsed_sec": round(elapsed, 1),
         "eta_sec": eta,
         "budget_total_sec": budget_total,

@@ -53,6 +53,7 @@ def test_progress_json(client, campaign):
     cells = {cell["id"]: cell for row in data["rows"] for cell in row["cells"]}
     assert cells[rollouts[0].pk]["reward"] == 0.5
     assert data["active"] is True
+    assert data["counts_text"] == "queued 5, finished 1"
 
 
 def test_cancel_is_staff_only_and_post_only(client, campaign, staff):

@@ -25,10 +25,8 @@
     setText('[data-field="done"]', String(progress.done), root);
     setText('[data-field="elapsed"]', progress.elapsed || "–", root);
     setText('[data-field="eta"]', progress.eta || "–", root);
-    setText('[data-field="budget_remaining"]', progress.budget_remaining || "–", root);
-    var counts = Object.keys(progress.counts).filter(function (k) { return progress.counts[k]; })
-      .map(function (k) { return k + " " + progress.counts[k]; });
-    setText('[data-field="counts"]', counts.join(", "), root);
+    setText('[data-field="budget_remaining"]', (progress.active && progress.budget_remaining) || "–", root);
+    setText('[data-field="counts"]', progress.counts_text, root);
     progress.rows.forEach(function (row) {
       row.cells.forEach(function (cell) {
         var td = document.querySelector('td[data-rollout="' + cell.id + '"]');
