@@ -264,6 +264,10 @@ def reap_stale(*, stale_after: float | None = None, enqueue: bool = True) -> Rea
             if rollout.status not in ACTIVE_STATUSES or rollout.status == RolloutStatus.QUEUED or not stale:
                 continue
             _kill_local_sandbox(sandbox_marker(rollout))
+            if rollout.campaign_id and Campaign.objects.filter(pk=rollout.campaign_id, backend=Backend.DOCKER).exists():
+                from .runner import remove_docker_containers
+
+                remove_docker_containers(rollout.trial_name)
             since = rollout.heartbeat_at.isoformat() if rollout.heartbeat_at else "never"
             if rollout.cancel_requested:
                 rollout.status = RolloutStatus.CANCELLED
