@@ -330,6 +330,14 @@ class BubblewrapEnvironment(BaseEnvironment):
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
         await self._maybe_begin_verification(target_dir)
         target = self._host_path(target_dir, for_write=True)
+        # Refuse to write through a link the agent may have planted inside
+        # the target folder: host-side copies would follow it out of the sandbox.
+        bound = os.path.realpath(target)
+        for path in Path(source_dir).rglob("*"):
+            destination = target / path.relative_to(source_dir)
+            real = os.path.realpath(destination)
+            if real != bound and not real.startswith(bound + os.sep):
+                raise PermissionError(f"{target_dir}: {destination.name} resolves outside the sandbox")
         shutil.copytree(source_dir, target, symlinks=True, dirs_exist_ok=True)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:

@@ -213,6 +213,9 @@ def test_host_side_copies_stay_inside_the_sandbox(tmp_path):
                 await env.download_file("/app/leak", tmp_path / "leak")
             with pytest.raises(PermissionError):
                 await env.upload_file(TINY_TASK / "task.toml", "/orig/task.toml")
+            await env.exec("mkdir -p /app/up && ln -s /etc /app/up/environment")
+            with pytest.raises(PermissionError):
+                await env.upload_dir(TINY_TASK, "/app/up")  # its environment/ would land in the host's /etc
             await env.upload_file(TINY_TASK / "task.toml", "/app/uploaded.toml")
             seen = await env.exec("head -c 9 /app/uploaded.toml")
             await env.download_dir("/app", tmp_path / "app-copy")
