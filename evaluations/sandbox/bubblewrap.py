@@ -231,6 +231,7 @@ class BubblewrapEnvironment(BaseEnvironment):
         self._plan: BuildPlan | None = None
         self._holder: asyncio.subprocess.Process | None = None
         self._holder_pid: int | None = None
+        self._enter_pid: int | None = None
         self._phase = "agent"
         self._cgroups: list[Path] = []
         self._warned_user = False
@@ -553,7 +554,11 @@ class BubblewrapEnvironment(BaseEnvironment):
         info = await loop.run_in_executor(None, _read_all, read_fd)
         try:
             self._holder_pid = int(json.loads(info.decode())["child-pid"])
-        except (ValueError, KeyError) as exc:
+            # bwrap reports the child before it has finished building the
+            # mount table: entering it then finds a half-made root. The
+            # sandbox's own command starts only once the root is final.
+            self._enter_pid = await _wait_for_command(self._holder_pid, b"/usr/bin/sleep")
+        except (ValueError, KeyError, TimeoutError) as exc:
             stderr = b""
             if self._holder.stderr is not None:
                 try:
@@ -570,6 +575,7 @@ class BubblewrapEnvironment(BaseEnvironment):
             except ProcessLookupError:
                 pass
             self._holder_pid = None
+        self._enter_pid = None
         if holder is not None:
             if holder.returncode is None:
                 try:
@@ -584,11 +590,11 @@ class BubblewrapEnvironment(BaseEnvironment):
     async def _run_in_sandbox(
         self, command: str, *, workdir: str, variables: dict[str, str], timeout_sec: int | None
     ) -> ExecResult:
-        if self._holder_pid is None:
+        if self._holder_pid is None or self._enter_pid is None:
             raise RuntimeError("the sandbox is not running")
         argv = [
             *self._limit_prefix(),
-            "nsenter", f"--target={self._holder_pid}",
+            "nsenter", f"--target={self._enter_pid}",
             "--mount", "--pid", "--net", "--ipc", "--uts", "--root", f"--wdns={workdir}",
             "--",
             "/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
@@ -654,6 +660,25 @@ async def _wait_exit(process: asyncio.subprocess.Process, timeout_sec: float | N
             raise TimeoutError
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+async def _wait_for_command(init_pid: int, command: bytes, timeout_sec: float = 15) -> int:
+    """The pid of the child of `init_pid` running `command`, once it runs."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_sec
+    while loop.time() < deadline:
+        try:
+            children = Path(f"/proc/{init_pid}/task/{init_pid}/children").read_text().split()
+        except OSError:
+            raise TimeoutError(f"the sandbox's init {init_pid} exited") from None
+        for child in children:
+            try:
+                if Path(f"/proc/{child}/cmdline").read_bytes().startswith(command):
+                    return int(child)
+            except OSError:
+                continue
+        await asyncio.sleep(0.002)
+    raise TimeoutError(f"the sandbox's command did not start within {timeout_sec} s")
 
 
 def _killpg(pid: int) -> None:
