@@ -161,6 +161,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(_processed_dir),
+        # Otherwise kombu keeps its exchange table in ./control of the cwd.
+        "control_folder": str(DATA_DIR / "celery" / "control"),
         "store_processed": False,
     }
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
