@@ -292,6 +292,12 @@ def reap_stale(*, stale_after: float | None = None, enqueue: bool = True) -> Rea
                     transaction.on_commit(lambda r=rollout: enqueue_rollout(r))
         if rollout.campaign_id:
             update_campaign_status(rollout.campaign_id)
+    try:
+        from .sandbox.bubblewrap import sweep_cgroups
+
+        sweep_cgroups()
+    except Exception:  # noqa: BLE001
+        logger.exception("sweeping sandbox cgroups failed")
     return report
 
 

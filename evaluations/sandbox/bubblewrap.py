@@ -197,6 +197,26 @@ def kill_sandbox(marker: str) -> int:
     return killed
 
 
+def sweep_cgroups(older_than_sec: float = 300) -> int:
+    """Remove empty sandbox cgroups left by crashed workers; returns how many."""
+    removed = 0
+    cutoff = time.time() - older_than_sec
+    for controller in CGROUP_CONTROLLERS:
+        parent = CGROUP_ROOT / controller / "autolab"
+        try:
+            children = [child for child in parent.iterdir() if child.is_dir()]
+        except OSError:
+            continue
+        for child in children:
+            try:
+                if child.stat().st_mtime < cutoff and not (child / "cgroup.procs").read_text().strip():
+                    child.rmdir()
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def sandbox_pids(marker: str) -> set[int]:
     """Live processes of a sandbox (for tests and the reaper)."""
     alive = set()
