@@ -53,6 +53,14 @@ class ImportReport:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def summary(self) -> str:
+        """One line: "2 trials: 2 created, 0 updated, 0 unchanged, 0 failed"."""
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in self.counts.items())
+        line = f"{self.done} trials: {counts}"
+        if self.errors:
+            line += f"; errors: {'; '.join(self.errors)}"
+        return line
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
