@@ -1,8 +1,8 @@
 """Verifier for sort8_network: integrity, validity (0-1 principle), size, reward.
 
-Writes LOGS_DIR/verifier/reward.json with numbers only (Harbor rejects other
-values there) and LOGS_DIR/verifier/details.json with the same plus, for a
-zero score, the reason ("build_file_modified", "no_output_file", ...).
+Writes LOGS_DIR/verifier/reward.json like AutoLab's verifiers: the reward
+plus correctness, metric and, for a zero score, the reason
+("build_file_modified", "no_output_file", ...).
 """
 import hashlib
 import json
@@ -27,19 +27,20 @@ def anchored_linear(value, baseline, reference):
 
 
 def finish(reward, **details):
+    """Write reward.json the way AutoLab's verifiers do: the reward beside
+    every other field, numeric or not (`"reason": "build_file_modified"`).
+    Harbor 0.25's own verifier rejects non-numeric fields; the site's runner
+    plugs in a tolerant one that keeps them."""
     out = os.path.join(LOGS_DIR, "verifier")
     os.makedirs(out, exist_ok=True)
-    numbers = {"reward": round(reward, 6)}
+    fields = {"reward": round(reward, 6)}
     for key, value in details.items():
-        if isinstance(value, bool):
-            numbers[key] = int(value)
-        elif isinstance(value, (int, float)) and math.isfinite(value):
-            numbers[key] = value
+        if isinstance(value, float) and not math.isfinite(value):
+            value = None
+        fields[key] = value
     with open(os.path.join(out, "reward.json"), "w") as handle:
-        json.dump(numbers, handle)
-    with open(os.path.join(out, "details.json"), "w") as handle:
-        json.dump({"reward": round(reward, 6), **details}, handle, indent=2)
-    print(json.dumps({"reward": round(reward, 6), **details}))
+        json.dump(fields, handle)
+    print(json.dumps(fields))
     return 0
 
 
