@@ -42,7 +42,8 @@ class BenchmarkVersion(models.Model):
         ordering = ["benchmark", "-name"]
 
     def __str__(self) -> str:
-        return f"{self.benchmark} v{self.name}"
+        prefix = "v" if self.name[:1].isdigit() else ""
+        return f"{self.benchmark} {prefix}{self.name}"
 
 
 class Task(models.Model):
