@@ -1,12 +1,15 @@
 """The Celery application. Workers start with `celery -A autolab_site worker`."""
 from __future__ import annotations
 
+import logging
 import os
 
 from celery import Celery
 from celery.signals import worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
+
+logger = logging.getLogger(__name__)
 
 app = Celery("autolab_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -19,8 +22,8 @@ def import_agents_once(sender=None, **kwargs) -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import harbor.agents.terminus_2  # noqa: F401  (imports litellm)
-    except Exception:  # noqa: BLE001
-        pass
+    except Exception:  # noqa: BLE001  (the trial will report it again, in context)
+        logger.exception("could not pre-import Harbor's terminus-2 agent")
 
 
 @worker_ready.connect
@@ -31,4 +34,4 @@ def reap_on_start(sender=None, **kwargs) -> None:
 
         reap_stale()
     except Exception:  # noqa: BLE001  (the database may not be migrated yet)
-        pass
+        logger.exception("reaping stale rollouts at worker start failed")
