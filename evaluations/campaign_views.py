@@ -29,7 +29,7 @@ def staff_only(view):
 
 def campaign_list(request):
     campaigns = Campaign.objects.select_related("model", "harness", "version").order_by("-created_at")[:200]
-    return render(request, "evaluations/campaign_list.html", {"campaigns": campaigns, "nav": "rollouts"})
+    return render(request, "evaluations/campaign_list.html", {"campaigns": campaigns, "nav": "campaigns"})
 
 
 def campaign_detail(request, pk: int):
@@ -44,7 +44,7 @@ def campaign_detail(request, pk: int):
             "progress": progress,
             "columns": range(width),
             "is_staff": request.user.is_staff,
-            "nav": "rollouts",
+            "nav": "campaigns",
         },
     )
 
