@@ -115,6 +115,11 @@ class Rollout(models.Model):
         return self.trial_name
 
     @property
+    def number(self) -> int:
+        """The 1-based repeat number people read ("rollout 1 of 3")."""
+        return self.index + 1
+
+    @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_STATUSES
 
