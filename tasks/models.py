@@ -42,8 +42,12 @@ class BenchmarkVersion(models.Model):
         ordering = ["benchmark", "-name"]
 
     def __str__(self) -> str:
-        prefix = "v" if self.name[:1].isdigit() else ""
-        return f"{self.benchmark} {prefix}{self.name}"
+        return f"{self.benchmark} {self.label}"
+
+    @property
+    def label(self) -> str:
+        """"v1.1" for numbered releases, the bare name otherwise ("examples")."""
+        return f"v{self.name}" if self.name[:1].isdigit() else self.name
 
 
 class Task(models.Model):
