@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import F, Q, TextField, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Greatest, Lower, StrIndex, Substr
 
 from .ansi import strip_ansi
@@ -74,6 +75,20 @@ def _sources():
     ]
 
 
+# Outputs have a stored document (a generated column of migration 0004,
+# built from their distinct lines); the other fields are indexed by
+# expression (migration 0002).
+STORED_DOCUMENTS = {"output": '"trajectories_observation"."search_document"'}
+
+
+def _document(where: str):
+    from django.contrib.postgres.search import SearchVector, SearchVectorField
+
+    if where in STORED_DOCUMENTS:
+        return RawSQL(STORED_DOCUMENTS[where], [], output_field=SearchVectorField())
+    return SearchVector("_text", config="simple")
+
+
 def _first_term(q: str) -> str:
     """The text a snippet centres on: the whole query if short, else its first word."""
     q = q.strip()
@@ -82,14 +97,14 @@ def _first_term(q: str) -> str:
     return re.split(r"\s+", q)[0]
 
 
-def _matching(model, prefix: str, expression, q: str, full_text: bool, filters: Filters):
+def _matching(where: str, model, prefix: str, expression, q: str, full_text: bool, filters: Filters):
     qs = model.objects.filter(_step_q(filters, prefix)).annotate(_text=expression)
     if full_text:
-        from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+        from django.contrib.postgres.search import SearchQuery, SearchRank
 
-        # Same expression as the GIN indexes of migration 0002.
+        # The expressions the GIN indexes of migrations 0002 and 0004 cover.
         query = SearchQuery(q, config="simple", search_type="websearch")
-        qs = qs.annotate(_doc=SearchVector("_text", config="simple")).filter(_doc=query)
+        qs = qs.annotate(_doc=_document(where)).filter(_doc=query)
         qs = qs.annotate(_rank=SearchRank(F("_doc"), query))
     else:
         qs = qs.filter(_text__icontains=q).annotate(_rank=Value(0.0))
@@ -138,7 +153,7 @@ def search_steps(q: str, filters: Filters | None = None, limit: int = 200, subst
 def _run(q: str, filters: Filters, limit: int, full_text: bool) -> list[Hit]:
     hits: dict[tuple[int, str], Hit] = {}
     for where, model, prefix, expression in _sources():
-        rows = _matching(model, prefix, expression, q, full_text, filters).order_by(
+        rows = _matching(where, model, prefix, expression, q, full_text, filters).order_by(
             "-_rank", f"{prefix}rollout_id", f"{prefix}position"
         )[:limit]
         for row in rows:
