@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connection, models, transaction
 from django.db.models.functions import Length
+from django.utils import timezone
 
 from evaluations import services as evaluations
 from tasks import services as tasks
@@ -356,13 +357,19 @@ def _delete_steps(rollout: Rollout) -> None:
 
 
 def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, *, start: int = 0) -> None:
-    """Bulk-insert the main trajectory from `start` on, then every subagent trajectory."""
+    """Bulk-insert the main trajectory from `start` on, then every subagent trajectory.
+
+    Rows are plain dicts of column values, not model instances: a trial has
+    hundreds of them and building Django models only to read their fields
+    back for COPY was a good part of an import's time.
+    """
     trajectory = folder.trajectory
     agent_started_at = rollout.agent_started_at
     subtrajectories = _subtrajectories(rollout, folder)
-    insert_rows(SubTrajectory, [sub for sub, _ in subtrajectories])
+    if subtrajectories:
+        SubTrajectory.objects.bulk_create([sub for sub, _ in subtrajectories])
 
-    step_rows: list[Step] = []
+    step_rows: list[dict[str, Any]] = []
     parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
     if trajectory:
         for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
@@ -376,20 +383,20 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
             parsed_of_row.append((parsed, None))
     insert_rows(Step, step_rows)
 
-    call_rows: list[ToolCall] = []
-    calls_by_step: list[dict[str, ToolCall]] = []
+    call_rows: list[dict[str, Any]] = []
+    calls_by_step: list[dict[str, dict[str, Any]]] = []
     for row, (parsed, analysed) in zip(step_rows, parsed_of_row):
-        by_id: dict[str, ToolCall] = {}
+        by_id: dict[str, dict[str, Any]] = {}
         for index, call in enumerate(parsed.tool_calls):
             call_kinds = analysed.call_kinds[index] if analysed and index < len(analysed.call_kinds) else []
-            tool_call = ToolCall(
-                step=row,
-                position=index,
-                call_id=call.call_id,
-                function_name=call.function_name,
-                arguments=call.arguments,
-                kinds=_kinds(call_kinds),
-            )
+            tool_call = {
+                "step_id": row["id"],
+                "position": index,
+                "call_id": call.call_id,
+                "function_name": call.function_name,
+                "arguments": call.arguments,
+                "kinds": _kinds(call_kinds),
+            }
             call_rows.append(tool_call)
             if call.call_id:
                 by_id.setdefault(call.call_id, tool_call)
@@ -399,18 +406,19 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
     observation_rows = []
     for row, (parsed, _), by_id in zip(step_rows, parsed_of_row, calls_by_step):
         for index, observation in enumerate(parsed.observations):
-            extra = dict(observation.extra)
+            extra = observation.extra
             if observation.subagent_ref:
-                extra["subagent_ref"] = observation.subagent_ref
+                extra = dict(extra, subagent_ref=observation.subagent_ref)
+            call = by_id.get(observation.source_call_id) if observation.source_call_id else None
             observation_rows.append(
-                Observation(
-                    step=row,
-                    tool_call=by_id.get(observation.source_call_id) if observation.source_call_id else None,
-                    position=index,
-                    source_call_id=observation.source_call_id,
-                    content=observation.content,
-                    extra=extra,
-                )
+                {
+                    "step_id": row["id"],
+                    "tool_call_id": call["id"] if call else None,
+                    "position": index,
+                    "source_call_id": observation.source_call_id,
+                    "content": observation.content,
+                    "extra": extra,
+                }
             )
     insert_rows(Observation, observation_rows)
 
@@ -418,50 +426,50 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
         _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
 
 
-def insert_rows(model: type[models.Model], rows: list[models.Model]) -> None:
-    """Insert unsaved `rows` and set their primary keys.
+def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+    """Insert `rows` (dicts of field attnames to values) and set their "id".
 
-    On PostgreSQL the rows go through COPY with ids drawn from the table's
-    sequence beforehand, several times faster than INSERT for the large
-    texts of observations; elsewhere Django's bulk_create does it.
+    Fields a row leaves out get their default. On PostgreSQL the rows go
+    through COPY with ids drawn from the table's sequence beforehand,
+    several times faster than INSERT for the large texts of observations;
+    elsewhere Django's bulk_create does it.
     """
     if not rows:
         return
-    if connection.vendor != "postgresql":
-        model.objects.bulk_create(rows, batch_size=BATCH_SIZE)
-        return
-    table = model._meta.db_table
     pk = model._meta.pk
     fields = [f for f in model._meta.concrete_fields if f is not pk]
-    for row in rows:
-        # What bulk_create does for rows pointing at rows saved just before.
-        row._prepare_related_fields_for_save(operation_name="insert_rows")
+    for f in fields:
+        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            # Fields that fill themselves on save, in a future model version.
+            now = timezone.now()
+            for row in rows:
+                row.setdefault(f.attname, now)
+    if connection.vendor != "postgresql":
+        objects = [model(**row) for row in rows]
+        model.objects.bulk_create(objects, batch_size=BATCH_SIZE)
+        for row, instance in zip(rows, objects):
+            row[pk.attname] = instance.pk
+        return
+    table = model._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
             [table, pk.column, len(rows)],
         )
         for row, (new_id,) in zip(rows, cursor.fetchall()):
-            row.pk = new_id
+            row[pk.attname] = new_id
         columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
-        json_fields = {f.attname for f in fields if isinstance(f, models.JSONField)}
-        # Fields that fill themselves on save (auto_now...) in a future model version.
-        self_filling = [f for f in fields if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
-        for row in rows:
-            for f in self_filling:
-                f.pre_save(row, True)
+        # (attname, default, is JSON) per column, looked up once per call.
+        plan = [(f.attname, f.get_default(), isinstance(f, models.JSONField)) for f in fields]
         with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN") as copy:
             for row in rows:
-                values = [row.pk]
-                for f in fields:
-                    value = getattr(row, f.attname)
-                    if f.attname in json_fields:
+                values = [row[pk.attname]]
+                for name, default, is_json in plan:
+                    value = row.get(name, default)
+                    if is_json:
                         value = json.dumps(value, ensure_ascii=False)
                     values.append(value)
                 copy.write_row(values)
-    for row in rows:
-        row._state.adding = False
-        row._state.db = connection.alias
 
 
 # Step columns that analysis fills, and may revise when later steps arrive
@@ -512,10 +520,9 @@ def _appendable_prefix(rollout: Rollout, folder: TrialFolder, result: RolloutAna
         if sizes.get(pk, (0, 0)) != (len(parsed.observations), sum(len(o.content) for o in parsed.observations)):
             return None
         fresh = _step_row(rollout, None, position, parsed, analysed, rollout.agent_started_at)
-        new_analysis = [getattr(fresh, name) for name in ANALYSIS_FIELDS]
+        new_analysis = [fresh[name] for name in ANALYSIS_FIELDS]
         if new_analysis != list(old_analysis):
-            fresh.pk = pk
-            changed_steps.append(fresh)
+            changed_steps.append(Step(pk=pk, **{name: fresh[name] for name in ANALYSIS_FIELDS}))
         for call_position, call_pk, kinds in calls.get(pk, []):
             call_kinds = analysed.call_kinds[call_position] if call_position < len(analysed.call_kinds) else []
             if _kinds(call_kinds) != kinds:
@@ -534,34 +541,35 @@ def _step_row(
     parsed: ParsedStep,
     analysed: StepAnalysis | None,
     agent_started_at: datetime | None,
-) -> Step:
+) -> dict[str, Any]:
+    """The column values of one Step, for insert_rows."""
     elapsed = None
     if parsed.timestamp and agent_started_at:
         elapsed = (parsed.timestamp - agent_started_at).total_seconds()
     metric = analysed.metric if analysed else None
-    return Step(
-        rollout=rollout,
-        subtrajectory=sub,
-        position=position,
-        step_id=parsed.step_id,
-        timestamp=parsed.timestamp,
-        elapsed_sec=elapsed,
-        source=parsed.source,
-        message=parsed.message,
-        reasoning=parsed.reasoning,
-        model_name=parsed.model_name,
-        prompt_tokens=parsed.prompt_tokens,
-        completion_tokens=parsed.completion_tokens,
-        cached_tokens=parsed.cached_tokens,
-        cost_usd=parsed.cost_usd,
-        extra=parsed.extra,
-        kinds=_kinds(analysed.kinds) if analysed else "",
-        metric_value=metric.value if metric else None,
-        metric_unit=(metric.unit or "")[:50] if metric else "",
-        metric_score=metric.score if metric else None,
-        metric_status=(metric.status or "")[:20] if metric else "",
-        diff=(analysed.diff or "") if analysed else "",
-    )
+    return {
+        "rollout_id": rollout.pk,
+        "subtrajectory_id": sub.pk if sub else None,
+        "position": position,
+        "step_id": parsed.step_id,
+        "timestamp": parsed.timestamp,
+        "elapsed_sec": elapsed,
+        "source": parsed.source,
+        "message": parsed.message,
+        "reasoning": parsed.reasoning,
+        "model_name": parsed.model_name,
+        "prompt_tokens": parsed.prompt_tokens,
+        "completion_tokens": parsed.completion_tokens,
+        "cached_tokens": parsed.cached_tokens,
+        "cost_usd": parsed.cost_usd,
+        "extra": parsed.extra,
+        "kinds": _kinds(analysed.kinds) if analysed else "",
+        "metric_value": metric.value if metric else None,
+        "metric_unit": (metric.unit or "")[:50] if metric else "",
+        "metric_score": metric.score if metric else None,
+        "metric_status": (metric.status or "")[:20] if metric else "",
+        "diff": (analysed.diff or "") if analysed else "",
+    }
 
 
 def _kinds(kinds: list[str]) -> str:
@@ -609,7 +617,7 @@ def _subtrajectories(rollout: Rollout, folder: TrialFolder) -> list[tuple[SubTra
 
 def _link_subtrajectories(
     subtrajectories: list[tuple[SubTrajectory, ParsedTrajectory]],
-    step_rows: list[Step],
+    step_rows: list[dict[str, Any]],
     parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]],
     trajectory: ParsedTrajectory | None,
 ) -> None:
@@ -619,7 +627,7 @@ def _link_subtrajectories(
     naming it (by trajectory_id, file name or session id); failing that, the
     last main step before the subtrajectory's first step.
     """
-    spawner: dict[str, Step] = {}
+    spawner: dict[str, dict[str, Any]] = {}
     for row, (parsed, _) in zip(step_rows, parsed_of_row):
         for observation in parsed.observations:
             refs = observation.extra.get("subagent_refs") or ([observation.subagent_ref] if observation.subagent_ref else [])
@@ -630,7 +638,7 @@ def _link_subtrajectories(
                     value = ref.get(key)
                     if isinstance(value, str) and value:
                         spawner.setdefault(value.rsplit("/", 1)[-1], row)
-    main_rows = [row for row in step_rows if row.subtrajectory_id is None and row.timestamp]
+    main_rows = [row for row in step_rows if row["subtrajectory_id"] is None and row["timestamp"]]
     changed = []
     for sub, parsed_sub in subtrajectories:
         parent = None
@@ -641,10 +649,10 @@ def _link_subtrajectories(
         if parent is None:
             first = next((s.timestamp for s in parsed_sub.steps if s.timestamp), None)
             if first is not None:
-                before = [row for row in main_rows if row.timestamp <= first]
+                before = [row for row in main_rows if row["timestamp"] <= first]
                 parent = before[-1] if before else None
-        if parent is not None and parent.pk:
-            sub.parent_step = parent
+        if parent is not None and parent.get("id"):
+            sub.parent_step_id = parent["id"]
             changed.append(sub)
     if changed:
         SubTrajectory.objects.bulk_update(changed, ["parent_step"])
