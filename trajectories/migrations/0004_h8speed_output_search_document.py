@@ -19,13 +19,14 @@ from django.db import migrations
 
 DOCUMENT_CHARS = 262_144
 
+# string_to_array is several times faster than regexp_split_to_table here.
 FUNCTION = """
 CREATE OR REPLACE FUNCTION trajectories_distinct_lines(body text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT string_agg(line, E'\\n' ORDER BY first_at)
     FROM (
         SELECT line, min(n) AS first_at
-        FROM regexp_split_to_table(body, E'\\n') WITH ORDINALITY AS lines(line, n)
+        FROM unnest(string_to_array(body, E'\\n')) WITH ORDINALITY AS lines(line, n)
         GROUP BY line
     ) AS distinct_lines
 $$
