@@ -129,6 +129,20 @@ def _get_rollout(pk: int) -> Rollout:
 
 
 @require_GET
+def rollout_live(request, pk: int):
+    """What a running rollout's page polls: it reloads when this changes."""
+    rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward"), pk=pk)
+    return JsonResponse(
+        {
+            "status": rollout.status,
+            "active": rollout.is_active,
+            "steps": rollout.steps.filter(subtrajectory__isnull=True).count(),
+            "reward": rollout.reward,
+        }
+    )
+
+
+@require_GET
 def rollout_detail(request, pk: int):
     rollout = _get_rollout(pk)
     only = explorer.parse_only(request.GET.get("only"))
@@ -168,6 +182,7 @@ def rollout_detail(request, pk: int):
         "plot": explorer.plot_data(rollout, all_steps),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "preview_chars": PREVIEW_CHARS,
+        "live_steps": len(all_steps),
     }
     return render(request, "trajectories/rollout_detail.html", context)
 

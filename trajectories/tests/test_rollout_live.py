@@ -1,0 +1,53 @@
+"""A running rollout's page follows its trajectory (live.json + reload)."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from trajectories.models import RolloutStatus
+
+from . import factories
+
+
+@pytest.mark.django_db
+def test_live_json_reports_status_and_main_step_count(client):
+    rollout = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None)
+    factories.add_step(rollout, 1, source="user", message="Go.")
+    factories.add_step(rollout, 2, message="Looking.", commands=["ls\n"])
+    response = client.get(reverse("trajectories:rollout_live", args=[rollout.pk]))
+    assert response.json() == {"status": "running", "active": True, "steps": 2, "reward": None}
+
+
+@pytest.mark.django_db
+def test_only_running_rollouts_get_the_live_banner(client):
+    running = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None)
+    finished = factories.make_rollout()
+    body = client.get(reverse("trajectories:rollout_detail", args=[running.pk])).content.decode()
+    assert 'id="live"' in body and "js/live.js" in body
+    body = client.get(reverse("trajectories:rollout_detail", args=[finished.pk])).content.decode()
+    assert 'id="live"' not in body and "js/live.js" not in body
+
+
+@pytest.mark.django_db
+def test_live_json_of_a_missing_rollout_is_404(client):
+    assert client.get(reverse("trajectories:rollout_live", args=[999999])).status_code == 404
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_running_page_shows_steps_that_arrive_and_the_end(page, live_server):
+    rollout = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None, verifier_fields={})
+    factories.add_step(rollout, 1, source="user", message="Make it faster.")
+    page.goto(live_server.url + reverse("trajectories:rollout_detail", args=[rollout.pk]))
+    assert page.locator("#step-2").count() == 0
+
+    factories.add_step(rollout, 2, message="A new step arrived while I watched.", commands=["ls /app\n"])
+    page.wait_for_selector("#step-2", timeout=15_000)
+    assert "A new step arrived while I watched." in page.inner_text("#step-2")
+    assert page.locator("#live").count() == 1
+
+    rollout.status = RolloutStatus.FINISHED
+    rollout.reward = 0.75
+    rollout.save()
+    page.wait_for_selector("#live", state="detached", timeout=15_000)
+    assert "0.75" in page.inner_text(".reward")
