@@ -1,8 +1,17 @@
-from django.contrib import admin  # noqa: F401
+from django.contrib import admin
 
+from .models import (
+    FailureLabel,
+    LabelChange,
+    Observation,
+    Rollout,
+    RolloutEvent,
+    Step,
+    SubTrajectory,
+    ToolCall,
+)
 
 # -- Failure analysis (staff labels and their audit trail) -------------------
-from .models import FailureLabel, LabelChange  # noqa: E402
 
 
 @admin.register(FailureLabel)
@@ -39,7 +48,6 @@ class LabelChangeAdmin(admin.ModelAdmin):
 
 
 # -- Rollouts and their trajectories (import) -----------------------------------
-from .models import Observation, Rollout, Step, SubTrajectory, ToolCall  # noqa: E402
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -77,6 +85,14 @@ class SubTrajectoryInline(ReadOnlyInline):
     fields = ("name", "agent_name", "session_id", "parent_step")
 
 
+class RolloutEventInline(ReadOnlyInline):
+    """The runner's state changes (queued -> running -> ...), oldest first."""
+
+    model = RolloutEvent
+    fields = ("at", "status", "detail")
+    show_change_link = False
+
+
 @admin.register(Rollout)
 class RolloutAdmin(admin.ModelAdmin):
     list_display = (
@@ -89,7 +105,7 @@ class RolloutAdmin(admin.ModelAdmin):
     raw_id_fields = ("task", "model", "harness", "campaign")
     date_hierarchy = "started_at"
     readonly_fields = ("checksum", "source_path", "schema_version", "validation_warnings", "imported_at", "updated_at")
-    inlines = [SubTrajectoryInline, StepInline]
+    inlines = [RolloutEventInline, SubTrajectoryInline, StepInline]
 
 
 class StepChildInline(ReadOnlyInline):

@@ -35,3 +35,15 @@ def test_admin_pages(client, tmp_path):
     # Main-trajectory steps only under the rollout, subagent steps under their subtrajectory.
     page = client.get(f"/admin/trajectories/subtrajectory/{sub.pk}/change/").content.decode()
     assert page.count('class="field-step_id"') >= 2
+
+
+def test_rollout_admin_lists_the_runners_state_changes(client, tmp_path):
+    from trajectories.models import RolloutEvent
+
+    make_task("demo_task")
+    assert import_trial_dir(make_trial(tmp_path)).outcome == "created"
+    rollout = Rollout.objects.get()
+    RolloutEvent.objects.create(rollout=rollout, status="queued", detail="campaign 7 queued it")
+    client.force_login(User.objects.create_superuser("admin", password="pw"))
+    page = client.get(f"/admin/trajectories/rollout/{rollout.pk}/change/").content.decode()
+    assert "campaign 7 queued it" in page
