@@ -1,8 +1,14 @@
-from django.contrib import admin  # noqa: F401
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from .models import AgentModel, Campaign, Entry, Harness, PublishedResult
 
 
 # --- Leaderboard settings and published results (evaluations.leaderboard) ---
-from .models import Entry, PublishedResult  # noqa: E402
 
 
 @admin.register(Entry)
@@ -25,14 +31,7 @@ class PublishedResultAdmin(admin.ModelAdmin):
 
 
 # --- Evaluation runner: models, harnesses, campaigns (evaluations.campaigns) ---
-from django import forms  # noqa: E402
-from django.contrib import messages  # noqa: E402
-from django.db import transaction  # noqa: E402
-from django.http import HttpResponseRedirect  # noqa: E402
-from django.urls import reverse  # noqa: E402
-from django.utils.html import format_html  # noqa: E402
 
-from .models import AgentModel, Campaign, Harness  # noqa: E402
 
 
 @admin.register(AgentModel)
