@@ -154,7 +154,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     print(f"  storing (the rest):           {storing * 1000:8.1f} ms")
     if indexing:
         print(f"    of which search documents:  {indexing * 1000:8.1f} ms   (full-text vectors, computed by PostgreSQL)")
-        print(f"    of which rows:              {(storing - indexing) * 1000:8.1f} ms")
+        print(f"    of which the rest:          {(storing - indexing) * 1000:8.1f} ms   (rows, queries, commit)")
     print(f"steps per second (bulk):        {steps / total:8.0f}        (target >= 1,000)")
     if indexing:
         print(f"  without search indexing:      {steps / (total - indexing * n):8.0f}")
