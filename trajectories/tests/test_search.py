@@ -105,3 +105,42 @@ def test_view_paginates_50_per_page(client):
     second = client.get(URL, {"q": "common-word", "page": 2}).content.decode()
     assert f'href="/rollouts/{rollout.pk}/#step-60"' in second
     assert f'href="/rollouts/{rollout.pk}/#step-1"' not in second
+
+
+postgresql_only = pytest.mark.skipif(not search.uses_full_text(), reason="full-text documents exist on PostgreSQL only")
+
+
+@postgresql_only
+def test_output_document_keeps_every_word_of_a_repetitive_output():
+    """The stored output document is built from distinct lines: same words, smaller."""
+    from django.db import connection
+
+    from trajectories.models import Observation
+
+    progress = "INFO:trainer: epoch is incremented. current_epoch: 0, epoch: 2\n" * 300
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=[progress + "steps: 100%|██████| 3000/3000 avr_loss=0.305\n" + progress])
+    factories.add_step(rollout, 2, outputs=["nothing to see"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT strip(search_document) = strip(to_tsvector('simple', content)), length(search_document)"
+            " FROM trajectories_observation ORDER BY id"
+        )
+        rows = cursor.fetchall()
+    assert [same for same, _ in rows] == [True, True] and rows[0][1] > 5
+    hits = search.search_steps("avr_loss")
+    assert where(hits) == [(rollout.pk, 1, "output")] and hits[0].rank > 0
+    # The document follows edits of the output.
+    Observation.objects.filter(step__step_id=2).update(content="now avr_loss too")
+    assert {h.step_id for h in search.search_steps("avr_loss")} == {1, 2}
+
+
+@postgresql_only
+def test_a_huge_output_is_stored_and_its_start_found_by_full_text():
+    """PostgreSQL refuses a tsvector over 1 MB: the document is cut, the row is kept."""
+    huge = "first-words here\n" + "".join(f"word{i} " for i in range(200_000)) + "\nlast-words"
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=[huge])
+    assert where(search.search_steps("first-words")) == [(rollout.pk, 1, "output")]
+    # Beyond the cut, the substring fallback still finds it.
+    assert where(search.search_steps("last-words")) == [(rollout.pk, 1, "output")]
