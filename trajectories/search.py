@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import F, Q, TextField, Value
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast, Greatest, Lower, StrIndex, Substr
+from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from .ansi import strip_ansi
 from .models import Observation, Step, ToolCall
@@ -77,8 +77,10 @@ def _sources():
 
 # Outputs have a stored document (a generated column of migration 0004,
 # built from their distinct lines); the other fields are indexed by
-# expression (migration 0002).
+# expression over their first DOCUMENT_CHARS characters (migration 0005).
+# Words beyond are found by the substring fallback.
 STORED_DOCUMENTS = {"output": '"trajectories_observation"."search_document"'}
+DOCUMENT_CHARS = 262_144
 
 
 def _document(where: str):
@@ -86,7 +88,7 @@ def _document(where: str):
 
     if where in STORED_DOCUMENTS:
         return RawSQL(STORED_DOCUMENTS[where], [], output_field=SearchVectorField())
-    return SearchVector("_text", config="simple")
+    return SearchVector(Left("_text", DOCUMENT_CHARS), config="simple")
 
 
 def _first_term(q: str) -> str:

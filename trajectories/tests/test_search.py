@@ -136,11 +136,14 @@ def test_output_document_keeps_every_word_of_a_repetitive_output():
 
 
 @postgresql_only
-def test_a_huge_output_is_stored_and_its_start_found_by_full_text():
-    """PostgreSQL refuses a tsvector over 1 MB: the document is cut, the row is kept."""
+def test_huge_texts_are_stored_and_their_start_found_by_full_text():
+    """PostgreSQL refuses a tsvector over 1 MB: documents are cut, the rows are kept."""
     huge = "first-words here\n" + "".join(f"word{i} " for i in range(200_000)) + "\nlast-words"
     rollout = factories.make_rollout()
     factories.add_step(rollout, 1, outputs=[huge])
+    factories.add_step(rollout, 2, message=huge.replace("words", "message"), commands=[huge.replace("words", "typed")])
     assert where(search.search_steps("first-words")) == [(rollout.pk, 1, "output")]
+    assert where(search.search_steps("first-message")) == [(rollout.pk, 2, "message")]
+    assert where(search.search_steps("first-typed")) == [(rollout.pk, 2, "command")]
     # Beyond the cut, the substring fallback still finds it.
     assert where(search.search_steps("last-words")) == [(rollout.pk, 1, "output")]
