@@ -14,7 +14,7 @@ steps/s.
 The time per trial is broken down into reading the folder (JSON parse and
 ATIF conversion), trajectory analysis, and storing; on PostgreSQL storing
 includes building the full-text search documents (the GIN-indexed
-expressions of migration 0002 and the generated output document of 0004),
+expressions of migration 0005 and the generated output document of 0004),
 which PostgreSQL computes inside the COPY. Their cost is measured apart by
 computing the same expressions again over one stored trial, and shown both
 inside the total and as "without search indexing", never hidden.
@@ -173,7 +173,7 @@ def _search_document_time(rollout_id: int, repeat: int) -> float:
     """Median time PostgreSQL takes to build one trial's full-text documents.
 
     The same expressions the import makes PostgreSQL compute (the indexed
-    ones of migration 0002, the generated output document of 0004), computed
+    ones of migration 0005, the generated output document of 0004), computed
     again over the stored trial; 0 on other databases.
     """
     from django.db import connection
@@ -182,9 +182,10 @@ def _search_document_time(rollout_id: int, repeat: int) -> float:
         return 0.0
     chars = import_module("trajectories.migrations.0004_h8speed_output_search_document").DOCUMENT_CHARS
     queries = [
-        "SELECT sum(length(to_tsvector('simple', COALESCE(message, ''))) + length(to_tsvector('simple', COALESCE(reasoning, ''))))"
+        "SELECT sum(length(to_tsvector('simple', COALESCE(left(message, %s), '')))"
+        " + length(to_tsvector('simple', COALESCE(left(reasoning, %s), ''))))"
         " FROM trajectories_step WHERE rollout_id = %s",
-        "SELECT sum(length(to_tsvector('simple', COALESCE(c.arguments::text, ''))))"
+        "SELECT sum(length(to_tsvector('simple', COALESCE(left(c.arguments::text, %s), ''))))"
         " FROM trajectories_toolcall c JOIN trajectories_step s ON s.id = c.step_id WHERE s.rollout_id = %s",
         "SELECT sum(length(to_tsvector('simple', left(COALESCE(trajectories_distinct_lines(o.content), ''), %s))))"
         " FROM trajectories_observation o JOIN trajectories_step s ON s.id = o.step_id WHERE s.rollout_id = %s",
@@ -192,8 +193,8 @@ def _search_document_time(rollout_id: int, repeat: int) -> float:
 
     def build():
         with connection.cursor() as cursor:
-            cursor.execute(queries[0], [rollout_id])
-            cursor.execute(queries[1], [rollout_id])
+            cursor.execute(queries[0], [chars, chars, rollout_id])
+            cursor.execute(queries[1], [chars, rollout_id])
             cursor.execute(queries[2], [chars, rollout_id])
 
     def baseline():
