@@ -200,6 +200,8 @@ class ToolCall(models.Model):
 
 
 class Observation(models.Model):
+    # On PostgreSQL the table also has `search_document`, a generated tsvector
+    # column for full-text search (migration 0004), not declared here.
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="observations")
     tool_call = models.ForeignKey(ToolCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="observations")
     position = models.PositiveIntegerField()
