@@ -459,13 +459,13 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         for row, (new_id,) in zip(rows, cursor.fetchall()):
             row[pk.attname] = new_id
         columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
-        # (attname, default, is JSON) per column, looked up once per call.
-        plan = [(f.attname, f.get_default(), isinstance(f, models.JSONField)) for f in fields]
+        # (field, attname, is JSON) per column, looked up once per call.
+        plan = [(f, f.attname, isinstance(f, models.JSONField)) for f in fields]
         with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN") as copy:
             for row in rows:
                 values = [row[pk.attname]]
-                for name, default, is_json in plan:
-                    value = row.get(name, default)
+                for f, name, is_json in plan:
+                    value = row[name] if name in row else f.get_default()
                     if is_json:
                         value = json.dumps(value, ensure_ascii=False)
                     values.append(value)

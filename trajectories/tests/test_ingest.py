@@ -601,3 +601,20 @@ def test_mutated_trajectories_import_or_are_reported(tmp_path, task):
         assert rollout.steps.filter(subtrajectory=None).count() == rollout.n_steps
 
     check()
+
+
+def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
+    """insert_rows takes plain dicts (COPY on PostgreSQL, bulk_create elsewhere)."""
+    from trajectories.ingest import insert_rows
+
+    import_trial_dir(make_trial(tmp_path))
+    step = Step.objects.order_by("pk").first()
+    rows = [
+        {"step_id": step.pk, "position": 10, "content": "tab\there\nand a \\ backslash", "extra": {"k": ["é", None]}},
+        {"step_id": step.pk, "position": 11},
+    ]
+    insert_rows(Observation, rows)
+    stored = {o.pk: o for o in Observation.objects.filter(pk__in=[row["id"] for row in rows])}
+    first, second = stored[rows[0]["id"]], stored[rows[1]["id"]]
+    assert (first.content, first.extra, first.position) == ("tab\there\nand a \\ backslash", {"k": ["é", None]}, 10)
+    assert (second.content, second.extra, second.source_call_id, second.tool_call_id) == ("", {}, "", None)
