@@ -12,13 +12,26 @@ PORT=${PORT:-8000}
 $PY manage.py migrate --noinput
 $PY manage.py load_demo
 
-if [ -f data/worker.pid ] && kill -0 "$(cat data/worker.pid)" 2>/dev/null; then
-  kill "$(cat data/worker.pid)" 2>/dev/null || true
-  sleep 1
+# Stop a worker left by an earlier run, and wait until it is gone: its warm
+# shutdown finishes the task at hand and only then removes the pidfile.
+if [ -f data/worker.pid ]; then
+  old=$(cat data/worker.pid)
+  if kill -0 "$old" 2>/dev/null; then
+    echo "stopping the worker of an earlier run (pid $old)"
+    kill "$old" 2>/dev/null || true
+    for _ in $(seq 60); do kill -0 "$old" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$old" 2>/dev/null && kill -9 "$old" 2>/dev/null || true
+  fi
+  rm -f data/worker.pid
 fi
 .venv/bin/celery -A autolab_site worker -Q cpu,gpu,celery --concurrency 2 --loglevel INFO \
   --pidfile data/worker.pid --logfile data/worker.log --detach
-echo "Celery worker started (log: data/worker.log)"
+for _ in $(seq 20); do [ -f data/worker.pid ] && break; sleep 0.5; done
+if ! { [ -f data/worker.pid ] && kill -0 "$(cat data/worker.pid)" 2>/dev/null; }; then
+  echo "the Celery worker did not start; see data/worker.log" >&2
+  exit 1
+fi
+echo "Celery worker started, pid $(cat data/worker.pid) (log: data/worker.log)"
 
 echo
 echo "autolab-site is running at http://$HOST:$PORT/"
