@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,17 +29,6 @@ CLASSIFY_TARGET_S = 30.0
 PAGE_TARGET_MS = 300.0
 
 
-def p50_ms(client, url: str, n: int) -> float:
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.status_code)
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        response = client.get(url)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=20, help="timed requests per page")
@@ -52,33 +40,21 @@ def main() -> None:
 
     os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
-    from leaderboard_bench import ensure_database
+    from leaderboard_bench import ensure_database, load_synthetic, p50_ms
 
     ensure_database(os.environ["DATABASE_URL"])
 
     import django
 
     django.setup()
-    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
 
-    from tasks.models import BenchmarkVersion
     from trajectories import failure_service
     from trajectories.models import Rollout
 
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
-    call_command("migrate", verbosity=0)
-    version = BenchmarkVersion.objects.filter(name=VERSION).first()
-    if version is None or not args.reuse:
-        start = time.perf_counter()
-        call_command(
-            "generate_synthetic",
-            "--entries", str(args.entries), "--tasks", "36", "--rollouts", str(args.rollouts),
-            "--steps", str(args.steps), "--version", VERSION, "--replace",
-        )  # fmt: skip
-        print(f"loaded synthetic data in {time.perf_counter() - start:.1f} s")
-        version = BenchmarkVersion.objects.get(name=VERSION)
+    version = load_synthetic(VERSION, args)
     rollouts = Rollout.objects.filter(task__version=version)
     n = rollouts.count()
 

@@ -54,6 +54,26 @@ def ensure_database(url: str) -> None:
             print(f"created database {settings['NAME']}")
 
 
+def load_synthetic(version_name: str, args):
+    """Migrate, then load `generate_synthetic` data (36 tasks) unless --reuse finds it."""
+    from django.core.management import call_command
+
+    from tasks.models import BenchmarkVersion
+
+    call_command("migrate", verbosity=0)
+    version = BenchmarkVersion.objects.filter(name=version_name).first()
+    if version is None or not args.reuse:
+        start = time.perf_counter()
+        call_command(
+            "generate_synthetic",
+            "--entries", str(args.entries), "--tasks", "36", "--rollouts", str(args.rollouts),
+            "--steps", str(args.steps), "--version", version_name, "--replace",
+        )  # fmt: skip
+        print(f"loaded synthetic data in {time.perf_counter() - start:.1f} s")
+        version = BenchmarkVersion.objects.get(name=version_name)
+    return version
+
+
 def p50_ms(client, url: str, n: int) -> float:
     response = client.get(url)  # warm the cache
     assert response.status_code == 200, (url, response.status_code)
@@ -82,26 +102,14 @@ def main() -> None:
     import django
 
     django.setup()
-    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
 
     from evaluations import leaderboard as lb
-    from tasks.models import BenchmarkVersion
     from trajectories.models import Rollout
 
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
-    call_command("migrate", verbosity=0)
-    version = BenchmarkVersion.objects.filter(name=VERSION).first()
-    if version is None or not args.reuse:
-        start = time.perf_counter()
-        call_command(
-            "generate_synthetic",
-            "--entries", str(args.entries), "--tasks", "36", "--rollouts", str(args.rollouts),
-            "--steps", str(args.steps), "--version", VERSION, "--replace",
-        )
-        print(f"loaded synthetic data in {time.perf_counter() - start:.1f} s")
-        version = BenchmarkVersion.objects.get(name=VERSION)
+    version = load_synthetic(VERSION, args)
     n_rollouts = Rollout.objects.filter(task__version=version).count()
     print(f"{version}: {version.tasks.count()} tasks, {n_rollouts} rollouts")
 
