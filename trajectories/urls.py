@@ -9,6 +9,7 @@ urlpatterns = [
     path("rollouts/upload/", upload_views.upload, name="upload"),
     path("rollouts/<int:pk>/", views.rollout_detail, name="rollout_detail"),
     path("rollouts/<int:pk>/steps/<int:step_id>/observations/", views.step_observation, name="step_observation"),
+    path("rollouts/<int:pk>/subagents/<int:sub_pk>/", views.subagent_detail, name="subagent_detail"),
     path("rollouts/<int:pk>/live.json", views.rollout_live, name="rollout_live"),
     path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
     path("search/", views.search_view, name="search"),

@@ -6,7 +6,7 @@ through trajectories.ansi, and data for scripts goes through json_script.
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.db.models import Prefetch, Q
+from django.db.models import Count, Prefetch, Q
 from django.db.models.functions import Length, Substr
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -16,7 +16,7 @@ from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 
 from . import explorer, search
-from .models import Observation, Rollout, RolloutStatus, Step, ToolCall
+from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
 
 PAGE_SIZE = 50
 # Characters of each observation embedded in the rollout page; the rest is
@@ -183,6 +183,7 @@ def rollout_detail(request, pk: int):
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(all_steps),
+        "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)
 
@@ -190,7 +191,10 @@ def rollout_detail(request, pk: int):
 @require_GET
 def step_observation(request, pk: int, step_id: int):
     """Full observations of one step (or the one at ?position=N), as an HTML fragment."""
-    step = get_object_or_404(_main_steps(get_object_or_404(Rollout.objects.only("id"), pk=pk)), step_id=step_id)
+    rollout = get_object_or_404(Rollout.objects.only("id"), pk=pk)
+    sub = _int_or_none(request.GET.get("sub"))
+    steps = Step.objects.filter(rollout=rollout, subtrajectory_id=sub) if sub else _main_steps(rollout)
+    step = get_object_or_404(steps, step_id=step_id)
     observations = step.observations.order_by("position")
     if "position" in request.GET:
         position = _int_or_none(request.GET["position"])
@@ -198,6 +202,26 @@ def step_observation(request, pk: int, step_id: int):
         if not observations:
             raise Http404("No such observation")
     return render(request, "trajectories/partials/observations.html", {"observations": observations, "full": True})
+
+
+@require_GET
+def subagent_detail(request, pk: int, sub_pk: int):
+    """One subagent trajectory (e.g. terminus-2's summarisation) of a rollout."""
+    rollout = _get_rollout(pk)
+    sub = get_object_or_404(SubTrajectory.objects.select_related("parent_step"), pk=sub_pk, rollout=rollout)
+    steps = list(
+        Step.objects.filter(subtrajectory=sub)
+        .order_by("position")
+        .defer("extra")
+        .prefetch_related(
+            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
+            Prefetch("observations", queryset=_observation_previews()),
+        )
+    )
+    explorer.decorate_steps(steps, None)
+    explorer.group_outputs(steps)
+    context = {"nav": "rollouts", "rollout": rollout, "task": rollout.task, "sub": sub, "steps": steps, "preview_chars": PREVIEW_CHARS}
+    return render(request, "trajectories/subagent_detail.html", context)
 
 
 @require_GET

@@ -543,5 +543,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     if (document.querySelector(".rollout-page")) initRolloutPage();
     if (document.querySelector(".compare-page")) initCompare();
+    // Subagent pages have no plot or timeline: only on-demand outputs.
+    if (document.querySelector(".subagent-page")) initOutputs();
   });
 })();
