@@ -8,22 +8,10 @@ from hypothesis import strategies as st
 
 from evaluations import aggregation as agg
 
-# Three entries x four tasks x three rollouts. Ties: A and B on t1, A and C on
-# t2 and t3, B and C on t4. A has no rollout on t4 (counts 0).
-SCORES = {
-    ("A", "t1"): [1.0, 0.5, 0.0],
-    ("A", "t2"): [0.2, 0.2, 0.2],
-    ("A", "t3"): [0.6, 0.6, 0.9],
-    ("B", "t1"): [0.5, 0.5, 0.5],
-    ("B", "t2"): [0.0, 0.0, 0.3],
-    ("B", "t3"): [1.0, 1.0, 1.0],
-    ("B", "t4"): [0.4, 0.2, 0.0],
-    ("C", "t1"): [0.0, 0.0, 0.0],
-    ("C", "t2"): [0.2, 0.1, 0.3],
-    ("C", "t3"): [0.7, 0.7, 0.7],
-    ("C", "t4"): [0.2, 0.2, 0.2],
-}
-CATEGORIES = {"t1": "alpha", "t2": "alpha", "t3": "beta", "t4": "beta"}
+# Three entries x four tasks x three rollouts (board_factories.SCORES). Ties:
+# A and B on t1, A and C on t2 and t3, B and C on t4. A has no rollout on t4
+# (counts 0).
+from .board_factories import CATEGORIES, SCORES  # noqa: E402
 
 
 @pytest.fixture
