@@ -12,13 +12,14 @@ on to the next task.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from autolab_site.checksums import tree_checksum
 
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
@@ -126,26 +127,14 @@ def find_task_dirs(root: Path) -> list[Path]:
     )
 
 
-def directory_checksum(root: Path) -> str:
-    """sha256 over the sorted relative paths and bytes of every file.
+def _not_content(relative: str) -> bool:
+    parts = relative.split("/")
+    return any(part in IGNORED_NAMES for part in parts) or relative.endswith(IGNORED_SUFFIXES)
 
-    Each file contributes its POSIX relative path and the sha256 of its bytes,
-    so renaming a file changes the checksum as much as editing it does.
-    """
-    digest = hashlib.sha256()
-    files = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if any(part in IGNORED_NAMES for part in relative.parts) or path.name.endswith(IGNORED_SUFFIXES):
-            continue
-        if path.is_file():
-            files.append((relative.as_posix(), path))
-    for relative, path in sorted(files):
-        digest.update(relative.encode("utf-8"))
-        digest.update(b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).hexdigest().encode("ascii"))
-        digest.update(b"\n")
-    return digest.hexdigest()
+
+def directory_checksum(root: Path) -> str:
+    """The task folder's content checksum; caches (__pycache__, .pyc) are not content."""
+    return tree_checksum(root, _not_content)
 
 
 def parse_task_dir(path: Path | str) -> ParsedTask:

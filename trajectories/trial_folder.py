@@ -12,13 +12,14 @@ whose reward.json has non-numeric fields, must import all the same.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from autolab_site.checksums import tree_checksum
 
 from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_file, read_json_file
 from .parsed import ParsedTrajectory
@@ -156,22 +157,8 @@ def find_trial_dirs(root: Path) -> list[Path]:
 
 
 def folder_checksum(path: Path) -> str:
-    """SHA-256 over the relative paths and contents of the trial's files."""
-    path = Path(path)
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink()):
-        relative = file.relative_to(path).as_posix()
-        if CHECKSUM_IGNORED.search(relative):
-            continue
-        digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with file.open("rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    digest.update(chunk)
-        except OSError:
-            digest.update(b"<unreadable>")
-        digest.update(b"\0")
-    return digest.hexdigest()
+    """The trial folder's content checksum (Harbor's lock.json is not content)."""
+    return tree_checksum(path, lambda relative: bool(CHECKSUM_IGNORED.search(relative)))
 
 
 def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = None) -> TrialFolder:
