@@ -14,8 +14,6 @@ Figures and their ratio to the target are printed; nothing is asserted.
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,23 +28,9 @@ PAGE_TARGET_MS = 300.0
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=20, help="timed requests per page")
-    parser.add_argument("--reuse", action="store_true", help="keep the synthetic data if it is already loaded")
-    parser.add_argument("--entries", type=int, default=17)
-    parser.add_argument("--rollouts", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=60)
-    args = parser.parse_args()
+    from leaderboard_bench import load_synthetic, p50_ms, setup_bench
 
-    os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
-    from leaderboard_bench import ensure_database, load_synthetic, p50_ms
-
-    ensure_database(os.environ["DATABASE_URL"])
-
-    import django
-
-    django.setup()
+    args = setup_bench(__doc__, DEFAULT_DB, requests=20, steps=60)
     from django.db import connection
     from django.test import Client
 

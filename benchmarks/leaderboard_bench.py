@@ -86,22 +86,29 @@ def p50_ms(client, url: str, n: int) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=30, help="timed requests per page")
+def setup_bench(description: str, default_db: str, *, requests: int, steps: int) -> argparse.Namespace:
+    """Parse the synthetic-data benchmarks' shared options, then set Django up
+    on DATABASE_URL (default: `default_db`, created when missing)."""
+    parser = argparse.ArgumentParser(description=description.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=requests, help="timed requests per page")
     parser.add_argument("--reuse", action="store_true", help="keep the synthetic data if it is already loaded")
     parser.add_argument("--entries", type=int, default=17)
     parser.add_argument("--rollouts", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--steps", type=int, default=steps)
     args = parser.parse_args()
 
-    os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
+    os.environ.setdefault("DATABASE_URL", default_db)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
     ensure_database(os.environ["DATABASE_URL"])
 
     import django
 
     django.setup()
+    return args
+
+
+def main() -> None:
+    args = setup_bench(__doc__, DEFAULT_DB, requests=30, steps=150)
     from django.db import connection
     from django.test import Client
 
