@@ -5,22 +5,12 @@ import csv
 import io
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
-from .board_factories import hand_table
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def clear_cache():
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return hand_table()
 
 
 def read_csv(response) -> list[dict]:

@@ -4,22 +4,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
-from .board_factories import hand_table
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def clear_cache():
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return hand_table()
 
 
 def task_order(html: str) -> list[str]:

@@ -6,20 +6,13 @@ import io
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from django.core.cache import cache
 
 from trajectories.models import Rollout
 
-from .board_factories import hand_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def world():
-    cache.clear()
-    yield hand_table()
-    cache.clear()
 
 
 @pytest.fixture

@@ -11,21 +11,11 @@ from evaluations import leaderboard as lb
 from evaluations.models import AgentModel, Entry, Harness, PublishedResult
 from trajectories.models import Rollout
 
-from .board_factories import hand_table, make_rollout
+from .board_factories import make_rollout
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def clear_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return hand_table()
 
 
 def row_order(html: str) -> list[str]:

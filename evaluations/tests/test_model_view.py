@@ -2,24 +2,14 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
 from trajectories.models import Rollout
 
-from .board_factories import hand_table
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def clear_cache():
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return hand_table()
 
 
 def test_model_page_lists_entries_tasks_rollouts_and_failures(client, world):
