@@ -7,10 +7,7 @@ import io
 import pytest
 from django.urls import reverse
 
-
 pytestmark = pytest.mark.django_db
-
-
 
 
 def read_csv(response) -> list[dict]:

@@ -6,10 +6,7 @@ import re
 import pytest
 from django.urls import reverse
 
-
 pytestmark = pytest.mark.django_db
-
-
 
 
 def task_order(html: str) -> list[str]:

@@ -13,8 +13,6 @@ from trajectories.models import Rollout
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
-
 @pytest.fixture
 def errors(page):
     found: list[str] = []

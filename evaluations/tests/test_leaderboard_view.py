@@ -16,8 +16,6 @@ from .board_factories import make_rollout
 pytestmark = pytest.mark.django_db
 
 
-
-
 def row_order(html: str) -> list[str]:
     body = html.split('id="leaderboard-table"', 1)[1].split("</table>", 1)[0]
     return re.findall(r'<tr data-entry="[^"]+">\s*<td[^>]*>.*?</td>\s*<td[^>]*><a href="/models/([^/]+)/', body, re.S)

@@ -10,8 +10,6 @@ from trajectories.models import Rollout
 pytestmark = pytest.mark.django_db
 
 
-
-
 def test_model_page_lists_entries_tasks_rollouts_and_failures(client, world):
     Rollout.objects.filter(model__name="model-a", reward=0.0).update(outcome="zero", failure_cause="no_improvement")
     Rollout.objects.filter(model__name="model-a", reward=0.2).update(outcome="scored", failure_cause="")
