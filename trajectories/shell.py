@@ -84,6 +84,13 @@ def strip_wrappers(words: list[str]) -> list[str]:
     return words[i:]
 
 
+# Runs of characters that mean nothing to the splitter, outside quotes; taken in one step.
+_PLAIN_RUN = re.compile(r"[^'\"`\\#()<\n;&|]+")
+# Inside double quotes: everything up to the closing quote or a backslash.
+_DOUBLE_QUOTED_RUN = re.compile(r'[^"\\]+')
+_HEREDOC_START = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z0-9_.\-]+)\2")
+
+
 def split_commands(text: str) -> list[Command]:
     """The simple commands of `text`, split on newlines, `;`, `&&`, `||`, `&`.
 
@@ -91,7 +98,9 @@ def split_commands(text: str) -> list[Command]:
     never split a command; `#` comments are dropped.
     """
     commands: list[Command] = []
-    buf: list[str] = []
+    if not text:
+        return commands
+    buf: list[str] = []  # pieces of the command being built, never empty strings
     start = 0
     i, n = 0, len(text)
     quote = ""
@@ -112,17 +121,15 @@ def split_commands(text: str) -> list[Command]:
         start = end
 
     while i < n:
-        ch = text[i]
         if quote:
-            buf.append(ch)
-            if ch == "\\" and quote == '"' and i + 1 < n:
-                buf.append(text[i + 1])
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-            i += 1
+            i, quote = _quoted(text, i, quote, buf)
             continue
+        plain = _PLAIN_RUN.match(text, i)
+        if plain is not None:
+            buf.append(plain.group())
+            i = plain.end()
+            continue
+        ch = text[i]
         if ch in ("'", '"', "`"):
             quote = ch
             buf.append(ch)
@@ -136,20 +143,20 @@ def split_commands(text: str) -> list[Command]:
             buf.append(text[i : i + 2])
             i += 2
             continue
-        if ch == "#" and depth == 0 and (not buf or "".join(buf[-1:])[-1:] in (" ", "\t", ";", "&", "|", "(")):
-            while i < n and text[i] != "\n":
-                i += 1
+        if ch == "#" and depth == 0 and (not buf or buf[-1][-1] in (" ", "\t", ";", "&", "|", "(")):
+            end = text.find("\n", i)
+            i = n if end == -1 else end
             continue
         if ch == "(":
             depth += 1
         elif ch == ")" and depth:
             depth -= 1
-        if depth == 0 and text.startswith("<<", i) and not text.startswith("<<<", i):
-            match = re.match(r"<<(-?)[ \t]*(['\"]?)([A-Za-z0-9_.\-]+)\2", text[i:])
+        if depth == 0 and ch == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
+            match = _HEREDOC_START.match(text, i)
             if match:
                 heredocs.append((len(commands), match.group(3), match.group(1) == "-"))
                 buf.append(match.group(0))
-                i += len(match.group(0))
+                i = match.end()
                 continue
         if depth == 0 and ch == "\n":
             flush(i + 1)
@@ -171,12 +178,12 @@ def split_commands(text: str) -> list[Command]:
                 flush(i + 1)
                 i += 1
                 continue
-            prev = "".join(buf[-1:])[-1:]
+            prev = buf[-1][-1] if buf else ""
             if ch == "&" and prev not in (">", "<") and not text.startswith("&>", i):
                 flush(i + 1)
                 i += 1
                 continue
-        if depth == 0 and text.startswith("||", i):
+        if depth == 0 and ch == "|" and text.startswith("||", i):
             flush(i + 2)
             i += 2
             continue
@@ -184,6 +191,35 @@ def split_commands(text: str) -> list[Command]:
         i += 1
     flush(n)
     return commands
+
+
+def _quoted(text: str, i: int, quote: str, buf: list[str]) -> tuple[int, str]:
+    """Copy quoted text from `i` into `buf`: up to and including the closing quote, or to the end.
+
+    Returns the index after what was copied and the quote still open ("" once closed).
+    """
+    if quote != '"':
+        end = text.find(quote, i)
+        if end == -1:
+            buf.append(text[i:])
+            return len(text), quote
+        buf.append(text[i : end + 1])
+        return end + 1, ""
+    n = len(text)
+    while i < n:
+        run = _DOUBLE_QUOTED_RUN.match(text, i)
+        if run is not None:
+            buf.append(run.group())
+            i = run.end()
+            continue
+        ch = text[i]
+        if ch == '"':
+            buf.append(ch)
+            return i + 1, ""
+        # A backslash escapes the next character, whatever it is.
+        buf.append(text[i : i + 2])
+        i += 2
+    return n, quote
 
 
 def _read_heredoc(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[str, int]:
@@ -229,6 +265,11 @@ def _tokenise_into(command: Command) -> None:
 
 
 _OP = re.compile(r"\d*(>>|>\||>&|&>>|&>|>|<<<|<<-|<<|<&|<>|<)|\|&|\|")
+_FD = re.compile(r"\d+|-")
+# A run of word characters with no meaning to the tokeniser (a digit may still start a
+# redirection like "2>", so a word is never begun here with one).
+_WORD_RUN = re.compile(r"[^\s'\"\\$<>|&]+")
+_DOUBLE_QUOTED_RUN_WORD = re.compile(r'[^"\\]+')
 
 
 def tokenise(text: str) -> list[tuple[str, bool]]:
@@ -243,24 +284,39 @@ def tokenise(text: str) -> list[tuple[str, bool]]:
     i, n = 0, len(text)
     quote = ""
     while i < n:
-        ch = text[i]
         if quote == "'":
-            if ch == "'":
-                quote = ""
-            else:
-                word.append(ch)
-            i += 1
+            end = text.find("'", i)
+            if end == -1:
+                word.append(text[i:])
+                break
+            word.append(text[i:end])
+            quote = ""
+            i = end + 1
             continue
         if quote == '"':
+            run = _DOUBLE_QUOTED_RUN_WORD.match(text, i)
+            if run is not None:
+                word.append(run.group())
+                i = run.end()
+                continue
+            ch = text[i]
             if ch == '"':
                 quote = ""
-            elif ch == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+            elif i + 1 < n and text[i + 1] in '"\\$`\n':
                 word.append(text[i + 1])
                 i += 1
             else:
                 word.append(ch)
             i += 1
             continue
+        ch = text[i]
+        if in_word or not ch.isdigit():
+            run = _WORD_RUN.match(text, i)
+            if run is not None:
+                word.append(run.group())
+                in_word = True
+                i = run.end()
+                continue
         if ch in ("'", '"'):
             quote = ch
             in_word = True
@@ -271,7 +327,7 @@ def tokenise(text: str) -> list[tuple[str, bool]]:
             in_word = True
             i += 2
             continue
-        if text.startswith("$(", i):
+        if ch == "$" and text.startswith("$(", i):
             # A command substitution is one word, whatever it holds.
             end, depth = i + 2, 1
             while end < n and depth:
@@ -297,11 +353,11 @@ def tokenise(text: str) -> list[tuple[str, bool]]:
                 i = match.end()
                 if op.endswith(">&") or op.endswith("<&"):
                     # 2>&1: the descriptor is the target, not a file.
-                    fd = re.match(r"\d+|-", text[i:])
+                    fd = _FD.match(text, i)
                     if fd:
                         out.append((op, True))
                         out.append((fd.group(0), False))
-                        i += len(fd.group(0))
+                        i = fd.end()
                         continue
                 out.append((op, True))
                 continue
