@@ -33,19 +33,32 @@ class Command:
     # Derived facts computed once per command by other modules (e.g. its file writes).
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
+    # `program`, `words` and `stage_words()` are asked for by every step-kind rule;
+    # they are computed once, so `stages` must not change after they are first read.
+
     @property
     def program(self) -> str:
         """The first stage's program name without its directory ("python3")."""
-        words = self.words
-        return words[0].rsplit("/", 1)[-1] if words else ""
+        program = self.cache.get("program")
+        if program is None:
+            words = self.words
+            program = self.cache["program"] = words[0].rsplit("/", 1)[-1] if words else ""
+        return program
 
     @property
     def words(self) -> list[str]:
-        """The first stage's words with env assignments and wrappers dropped."""
-        return strip_wrappers(self.stages[0]) if self.stages else []
+        """The first stage's words with env assignments and wrappers dropped (shared: do not modify)."""
+        words = self.cache.get("words")
+        if words is None:
+            words = self.cache["words"] = strip_wrappers(self.stages[0]) if self.stages else []
+        return words
 
     def stage_words(self) -> list[list[str]]:
-        return [strip_wrappers(stage) for stage in self.stages]
+        """Every stage's words with wrappers dropped (shared: do not modify)."""
+        stages = self.cache.get("stage_words")
+        if stages is None:
+            stages = self.cache["stage_words"] = [strip_wrappers(stage) for stage in self.stages]
+        return stages
 
     @property
     def output_files(self) -> list[tuple[str, str]]:

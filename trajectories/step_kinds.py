@@ -62,6 +62,7 @@ _BUILD_PROGRAMS = {
     "make", "cmake", "ninja", "gcc", "g++", "cc", "c++", "clang", "clang++", "nvcc", "rustc", "javac", "meson",
     "bazel", "scons", "ld", "ar", "as", "tsc", "maturin",
 }
+_PYTHON = re.compile(r"python[0-9.]*")
 _INSTALLERS = {"pip", "pip3", "conda", "mamba", "apt", "apt-get", "npm", "yarn", "pnpm", "poetry", "gem", "brew"}
 
 
@@ -83,7 +84,7 @@ class Rule:
 def _python_prints(command: Command) -> bool:
     """`python -c "..."` or `python - <<EOF` that writes no file: a look at the environment."""
     words = command.words
-    if not words or re.fullmatch(r"python[0-9.]*", command.program) is None:
+    if not words or _PYTHON.fullmatch(command.program) is None:
         return False
     if "--version" in words or "-V" in words:
         return True
@@ -215,20 +216,25 @@ def shell_text(call: ParsedToolCall) -> str | None:
     return None
 
 
+# The table split by level once, so that each call and command only meets the rules of its level.
+_CALL_RULES = tuple((rule.call, rule.kind) for rule in RULES if rule.call is not None)
+_COMMAND_RULES = tuple((rule.command, rule.kind) for rule in RULES if rule.command is not None)
+
+
 def call_kinds(call: ParsedToolCall, context: Context, commands: list[Command] | None = None) -> list[str]:
     """The kinds of one tool call, in StepKind order; ["other"] when no rule fires."""
     kinds: set[StepKind] = set()
-    for rule in RULES:
-        if rule.call is not None and rule.call(call):
-            kinds.add(rule.kind)
+    for test, kind in _CALL_RULES:
+        if test(call):
+            kinds.add(kind)
     text = shell_text(call)
     if text is not None and StepKind.WAIT not in kinds:
         if commands is None:
             commands = split_commands(text)
         for command in commands:
-            for rule in RULES:
-                if rule.command is not None and rule.command(command, context):
-                    kinds.add(rule.kind)
+            for test, kind in _COMMAND_RULES:
+                if test(command, context):
+                    kinds.add(kind)
         if StepKind.BENCHMARK not in kinds and context.benchmark.pattern is not None:
             kinds.update(_pattern_across_commands(text, commands, context))
     if not kinds:
