@@ -12,15 +12,13 @@ trajectory file, and the ratio of the two. Targets: ratio <= 5, >= 1,000
 steps/s.
 
 The time per trial is broken down into reading the folder (JSON parse and
-ATIF conversion), trajectory analysis, and storing; on PostgreSQL storing
-includes building the full-text search documents (the GIN-indexed
-expressions of migration 0005 and the generated output document of 0004),
-which PostgreSQL computes inside the COPY, and the upkeep of their GIN
-indexes. Their cost is measured by importing the same N trials again after
-dropping every full-text index and document (the difference of the two
-medians), and the vectors alone by computing the same expressions again
-over one stored trial. Both are shown inside the total and beside it as
-"without search indexing", never hidden.
+ATIF conversion), trajectory analysis, and storing. Storing includes search
+indexing: the importer splits each step's texts into its search document
+(trajectories.search_document, timed alone) and PostgreSQL keeps the GIN
+index of migration 0006. Its whole cost is measured by importing the same N
+trials again with empty documents and without the index (the difference of
+the two medians), shown inside the total and beside it as "without search
+indexing", never hidden.
 """
 from __future__ import annotations
 
@@ -32,7 +30,6 @@ import statistics
 import sys
 import tempfile
 import time
-from importlib import import_module
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -96,7 +93,6 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     from harbor.models.trajectories import Trajectory
 
     from tasks.services import match_task, task_spec
-    from django.db import connection
 
     from trajectories.analysis import analyse_rollout
     from trajectories.models import Rollout, Step
@@ -135,14 +131,13 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     )
 
     per_trial = statistics.median(times)
-    storing = per_trial - reading - analysing
     stored = f"{Rollout.objects.count()} rollouts, {Step.objects.count()} steps"
-    vectors = indexing = 0.0
+    documents = _median_time(lambda: _documents_of(folder.trajectory), repeat=max(n, 10))
+    storing = per_trial - reading - analysing
+    indexing = 0.0
     plain_total = total
-    if not drop_search_indexes and connection.vendor == "postgresql":
-        one = Rollout.objects.filter(trial_name__startswith="bench__").order_by("pk").first()
-        vectors = _search_document_time(one.pk, repeat=max(n, 5))
-        # The same bulk import again, without any full-text index or document.
+    if not drop_search_indexes:
+        # The same bulk import again, with no document and no index.
         _drop_search_indexes()
         for index in range(n):
             _copy_trial(TRIAL, copies / "plain" / f"plain__{index:04d}")
@@ -160,8 +155,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     print(f"  trajectory analysis:          {analysing * 1000:8.1f} ms")
     print(f"  storing (the rest):           {storing * 1000:8.1f} ms")
     if indexing:
-        print(f"    of which search indexing:   {indexing * 1000:8.1f} ms   (vs. the same import without full-text indexes)")
-        print(f"      building the vectors:     {vectors * 1000:8.1f} ms   (to_tsvector alone; the rest is GIN upkeep, WAL)")
+        print(f"    of which search indexing:   {indexing * 1000:8.1f} ms   (vs. the same import with no document or index)")
+        print(f"      the documents' words:     {documents * 1000:8.1f} ms   (search_document alone; the rest is GIN upkeep, WAL)")
         print(f"    of which the rest:          {(storing - indexing) * 1000:8.1f} ms   (rows, queries, commit)")
     print(f"steps per second (bulk):        {steps / total:8.0f}        (target >= 1,000)")
     if indexing:
@@ -196,64 +191,26 @@ def _bulk_import(folder: Path, import_path) -> tuple[list[float], float, int] | 
     return times, total, sum(outcome.n_steps for outcome in report.outcomes)
 
 
-def _search_document_time(rollout_id: int, repeat: int) -> float:
-    """Median time PostgreSQL takes to build one trial's full-text documents.
+def _documents_of(trajectory) -> list[str]:
+    """The search documents the importer builds for `trajectory`."""
+    from trajectories.search_document import step_documents
 
-    The same expressions the import makes PostgreSQL compute (the indexed
-    ones of migration 0005, the generated output document of 0004), computed
-    again over the stored trial; 0 on other databases.
-    """
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        return 0.0
-    chars = import_module("trajectories.migrations.0004_h8speed_output_search_document").DOCUMENT_CHARS
-    queries = [
-        "SELECT sum(length(to_tsvector('simple', COALESCE(left(message, %s), '')))"
-        " + length(to_tsvector('simple', COALESCE(left(reasoning, %s), ''))))"
-        " FROM trajectories_step WHERE rollout_id = %s",
-        "SELECT sum(length(to_tsvector('simple', COALESCE(left(c.arguments::text, %s), ''))))"
-        " FROM trajectories_toolcall c JOIN trajectories_step s ON s.id = c.step_id WHERE s.rollout_id = %s",
-        "SELECT sum(length(to_tsvector('simple', left(COALESCE(trajectories_distinct_lines(o.content), ''), %s))))"
-        " FROM trajectories_observation o JOIN trajectories_step s ON s.id = o.step_id WHERE s.rollout_id = %s",
-    ]
-
-    def build():
-        with connection.cursor() as cursor:
-            cursor.execute(queries[0], [chars, chars, rollout_id])
-            cursor.execute(queries[1], [chars, rollout_id])
-            cursor.execute(queries[2], [chars, rollout_id])
-
-    def baseline():
-        # The same row reads without the text search, subtracted.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT sum(length(message) + length(reasoning)) FROM trajectories_step WHERE rollout_id = %s", [rollout_id])
-            cursor.execute(
-                "SELECT sum(length(c.arguments::text)) FROM trajectories_toolcall c"
-                " JOIN trajectories_step s ON s.id = c.step_id WHERE s.rollout_id = %s",
-                [rollout_id],
-            )
-            cursor.execute(
-                "SELECT sum(length(o.content)) FROM trajectories_observation o"
-                " JOIN trajectories_step s ON s.id = o.step_id WHERE s.rollout_id = %s",
-                [rollout_id],
-            )
-
-    return max(0.0, _median_time(build, repeat) - _median_time(baseline, repeat))
+    return step_documents(
+        (step.message, step.reasoning, [call.arguments for call in step.tool_calls], [o.content for o in step.observations])
+        for step in trajectory.steps
+    )
 
 
 def _drop_search_indexes() -> None:
+    """No search index, and an importer that writes empty documents."""
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("ALTER TABLE trajectories_observation DROP COLUMN IF EXISTS search_document")
-        cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename LIKE 'trajectories_%%' AND indexdef LIKE '%%to_tsvector%%'"
-        )
-        for (name,) in cursor.fetchall():
-            cursor.execute(f'DROP INDEX "{name}"')
+    import trajectories.ingest
+
+    trajectories.ingest.step_documents = lambda steps: [""] * len(list(steps))
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("DROP INDEX IF EXISTS trajectories_step_search_document")
 
 
 def _register_task() -> None:

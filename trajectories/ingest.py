@@ -26,6 +26,7 @@ from . import analysis, failure_service
 from .atif import _text
 from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
 from .parsed import ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
+from .search_document import step_documents
 from .trial_folder import TrialFolder, TrialFolderError, folder_checksum, is_trial_dir, read_trial_folder
 
 logger = logging.getLogger(__name__)
@@ -372,10 +373,17 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
     step_rows: list[dict[str, Any]] = []
     parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
     if trajectory:
+        # Every step's document, stored ones too: output lines count where first shown.
+        documents = step_documents(
+            (parsed.message, parsed.reasoning, [call.arguments for call in parsed.tool_calls], [o.content for o in parsed.observations])
+            for parsed in trajectory.steps
+        )
         for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
             if position < start:
                 continue
-            step_rows.append(_step_row(rollout, None, position, parsed, analysed, agent_started_at))
+            row = _step_row(rollout, None, position, parsed, analysed, agent_started_at)
+            row["search_document"] = documents[position]
+            step_rows.append(row)
             parsed_of_row.append((parsed, analysed))
     for sub, parsed_sub in subtrajectories:
         for position, parsed in enumerate(parsed_sub.steps):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from .fields import SearchDocumentField
+
 
 class RolloutStatus(models.TextChoices):
     QUEUED = "queued"
@@ -174,6 +176,11 @@ class Step(models.Model):
     metric_score = models.FloatField(null=True, blank=True)
     metric_status = models.CharField(max_length=20, blank=True, help_text="parsed | unparseable | ''")
     diff = models.TextField(blank=True, help_text="unified diffs of the files this step edited")
+    # The words search finds this step by: its message, reasoning, commands
+    # and the output lines it first showed (trajectories.search_document).
+    # The importer writes it; trajectories.search.rebuild_documents after
+    # any other change to those fields.
+    search_document = SearchDocumentField(blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["rollout", "subtrajectory", "position"]
@@ -200,8 +207,6 @@ class ToolCall(models.Model):
 
 
 class Observation(models.Model):
-    # On PostgreSQL the table also has `search_document`, a generated tsvector
-    # column for full-text search (migration 0004), not declared here.
     step = models.ForeignKey(Step, on_delete=models.CASCADE, related_name="observations")
     tool_call = models.ForeignKey(ToolCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="observations")
     position = models.PositiveIntegerField()

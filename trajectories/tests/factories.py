@@ -13,6 +13,7 @@ from django.utils import timezone
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Observation, Rollout, Step, ToolCall
+from trajectories import search
 
 _seq = count(1)
 
@@ -111,6 +112,7 @@ def add_step(
         )
     for i, content in enumerate(outputs):
         Observation.objects.create(step=step, position=i, content=content)
+    search.rebuild_documents([rollout.pk])
     return step
 
 

@@ -79,20 +79,51 @@ def test_hostile_text_in_results_is_escaped(client):
     assert "<script>alert" not in html and "&lt;script&gt;" in html
 
 
-def test_full_text_on_postgresql_substring_elsewhere():
+def test_words_in_any_order_exact_phrase_first():
     rollout = factories.make_rollout()
     factories.add_step(rollout, 1, message="We join on a hash table of keys.")
-    factories.add_step(rollout, 2, message="hash join hash join hash join")
+    factories.add_step(rollout, 2, message="Hash join, then hash join again.")
     factories.add_step(rollout, 3, commands=["python3 /app/evaluate_local.py\n"])
     hits = search.search_steps("hash join")
-    if search.uses_full_text():
-        # Words in any order; the step that says them most ranks first.
-        assert [h.step_id for h in hits] == [2, 1]
-        assert hits[0].rank > hits[1].rank > 0
-    else:
-        assert [h.step_id for h in hits] == [2]
-    # A fragment inside a path token: full text misses it, the fallback finds it.
-    assert [h.step_id for h in search.search_steps("evaluate_local")] == [3]
+    assert [h.step_id for h in hits] == [2, 1]
+    assert hits[0].rank > hits[1].rank > 0
+    # A fragment of a path: its words find it, centred on the fragment.
+    (hit,) = search.search_steps("evaluate_local")
+    assert hit.step_id == 3 and hit.rank == 1.0 and "/app/evaluate_local.py" in hit.snippet
+    # Punctuation in the query is no operator: the same words, the same steps.
+    assert [h.step_id for h in search.search_steps("local & !evaluate")] == [3]
+
+
+def test_substring_fallback_when_no_step_has_every_word():
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=["loss=0.5 ->"])
+    # "->" has no words at all; only the substring stage can find it.
+    assert where(search.search_steps("->")) == [(rollout.pk, 1, "output")]
+    assert search.search_steps("->")[0].rank == 0.0
+
+
+def test_an_output_line_is_found_at_the_step_that_first_showed_it():
+    """Terminal screens repeat: a line is indexed once, where it appeared."""
+    rollout = factories.make_rollout()
+    screen = "$ python3 train.py\nCUDA out of memory\n"
+    factories.add_step(rollout, 1, outputs=["$ ls\nREADME.md"])
+    factories.add_step(rollout, 2, outputs=[screen])
+    factories.add_step(rollout, 3, outputs=[screen + "$ nvidia-smi\n"])
+    assert where(search.search_steps("out of memory")) == [(rollout.pk, 2, "output")]
+    assert where(search.search_steps("nvidia-smi")) == [(rollout.pk, 3, "output")]
+    # The rollout page's in-page find still sees every screen that shows it.
+    assert search.matching_step_ids(rollout.pk, "out of memory") == [2, 3]
+
+
+def test_documents_are_rebuilt_after_an_edit():
+    from trajectories.models import Observation
+
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=["avr_loss=0.305"])
+    factories.add_step(rollout, 2, outputs=["nothing to see"])
+    Observation.objects.filter(step__step_id=2).update(content="now avr_loss too")
+    assert search.rebuild_documents([rollout.pk]) == 2
+    assert {h.step_id for h in search.search_steps("avr_loss")} == {1, 2}
 
 
 def test_view_paginates_50_per_page(client):
@@ -107,37 +138,8 @@ def test_view_paginates_50_per_page(client):
     assert f'href="/rollouts/{rollout.pk}/#step-1"' not in second
 
 
-postgresql_only = pytest.mark.skipif(not search.uses_full_text(), reason="full-text documents exist on PostgreSQL only")
-
-
-@postgresql_only
-def test_output_document_keeps_every_word_of_a_repetitive_output():
-    """The stored output document is built from distinct lines: same words, smaller."""
-    from django.db import connection
-
-    from trajectories.models import Observation
-
-    progress = "INFO:trainer: epoch is incremented. current_epoch: 0, epoch: 2\n" * 300
-    rollout = factories.make_rollout()
-    factories.add_step(rollout, 1, outputs=[progress + "steps: 100%|██████| 3000/3000 avr_loss=0.305\n" + progress])
-    factories.add_step(rollout, 2, outputs=["nothing to see"])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT strip(search_document) = strip(to_tsvector('simple', content)), length(search_document)"
-            " FROM trajectories_observation ORDER BY id"
-        )
-        rows = cursor.fetchall()
-    assert [same for same, _ in rows] == [True, True] and rows[0][1] > 5
-    hits = search.search_steps("avr_loss")
-    assert where(hits) == [(rollout.pk, 1, "output")] and hits[0].rank > 0
-    # The document follows edits of the output.
-    Observation.objects.filter(step__step_id=2).update(content="now avr_loss too")
-    assert {h.step_id for h in search.search_steps("avr_loss")} == {1, 2}
-
-
-@postgresql_only
-def test_huge_texts_are_stored_and_their_start_found_by_full_text():
-    """PostgreSQL refuses a tsvector over 1 MB: documents are cut, the rows are kept."""
+def test_huge_texts_are_stored_and_their_start_found_by_words():
+    """Documents are capped (PostgreSQL refuses a tsvector over 1 MB); the rows are kept."""
     huge = "first-words here\n" + "".join(f"word{i} " for i in range(200_000)) + "\nlast-words"
     rollout = factories.make_rollout()
     factories.add_step(rollout, 1, outputs=[huge])
@@ -145,5 +147,46 @@ def test_huge_texts_are_stored_and_their_start_found_by_full_text():
     assert where(search.search_steps("first-words")) == [(rollout.pk, 1, "output")]
     assert where(search.search_steps("first-message")) == [(rollout.pk, 2, "message")]
     assert where(search.search_steps("first-typed")) == [(rollout.pk, 2, "command")]
-    # Beyond the cut, the substring fallback still finds it.
+    # Beyond the cap, the substring fallback still finds it.
     assert where(search.search_steps("last-words")) == [(rollout.pk, 1, "output")]
+
+
+@pytest.mark.skipif(not search.uses_full_text(), reason="tsvector documents exist on PostgreSQL only")
+def test_postgresql_stores_any_text_as_a_tsvector():
+    """Quotes, backslashes, colons and odd spaces never break the document literal."""
+    from django.db import connection
+
+    text = "it's a \\path\\ with a:b:c, ÄPFEL\u3000und\u00a0birnen, 'quoted' \\' done"
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, message=text)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_typeof(search_document)::text, length(search_document) FROM trajectories_step")
+        assert cursor.fetchone()[0] == "tsvector"
+    for q in ("path", "a:b", "äpfel", "quoted", "it's"):
+        assert where(search.search_steps(q)) == [(rollout.pk, 1, "message")], q
+
+
+def test_real_trial_words_are_found_where_they_first_show(shared_trials_dir):
+    """Checked against the trajectory file read with plain json."""
+    import json
+
+    from trajectories.models import Rollout
+    from trajectories.services import import_path
+
+    from .real_trials import OPUS
+
+    factories.make_task("flux2_klein_lora")
+    assert import_path(shared_trials_dir).ok
+    opus = Rollout.objects.get(trial_name__contains="2TyoFTQ")
+    raw = json.loads((shared_trials_dir / OPUS / "agent" / "trajectory.json").read_text())["steps"]
+
+    def outputs(step):
+        return "\n".join(r.get("content") or "" for r in (step.get("observation") or {}).get("results") or [])
+
+    showing = [step["step_id"] for step in raw if "avr_loss" in outputs(step).lower()]
+    assert len(showing) > 3
+    hits = search.search_steps("avr_loss", search.Filters(rollout=opus.pk))
+    # Screens repeat: the word search names the step that first showed the
+    # line, in-page find every step whose full output holds it.
+    assert min(h.step_id for h in hits if h.where == "output") == showing[0]
+    assert set(search.matching_step_ids(opus.pk, "avr_loss")) >= set(showing)

@@ -1,0 +1,135 @@
+"""The words a step is found by: one rule for documents and queries.
+
+Search runs in two stages (see trajectories.search): a step is a candidate
+when its *document* holds every word of the query, then the fields of the
+candidates are read to say where the words are and to rank exact phrases
+first. This module is the first stage's single source of truth: how text
+splits into words, what a step's document holds, and how a query becomes
+the same words.
+
+A word is a run of ASCII letters and digits, or of non-ASCII characters,
+lower-cased: `python3 /app/evaluate_local.py` is `python3 app evaluate
+local py`. Splitting at every punctuation mark means a fragment someone
+pastes ("evaluate_local", "avr_loss=0.3") finds the step, as their words
+in any order would. Tokenising bytes with one translate-and-split is an
+order of magnitude faster than PostgreSQL's text parser (`to_tsvector`),
+which was most of an import's time.
+
+A document is the step's distinct words, each quoted, space-separated
+(`'python3' 'app'`): the literal of a tsvector without positions behind a
+GIN index on PostgreSQL, and plain text on SQLite, where a word is found as
+its quoted form. Quoting keeps a word whole in PostgreSQL even when it holds
+a character it reads as a space.
+
+Terminal outputs redraw the same screen after every keystroke batch: a
+line is indexed at the first step that shows it (`OutputLines`), so a search
+for an error finds the step that produced it, not every later step whose
+screen still holds it. The rollout page's in-page search still matches the
+full outputs.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+# Every ASCII byte that is not a letter or digit splits words.
+_SEPARATORS = bytes(c for c in range(128) if not chr(c).isalnum())
+_SPLIT = bytes.maketrans(_SEPARATORS, b" " * len(_SEPARATORS))
+
+# PostgreSQL refuses lexemes over 2 KB and tsvectors over 1 MB. Words this
+# long are blobs (hashes are 64), and a document this size is a log dump.
+MAX_WORD_BYTES = 100
+MAX_DOCUMENT_WORDS = 20_000
+
+
+def words(text: str) -> list[str]:
+    """The distinct words of `text` in order of first appearance."""
+    return [word.decode("utf-8", "replace") for word in dict.fromkeys(_split(text)) if len(word) <= MAX_WORD_BYTES]
+
+
+def _split(text: str) -> list[bytes]:
+    if not text.isascii():
+        # bytes.lower() folds ASCII only; str.lower() is slower, so only here.
+        text = text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().translate(_SPLIT).split()
+
+
+def document(texts: Iterable[str]) -> str:
+    """The document of a step whose searchable texts are `texts`."""
+    raw = _split("\n".join(text for text in texts if text))
+    # A set is faster than keeping order, and a tsvector has none; order
+    # matters only when the cap cuts, to keep the first words.
+    distinct = set(raw)
+    if len(distinct) > MAX_DOCUMENT_WORDS:
+        distinct = dict.fromkeys(raw)
+    distinct = [word for word in distinct if len(word) <= MAX_WORD_BYTES][:MAX_DOCUMENT_WORDS]
+    if not distinct:
+        return ""
+    # Joined as bytes and decoded once: a step has hundreds of words.
+    return (b"'" + b"' '".join(distinct) + b"'").decode("utf-8", "replace")
+
+
+def quoted(word: str) -> str:
+    """How `word` appears in a document."""
+    return f"'{word}'"
+
+
+def query_words(q: str) -> list[str]:
+    """The words a query needs, all of them, in any order."""
+    return words(q)
+
+
+def tsquery(query: list[str]) -> str:
+    """A PostgreSQL tsquery literal requiring every word of `query`.
+
+    Words come from `words`, so they hold no quote, backslash or colon;
+    quoting each keeps characters such as `!` or `&` from being operators.
+    """
+    return " & ".join(quoted(word) for word in query)
+
+
+class OutputLines:
+    """The lines of a rollout's outputs not seen at an earlier step."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.outputs: set[str] = set()
+
+    def new(self, content: str) -> str:
+        """The lines of `content` that earlier outputs did not show."""
+        if not content or content in self.outputs:
+            return ""  # agents poll: the same screen again is common
+        self.outputs.add(content)
+        # In no particular order: the words of a document have none.
+        fresh = set(content.split("\n")) - self.seen
+        self.seen |= fresh
+        return "\n".join(fresh)
+
+
+def flatten(value: Any) -> str:
+    """The strings and numbers of a JSON value (a tool call's arguments).
+
+    Not its JSON text: escapes would glue words together (`\\nimport`).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(flatten(item) for item in value.values())
+    if isinstance(value, list):
+        return "\n".join(flatten(item) for item in value)
+    if value is None or isinstance(value, bool):
+        return ""
+    return str(value)
+
+
+def step_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> list[str]:
+    """The documents of a trajectory's steps, in order.
+
+    Each step is (message, reasoning, tool call arguments, output contents);
+    an output line is in the document of the first step that shows it.
+    """
+    lines = OutputLines()
+    return [
+        document([message, reasoning, *map(flatten, arguments), *map(lines.new, outputs)])
+        for message, reasoning, arguments, outputs in steps
+    ]

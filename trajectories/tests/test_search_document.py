@@ -1,0 +1,86 @@
+"""What a word is, and what a step's search document holds."""
+import pytest
+
+from trajectories.search_document import (
+    MAX_DOCUMENT_WORDS,
+    OutputLines,
+    document,
+    flatten,
+    query_words,
+    step_documents,
+    tsquery,
+)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("python3 /app/evaluate_local.py --size large", ["python3", "app", "evaluate", "local", "py", "size", "large"]),
+        ("avr_loss=0.305", ["avr", "loss", "0", "305"]),
+        ("CUDA out of memory. Tried to allocate", ["cuda", "out", "of", "memory", "tried", "to", "allocate"]),
+        ("loss loss LOSS", ["loss"]),
+        ("ÄPFEL und Birnen", ["äpfel", "und", "birnen"]),
+        ("steps: 100%|██████| 3000/3000", ["steps", "100", "██████", "3000"]),
+        ("it's a:b \\x 'q'", ["it", "s", "a", "b", "x", "q"]),
+        ("->  ;; ", []),
+        ("", []),
+        # Blobs are no words (PostgreSQL refuses lexemes over 2 KB).
+        ("key " + "A" * 101, ["key"]),
+    ],
+)
+def test_words(text, expected):
+    assert query_words(text) == expected
+
+
+def test_document_is_quoted_distinct_words():
+    doc = document(["Hash join", "", "hash TABLE"])
+    assert sorted(doc.split(" ")) == ["'hash'", "'join'", "'table'"]
+    assert document(["", "->"]) == ""
+
+
+def test_document_is_capped_keeping_the_first_words():
+    text = "first " + " ".join(f"w{i}" for i in range(MAX_DOCUMENT_WORDS + 10)) + " last"
+    doc = document([text]).split(" ")
+    assert len(doc) == MAX_DOCUMENT_WORDS and "'first'" in doc and "'last'" not in doc
+
+
+def test_tsquery_requires_every_word():
+    assert tsquery(query_words("local & !evaluate")) == "'local' & 'evaluate'"
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ({"keystrokes": "cat > a.py <<EOF\nimport torch\nEOF\n", "duration": 0.5}, "cat > a.py <<EOF\nimport torch\nEOF\n\n0.5"),
+        ({"path": "/app/x", "edits": [{"old": "a", "new": "b"}], "dry": True}, "/app/x\na\nb\n"),
+        (None, ""),
+    ],
+)
+def test_flatten_keeps_words_apart(value, expected):
+    # Not JSON text: its "\n" escapes would glue "nimport" together.
+    assert flatten(value) == expected
+
+
+def test_output_lines_are_new_once():
+    lines = OutputLines()
+    assert sorted(lines.new("$ ls\nREADME.md\n$ ").split("\n")) == ["$ ", "$ ls", "README.md"]
+    assert lines.new("$ ls\nREADME.md\n$ ") == ""
+    assert lines.new("$ ls\nREADME.md\n$ python3 train.py\nCUDA out of memory") in (
+        "$ python3 train.py\nCUDA out of memory",
+        "CUDA out of memory\n$ python3 train.py",
+    )
+
+
+def test_step_documents_index_a_line_where_it_first_shows():
+    screen = "$ python3 train.py\nCUDA out of memory"
+    docs = step_documents(
+        [
+            ("Run it.", "", [{"keystrokes": "python3 train.py\n"}], [screen]),
+            ("Poll.", "", [{"keystrokes": ""}], [screen]),
+            ("", "Think", [], [screen + "\n$ nvidia-smi"]),
+        ]
+    )
+    words = [set(doc.split(" ")) for doc in docs]
+    assert {"'cuda'", "'memory'", "'train'", "'run'"} <= words[0]
+    assert words[1] == {"'poll'"}
+    assert words[2] == {"'think'", "'nvidia'", "'smi'"}
