@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
+
 from .parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
 
 MAX_WARNINGS = 20
@@ -51,6 +53,8 @@ KNOWN_STEP_KEYS = frozenset(
 )
 # Per-token arrays can be larger than the whole conversation; they are dropped.
 BULKY_METRIC_KEYS = ("prompt_token_ids", "completion_token_ids", "logprobs")
+# Metric keys with a ParsedStep field of their own, or dropped; the rest go to extra.
+STEP_METRIC_KEYS = frozenset({"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", *BULKY_METRIC_KEYS})
 
 
 class AtifError(ValueError):
@@ -72,14 +76,57 @@ def read_json_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> Any:
     write) after every episode, so a reader can catch it empty or cut short;
     a moment later it is whole again.
     """
+    return _read_json(Path(path), attempts=attempts, delay=delay)[0]
+
+
+def parse_trajectory_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> ParsedTrajectory:
     path = Path(path)
+    data, storable = _read_json(path, attempts=attempts, delay=delay)
+    return _parse(data, source=str(path), storable=storable)
+
+
+def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> ParsedTrajectory:
+    try:
+        data, storable = decode_json(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AtifError(source, f"is not valid JSON ({exc})") from exc
+    return _parse(data, source=source, storable=storable)
+
+
+def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTrajectory:
+    """A ParsedTrajectory from decoded JSON; validation problems become warnings."""
+    return _parse(data, source=source, storable=False)
+
+
+def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
+    """(decoded JSON, whether every string in it is already storable).
+
+    Bytes go through pydantic-core's JSON parser, which is faster than the
+    json module and yields the same values for every document it accepts.
+    It refuses lone surrogates (escaped or not) and a byte order mark, so
+    when it fails the json module decides, with its own errors and its own
+    leniency. A document it accepted holds no lone surrogate, and a NUL
+    can only come from a `\\u0000` escape: without one, no string needs
+    cleaning, which spares a pass over every character of the file.
+    """
+    if isinstance(raw, (bytes, bytearray)):
+        try:
+            data = pydantic_core.from_json(raw)
+        except ValueError:
+            pass
+        else:
+            return data, b"\\u0000" not in raw
+    return json.loads(raw), False
+
+
+def _read_json(path: Path, *, attempts: int, delay: float) -> tuple[Any, bool]:
     for attempt in range(max(1, attempts)):
         try:
             raw = path.read_bytes()
         except OSError as exc:
             raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
         try:
-            return json.loads(raw)
+            return decode_json(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             if attempt + 1 >= max(1, attempts):
                 raise AtifError(str(path), f"is not valid JSON ({exc})") from exc
@@ -87,27 +134,13 @@ def read_json_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> Any:
     raise AssertionError("unreachable")
 
 
-def parse_trajectory_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> ParsedTrajectory:
-    path = Path(path)
-    return parse_trajectory_data(read_json_file(path, attempts=attempts, delay=delay), source=str(path))
-
-
-def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> ParsedTrajectory:
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise AtifError(source, f"is not valid JSON ({exc})") from exc
-    return parse_trajectory_data(data, source=source)
-
-
-def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTrajectory:
-    """A ParsedTrajectory from decoded JSON; validation problems become warnings."""
+def _parse(data: Any, *, source: str, storable: bool) -> ParsedTrajectory:
     if not isinstance(data, dict):
         raise AtifError(source, f"is not an ATIF trajectory (a JSON {type(data).__name__}, not an object)")
     if not isinstance(data.get("steps"), list):
         raise AtifError(source, "is not an ATIF trajectory (no list of steps)")
     warnings = validation_warnings(data)
-    trajectory = _trajectory(data, warnings, depth=0)
+    trajectory = _Converter(warnings, storable).trajectory(data, depth=0)
     trajectory.warnings = _cap(warnings)
     return trajectory
 
@@ -134,187 +167,200 @@ def validation_warnings(data: dict) -> list[str]:
 # -- Conversion ---------------------------------------------------------------
 
 
-def _trajectory(data: dict, warnings: list[str], *, depth: int) -> ParsedTrajectory:
-    agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
-    agent_extra = dict(agent["extra"]) if isinstance(agent.get("extra"), dict) else {}
-    if isinstance(agent.get("tool_definitions"), list):
-        agent_extra["tool_definitions"] = agent["tool_definitions"]
-    root = {
-        key: data[key]
-        for key in ("notes", "extra", "continued_trajectory_ref")
-        if data.get(key) not in (None, "", {})
-    }
-    if root:
-        agent_extra["trajectory"] = root
+class _Converter:
+    """The tolerant conversion of one decoded document and its subagents.
 
-    steps = []
-    for position, raw in enumerate(data["steps"]):
-        if not isinstance(raw, dict):
-            warnings.append(_short(f"steps.{position}: not an object, skipped"))
-            continue
-        steps.append(_step(raw, position, warnings))
-
-    subagents = []
-    embedded = data.get("subagent_trajectories")
-    if isinstance(embedded, list):
-        if depth >= MAX_SUBAGENT_DEPTH:
-            warnings.append("subagent_trajectories nested too deep, ignored")
-        else:
-            for index, sub in enumerate(embedded):
-                if isinstance(sub, dict) and isinstance(sub.get("steps"), list):
-                    subagents.append(_trajectory(sub, warnings, depth=depth + 1))
-                else:
-                    warnings.append(_short(f"subagent_trajectories.{index}: no list of steps, skipped"))
-
-    final_metrics = data.get("final_metrics")
-    return ParsedTrajectory(
-        schema_version=_text(data.get("schema_version"))[:SCHEMA_VERSION_LENGTH],
-        session_id=_text(data.get("session_id")),
-        agent_name=_text(agent.get("name"))[:NAME_LENGTH],
-        agent_version=_text(agent.get("version"))[:NAME_LENGTH],
-        model_name=_text(agent.get("model_name"))[:NAME_LENGTH],
-        steps=steps,
-        agent_extra=clean_json(agent_extra),
-        final_metrics=clean_json(final_metrics) if isinstance(final_metrics, dict) else {},
-        subagents=subagents,
-        trajectory_id=_text(data.get("trajectory_id")),
-    )
-
-
-def _step(raw: dict, position: int, warnings: list[str]) -> ParsedStep:
-    extra: dict[str, Any] = {}
-    step_id = _int(raw.get("step_id"))
-    if step_id is None:
-        step_id = position + 1
-        warnings.append(_short(f"steps.{position}.step_id: missing or not an integer, using {step_id}"))
-
-    message, parts = _content(raw.get("message"))
-    if parts:
-        extra["message_parts"] = parts
-
-    metrics = raw.get("metrics") if isinstance(raw.get("metrics"), dict) else {}
-    metrics_extra = {
-        key: value
-        for key, value in metrics.items()
-        if key not in ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", *BULKY_METRIC_KEYS)
-    }
-    if metrics_extra:
-        extra["metrics"] = metrics_extra
-
-    tool_calls = []
-    raw_calls = raw.get("tool_calls")
-    if isinstance(raw_calls, list):
-        for index, call in enumerate(raw_calls):
-            if not isinstance(call, dict):
-                continue
-            call_id = _text(call.get("tool_call_id"))[:NAME_LENGTH]
-            tool_calls.append(
-                ParsedToolCall(
-                    call_id=call_id,
-                    function_name=_text(call.get("function_name"))[:NAME_LENGTH] or "unknown",
-                    arguments=_arguments(call.get("arguments")),
-                )
-            )
-            if isinstance(call.get("extra"), dict) and call["extra"]:
-                extra.setdefault("tool_call_extra", {})[call_id or str(index)] = call["extra"]
-
-    observations = []
-    observation = raw.get("observation")
-    results = observation.get("results") if isinstance(observation, dict) else None
-    if isinstance(results, list):
-        for result in results:
-            if isinstance(result, dict):
-                observations.append(_observation(result))
-            elif isinstance(result, str):
-                observations.append(ParsedObservation(source_call_id="", content=_text(result)))
-
-    for key in ("reasoning_effort", "is_copied_context", "llm_call_count"):
-        if raw.get(key) is not None:
-            extra[key] = raw[key]
-    if isinstance(raw.get("extra"), dict) and raw["extra"]:
-        extra["extra"] = raw["extra"]
-    unknown = {key: value for key, value in raw.items() if key not in KNOWN_STEP_KEYS}
-    if unknown:
-        extra["unknown"] = unknown
-
-    return ParsedStep(
-        step_id=step_id,
-        timestamp=parse_timestamp(raw.get("timestamp")),
-        source=(_text(raw.get("source")) or "unknown")[:SOURCE_LENGTH],
-        message=message,
-        reasoning=_text(raw.get("reasoning_content")),
-        model_name=_text(raw.get("model_name"))[:NAME_LENGTH],
-        prompt_tokens=_int(metrics.get("prompt_tokens")),
-        completion_tokens=_int(metrics.get("completion_tokens")),
-        cached_tokens=_int(metrics.get("cached_tokens")),
-        cost_usd=_float(metrics.get("cost_usd")),
-        tool_calls=tool_calls,
-        observations=observations,
-        extra=clean_json(extra) if extra else {},
-    )
-
-
-def _observation(result: dict) -> ParsedObservation:
-    content, parts = _content(result.get("content"))
-    extra: dict[str, Any] = {}
-    if parts:
-        extra["content_parts"] = parts
-    if isinstance(result.get("extra"), dict) and result["extra"]:
-        extra["extra"] = result["extra"]
-    refs = result.get("subagent_trajectory_ref")
-    # ATIF allows one ref object (older files) or a list of them.
-    if isinstance(refs, dict):
-        refs = [refs]
-    refs = [ref for ref in refs if isinstance(ref, dict)] if isinstance(refs, list) else []
-    subagent_ref = None
-    if refs:
-        subagent_ref = clean_json(refs[0])
-        if len(refs) > 1:
-            extra["subagent_refs"] = refs
-    return ParsedObservation(
-        source_call_id=_text(result.get("source_call_id"))[:NAME_LENGTH],
-        content=content,
-        subagent_ref=subagent_ref,
-        extra=clean_json(extra) if extra else {},
-    )
-
-
-def _content(value: Any) -> tuple[str, list]:
-    """(text, other parts) of a message or observation content.
-
-    ATIF 1.6 allows a list of content parts (text, image, audio) instead of
-    a string; the text parts are joined and the others returned for `extra`.
+    `storable` says the decoder already ruled out NUL characters and lone
+    surrogates, so strings are taken as they are rather than checked one
+    by one; the result is the same either way.
     """
-    if value is None:
-        return "", []
-    if isinstance(value, str):
-        return _text(value), []
-    if isinstance(value, list):
-        texts, others = [], []
-        for part in value:
-            if isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            elif isinstance(part, str):
-                texts.append(part)
+
+    def __init__(self, warnings: list[str], storable: bool):
+        self.warnings = warnings
+        self.text = _storable_text if storable else _text
+        self.json = _storable_json if storable else clean_json
+
+    def trajectory(self, data: dict, *, depth: int) -> ParsedTrajectory:
+        text, warnings = self.text, self.warnings
+        agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
+        agent_extra = dict(agent["extra"]) if isinstance(agent.get("extra"), dict) else {}
+        if isinstance(agent.get("tool_definitions"), list):
+            agent_extra["tool_definitions"] = agent["tool_definitions"]
+        root = {
+            key: data[key]
+            for key in ("notes", "extra", "continued_trajectory_ref")
+            if data.get(key) not in (None, "", {})
+        }
+        if root:
+            agent_extra["trajectory"] = root
+
+        steps = []
+        for position, raw in enumerate(data["steps"]):
+            if not isinstance(raw, dict):
+                warnings.append(_short(f"steps.{position}: not an object, skipped"))
+                continue
+            steps.append(self.step(raw, position))
+
+        subagents = []
+        embedded = data.get("subagent_trajectories")
+        if isinstance(embedded, list):
+            if depth >= MAX_SUBAGENT_DEPTH:
+                warnings.append("subagent_trajectories nested too deep, ignored")
             else:
-                others.append(part)
-        return _text("\n".join(texts)), others
-    return _text(value), []
+                for index, sub in enumerate(embedded):
+                    if isinstance(sub, dict) and isinstance(sub.get("steps"), list):
+                        subagents.append(self.trajectory(sub, depth=depth + 1))
+                    else:
+                        warnings.append(_short(f"subagent_trajectories.{index}: no list of steps, skipped"))
 
+        final_metrics = data.get("final_metrics")
+        return ParsedTrajectory(
+            schema_version=text(data.get("schema_version"))[:SCHEMA_VERSION_LENGTH],
+            session_id=text(data.get("session_id")),
+            agent_name=text(agent.get("name"))[:NAME_LENGTH],
+            agent_version=text(agent.get("version"))[:NAME_LENGTH],
+            model_name=text(agent.get("model_name"))[:NAME_LENGTH],
+            steps=steps,
+            agent_extra=self.json(agent_extra),
+            final_metrics=self.json(final_metrics) if isinstance(final_metrics, dict) else {},
+            subagents=subagents,
+            trajectory_id=text(data.get("trajectory_id")),
+        )
 
-def _arguments(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return clean_json(value)
-    if isinstance(value, str):
-        # Some producers store the provider's raw JSON string.
-        try:
-            decoded = json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
-            return {"_raw": _text(value)}
-        return clean_json(decoded) if isinstance(decoded, dict) else {"_raw": _text(value)}
-    if value is None:
-        return {}
-    return {"_value": clean_json(value)}
+    def step(self, raw: dict, position: int) -> ParsedStep:
+        text, get = self.text, raw.get
+        extra: dict[str, Any] = {}
+        step_id = _int(get("step_id"))
+        if step_id is None:
+            step_id = position + 1
+            self.warnings.append(_short(f"steps.{position}.step_id: missing or not an integer, using {step_id}"))
+
+        message, parts = self.content(get("message"))
+        if parts:
+            extra["message_parts"] = parts
+
+        metrics = get("metrics")
+        if not isinstance(metrics, dict):
+            metrics = {}
+        metrics_extra = {key: value for key, value in metrics.items() if key not in STEP_METRIC_KEYS}
+        if metrics_extra:
+            extra["metrics"] = metrics_extra
+
+        tool_calls = []
+        raw_calls = get("tool_calls")
+        if isinstance(raw_calls, list):
+            for index, call in enumerate(raw_calls):
+                if not isinstance(call, dict):
+                    continue
+                call_id = text(call.get("tool_call_id"))[:NAME_LENGTH]
+                tool_calls.append(
+                    ParsedToolCall(
+                        call_id=call_id,
+                        function_name=text(call.get("function_name"))[:NAME_LENGTH] or "unknown",
+                        arguments=self.arguments(call.get("arguments")),
+                    )
+                )
+                call_extra = call.get("extra")
+                if isinstance(call_extra, dict) and call_extra:
+                    extra.setdefault("tool_call_extra", {})[call_id or str(index)] = call_extra
+
+        observations = []
+        observation = get("observation")
+        results = observation.get("results") if isinstance(observation, dict) else None
+        if isinstance(results, list):
+            for result in results:
+                if isinstance(result, dict):
+                    observations.append(self.observation(result))
+                elif isinstance(result, str):
+                    observations.append(ParsedObservation(source_call_id="", content=text(result)))
+
+        for key in ("reasoning_effort", "is_copied_context", "llm_call_count"):
+            value = get(key)
+            if value is not None:
+                extra[key] = value
+        step_extra = get("extra")
+        if isinstance(step_extra, dict) and step_extra:
+            extra["extra"] = step_extra
+        if not KNOWN_STEP_KEYS.issuperset(raw):
+            extra["unknown"] = {key: value for key, value in raw.items() if key not in KNOWN_STEP_KEYS}
+
+        return ParsedStep(
+            step_id=step_id,
+            timestamp=parse_timestamp(get("timestamp")),
+            source=(text(get("source")) or "unknown")[:SOURCE_LENGTH],
+            message=message,
+            reasoning=text(get("reasoning_content")),
+            model_name=text(get("model_name"))[:NAME_LENGTH],
+            prompt_tokens=_int(metrics.get("prompt_tokens")),
+            completion_tokens=_int(metrics.get("completion_tokens")),
+            cached_tokens=_int(metrics.get("cached_tokens")),
+            cost_usd=_float(metrics.get("cost_usd")),
+            tool_calls=tool_calls,
+            observations=observations,
+            extra=self.json(extra) if extra else {},
+        )
+
+    def observation(self, result: dict) -> ParsedObservation:
+        content, parts = self.content(result.get("content"))
+        extra: dict[str, Any] = {}
+        if parts:
+            extra["content_parts"] = parts
+        result_extra = result.get("extra")
+        if isinstance(result_extra, dict) and result_extra:
+            extra["extra"] = result_extra
+        refs = result.get("subagent_trajectory_ref")
+        # ATIF allows one ref object (older files) or a list of them.
+        if isinstance(refs, dict):
+            refs = [refs]
+        refs = [ref for ref in refs if isinstance(ref, dict)] if isinstance(refs, list) else []
+        subagent_ref = None
+        if refs:
+            subagent_ref = self.json(refs[0])
+            if len(refs) > 1:
+                extra["subagent_refs"] = refs
+        return ParsedObservation(
+            source_call_id=self.text(result.get("source_call_id"))[:NAME_LENGTH],
+            content=content,
+            subagent_ref=subagent_ref,
+            extra=self.json(extra) if extra else {},
+        )
+
+    def content(self, value: Any) -> tuple[str, list]:
+        """(text, other parts) of a message or observation content.
+
+        ATIF 1.6 allows a list of content parts (text, image, audio) instead of
+        a string; the text parts are joined and the others returned for `extra`.
+        """
+        if value is None:
+            return "", []
+        if isinstance(value, str):
+            return self.text(value), []
+        if isinstance(value, list):
+            texts, others = [], []
+            for part in value:
+                if isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif isinstance(part, str):
+                    texts.append(part)
+                else:
+                    others.append(part)
+            return self.text("\n".join(texts)), others
+        return self.text(value), []
+
+    def arguments(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return self.json(value)
+        if isinstance(value, str):
+            # Some producers store the provider's raw JSON string; what it
+            # decodes to is checked in full, escapes may hide anything.
+            try:
+                decoded = json.loads(value)
+            except (json.JSONDecodeError, RecursionError):
+                return {"_raw": self.text(value)}
+            return clean_json(decoded) if isinstance(decoded, dict) else {"_raw": self.text(value)}
+        if value is None:
+            return {}
+        return {"_value": self.json(value)}
 
 
 # -- Scalars ------------------------------------------------------------------
@@ -338,6 +384,8 @@ def parse_timestamp(value: Any) -> datetime | None:
 
 def _int(value: Any, limit: int = 2**31) -> int | None:
     """An integer that fits the column (PostgreSQL `integer` by default)."""
+    if type(value) is int:  # the usual case, first
+        return value if -limit < value < limit else None
     if isinstance(value, bool):
         return None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
@@ -367,11 +415,17 @@ def _text(value: Any) -> str:
             value = str(value)
     if "\x00" in value:
         value = value.replace("\x00", "\ufffd")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if not value.isascii():  # an ASCII string holds no surrogate
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return value
+
+
+def _storable_text(value: Any) -> str:
+    """`_text` for a document whose strings are known storable (see decode_json)."""
+    return value if type(value) is str else _text(value)
 
 
 def clean_json(value: Any, _depth: int = 0) -> Any:
@@ -393,6 +447,25 @@ def clean_json(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [clean_json(item, _depth + 1) for item in value]
     return _text(value)
+
+
+def _storable_json(value: Any, depth: int = 0) -> Any:
+    """`clean_json` for decoded JSON whose strings are known storable.
+
+    Only what the decoder lets through is left to clean: NaN and infinity,
+    and nesting deeper than clean_json keeps.
+    """
+    if type(value) is dict:
+        if depth > 50:
+            return None
+        return {key: _storable_json(item, depth + 1) for key, item in value.items()}
+    if type(value) is list:
+        if depth > 50:
+            return None
+        return [_storable_json(item, depth + 1) for item in value]
+    if type(value) is float and not math.isfinite(value):
+        return None
+    return value
 
 
 def _short(text: str) -> str:

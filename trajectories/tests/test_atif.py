@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from datetime import datetime, timezone
 
@@ -9,7 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trajectories.atif import AtifError, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, parse_trajectory_text
+from trajectories.atif import (
+    AtifError,
+    clean_json,
+    decode_json,
+    parse_timestamp,
+    parse_trajectory_data,
+    parse_trajectory_file,
+    parse_trajectory_text,
+)
 from trajectories.parsed import ParsedTrajectory
 
 from .trialdata import trajectory
@@ -216,3 +225,80 @@ def test_truncated_files_fail_cleanly(data):
 @given(json_values)
 def test_arbitrary_json_parses_or_fails_cleanly(value):
     _parse_or_error(json.dumps(value))
+
+
+# -- The fast path (pydantic-core decoding, strings known storable) --------------
+
+awkward_text = st.text(max_size=8) | st.sampled_from(["\x00", "a\x00é", "\ud800", "x\udfffy", "é", "😀", "NaN"])
+awkward_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | awkward_text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(awkward_text, children, max_size=3),
+    max_leaves=10,
+)
+
+
+def _json_bytes(value, ensure_ascii: bool) -> bytes:
+    return json.dumps(value, ensure_ascii=ensure_ascii).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=150, deadline=None)
+@given(awkward_values, st.booleans())
+def test_decode_json_matches_the_json_module(value, ensure_ascii):
+    raw = _json_bytes(value, ensure_ascii)
+    decoded, storable = decode_json(raw)
+    assert json.dumps(decoded) == json.dumps(json.loads(raw))
+    if storable:
+        assert all(clean_json(text) == text for text in _strings(decoded))
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_decode_json_leaves_what_it_does_not_read_to_the_json_module():
+    # A byte order mark, and a lone surrogate escape: pydantic-core refuses both.
+    assert decode_json(b"\xef\xbb\xbf[1]") == ([1], False)
+    assert decode_json(b'"\\ud800"') == ("\ud800", False)
+    assert decode_json(b'"\\u0000"') == ("\x00", False)
+    assert decode_json(b'{"a": 1}') == ({"a": 1}, True)
+    with pytest.raises(json.JSONDecodeError):
+        decode_json(b"[1,]")
+
+
+def _plain(value):
+    """A dataclass tree as comparable data, floats by repr (NaN equals NaN)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return [[_plain(k), _plain(v)] for k, v in value.items()]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return (type(value).__name__, repr(value))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_bytes_and_decoded_data_give_the_same_result(data):
+    """The unchecked strings of the fast path change nothing in the result."""
+    document = _mutate(trajectory(2), data)
+    steps = document.get("steps")
+    if isinstance(steps, list) and steps and isinstance(steps[-1], dict):
+        steps[-1]["message"] = data.draw(awkward_values)
+    raw = _json_bytes(document, data.draw(st.booleans()))
+    try:
+        fast = _plain(parse_trajectory_text(raw, source="t.json"))
+    except AtifError as exc:
+        fast = str(exc)
+    try:
+        checked = _plain(parse_trajectory_data(json.loads(raw), source="t.json"))
+    except AtifError as exc:
+        checked = str(exc)
+    assert fast == checked
