@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
+
+CHUNK_SIZE = 1 << 20
 
 
 def tree_checksum(root: Path, skip: Callable[[str], bool] = lambda relative: False) -> str:
@@ -14,23 +17,42 @@ def tree_checksum(root: Path, skip: Callable[[str], bool] = lambda relative: Fal
     (they may point outside the folder); `skip(relative_path)` leaves out
     files that are not content (caches, lock files).
     """
-    root = Path(root)
+    files: list[tuple[str, str]] = []
+    _collect_files(os.fspath(root), "", skip, files)
+    files.sort()
     digest = hashlib.sha256()
-    files = []
-    for path in root.rglob("*"):
-        if path.is_symlink() or not path.is_file():
-            continue
-        relative = path.relative_to(root).as_posix()
-        if not skip(relative):
-            files.append((relative, path))
-    for relative, path in sorted(files):
+    for relative, path in files:
         digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
         try:
-            with path.open("rb") as handle:
-                while chunk := handle.read(1 << 20):
+            # Unbuffered: each chunk goes from the file straight to the digest.
+            with open(path, "rb", buffering=0) as handle:
+                while chunk := handle.read(CHUNK_SIZE):
                     digest.update(chunk)
         except OSError:
             # A file being rewritten under a live trial; the next import sees it.
             digest.update(b"<unreadable>")
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _collect_files(directory: str, prefix: str, skip: Callable[[str], bool], found: list[tuple[str, str]]) -> None:
+    """(relative path, path) of the regular files below `directory`.
+
+    os.scandir rather than Path.rglob: the directory entries already say
+    what is a file, a folder or a link, so no file is looked at twice.
+    Folders that cannot be listed are left out, as rglob leaves them.
+    """
+    try:
+        with os.scandir(directory) as listing:
+            entries = list(listing)
+    except OSError:
+        return
+    for entry in entries:
+        relative = prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                _collect_files(entry.path, relative + "/", skip, found)
+            elif entry.is_file(follow_symlinks=False) and not skip(relative):
+                found.append((relative, entry.path))
+        except OSError:
+            continue

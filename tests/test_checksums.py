@@ -1,6 +1,10 @@
 """autolab_site.checksums.tree_checksum: what changes a folder's checksum."""
 from autolab_site.checksums import tree_checksum
 
+# The checksum of the tree in test_checksum_format_is_stable, computed before
+# the walk moved from Path.rglob to os.scandir.
+PINNED = "9b753dd29a530d322f7c1b89f469bb94bcff1f2bac7de1d321c9af08d5578a8d"
+
 
 def make(tmp_path):
     (tmp_path / "a").mkdir()
@@ -27,3 +31,24 @@ def test_skipped_files_and_links_are_not_content(tmp_path):
     (root / "outside").symlink_to("/etc/hostname")
     assert tree_checksum(root, lambda relative: relative.endswith(".lock")) == first
     assert tree_checksum(root) != first  # without the skip, the lock file counts
+
+
+def test_linked_folders_are_not_followed_and_hidden_files_count(tmp_path):
+    (tmp_path / "root").mkdir()
+    root = make(tmp_path / "root")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "z.txt").write_text("not ours")
+    first = tree_checksum(root)
+    (root / "a" / "linked").symlink_to(outside, target_is_directory=True)
+    assert tree_checksum(root) == first
+    (root / "a" / ".hidden").write_text("ours")
+    assert tree_checksum(root) != first
+
+
+def test_checksum_format_is_stable(tmp_path):
+    """Stored checksums must keep matching: relative path, NUL, bytes, NUL, in path order."""
+    root = make(tmp_path)
+    (root / "a.b").write_text("sorts before a/x.txt")
+    (root / "a" / "big.bin").write_bytes(bytes(range(256)) * 5000)
+    assert tree_checksum(root) == PINNED
