@@ -3,8 +3,10 @@
 The rules live in the pure module `trajectories.failures`; this module moves
 data between it and the database.
 
-- `classify_and_store(rollout)` is called by the importer at the end of each
-  trial import, and by `manage.py classify_failures` for a re-run.
+- `classify_rollout(rollout, steps)` fills in the fields without saving: the
+  importer calls it with the steps it holds in memory, before its one save.
+- `classify_and_store(rollout)` reads the stored steps and saves:
+  `manage.py classify_failures` for a re-run.
 - A staff `FailureLabel` overrides the automatic cause; every edit is kept in
   `LabelChange`. The *effective cause* is the label's cause when it has one,
   else the automatic one.
@@ -65,14 +67,20 @@ def effective_budget_sec(task_budget: float | None, config: dict[str, Any] | Non
     return float(base) * float(multiplier if multiplier is not None else 1.0)
 
 
-def facts_for(rollout: Rollout) -> RolloutFacts:
-    """The plain facts of a stored rollout that the rules read."""
-    steps = [
-        StepFacts(step_id=step_id, kinds=kinds.split(), elapsed_sec=elapsed, diff=diff, edited_files=files_in_diff(diff))
-        for step_id, kinds, elapsed, diff in rollout.steps.filter(subtrajectory__isnull=True)
-        .order_by("position")
-        .values_list("step_id", "kinds", "elapsed_sec", "diff")
-    ]
+def step_facts(step_id: int, kinds: str, elapsed_sec: float | None, diff: str) -> StepFacts:
+    """What the rules read of one main-trajectory step (kinds as stored: " a b ")."""
+    return StepFacts(step_id=step_id, kinds=kinds.split(), elapsed_sec=elapsed_sec, diff=diff, edited_files=files_in_diff(diff))
+
+
+def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> RolloutFacts:
+    """The plain facts of a rollout that the rules read; its stored steps unless given."""
+    if steps is None:
+        steps = [
+            step_facts(*row)
+            for row in rollout.steps.filter(subtrajectory__isnull=True)
+            .order_by("position")
+            .values_list("step_id", "kinds", "elapsed_sec", "diff")
+        ]
     task = rollout.task
     return RolloutFacts(
         status=rollout.status,
@@ -93,9 +101,11 @@ def facts_for(rollout: Rollout) -> RolloutFacts:
     )
 
 
-def classify_and_store(rollout: Rollout, limits: Thresholds | None = None) -> Classification:
-    """Classify `rollout` (outcome, cause, evidence, flags) and save those fields."""
-    result = classify(facts_for(rollout), limits or thresholds())
+def classify_rollout(
+    rollout: Rollout, steps: list[StepFacts] | None = None, limits: Thresholds | None = None
+) -> tuple[Classification, list[str]]:
+    """Set `rollout`'s outcome, cause, evidence and flags, unsaved: (result, changed fields)."""
+    result = classify(facts_for(rollout, steps), limits or thresholds())
     was_infra = _is_infra(rollout)
     rollout.outcome = result.outcome
     rollout.failure_cause = result.cause
@@ -105,11 +115,19 @@ def classify_and_store(rollout: Rollout, limits: Thresholds | None = None) -> Cl
     update = ["outcome", "failure_cause", "failure_secondary", "failure_evidence", "behaviour_flags"]
     if _sync_infra_flag(rollout, was_infra):
         update.append("infra_error")
+    return result, update
+
+
+def classify_and_store(rollout: Rollout, limits: Thresholds | None = None) -> Classification:
+    """Classify `rollout` from its stored steps and save those fields."""
+    result, update = classify_rollout(rollout, limits=limits)
     rollout.save(update_fields=update)
     return result
 
 
 def _label_of(rollout: Rollout) -> FailureLabel | None:
+    if rollout.pk is None:
+        return None  # not stored yet, so no label
     try:
         return rollout.label
     except FailureLabel.DoesNotExist:

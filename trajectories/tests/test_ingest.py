@@ -618,3 +618,15 @@ def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
     first, second = stored[rows[0]["id"]], stored[rows[1]["id"]]
     assert (first.content, first.extra, first.position) == ("tab\there\nand a \\ backslash", {"k": ["é", None]}, 10)
     assert (second.content, second.extra, second.source_call_id, second.tool_call_id) == ("", {}, "", None)
+
+
+def test_import_classifies_as_a_rerun_from_the_stored_steps_does(real_import):
+    """The importer classifies from the steps in memory; the stored steps must agree."""
+    from trajectories import failure_service
+
+    fields = ("outcome", "failure_cause", "failure_secondary", "failure_evidence", "behaviour_flags", "infra_error")
+    imported = {r.pk: [getattr(r, f) for f in fields] for r in Rollout.objects.all()}
+    assert sorted(values[1] for values in imported.values()) == ["", "no_artifact"]
+    for rollout in Rollout.objects.select_related("task"):
+        failure_service.classify_and_store(rollout)
+    assert {r.pk: [getattr(r, f) for f in fields] for r in Rollout.objects.all()} == imported
