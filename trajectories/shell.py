@@ -101,6 +101,8 @@ def strip_wrappers(words: list[str]) -> list[str]:
 _PLAIN_RUN = re.compile(r"[^'\"`\\#()<\n;&|]+")
 # Inside double quotes: everything up to the closing quote or a backslash.
 _DOUBLE_QUOTED_RUN = re.compile(r'[^"\\]+')
+# Without any of these, text splits into commands only at newlines.
+_SPLIT_SPECIAL = re.compile(r"['\"`\\#()<;&|]")
 _HEREDOC_START = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z0-9_.\-]+)\2")
 
 
@@ -113,6 +115,8 @@ def split_commands(text: str) -> list[Command]:
     commands: list[Command] = []
     if not text:
         return commands
+    if _SPLIT_SPECIAL.search(text) is None:
+        return _plain_lines(text)
     buf: list[str] = []  # pieces of the command being built, never empty strings
     start = 0
     i, n = 0, len(text)
@@ -206,6 +210,20 @@ def split_commands(text: str) -> list[Command]:
     return commands
 
 
+def _plain_lines(text: str) -> list[Command]:
+    """One command per non-blank line: what `split_commands` makes of text without quotes or operators."""
+    commands: list[Command] = []
+    offset = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            command = Command(text=stripped, start=offset + len(line) - len(line.lstrip()))
+            _tokenise_into(command)
+            commands.append(command)
+        offset += len(line) + 1
+    return commands
+
+
 def _quoted(text: str, i: int, quote: str, buf: list[str]) -> tuple[int, str]:
     """Copy quoted text from `i` into `buf`: up to and including the closing quote, or to the end.
 
@@ -255,6 +273,12 @@ def _read_heredoc(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[
 
 
 def _tokenise_into(command: Command) -> None:
+    if _TOKEN_SPECIAL.search(command.text) is None:
+        # Plain words: one stage, no redirections.
+        words = command.text.split()
+        command.stages = [words] if words else [[]]
+        command.redirects = []
+        return
     words = tokenise(command.text)
     stages: list[list[str]] = [[]]
     redirects: list[tuple[str, str]] = []
@@ -281,6 +305,9 @@ _OP = re.compile(r"\d*(>>|>\||>&|&>>|&>|>|<<<|<<-|<<|<&|<>|<)|\|&|\|")
 _FD = re.compile(r"\d+|-")
 # A run of word characters with no meaning to the tokeniser (a digit may still start a
 # redirection like "2>", so a word is never begun here with one).
+# Characters that make a command more than blank-separated words: quotes, escapes,
+# `$(`, redirections and pipes. Without them tokenising is `str.split()`.
+_TOKEN_SPECIAL = re.compile(r"['\"\\$<>|&]")
 _WORD_RUN = re.compile(r"[^\s'\"\\$<>|&]+")
 _DOUBLE_QUOTED_RUN_WORD = re.compile(r'[^"\\]+')
 
@@ -291,6 +318,8 @@ def tokenise(text: str) -> list[tuple[str, bool]]:
     Redirection operators keep their file descriptor ("2>", "&>"); a
     duplicated descriptor ("2>&1") is one operator with its target.
     """
+    if _TOKEN_SPECIAL.search(text) is None:
+        return [(word, False) for word in text.split()]
     out: list[tuple[str, bool]] = []
     word: list[str] = []
     in_word = False
