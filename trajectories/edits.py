@@ -45,11 +45,34 @@ _PROMPT_AT_LINE_START = re.compile(r"^([A-Za-z_][\w.-]{0,31}@[\w.-]{1,64}:)[^\s#
 
 
 def _prompts(text: str) -> list[re.Match]:
-    owners = {match.group(1) for match in _PROMPT_AT_LINE_START.finditer(text)}
+    if "@" not in text:
+        return []  # every prompt has one
+    owners = _prompt_owners_at_line_starts(text)
     if not owners:
         return list(_PROMPT.finditer(text))
     alternatives = "|".join(re.escape(owner) for owner in sorted(owners))
     return list(re.finditer(rf"(?:{alternatives})([^\s#$]{{0,300}})[#$] ", text))
+
+
+def _prompt_owners_at_line_starts(text: str) -> set[str]:
+    """The "user@host:" of prompts that start a line.
+
+    Same as matching `_PROMPT_AT_LINE_START` all through `text`, but only lines
+    holding an "@" are tried: a prompt never spans lines.
+    """
+    owners: set[str] = set()
+    at = text.find("@")
+    while at != -1:
+        match = _PROMPT_AT_LINE_START.match(text, text.rfind("\n", 0, at) + 1)
+        if match is not None:
+            owners.add(match.group(1))
+        line_end = text.find("\n", at)
+        if line_end == -1:
+            break
+        at = text.find("@", line_end)
+    return owners
+
+
 _TRUNCATED = re.compile(r"\[\.\.\. output limited to|\.\.\. \(truncated|<truncated|\[truncated")
 
 
