@@ -13,6 +13,7 @@ whose reward.json has non-numeric fields, must import all the same.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -175,6 +176,7 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
     result = _json_object(path / "result.json")
     if config is None and result is None and not (path / "agent" / "trajectory.json").is_file():
         raise TrialFolderError(str(path), "is not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
+    finished = result is not None  # result.json exists (and is a JSON object)
     config = config if config is not None else (result or {}).get("config") or {}
     if not isinstance(config, dict):
         config = {}
@@ -187,7 +189,7 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
         task_name=_task_name(config, result, trial_name),
         trial_id=_text(result.get("id")),
         job_id=_text(config.get("job_id")),
-        finished=(path / "result.json").is_file(),
+        finished=finished,
         config=clean_json(config),
         checksum=checksum if checksum is not None else folder_checksum(path),
     )
@@ -306,13 +308,26 @@ def _read_trajectories(folder: TrialFolder, agent_dir: Path, *, live: bool) -> N
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
         folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
-    for sub in sorted(agent_dir.glob("trajectory.*.json")) if agent_dir.is_dir() else []:
+    for sub in _subtrajectory_files(agent_dir):
         try:
             parsed = parse_trajectory_file(sub, attempts=attempts, delay=LIVE_READ_DELAY)
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
         folder.subtrajectory_files[sub.name] = parsed
         folder.warnings.extend(f"{sub.name}: {w}" for w in parsed.warnings)
+
+
+def _subtrajectory_files(agent_dir: Path) -> list[Path]:
+    """agent/trajectory.*.json, sorted by name (what glob would find, without its pattern machinery)."""
+    try:
+        names = os.listdir(agent_dir)
+    except OSError:
+        return []
+    return [
+        agent_dir / name
+        for name in sorted(names)
+        if name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
+    ]
 
 
 def _read_text(path: Path) -> str:
@@ -337,6 +352,8 @@ def _exception_type_from_traceback(text: str) -> str:
 
 
 def _number(value: Any) -> float | None:
+    if type(value) is float:  # the usual case, first
+        return value if math.isfinite(value) else None
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
