@@ -217,32 +217,33 @@ def shell_text(call: ParsedToolCall) -> str | None:
 
 
 # The table split by level once, so that each call and command only meets the rules of its level.
-_CALL_RULES = tuple((rule.call, rule.kind) for rule in RULES if rule.call is not None)
-_COMMAND_RULES = tuple((rule.command, rule.kind) for rule in RULES if rule.command is not None)
+_CALL_RULES = tuple((rule.call, rule.kind.value) for rule in RULES if rule.call is not None)
+_COMMAND_RULES = tuple((rule.command, rule.kind.value) for rule in RULES if rule.command is not None)
+_WAIT, _BENCHMARK, _OTHER = StepKind.WAIT.value, StepKind.BENCHMARK.value, StepKind.OTHER.value
 
 
 def call_kinds(call: ParsedToolCall, context: Context, commands: list[Command] | None = None) -> list[str]:
     """The kinds of one tool call, in StepKind order; ["other"] when no rule fires."""
-    kinds: set[StepKind] = set()
+    kinds: set[str] = set()
     for test, kind in _CALL_RULES:
         if test(call):
             kinds.add(kind)
     text = shell_text(call)
-    if text is not None and StepKind.WAIT not in kinds:
+    if text is not None and _WAIT not in kinds:
         if commands is None:
             commands = split_commands(text)
         for command in commands:
             for test, kind in _COMMAND_RULES:
                 if test(command, context):
                     kinds.add(kind)
-        if StepKind.BENCHMARK not in kinds and context.benchmark.pattern is not None:
+        if _BENCHMARK not in kinds and context.benchmark.pattern is not None:
             kinds.update(_pattern_across_commands(text, commands, context))
     if not kinds:
-        kinds.add(StepKind.OTHER)
-    return ordered(kinds)
+        kinds.add(_OTHER)
+    return [kind for kind in ORDER if kind in kinds]
 
 
-def _pattern_across_commands(text: str, commands: list[Command], context: Context) -> set[StepKind]:
+def _pattern_across_commands(text: str, commands: list[Command], context: Context) -> set[str]:
     """A task regex spanning commands ("make && ./attn") that starts at a command which may run it."""
     match = context.benchmark.pattern.search(text)
     if match is None:
@@ -251,7 +252,7 @@ def _pattern_across_commands(text: str, commands: list[Command], context: Contex
         if command.start <= match.start() < command.start + len(command.text):
             if command.program in _INSPECT_PROGRAMS or shell_writes(command):
                 return set()
-            return {StepKind.BENCHMARK}
+            return {_BENCHMARK}
     return set()
 
 
