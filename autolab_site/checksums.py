@@ -9,13 +9,21 @@ from pathlib import Path
 CHUNK_SIZE = 1 << 20
 
 
-def tree_checksum(root: Path, skip: Callable[[str], bool] = lambda relative: False) -> str:
+def tree_checksum(
+    root: Path,
+    skip: Callable[[str], bool] = lambda relative: False,
+    *,
+    keep: Callable[[str], bool] = lambda relative: False,
+    kept: dict[str, bytes] | None = None,
+) -> str:
     """SHA-256 over the sorted relative paths and bytes of every regular file.
 
     Each file contributes its POSIX relative path and its content, so a
     rename changes the checksum as much as an edit. Links are not followed
     (they may point outside the folder); `skip(relative_path)` leaves out
-    files that are not content (caches, lock files).
+    files that are not content (caches, lock files). The whole bytes of the
+    files `keep` names are put in `kept`, for a caller that reads them
+    next: it need not read them again, and gets what the checksum covers.
     """
     files: list[tuple[str, str]] = []
     _collect_files(os.fspath(root), "", skip, files)
@@ -26,8 +34,13 @@ def tree_checksum(root: Path, skip: Callable[[str], bool] = lambda relative: Fal
         try:
             # Unbuffered: each chunk goes from the file straight to the digest.
             with open(path, "rb", buffering=0) as handle:
-                while chunk := handle.read(CHUNK_SIZE):
-                    digest.update(chunk)
+                if kept is not None and keep(relative):
+                    data = handle.readall()
+                    digest.update(data)
+                    kept[relative] = data
+                else:
+                    while chunk := handle.read(CHUNK_SIZE):
+                        digest.update(chunk)
         except OSError:
             # A file being rewritten under a live trial; the next import sees it.
             digest.update(b"<unreadable>")

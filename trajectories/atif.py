@@ -69,19 +69,22 @@ class AtifError(ValueError):
 # -- Entry points -------------------------------------------------------------
 
 
-def read_json_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> Any:
+def read_json_file(path: Path, *, attempts: int = 1, delay: float = 0.1, first_read: bytes | None = None) -> Any:
     """The parsed JSON of `path`, retrying decode errors `attempts` times.
 
     A live trial's trajectory.json is rewritten in place (truncate, then
     write) after every episode, so a reader can catch it empty or cut short;
-    a moment later it is whole again.
+    a moment later it is whole again. `first_read` is the file's bytes when
+    the caller has just read them: they stand for the first attempt's read.
     """
-    return _read_json(Path(path), attempts=attempts, delay=delay)[0]
+    return _read_json(Path(path), attempts=attempts, delay=delay, first_read=first_read)[0]
 
 
-def parse_trajectory_file(path: Path, *, attempts: int = 1, delay: float = 0.1) -> ParsedTrajectory:
+def parse_trajectory_file(
+    path: Path, *, attempts: int = 1, delay: float = 0.1, first_read: bytes | None = None
+) -> ParsedTrajectory:
     path = Path(path)
-    data, storable = _read_json(path, attempts=attempts, delay=delay)
+    data, storable = _read_json(path, attempts=attempts, delay=delay, first_read=first_read)
     return _parse(data, source=str(path), storable=storable)
 
 
@@ -119,12 +122,15 @@ def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
     return json.loads(raw), False
 
 
-def _read_json(path: Path, *, attempts: int, delay: float) -> tuple[Any, bool]:
+def _read_json(path: Path, *, attempts: int, delay: float, first_read: bytes | None = None) -> tuple[Any, bool]:
     for attempt in range(max(1, attempts)):
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
+        if attempt == 0 and first_read is not None:
+            raw = first_read
+        else:
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
         try:
             return decode_json(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,8 @@ LIVE_READ_DELAY = 0.05
 # content (Harbor's lock, terminal recordings); left out of the checksum.
 CHECKSUM_IGNORED = re.compile(r"(^|/)(lock\.json|\.DS_Store)$")
 STDOUT_LIMIT = 2_000_000
+# The files read_trial_folder decodes whole (besides agent/trajectory.*.json).
+DECODED_FILES = frozenset({"config.json", "result.json", "agent/trajectory.json", "verifier/reward.json"})
 
 
 class TrialFolderError(ValueError):
@@ -157,9 +160,43 @@ def find_trial_dirs(root: Path) -> list[Path]:
     return sorted(found)
 
 
+# The bytes of the last folder_checksum's JSON files, per thread (see folder_checksum).
+_last_checksum = threading.local()
+
+
 def folder_checksum(path: Path) -> str:
-    """The trial folder's content checksum (Harbor's lock.json is not content)."""
-    return tree_checksum(path, lambda relative: bool(CHECKSUM_IGNORED.search(relative)))
+    """The trial folder's content checksum (Harbor's lock.json is not content).
+
+    An import takes the checksum first (to skip an unchanged trial) and then
+    calls read_trial_folder(path, checksum=...). So that the files are read
+    once, the walk keeps the bytes of the JSON files read_trial_folder
+    decodes, for this thread's next read_trial_folder of the same folder and
+    checksum; the trial read is then the very content the checksum covers.
+    """
+    kept: dict[str, bytes] = {}
+    checksum = tree_checksum(path, _not_content, keep=_decoded_by_reader, kept=kept)
+    _last_checksum.files = (os.fspath(path), checksum, kept)
+    return checksum
+
+
+def _not_content(relative: str) -> bool:
+    return bool(CHECKSUM_IGNORED.search(relative))
+
+
+def _decoded_by_reader(relative: str) -> bool:
+    if relative in DECODED_FILES:
+        return True
+    folder, _, name = relative.rpartition("/")
+    return folder == "agent" and name.startswith("trajectory.") and name.endswith(".json")
+
+
+def _take_kept_files(path: Path, checksum: str) -> dict[str, bytes]:
+    """The bytes folder_checksum kept for `path` at `checksum` ({} if none), released."""
+    last = getattr(_last_checksum, "files", None)
+    _last_checksum.files = None
+    if last is not None and last[0] == os.fspath(path) and last[1] == checksum:
+        return last[2]
+    return {}
 
 
 def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = None) -> TrialFolder:
@@ -172,8 +209,11 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
     path = Path(path)
     if not path.is_dir():
         raise TrialFolderError(str(path), "is not a folder")
-    config = _json_object(path / "config.json")
-    result = _json_object(path / "result.json")
+    if checksum is None:
+        checksum = folder_checksum(path)
+    kept = _take_kept_files(path, checksum)
+    config = _json_object(path, "config.json", kept)
+    result = _json_object(path, "result.json", kept)
     if config is None and result is None and not (path / "agent" / "trajectory.json").is_file():
         raise TrialFolderError(str(path), "is not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
     finished = result is not None  # result.json exists (and is a JSON object)
@@ -191,12 +231,12 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
         job_id=_text(config.get("job_id")),
         finished=finished,
         config=clean_json(config),
-        checksum=checksum if checksum is not None else folder_checksum(path),
+        checksum=checksum,
     )
     _read_agent(folder, config, result)
     _read_result(folder, result)
-    _read_verifier(folder, path / "verifier", result)
-    _read_trajectories(folder, path / "agent", live=live or not folder.finished)
+    _read_verifier(folder, path / "verifier", result, kept)
+    _read_trajectories(folder, path / "agent", kept, live=live or not folder.finished)
     if not folder.exception_type and (path / "exception.txt").is_file():
         text = _read_text(path / "exception.txt")
         folder.exception_traceback = text
@@ -207,11 +247,14 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
 # -- Pieces ---------------------------------------------------------------------
 
 
-def _json_object(path: Path) -> dict | None:
-    if not path.is_file():
+def _json_object(folder: Path, relative: str, kept: dict[str, bytes]) -> dict | None:
+    """The JSON object in folder/relative, None when there is no such file."""
+    path = folder / relative
+    raw = kept.get(relative)
+    if raw is None and not path.is_file():
         return None
     try:
-        data = read_json_file(path)
+        data = read_json_file(path, first_read=raw)
     except AtifError as exc:
         raise TrialFolderError(str(path), exc.problem) from exc
     if not isinstance(data, dict):
@@ -272,7 +315,7 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
         folder.exception_traceback = _text(exception.get("exception_traceback"))
 
 
-def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict) -> None:
+def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict, kept: dict[str, bytes]) -> None:
     """Reward and every reward.json field, numeric or not.
 
     Harbor keeps only numbers in result.json's `verifier_result.rewards` (and
@@ -283,7 +326,7 @@ def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict) -> Non
     verifier_result = result.get("verifier_result") if isinstance(result.get("verifier_result"), dict) else {}
     if isinstance(verifier_result.get("rewards"), dict):
         fields.update(verifier_result["rewards"])
-    reward_json = _json_object(verifier_dir / "reward.json")
+    reward_json = _json_object(folder.path, "verifier/reward.json", kept)
     if reward_json is not None:
         fields.update(reward_json)
     folder.verifier_fields = clean_json(fields)
@@ -299,18 +342,21 @@ def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict) -> Non
         folder.verifier_stdout = _read_text(verifier_dir / "test-stdout.txt")
 
 
-def _read_trajectories(folder: TrialFolder, agent_dir: Path, *, live: bool) -> None:
+def _read_trajectories(folder: TrialFolder, agent_dir: Path, kept: dict[str, bytes], *, live: bool) -> None:
     main = agent_dir / "trajectory.json"
     attempts = LIVE_READ_ATTEMPTS if live else 1
-    if main.is_file():
+    first_read = kept.get("agent/trajectory.json")
+    if first_read is not None or main.is_file():
         try:
-            folder.trajectory = parse_trajectory_file(main, attempts=attempts, delay=LIVE_READ_DELAY)
+            folder.trajectory = parse_trajectory_file(main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=first_read)
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
         folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
     for sub in _subtrajectory_files(agent_dir):
         try:
-            parsed = parse_trajectory_file(sub, attempts=attempts, delay=LIVE_READ_DELAY)
+            parsed = parse_trajectory_file(
+                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=kept.get(f"agent/{sub.name}")
+            )
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
         folder.subtrajectory_files[sub.name] = parsed
