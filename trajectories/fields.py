@@ -1,10 +1,10 @@
 """The search document column and its `has_words` lookup.
 
-One field for both databases (see trajectories.search_document): a tsvector
-on PostgreSQL, plain text elsewhere. `Step.objects.filter(
-search_document__has_words=["hash", "join"])` is a GIN index probe on
-PostgreSQL and a LIKE per word on SQLite; either way a step matches when
-its document holds every word.
+One field for both databases (see trajectories.search_document): with
+`indexed=True` a tsvector on PostgreSQL (for a GIN index), otherwise text.
+`filter(search_document__has_words=["hash", "join"])` matches rows whose
+document holds every word: an index probe (`@@`) on a tsvector, a LIKE per
+word on text, with the same result.
 """
 from __future__ import annotations
 
@@ -14,10 +14,20 @@ from .search_document import quoted, tsquery
 
 
 class SearchDocumentField(models.TextField):
-    description = "words a row is found by (tsvector on PostgreSQL)"
+    description = "words a row is found by"
+
+    def __init__(self, *args, indexed: bool = False, **kwargs):
+        self.indexed = indexed
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if self.indexed:
+            kwargs["indexed"] = True
+        return name, path, args, kwargs
 
     def db_type(self, connection):
-        if connection.vendor == "postgresql":
+        if self.indexed and connection.vendor == "postgresql":
             return "tsvector"
         return super().db_type(connection)
 
@@ -35,7 +45,7 @@ class HasWords(models.Lookup):
         words = list(self.rhs)
         if not words:
             return "1 = 0", []
-        if connection.vendor == "postgresql":
+        if self.lhs.output_field.indexed and connection.vendor == "postgresql":
             return f"{lhs} @@ %s::tsquery", [*lhs_params, tsquery(words)]
         clauses, params = [], []
         for word in words:
@@ -43,4 +53,3 @@ class HasWords(models.Lookup):
             clauses.append(f"{lhs} LIKE %s")
             params.extend([*lhs_params, f"%{quoted(word)}%"])
         return " AND ".join(clauses), params
-

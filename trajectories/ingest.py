@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, models, transaction
+from psycopg.types.json import Jsonb
 from django.db.models.functions import Length
 from django.utils import timezone
 
@@ -25,9 +26,9 @@ from tasks import services as tasks
 
 from . import analysis, failure_service
 from .atif import _text
-from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
+from .models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, SubTrajectory, ToolCall
 from .parsed import ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
-from .search_document import step_documents
+from .search_document import trajectory_documents
 from .trial_folder import TrialFolder, TrialFolderError, folder_checksum, is_trial_dir, read_trial_folder
 
 logger = logging.getLogger(__name__)
@@ -216,11 +217,12 @@ def _store(
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
         _classify(rollout, folder, result)
         rollout.save()
+        documents = _search_documents(rollout, folder)
         start = 0 if created else _appendable_prefix(rollout, folder, result)
         if start is None:
             _delete_steps(rollout)
             start = 0
-        _store_steps(rollout, folder, result, start=start)
+        _store_steps(rollout, folder, result, documents, start=start)
         rollout.index = renumber(task.pk, model.pk, harness.pk).get(rollout.pk, rollout.index)
         if old_group and old_group != (task.pk, model.pk, harness.pk):
             renumber(*old_group)
@@ -238,6 +240,22 @@ def _commit_without_waiting() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def _search_documents(rollout: Rollout, folder: TrialFolder) -> list[str]:
+    """Store the rollout's search document; the documents of its main steps, in order.
+
+    Every step's, stored ones too: an output line counts where first shown.
+    """
+    steps = folder.trajectory.steps if folder.trajectory else []
+    documents, words = trajectory_documents(
+        (step.message, step.reasoning, [call.arguments for call in step.tool_calls], [o.content for o in step.observations])
+        for step in steps
+    )
+    RolloutDocument.objects.bulk_create(
+        [RolloutDocument(rollout=rollout, words=words)], update_conflicts=True, unique_fields=["rollout"], update_fields=["words"]
+    )
+    return documents
 
 
 def _classify(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis) -> None:
@@ -385,7 +403,9 @@ def _delete_steps(rollout: Rollout) -> None:
     SubTrajectory.objects.filter(rollout=rollout).delete()
 
 
-def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, *, start: int = 0) -> None:
+def _store_steps(
+    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, documents: list[str], *, start: int = 0
+) -> None:
     """Bulk-insert the main trajectory from `start` on, then every subagent trajectory.
 
     Rows are plain dicts of column values, not model instances: a trial has
@@ -401,11 +421,6 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
     step_rows: list[dict[str, Any]] = []
     parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
     if trajectory:
-        # Every step's document, stored ones too: output lines count where first shown.
-        documents = step_documents(
-            (parsed.message, parsed.reasoning, [call.arguments for call in parsed.tool_calls], [o.content for o in parsed.observations])
-            for parsed in trajectory.steps
-        )
         for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
             if position < start:
                 continue
@@ -523,17 +538,52 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         row[pk.attname] = new_id
     with connection.cursor() as cursor:
         columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
+        types = _binary_types([pk, *fields])
         # (field, attname, is JSON) per column, looked up once per call.
         plan = [(f, f.attname, isinstance(f, models.JSONField)) for f in fields]
-        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN") as copy:
+        options = " (FORMAT BINARY)" if types else ""
+        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN{options}") as copy:
+            if types:
+                copy.set_types(types)
             for row in rows:
                 values = [row[pk.attname]]
                 for f, name, is_json in plan:
                     value = row[name] if name in row else f.get_default()
                     if is_json:
-                        value = json.dumps(value, ensure_ascii=False)
+                        value = Jsonb(value, dumps=_json_text) if types else _json_text(value)
                     values.append(value)
                 copy.write_row(values)
+
+
+# PostgreSQL types whose binary COPY format psycopg writes. Binary COPY
+# skips escaping every large text; a table with any other column type (the
+# search document's tsvector) goes as text.
+BINARY_TYPES = {
+    "bigint": "int8",
+    "integer": "int4",
+    "smallint": "int2",
+    "text": "text",
+    "varchar": "varchar",
+    "jsonb": "jsonb",
+    "timestamp with time zone": "timestamptz",
+    "double precision": "float8",
+    "boolean": "bool",
+}
+
+
+def _binary_types(fields: list[models.Field]) -> list[str] | None:
+    types = []
+    for f in fields:
+        name = f.db_type(connection) or ""
+        name = BINARY_TYPES.get(name.split("(")[0].strip())
+        if name is None:
+            return None
+        types.append(name)
+    return types
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 # Step columns that analysis fills, and may revise when later steps arrive

@@ -132,6 +132,20 @@ class Rollout(models.Model):
         return None
 
 
+class RolloutDocument(models.Model):
+    """The words of all a rollout's main steps: what its search index holds.
+
+    A table of its own, not a Rollout column, so that the many queries
+    reading rollouts never carry it. See trajectories.search_document.
+    """
+
+    rollout = models.OneToOneField(Rollout, on_delete=models.CASCADE, primary_key=True, related_name="document")
+    words = SearchDocumentField(indexed=True, blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"words of {self.rollout_id}"
+
+
 class SubTrajectory(models.Model):
     """A subagent's trajectory (terminus-2 summarisation, embedded subagents)."""
 
@@ -149,10 +163,14 @@ class SubTrajectory(models.Model):
 
 
 class Step(models.Model):
-    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="steps")
+    # Every index here is upkeep in every import (hundreds of rows a trial):
+    # the rollout is the first column of the ordering index, subagent steps
+    # have a partial index of their own, and kinds are matched with LIKE
+    # '%...%', which no b-tree serves.
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="steps", db_index=False)
     # Null for the main trajectory's steps.
     subtrajectory = models.ForeignKey(
-        SubTrajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="steps"
+        SubTrajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="steps", db_index=False
     )
     position = models.PositiveIntegerField(help_text="0-based order within its trajectory")
     step_id = models.IntegerField()
@@ -170,7 +188,7 @@ class Step(models.Model):
 
     # Space-delimited step kinds (" benchmark edit "), so that a plain
     # substring filter works on SQLite and PostgreSQL alike.
-    kinds = models.CharField(max_length=200, blank=True, db_index=True)
+    kinds = models.CharField(max_length=200, blank=True)
     metric_value = models.FloatField(null=True, blank=True)
     metric_unit = models.CharField(max_length=50, blank=True)
     metric_score = models.FloatField(null=True, blank=True)
@@ -178,13 +196,18 @@ class Step(models.Model):
     diff = models.TextField(blank=True, help_text="unified diffs of the files this step edited")
     # The words search finds this step by: its message, reasoning, commands
     # and the output lines it first showed (trajectories.search_document).
-    # The importer writes it; trajectories.search.rebuild_documents after
-    # any other change to those fields.
+    # The importer writes it and the rollout's; trajectories.search.
+    # rebuild_documents after any other change to those fields.
     search_document = SearchDocumentField(blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["rollout", "subtrajectory", "position"]
-        indexes = [models.Index(fields=["rollout", "subtrajectory", "position"])]
+        indexes = [
+            models.Index(fields=["rollout", "subtrajectory", "position"]),
+            models.Index(
+                fields=["subtrajectory"], condition=models.Q(subtrajectory__isnull=False), name="step_subtrajectory_only"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.rollout_id}#{self.step_id}"

@@ -1,8 +1,9 @@
 """Text search over trajectory steps: messages, commands and outputs.
 
 Two stages. First the candidates: steps whose search document holds every
-word of the query (trajectories.search_document says what a word is; a GIN
-index answers on PostgreSQL, LIKE on SQLite, with the same result). Then the
+word of the query (trajectories.search_document says what a word is), in
+rollouts whose document holds them all (a GIN index answers on PostgreSQL,
+LIKE on SQLite, with the same result). Then the
 fields of the candidates are read: each field holding a query word is a hit
 with a snippet, and steps holding the query as typed (an exact phrase, case
 aside) rank before steps holding its words apart. When no step has all the
@@ -20,8 +21,8 @@ from django.db.models.functions import Cast, Greatest, Lower, StrIndex, Substr
 from django.db.models.lookups import GreaterThan
 
 from .ansi import strip_ansi
-from .models import Observation, Step, ToolCall
-from .search_document import query_words, step_documents
+from .models import Observation, RolloutDocument, Step, ToolCall
+from .search_document import query_words, trajectory_documents
 
 SNIPPET_BEFORE = 80
 SNIPPET_CHARS = 240
@@ -148,7 +149,11 @@ def search_steps(q: str, filters: Filters | None = None, limit: int = 200, subst
     filters = filters or Filters()
     if query_words(q) and not substring:
         candidates = list(
-            Step.objects.filter(_step_q(filters), search_document__has_words=query_words(q))
+            Step.objects.filter(
+                _step_q(filters),
+                rollout__document__words__has_words=query_words(q),
+                search_document__has_words=query_words(q),
+            )
             .order_by("rollout_id", "position")
             .values_list("pk", flat=True)[:CANDIDATES]
         )
@@ -202,14 +207,14 @@ def matching_step_ids(rollout_id: int, q: str) -> list[int]:
 
 
 def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> int:
-    """Write the search documents of these rollouts' main steps from their stored rows.
+    """Write the search documents of these rollouts and their main steps from stored rows.
 
     The importer writes documents as it stores steps; this is for steps
     written any other way (tests, a migration, an edit). `models` are the
-    (Step, ToolCall, Observation) classes to use, for migrations' historical
-    ones. Returns the number of steps written.
+    (Step, ToolCall, Observation, RolloutDocument) classes to use, for
+    migrations' historical ones. Returns the number of steps written.
     """
-    step_model, call_model, observation_model = models or (Step, ToolCall, Observation)
+    step_model, call_model, observation_model, document_model = models or (Step, ToolCall, Observation, RolloutDocument)
     written = 0
     for rollout_id in rollout_ids:
         steps = list(
@@ -231,10 +236,11 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
             .values_list("step_id", "content")
         ):
             outputs.setdefault(step_pk, []).append(content)
-        documents = step_documents(
+        documents, words = trajectory_documents(
             (message, reasoning, arguments.get(pk, []), outputs.get(pk, [])) for pk, message, reasoning in steps
         )
         changed = [step_model(pk=pk, search_document=doc) for (pk, _, _), doc in zip(steps, documents)]
         step_model.objects.bulk_update(changed, ["search_document"], batch_size=500)
+        document_model.objects.update_or_create(rollout_id=rollout_id, defaults={"words": words})
         written += len(changed)
     return written

@@ -4,8 +4,8 @@ Search runs in two stages (see trajectories.search): a step is a candidate
 when its *document* holds every word of the query, then the fields of the
 candidates are read to say where the words are and to rank exact phrases
 first. This module is the first stage's single source of truth: how text
-splits into words, what a step's document holds, and how a query becomes
-the same words.
+splits into words, what a step's and a rollout's documents hold, and how a
+query becomes the same words.
 
 A word is a run of ASCII letters and digits, or of non-ASCII characters,
 lower-cased: `python3 /app/evaluate_local.py` is `python3 app evaluate
@@ -15,11 +15,15 @@ in any order would. Tokenising bytes with one translate-and-split is an
 order of magnitude faster than PostgreSQL's text parser (`to_tsvector`),
 which was most of an import's time.
 
-A document is the step's distinct words, each quoted, space-separated
-(`'python3' 'app'`): the literal of a tsvector without positions behind a
-GIN index on PostgreSQL, and plain text on SQLite, where a word is found as
-its quoted form. Quoting keeps a word whole in PostgreSQL even when it holds
-a character it reads as a space.
+A document is distinct words, each quoted, space-separated (`'python3'
+'app'`), so that a word is found as its quoted form with LIKE. A rollout's
+document, the union of its steps', is also the literal of a tsvector
+without positions behind a GIN index on PostgreSQL: the index finds the
+rollouts holding every word, LIKE over their steps' documents (short, as
+each holds a word once) the steps. Indexing rollouts rather than steps
+keeps a fifth of the index entries, which were most of the indexing cost.
+Quoting keeps a word whole in PostgreSQL even when it holds a character it
+reads as a space.
 
 Terminal outputs redraw the same screen after every keystroke batch: a
 line is indexed at the first step that shows it (`OutputLines`), so a search
@@ -40,6 +44,8 @@ _SPLIT = bytes.maketrans(_SEPARATORS, b" " * len(_SEPARATORS))
 # long are blobs (hashes are 64), and a document this size is a log dump.
 MAX_WORD_BYTES = 100
 MAX_DOCUMENT_WORDS = 20_000
+# A tsvector stores each lexeme with a few bytes of header; stay well below 1 MB.
+MAX_ROLLOUT_BYTES = 700_000
 
 
 def words(text: str) -> list[str]:
@@ -56,17 +62,23 @@ def _split(text: str) -> list[bytes]:
 
 def document(texts: Iterable[str]) -> str:
     """The document of a step whose searchable texts are `texts`."""
+    return _literal(_distinct(texts))
+
+
+def _distinct(texts: Iterable[str]) -> list[bytes]:
     raw = _split("\n".join(text for text in texts if text))
     # A set is faster than keeping order, and a tsvector has none; order
     # matters only when the cap cuts, to keep the first words.
     distinct = set(raw)
     if len(distinct) > MAX_DOCUMENT_WORDS:
         distinct = dict.fromkeys(raw)
-    distinct = [word for word in distinct if len(word) <= MAX_WORD_BYTES][:MAX_DOCUMENT_WORDS]
-    if not distinct:
-        return ""
+    return [word for word in distinct if len(word) <= MAX_WORD_BYTES][:MAX_DOCUMENT_WORDS]
+
+
+def _literal(distinct: Iterable[bytes]) -> str:
     # Joined as bytes and decoded once: a step has hundreds of words.
-    return (b"'" + b"' '".join(distinct) + b"'").decode("utf-8", "replace")
+    joined = b"' '".join(distinct)
+    return (b"'" + joined + b"'").decode("utf-8", "replace") if joined else ""
 
 
 def quoted(word: str) -> str:
@@ -128,8 +140,29 @@ def step_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> li
     Each step is (message, reasoning, tool call arguments, output contents);
     an output line is in the document of the first step that shows it.
     """
+    return trajectory_documents(steps)[0]
+
+
+def trajectory_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> tuple[list[str], str]:
+    """The documents of a trajectory's steps (as step_documents) and of the rollout."""
     lines = OutputLines()
-    return [
-        document([message, reasoning, *map(flatten, arguments), *map(lines.new, outputs)])
-        for message, reasoning, arguments, outputs in steps
-    ]
+    documents: list[str] = []
+    every: set[bytes] = set()
+    for message, reasoning, arguments, outputs in steps:
+        distinct = _distinct([message, reasoning, *map(flatten, arguments), *map(lines.new, outputs)])
+        every.update(distinct)
+        documents.append(_literal(distinct))
+    return documents, _literal(_capped(every))
+
+
+def _capped(words: set[bytes]) -> list[bytes] | set[bytes]:
+    """At most MAX_ROLLOUT_BYTES of words (which ones, when cut, is arbitrary)."""
+    if sum(map(len, words)) + 8 * len(words) <= MAX_ROLLOUT_BYTES:
+        return words
+    kept, size = [], 0
+    for word in words:
+        size += len(word) + 8
+        if size > MAX_ROLLOUT_BYTES:
+            break
+        kept.append(word)
+    return kept

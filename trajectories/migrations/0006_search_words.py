@@ -1,18 +1,19 @@
-"""One search document per step, built by Python (trajectories.search_document).
+"""Search documents built by Python (trajectories.search_document).
 
 Migrations 0002, 0004 and 0005 had PostgreSQL build full-text vectors of
 every message, reasoning, command and output with `to_tsvector` during the
 import's COPY: about half of an import's time, for 240 KB of terminal text
 per trial. The importer now writes each step's distinct words itself (an
 order of magnitude faster to split than PostgreSQL's parser), output lines
-once at the first step that shows them, into `Step.search_document`: a
-tsvector behind one GIN index on PostgreSQL, text on SQLite. The old
-vectors, indexes and the distinct-lines function go; existing steps get
-their documents here.
+once at the first step that shows them, into `Step.search_document`, and
+their union into `RolloutDocument.words`, a tsvector behind one GIN index
+on PostgreSQL. The old vectors, indexes and the distinct-lines function go;
+existing rollouts get their documents here.
 """
 from importlib import import_module
 
-from django.db import migrations
+import django.db.models.deletion
+from django.db import migrations, models
 
 import trajectories.fields
 
@@ -23,7 +24,7 @@ OLD_INDEXES = [
     "trajectories_observation_search_document",
     "trajectories_observation_content_fts",
 ]
-GIN_INDEX = "trajectories_step_search_document"
+GIN_INDEX = "trajectories_rolloutdocument_words"
 
 
 def drop_old_search(apps, schema_editor):
@@ -44,12 +45,11 @@ def build_documents(apps, schema_editor):
     from trajectories.search import rebuild_documents
 
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_step USING gin (search_document)")
-    Step = apps.get_model("trajectories", "Step")
-    ToolCall = apps.get_model("trajectories", "ToolCall")
-    Observation = apps.get_model("trajectories", "Observation")
-    rollout_ids = Step.objects.values_list("rollout_id", flat=True).distinct()
-    rebuild_documents(list(rollout_ids), models=(Step, ToolCall, Observation))
+        schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_rolloutdocument USING gin (words)")
+    names = ("Step", "ToolCall", "Observation", "RolloutDocument")
+    classes = tuple(apps.get_model("trajectories", name) for name in names)
+    rollout_ids = classes[0].objects.values_list("rollout_id", flat=True).distinct()
+    rebuild_documents(list(rollout_ids), models=classes)
 
 
 def drop_index(apps, schema_editor):
@@ -66,6 +66,22 @@ class Migration(migrations.Migration):
             model_name="step",
             name="search_document",
             field=trajectories.fields.SearchDocumentField(blank=True, default="", editable=False),
+        ),
+        migrations.CreateModel(
+            name="RolloutDocument",
+            fields=[
+                (
+                    "rollout",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="document",
+                        serialize=False,
+                        to="trajectories.rollout",
+                    ),
+                ),
+                ("words", trajectories.fields.SearchDocumentField(blank=True, default="", indexed=True)),
+            ],
         ),
         migrations.RunPython(build_documents, drop_index),
     ]

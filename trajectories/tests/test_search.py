@@ -160,7 +160,7 @@ def test_postgresql_stores_any_text_as_a_tsvector():
     rollout = factories.make_rollout()
     factories.add_step(rollout, 1, message=text)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_typeof(search_document)::text, length(search_document) FROM trajectories_step")
+        cursor.execute("SELECT pg_typeof(words)::text, length(words) FROM trajectories_rolloutdocument")
         assert cursor.fetchone()[0] == "tsvector"
     for q in ("path", "a:b", "äpfel", "quoted", "it's"):
         assert where(search.search_steps(q)) == [(rollout.pk, 1, "message")], q

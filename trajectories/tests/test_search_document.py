@@ -84,3 +84,20 @@ def test_step_documents_index_a_line_where_it_first_shows():
     assert {"'cuda'", "'memory'", "'train'", "'run'"} <= words[0]
     assert words[1] == {"'poll'"}
     assert words[2] == {"'think'", "'nvidia'", "'smi'"}
+
+
+def test_the_rollout_document_is_the_union_of_its_steps():
+    from trajectories.search_document import trajectory_documents
+
+    docs, words = trajectory_documents([("hash join", "", [], ["a"]), ("join table", "", [], ["a\nb"])])
+    assert [sorted(doc.split(" ")) for doc in docs] == [["'a'", "'hash'", "'join'"], ["'b'", "'join'", "'table'"]]
+    assert sorted(words.split(" ")) == ["'a'", "'b'", "'hash'", "'join'", "'table'"]
+
+
+def test_the_rollout_document_stays_under_postgresqls_tsvector_limit():
+    from trajectories.search_document import MAX_ROLLOUT_BYTES, trajectory_documents
+
+    steps = [(" ".join(f"w{step}x{i}" + "y" * 90 for i in range(2000)), "", [], []) for step in range(10)]
+    _, words = trajectory_documents(steps)
+    assert len(words.encode()) <= MAX_ROLLOUT_BYTES < 1_000_000
+    assert len(words.split(" ")) > 5000
