@@ -302,3 +302,19 @@ def test_bytes_and_decoded_data_give_the_same_result(data):
     except AtifError as exc:
         checked = str(exc)
     assert fast == checked
+
+
+def test_parsing_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    assert gc.isenabled()
+    parse_trajectory_text(json.dumps(trajectory(1)).encode())
+    with pytest.raises(AtifError):
+        parse_trajectory_text(b"{", source="x.json")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse_trajectory_data(trajectory(1))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
