@@ -40,6 +40,8 @@ FAILED = "failed"
 OUTCOMES = (CREATED, UPDATED, UNCHANGED, FAILED)
 
 BATCH_SIZE = 500
+# Advisory lock namespace for renumbering (any constant of ours).
+RENUMBER_LOCK = 7_301_001
 _EARLIEST = datetime.min.replace(tzinfo=dt_timezone.utc)
 TRIAL_NAME_LENGTH = 300
 KINDS_LENGTH = 200
@@ -785,6 +787,9 @@ def renumber(task_id: int, model_id: int, harness_id: int) -> dict[int, int]:
     """
     table = connection.ops.quote_name(Rollout._meta.db_table)
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Parallel imports (trajectories.bulk) renumber one group at a time.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [RENUMBER_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
         cursor.execute(
             f'SELECT id, "index", started_at, trial_name FROM {table}'
             " WHERE task_id = %s AND model_id = %s AND harness_id = %s",

@@ -16,7 +16,8 @@ order of magnitude faster than PostgreSQL's text parser (`to_tsvector`),
 which was most of an import's time.
 
 A document is distinct words, each quoted, space-separated (`'python3'
-'app'`), so that a word is found as its quoted form with LIKE. A rollout's
+'app'`), so that a word is found as its quoted form with LIKE. Their order
+means nothing (sets are faster than ordered dicts here). A rollout's
 document, the union of its steps', is also the literal of a tsvector
 without positions behind a GIN index on PostgreSQL: the index finds the
 rollouts holding every word, LIKE over their steps' documents (short, as

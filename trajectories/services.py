@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
+from . import bulk
 from .archives import ArchiveError, is_archive, unpacked
 from .ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
 from .models import Rollout
@@ -79,25 +80,28 @@ def import_path(
     version: str | None = None,
     on_progress: ProgressCallback | None = None,
     should_stop: Callable[[], bool] | None = None,
+    jobs: int | None = 1,
 ) -> ImportReport:
     """Import every trial found at `path`; see the module docstring.
 
-    Trials are imported one by one, each in its own transaction, so a bad
-    trial is reported and the others still import. `should_stop` is checked
-    between trials; a KeyboardInterrupt during a trial rolls that trial back
-    and ends the import. Either way the report says what was done, and a
-    re-run continues: trials already imported come back "unchanged".
+    Trials are imported each in its own transaction, so a bad trial is
+    reported and the others still import. `should_stop` is checked between
+    trials; a KeyboardInterrupt during a trial rolls that trial back and
+    ends the import. Either way the report says what was done, and a re-run
+    continues: trials already imported come back "unchanged". `jobs` > 1
+    imports on that many processes (None: one per CPU) on PostgreSQL; see
+    trajectories.bulk.
     """
     path = Path(path)
     report = ImportReport(source=str(path))
     if is_archive(path) and path.is_file():
         try:
             with unpacked(path, parent=settings.UPLOADS_DIR) as folder:
-                _import_folder(folder, report, version, on_progress, should_stop, label=path.name)
+                _import_folder(folder, report, version, on_progress, should_stop, jobs, label=path.name)
         except ArchiveError as exc:
             report.errors.append(str(exc))
     elif path.is_dir():
-        _import_folder(path, report, version, on_progress, should_stop)
+        _import_folder(path, report, version, on_progress, should_stop, jobs)
     elif path.exists():
         report.errors.append(f"{path}: neither a folder nor an archive (.tar.gz, .tgz, .tar, .zip)")
     else:
@@ -118,6 +122,7 @@ def _import_folder(
     version: str | None,
     on_progress: ProgressCallback | None,
     should_stop: Callable[[], bool] | None,
+    jobs: int | None,
     label: str = "",
 ) -> None:
     trial_dirs = find_trial_dirs(folder)
@@ -125,6 +130,18 @@ def _import_folder(
     report.total = len(trial_dirs)
     if not trial_dirs:
         report.errors.append(f"{label or folder}: no Harbor trial folders found")
+        return
+    jobs = min(bulk.usable_jobs(jobs), len(trial_dirs))
+    if jobs > 1:
+        trials = [(trial_dir, f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else "") for trial_dir in trial_dirs]
+
+        def on_outcome(outcome: TrialOutcome) -> None:
+            report.outcomes.append(outcome)
+            if on_progress is not None:
+                on_progress(report, outcome)
+
+        outcomes, report.interrupted = bulk.import_in_parallel(trials, jobs, version, on_outcome, should_stop)
+        report.outcomes[:] = outcomes  # in folder order, as a serial import lists them
         return
     for trial_dir in trial_dirs:
         if should_stop is not None and should_stop():

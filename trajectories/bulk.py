@@ -1,0 +1,121 @@
+"""Importing many trials on several processes at once (PostgreSQL only).
+
+An import is mostly Python work (JSON validation, analysis, search words),
+so one process keeps one core busy and the database waits. With `jobs`
+worker processes each imports whole trials, one transaction per trial as
+always, and the parent only collects outcomes. What makes this safe:
+
+- every trial is its own transaction, and repeats of (task, model, harness)
+  are renumbered under an advisory lock (ingest.renumber);
+- models, harnesses and tasks are found or created with get_or_create,
+  which survives a race on their unique names;
+- workers are forked after the parent closed its database connections, so
+  none shares a socket.
+
+SQLite allows one writer at a time, so there `jobs` is always 1, as it is
+inside a caller's transaction. Ctrl-C
+behaves as in a serial import: the command's handler stops handing out
+trials and the running ones finish (a second Ctrl-C rolls them back).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from django.db import connection, connections
+
+from .ingest import TrialOutcome, ingest_trial_dir
+
+# Per worker process: the task, model and harness rows it has looked up.
+_lookups: dict = {}
+
+
+def usable_jobs(jobs: int | None) -> int:
+    """How many processes to import with: `jobs`, or one per CPU when None.
+
+    1 on SQLite, and inside a transaction: workers could not see the
+    caller's uncommitted rows, nor may they commit on its behalf.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return 1
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    return max(1, jobs)
+
+
+def import_in_parallel(
+    trials: Sequence[tuple[Path, str]],
+    jobs: int,
+    version: str | None,
+    on_outcome: Callable[[TrialOutcome], None],
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[list[TrialOutcome], bool]:
+    """Import (trial folder, source label) pairs on `jobs` processes.
+
+    `on_outcome` is called in the parent as each trial finishes. Returns the
+    outcomes in the order of `trials` and whether the import was
+    interrupted before every trial was handed out.
+    """
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    outcomes: dict[int, TrialOutcome] = {}
+    queue = iter(enumerate(trials))
+    interrupted = False
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker) as pool:
+        running: dict[Future, int] = {}
+
+        def hand_out() -> None:
+            item = next(queue, None)
+            if item is not None:
+                index, (path, source) = item
+                running[pool.submit(_import_one, path, version, source)] = index
+
+        for _ in range(jobs * 2):  # keep every worker busy while results travel back
+            hand_out()
+        try:
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = running.pop(future)
+                    outcome = future.result()
+                    outcomes[index] = outcome
+                    on_outcome(outcome)
+                    if not interrupted and should_stop is not None and should_stop():
+                        interrupted = True
+                    if not interrupted:
+                        hand_out()
+        except KeyboardInterrupt:
+            interrupted = True
+            pool.shutdown(wait=True, cancel_futures=True)
+    if not interrupted and len(outcomes) < len(trials):
+        interrupted = True
+    return [outcomes[index] for index in sorted(outcomes)], interrupted
+
+
+def _start_worker() -> None:
+    # The parent closed its connections before forking: each worker opens its own.
+    _lookups.clear()
+    signal.signal(signal.SIGINT, _second_interrupt_stops)
+
+
+_interrupts = 0
+
+
+def _second_interrupt_stops(signum, frame) -> None:
+    """Ctrl-C reaches every process: the first lets the trial finish, the second rolls it back."""
+    global _interrupts
+    _interrupts += 1
+    if _interrupts > 1:
+        raise KeyboardInterrupt
+
+
+def _import_one(path: Path, version: str | None, source: str) -> TrialOutcome:
+    try:
+        return ingest_trial_dir(path, version=version, source_label=source, lookups=_lookups)
+    finally:
+        # A worker may sit idle for long; don't hold a transaction's snapshot.
+        connection.close_if_unusable_or_obsolete()
