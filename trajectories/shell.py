@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 # Words that only prefix the real program ("sudo timeout 600 python x.py").
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "command", "builtin", "stdbuf", "nice", "ionice", "chrt", "taskset"}
@@ -254,22 +255,27 @@ def _quoted(text: str, i: int, quote: str, buf: list[str]) -> tuple[int, str]:
 
 
 def _read_heredoc(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[str, int]:
-    """The body starting at `i` up to the delimiter line, and the index after that line."""
-    lines: list[str] = []
-    while i <= len(text):
-        end = text.find("\n", i)
-        if end == -1:
-            end = len(text)
-        line = text[i:end]
-        candidate = line.lstrip("\t") if strip_tabs else line
-        if candidate.rstrip("\r") == delimiter:
-            return "".join(line + "\n" for line in lines), end + 1
-        lines.append(candidate)
-        if end >= len(text):
-            break
-        i = end + 1
-    # No closing delimiter: everything left is the body.
-    return "".join(line + "\n" for line in lines), len(text) + 1
+    """The body starting at `i` up to the delimiter line, and the index after that line.
+
+    The delimiter line is the first line that is the delimiter (after leading
+    tabs with `<<-`, before trailing carriage returns); without one, the body
+    runs to the end of the text.
+    """
+    if i > len(text):
+        return "", len(text) + 1
+    closing = _delimiter_line(delimiter, strip_tabs).search(text, i)
+    if closing is None:
+        body, after = text[i:] + "\n", len(text) + 1
+    else:
+        body, after = text[i : closing.start()], closing.end() + 1
+    if strip_tabs and body:
+        body = "".join(line.lstrip("\t") + "\n" for line in body[:-1].split("\n"))
+    return body, after
+
+
+@lru_cache(maxsize=256)
+def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern:
+    return re.compile(("^\t*" if strip_tabs else "^") + re.escape(delimiter) + "\r*$", re.M)
 
 
 def _tokenise_into(command: Command) -> None:
