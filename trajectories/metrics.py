@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tasks.scoring import normalised_score
 from tasks.spec import TaskSpec
@@ -40,6 +41,13 @@ _INLINE = re.compile(
     rf"(?:(?<=[\s,;{{(\[])|^)[\"']?(?P<label>[A-Za-z_][\w.\-]{{0,40}})[\"']?[ \t]*(?:=|:)[ \t]*(?P<value>{NUMBER})(?![\w.])[ \t]*(?P<unit>{UNIT})?",
     re.M,
 )
+# Every candidate holds a separator and then a number ("score: 0.5", "x=3", "a -> .2"):
+# lines without one are never handed to the two regexes above.
+_SEPARATOR_NUMBER = re.compile(r"(?::|=|->)[ \t]*[-+]?\.?\d")
+_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+_TIME_METRIC = re.compile(r"(^|_)(time|runtime|latency|seconds|sec|ms|duration|elapsed)(_|$)")
+_IN_SECONDS = re.compile(r"(^|_)(seconds|sec|s)$")
+_IN_MILLISECONDS = re.compile(r"(^|_)ms$")
 _GENERIC_LABELS = {"score", "reward", "metric", "result", "objective", "final_score", "total_score", "final_metric",
                    "overall_score", "composite_score", "final_reward", "value"}
 _TIME_LABEL = re.compile(r"(^|_)(time|runtime|elapsed|latency|duration|wall|median|mean)(_|$)")
@@ -138,8 +146,10 @@ def _named_candidates(text: str, spec: TaskSpec):
         return not any(start <= position < end for start, end in json_spans)
 
     seen: set[tuple[int, str]] = set()
+    lines = _lines_with_numbers(text)
     for regex in (_LINE, _INLINE):
-        for match in regex.finditer(text):
+        # A match never spans lines, so matching line by line finds the same ones in the same order.
+        for match in (match for start, end in lines for match in regex.finditer(text, start, end)):
             if not outside_json(match.start("value")):
                 continue
             key = (match.start("value"), match.group("value"))
@@ -150,6 +160,21 @@ def _named_candidates(text: str, spec: TaskSpec):
             unit = match.group("unit") or ""
             relevance = _relevance(label, unit, spec.metric, words, timed)
             yield Candidate(label, float(match.group("value")), unit, relevance, match.start("value"))
+
+
+def _lines_with_numbers(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line holding a separator followed by a number, in order."""
+    lines: list[tuple[int, int]] = []
+    line_end = -1
+    for match in _SEPARATOR_NUMBER.finditer(text):
+        position = match.start()
+        if position < line_end:
+            continue  # on the line already taken
+        line_end = text.find("\n", position)
+        if line_end == -1:
+            line_end = len(text)
+        lines.append((text.rfind("\n", 0, position) + 1, line_end))
+    return lines
 
 
 def _json_objects(text: str):
@@ -188,8 +213,9 @@ def _relevance(label: str, unit: str, metric: str, words: list[set[str]], timed:
     return 0
 
 
+@lru_cache(maxsize=4096)
 def _normalise(label: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+    return _NOT_ALPHANUMERIC.sub("_", label.lower()).strip("_")
 
 
 def _metric_words(metric: str) -> list[set[str]]:
@@ -207,7 +233,7 @@ def _singular(word: str) -> str:
 
 def _is_time_metric(metric: str) -> bool:
     name = _normalise(metric)
-    return bool(re.search(r"(^|_)(time|runtime|latency|seconds|sec|ms|duration|elapsed)(_|$)", name))
+    return bool(_TIME_METRIC.search(name))
 
 
 def _in_metric_unit(value: float, unit: str, metric: str) -> tuple[float, str]:
@@ -215,8 +241,8 @@ def _in_metric_unit(value: float, unit: str, metric: str) -> tuple[float, str]:
     name = _normalise(metric)
     if unit not in _TIME_UNITS:
         return value, unit
-    if re.search(r"(^|_)(seconds|sec|s)$", name):
+    if _IN_SECONDS.search(name):
         return value * _TIME_UNITS[unit], "s"
-    if re.search(r"(^|_)ms$", name):
+    if _IN_MILLISECONDS.search(name):
         return value * _TIME_UNITS[unit] / 1e-3, "ms"
     return value, unit
