@@ -50,6 +50,7 @@ def analyse_rollout(
     """
     context = Context(benchmark=matcher_for(spec))
     tracker = FileTracker()
+    classified: dict[tuple, tuple[str | None, list[Command], list[str]]] = {}
     analyses: list[StepAnalysis] = []
     benchmark_call_ids: list[set[str]] = []
     step_commands: list[list[Command]] = []
@@ -67,25 +68,26 @@ def analyse_rollout(
         typed: list[str] = []
         reads_files = False
         for call in step.tool_calls:
-            text = shell_text(call)
-            commands = split_commands(text) if text is not None else None
-            reads_files = reads_files or any(command.program == "cat" for command in commands or [])
-            kinds = call_kinds(call, context, commands)
-            per_call.append(kinds)
-            commands_here.extend(commands or [])
+            text, commands, kinds = _classify(call, context, classified)
+            reads_files = reads_files or any(command.program == "cat" for command in commands)
+            per_call.append(list(kinds))
+            commands_here.extend(commands)
             if BENCHMARK in kinds:
                 n_benchmark_calls += 1
                 benchmark_ids.add(call.call_id)
-                logs.update(_output_files(commands or []))
+                logs.update(_output_files(commands))
                 typed.append((text or "").strip().split("\n", 1)[0][:60])
             if EDIT in kinds or commands:
                 for path, diff in _apply_edits(tracker, call, commands):
                     diffs.append(diff)
                     if path and path not in edited:
                         edited.append(path)
-        for observation in step.observations:
-            _learn(tracker, observation.content, skip=set(edited), reads_files=reads_files)
-        kinds = union(per_call)
+        if step.observations:
+            skip = set(edited)
+            for observation in step.observations:
+                _learn(tracker, observation.content, skip=skip, reads_files=reads_files)
+        # One call's kinds (ordered, "other" only alone) are already its step's kinds.
+        kinds = list(per_call[0]) if len(per_call) == 1 else union(per_call)
         if step.extra.get("task_complete") is True and SUBMIT not in kinds:
             # terminus-2 may record `"task_complete": true` on the step itself.
             kinds = union(per_call + [[SUBMIT]])
@@ -97,6 +99,41 @@ def analyse_rollout(
 
     _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec, max_wait_steps)
     return _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
+
+
+def _classify(call, context: Context, seen: dict) -> tuple[str | None, list[Command], list[str]]:
+    """(shell text, commands, kinds) of a call.
+
+    A rollout repeats calls (terminus-2 polls with the same empty keystrokes
+    over and over): identical calls, same tool and same arguments, are
+    classified once per rollout. The commands are shared between them and
+    must not be changed.
+    """
+    key = _call_key(call)
+    found = seen.get(key) if key is not None else None
+    if found is None:
+        text = shell_text(call)
+        commands = split_commands(text) if text is not None else []
+        found = (text, commands, call_kinds(call, context, commands))
+        if key is not None:
+            seen[key] = found
+    return found
+
+
+def _call_key(call) -> tuple | None:
+    """The tool and its arguments as a dict key; None when an argument is a list or a dict.
+
+    The arguments' types are part of the key: `True == 1`, yet the rules tell them apart.
+    """
+    arguments = call.arguments
+    if type(arguments) is not dict:
+        return None
+    key = (call.function_name, tuple(arguments.items()), tuple(map(type, arguments.values())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _apply_edits(tracker: FileTracker, call, commands):

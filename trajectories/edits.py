@@ -514,8 +514,12 @@ def _int(value: Any) -> int | None:
         return None
 
 
+_PYTHON = re.compile(r"python[0-9.]*|pypy3?")
+_SCRATCH_NAME = re.compile(r"(^|[._-])(bak|backup|orig|old|copy|save[d]?)([._-]|$)")
+
+
 def _is_python(program: str) -> bool:
-    return re.fullmatch(r"python[0-9.]*|pypy3?", program) is not None
+    return _PYTHON.fullmatch(program) is not None
 
 
 def _is_source(path: str) -> bool:
@@ -527,7 +531,7 @@ def _is_source(path: str) -> bool:
 def _is_scratch(path: str) -> bool:
     """A backup or a scratch copy (`cp solve.c /tmp/solve.c.bak`) is no edit of the solution."""
     name = path.rsplit("/", 1)[-1].lower()
-    return path.startswith("/tmp/") or re.search(r"(^|[._-])(bak|backup|orig|old|copy|save[d]?)([._-]|$)", name) is not None
+    return path.startswith("/tmp/") or _SCRATCH_NAME.search(name) is not None
 
 
 def _has_flag(words: list[str], flag: str) -> bool:

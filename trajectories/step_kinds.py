@@ -158,8 +158,9 @@ def _empty_keystrokes(call: ParsedToolCall) -> bool:
     text = shell_text(call)
     if text is None:
         return False
-    words = text.split()
-    if all(_TMUX_KEY.fullmatch(word) for word in words):
+    # Only key names typed? The first word usually says no without splitting a long text.
+    first = text.split(None, 1)
+    if not first or (_TMUX_KEY.fullmatch(first[0]) and all(_TMUX_KEY.fullmatch(word) for word in text.split())):
         return True
     # terminus-2: keystrokes without a newline are not run; with a long
     # duration they answer a prompt or page through output and then wait.
