@@ -276,9 +276,8 @@ class _Converter:
         metrics = get("metrics")
         if not isinstance(metrics, dict):
             metrics = {}
-        metrics_extra = {key: value for key, value in metrics.items() if key not in STEP_METRIC_KEYS}
-        if metrics_extra:
-            extra["metrics"] = metrics_extra
+        elif not STEP_METRIC_KEYS.issuperset(metrics):
+            extra["metrics"] = {key: value for key, value in metrics.items() if key not in STEP_METRIC_KEYS}
 
         tool_calls = []
         raw_calls = get("tool_calls")
@@ -365,6 +364,8 @@ class _Converter:
         ATIF 1.6 allows a list of content parts (text, image, audio) instead of
         a string; the text parts are joined and the others returned for `extra`.
         """
+        if type(value) is str:  # the usual case, first
+            return self.text(value), []
         if value is None:
             return "", []
         if isinstance(value, str):
