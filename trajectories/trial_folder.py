@@ -34,6 +34,8 @@ LIVE_READ_DELAY = 0.05
 # content (Harbor's lock, terminal recordings); left out of the checksum.
 CHECKSUM_IGNORED = re.compile(r"(^|/)(lock\.json|\.DS_Store)$")
 STDOUT_LIMIT = 2_000_000
+# A trial folder holds at least one of these.
+TRIAL_FILES = ("config.json", "result.json", "agent/trajectory.json")
 # The files read_trial_folder decodes whole (besides agent/trajectory.*.json).
 DECODED_FILES = frozenset({"config.json", "result.json", "agent/trajectory.json", "verifier/reward.json"})
 
@@ -210,12 +212,15 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
     if not path.is_dir():
         raise TrialFolderError(str(path), "is not a folder")
     if checksum is None:
+        # A wrong path may be a big tree: walk it only if it holds a trial.
+        if not any((path / name).is_file() for name in TRIAL_FILES):
+            raise _not_a_trial_folder(path)
         checksum = folder_checksum(path)
     kept = _take_kept_files(path, checksum)
     config = _json_object(path, "config.json", kept)
     result = _json_object(path, "result.json", kept)
     if config is None and result is None and not (path / "agent" / "trajectory.json").is_file():
-        raise TrialFolderError(str(path), "is not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
+        raise _not_a_trial_folder(path)
     finished = result is not None  # result.json exists (and is a JSON object)
     config = config if config is not None else (result or {}).get("config") or {}
     if not isinstance(config, dict):
@@ -245,6 +250,10 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
 
 
 # -- Pieces ---------------------------------------------------------------------
+
+
+def _not_a_trial_folder(path: Path) -> TrialFolderError:
+    return TrialFolderError(str(path), "is not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
 
 
 def _json_object(folder: Path, relative: str, kept: dict[str, bytes]) -> dict | None:

@@ -65,3 +65,12 @@ def test_a_live_trajectory_caught_mid_write_is_read_again(tmp_path):
     (trial / "agent" / "trajectory.json").write_text(whole)
     folder = read_trial_folder(trial, checksum=checksum)
     assert len(folder.trajectory.steps) == 3 and folder.finished is False
+
+
+def test_a_folder_without_a_trial_is_refused_before_any_walk(tmp_path, monkeypatch):
+    import trajectories.trial_folder as trial_folder
+
+    (tmp_path / "deep" / "tree").mkdir(parents=True)
+    monkeypatch.setattr(trial_folder, "tree_checksum", lambda *args, **kwargs: pytest.fail("walked"))
+    with pytest.raises(TrialFolderError, match="is not a Harbor trial folder"):
+        read_trial_folder(tmp_path)
