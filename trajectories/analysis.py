@@ -17,9 +17,10 @@ show the previous run's result.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from .benchmark_commands import matcher_for
-from .curve import Reading, best_so_far, elapsed
+from .curve import Reading, aware, best_so_far
 from .edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
 from .metrics import find_metric
 from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
@@ -33,6 +34,8 @@ EDIT = StepKind.EDIT.value
 WAIT = StepKind.WAIT.value
 INSPECT = StepKind.INSPECT.value
 SUBMIT = StepKind.SUBMIT.value
+# What most steps (no benchmark call) keep of their benchmark calls: nothing, shared.
+_NOTHING: frozenset[str] = frozenset()
 
 
 def analyse_rollout(
@@ -50,7 +53,7 @@ def analyse_rollout(
     """
     context = Context(benchmark=matcher_for(spec))
     tracker = FileTracker()
-    classified: dict[tuple, tuple[str | None, list[Command], list[str]]] = {}
+    classified: dict[tuple, _Call] = {}
     analyses: list[StepAnalysis] = []
     benchmark_call_ids: list[set[str]] = []
     step_commands: list[list[Command]] = []
@@ -62,16 +65,18 @@ def analyse_rollout(
         per_call: list[list[str]] = []
         diffs: list[str] = []
         edited: list[str] = []
-        benchmark_ids: set[str] = set()
         commands_here: list[Command] = []
+        # Only filled for benchmark calls.
+        benchmark_ids: set[str] = set()
         logs: set[str] = set()
         typed: list[str] = []
         reads_files = False
         for call in step.tool_calls:
-            text, commands, kinds = _classify(call, context, classified)
-            reads_files = reads_files or any(command.program == "cat" for command in commands)
+            text, commands, kinds, reads = _classify(call, context, classified)
+            reads_files = reads_files or reads
             per_call.append(list(kinds))
-            commands_here.extend(commands)
+            if commands:
+                commands_here.extend(commands)
             if BENCHMARK in kinds:
                 n_benchmark_calls += 1
                 benchmark_ids.add(call.call_id)
@@ -92,17 +97,29 @@ def analyse_rollout(
             # terminus-2 may record `"task_complete": true` on the step itself.
             kinds = union(per_call + [[SUBMIT]])
         analyses.append(StepAnalysis(kinds=kinds, call_kinds=per_call, diff="".join(diffs), edited_files=edited))
-        benchmark_call_ids.append(benchmark_ids)
         step_commands.append(commands_here)
-        benchmark_logs.append(logs)
-        benchmark_lines.append([line for line in typed if line])
+        if typed:
+            benchmark_call_ids.append(benchmark_ids)
+            benchmark_logs.append(logs)
+            benchmark_lines.append([line for line in typed if line])
+        else:
+            benchmark_call_ids.append(_NOTHING)
+            benchmark_logs.append(_NOTHING)
+            benchmark_lines.append([])
 
     _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec, max_wait_steps)
     return _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
 
 
-def _classify(call, context: Context, seen: dict) -> tuple[str | None, list[Command], list[str]]:
-    """(shell text, commands, kinds) of a call.
+class _Call(NamedTuple):
+    text: str | None  # the shell text, None when not a shell call
+    commands: list[Command]
+    kinds: list[str]
+    reads_files: bool  # runs `cat`: its output may show a file's content
+
+
+def _classify(call, context: Context, seen: dict) -> _Call:
+    """What a call runs and its kinds.
 
     A rollout repeats calls (terminus-2 polls with the same empty keystrokes
     over and over): identical calls, same tool and same arguments, are
@@ -114,7 +131,8 @@ def _classify(call, context: Context, seen: dict) -> tuple[str | None, list[Comm
     if found is None:
         text = shell_text(call)
         commands = split_commands(text) if text is not None else []
-        found = (text, commands, call_kinds(call, context, commands))
+        reads_files = any(command.program == "cat" for command in commands)
+        found = _Call(text, commands, call_kinds(call, context, commands), reads_files)
         if key is not None:
             seen[key] = found
     return found
@@ -214,9 +232,17 @@ def _output_files(commands: list[Command]) -> set[str]:
     return files
 
 
+def _elapsed_times(steps, start: datetime | None) -> list[float | None]:
+    """`elapsed(step.timestamp, start)` of every step, with `start` made aware once."""
+    if start is None:
+        return [None] * len(steps)
+    start = aware(start)
+    return [None if step.timestamp is None else (aware(step.timestamp) - start).total_seconds() for step in steps]
+
+
 def _summarise(steps, analyses, spec: TaskSpec, agent_started_at, n_benchmark_calls: int) -> RolloutAnalysis:
     start = agent_started_at or next((step.timestamp for step in steps if step.timestamp is not None), None)
-    times = [elapsed(step.timestamp, start) for step in steps]
+    times = _elapsed_times(steps, start)
     readings = [
         Reading(step_id=step.step_id, t=t, reading=analysis.metric)
         for step, analysis, t in zip(steps, analyses, times)

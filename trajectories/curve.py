@@ -26,10 +26,11 @@ def elapsed(timestamp: datetime | None, start: datetime | None) -> float | None:
     """Seconds from `start` to `timestamp`; naive datetimes are taken as UTC."""
     if timestamp is None or start is None:
         return None
-    return (_aware(timestamp) - _aware(start)).total_seconds()
+    return (aware(timestamp) - aware(start)).total_seconds()
 
 
-def _aware(moment: datetime) -> datetime:
+def aware(moment: datetime) -> datetime:
+    """`moment` itself when it has a time zone, else the same time in UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 

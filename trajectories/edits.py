@@ -490,8 +490,11 @@ def prompt_cwd(text: str) -> str | None:
     Only the end is read: the directory changes with a `cd`, after which the
     terminal shows a fresh prompt; output of a running job has none.
     """
+    tail = text[-2000:]
+    if "@" not in tail:
+        return None  # most screens of a running job: no prompt, and a quick look says so
     cwd = None
-    for match in _PROMPT_CWD.finditer(text[-2000:]):
+    for match in _PROMPT_CWD.finditer(tail):
         cwd = match.group(1)
     return cwd
 
