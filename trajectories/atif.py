@@ -9,6 +9,10 @@ the validation errors travel with the result as short warnings.
 
 Only two things are refused: text that is not JSON, and a document without a
 list of steps. Both raise `AtifError` naming the file.
+
+A file is decoded once (see decode_json); Harbor validates the decoded data
+and the conversion reads that same data, so valid and invalid files take the
+one path and give the same fields either way.
 """
 from __future__ import annotations
 
