@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 # Words that only prefix the real program ("sudo timeout 600 python x.py").
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "command", "builtin", "stdbuf", "nice", "ionice", "chrt", "taskset"}
@@ -263,19 +262,35 @@ def _read_heredoc(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[
     """
     if i > len(text):
         return "", len(text) + 1
-    closing = _delimiter_line(delimiter, strip_tabs).search(text, i)
+    closing = _delimiter_line(text, i, delimiter, strip_tabs)
     if closing is None:
         body, after = text[i:] + "\n", len(text) + 1
     else:
-        body, after = text[i : closing.start()], closing.end() + 1
+        body, after = text[i : closing[0]], closing[1] + 1
     if strip_tabs and body:
         body = "".join(line.lstrip("\t") + "\n" for line in body[:-1].split("\n"))
     return body, after
 
 
-@lru_cache(maxsize=256)
-def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern:
-    return re.compile(("^\t*" if strip_tabs else "^") + re.escape(delimiter) + "\r*$", re.M)
+def _delimiter_line(text: str, i: int, delimiter: str, strip_tabs: bool) -> tuple[int, int] | None:
+    """(start, end) of the first line from `i` on that is the delimiter, without its newline.
+
+    Such a line is the delimiter, after tabs with `<<-`, before carriage
+    returns. The delimiter is looked for as a string, then its line checked.
+    """
+    n = len(text)
+    at = text.find(delimiter, i)
+    while at != -1:
+        line_start = text.rfind("\n", 0, at) + 1
+        before = text[line_start:at]
+        if not before or (strip_tabs and not before.strip("\t")):
+            end = at + len(delimiter)
+            while end < n and text[end] == "\r":
+                end += 1
+            if end == n or text[end] == "\n":
+                return line_start, end
+        at = text.find(delimiter, at + 1)
+    return None
 
 
 def _tokenise_into(command: Command) -> None:
@@ -285,7 +300,7 @@ def _tokenise_into(command: Command) -> None:
         command.stages = [words] if words else [[]]
         command.redirects = []
         return
-    words = tokenise(command.text)
+    words = _tokens(command.text)
     stages: list[list[str]] = [[]]
     redirects: list[tuple[str, str]] = []
     k = 0
@@ -326,6 +341,11 @@ def tokenise(text: str) -> list[tuple[str, bool]]:
     """
     if _TOKEN_SPECIAL.search(text) is None:
         return [(word, False) for word in text.split()]
+    return _tokens(text)
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """`tokenise` for text that has quotes, escapes or operators."""
     out: list[tuple[str, bool]] = []
     word: list[str] = []
     in_word = False
