@@ -72,6 +72,7 @@ class TrialOutcome:
     cost_usd: float | None = None
     reward: float | None = None
     verifier_fields: dict[str, Any] = field(default_factory=dict)
+    verifier_outputs: dict[str, Any] = field(default_factory=dict)
     exception_type: str = ""
     n_benchmark_calls: int = 0
     n_edits: int = 0
@@ -171,6 +172,7 @@ def _describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutc
     outcome.cost_usd = rollout.cost_usd
     outcome.reward = rollout.reward
     outcome.verifier_fields = rollout.verifier_fields
+    outcome.verifier_outputs = rollout.verifier_outputs
     outcome.exception_type = rollout.exception_type
     outcome.n_benchmark_calls = rollout.n_benchmark_calls
     outcome.n_edits = rollout.n_edits
@@ -357,6 +359,7 @@ def _fill_rollout(
     rollout.reward = folder.reward
     rollout.verifier_fields = folder.verifier_fields
     rollout.verifier_stdout = folder.verifier_stdout
+    rollout.verifier_outputs = folder.verifier_outputs
 
     rollout.source_path = source[:1000]
     rollout.checksum = folder.checksum

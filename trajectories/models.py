@@ -77,6 +77,9 @@ class Rollout(models.Model):
     # Every field of reward.json, numeric or not ("reason": "no_lora_file").
     verifier_fields = models.JSONField(default=dict, blank=True)
     verifier_stdout = models.TextField(blank=True)
+    # The verifier's other JSON files by name: AutoLab's measured scores
+    # ("baseline_score.json", "optimized_score.json") with their components.
+    verifier_outputs = models.JSONField(default=dict, blank=True)
 
     source_path = models.CharField(max_length=1000, blank=True)
     checksum = models.CharField(max_length=64, blank=True)

@@ -3,8 +3,11 @@
 A Harbor 0.25 trial folder holds `config.json` (TrialConfig), `result.json`
 (TrialResult, written only when the trial ends), `agent/trajectory.json`
 (ATIF, rewritten after every episode while the agent runs), terminus-2's
-summarisation subagents `agent/trajectory.summarization-*.json`, and
-`verifier/` (`reward.json`, `reward.txt`, `test-stdout.txt`, ...).
+summarisation subagents `agent/trajectory.summarization-*.json` and, with
+its linear history, the continuations `agent/trajectory.cont-N.json` of the
+main trajectory after each summarisation, and `verifier/` (`reward.json`,
+`reward.txt`, `test-stdout.txt`, and AutoLab's measured scores such as
+`baseline_score.json` and `optimized_score.json`).
 
 The JSON files are read as plain dicts rather than Harbor's pydantic
 `TrialResult`: results written by other Harbor versions, or by a verifier
@@ -27,6 +30,10 @@ from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajector
 from .parsed import ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
+# terminus-2's linear-history continuations of the main trajectory.
+CONTINUATION = re.compile(r"trajectory\.cont-(\d+)\.json")
+# AutoLab's score files are a few KB; anything near this is not a score.
+VERIFIER_OUTPUT_LIMIT = 256 * 1024
 # A live trajectory may be caught mid-rewrite: retry a few times.
 LIVE_READ_ATTEMPTS = 5
 LIVE_READ_DELAY = 0.05
@@ -89,6 +96,8 @@ class TrialFolder:
     reward: float | None = None
     verifier_fields: dict[str, Any] = field(default_factory=dict)
     verifier_stdout: str = ""
+    # The verifier's other JSON files by name ("optimized_score.json": {...}).
+    verifier_outputs: dict[str, Any] = field(default_factory=dict)
 
     trajectory: ParsedTrajectory | None = None
     # terminus-2 summarisation subagents saved beside the main trajectory.
@@ -349,6 +358,30 @@ def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict, kept: 
     folder.reward = reward
     if (verifier_dir / "test-stdout.txt").is_file():
         folder.verifier_stdout = _read_text(verifier_dir / "test-stdout.txt")
+    _read_verifier_outputs(folder, verifier_dir, kept)
+
+
+def _read_verifier_outputs(folder: TrialFolder, verifier_dir: Path, kept: dict[str, bytes]) -> None:
+    """Every other JSON file the verifier wrote: AutoLab's measured baseline
+    and optimised scores, with their component metrics.
+
+    A file that is too large or not JSON is left out with a warning; it
+    never fails the import, as the reward does not depend on it.
+    """
+    try:
+        names = sorted(os.listdir(verifier_dir))
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(".json") or name == "reward.json" or not (verifier_dir / name).is_file():
+            continue
+        if (verifier_dir / name).stat().st_size > VERIFIER_OUTPUT_LIMIT:
+            folder.warnings.append(f"verifier/{name}: larger than {VERIFIER_OUTPUT_LIMIT // 1024} KB, not kept")
+            continue
+        try:
+            folder.verifier_outputs[name] = clean_json(read_json_file(verifier_dir / name))
+        except AtifError as exc:
+            folder.warnings.append(f"verifier/{name}: {exc.problem}")
 
 
 def _read_trajectories(folder: TrialFolder, agent_dir: Path, kept: dict[str, bytes], *, live: bool) -> None:
@@ -361,6 +394,7 @@ def _read_trajectories(folder: TrialFolder, agent_dir: Path, kept: dict[str, byt
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
         folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
+    continuations: dict[int, ParsedTrajectory] = {}
     for sub in _subtrajectory_files(agent_dir):
         try:
             parsed = parse_trajectory_file(
@@ -368,8 +402,46 @@ def _read_trajectories(folder: TrialFolder, agent_dir: Path, kept: dict[str, byt
             )
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
-        folder.subtrajectory_files[sub.name] = parsed
         folder.warnings.extend(f"{sub.name}: {w}" for w in parsed.warnings)
+        match = CONTINUATION.fullmatch(sub.name)
+        if match and folder.trajectory is not None:
+            continuations[int(match.group(1))] = parsed
+        else:
+            folder.subtrajectory_files[sub.name] = parsed
+    if continuations:
+        _join_continuations(folder, continuations)
+
+
+def _join_continuations(folder: TrialFolder, continuations: dict[int, ParsedTrajectory]) -> None:
+    """Append terminus-2's continuation files to the main trajectory.
+
+    With linear history, terminus-2 closes trajectory.json at its first
+    summarisation and goes on in trajectory.cont-1.json, then cont-2, ...
+    Each continuation starts with the earlier conversation again, marked
+    `is_copied_context`; those steps are left out. The rest restart their
+    step ids, so they are numbered on from the main trajectory's last (the
+    explorer's links name steps by id) and keep their own id and file in
+    `extra["continuation"]`. Final metrics are the run's totals, so the
+    last file's are kept.
+    """
+    main = folder.trajectory
+    expected = 1
+    for index in sorted(continuations):
+        if index != expected:
+            folder.warnings.append(f"trajectory.cont-{expected}.json is missing; steps after it may be out of order")
+        expected = index + 1
+        part = continuations[index]
+        last_id = max((step.step_id for step in main.steps), default=0)
+        for step in part.steps:
+            if step.extra.get("is_copied_context"):
+                continue
+            last_id += 1
+            step.extra = dict(step.extra, continuation={"file": f"trajectory.cont-{index}.json", "step_id": step.step_id})
+            step.step_id = last_id
+            main.steps.append(step)
+        if part.final_metrics:
+            main.final_metrics = part.final_metrics
+        main.subagents.extend(part.subagents)
 
 
 def _subtrajectory_files(agent_dir: Path) -> list[Path]:

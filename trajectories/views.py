@@ -181,6 +181,7 @@ def rollout_detail(request, pk: int):
         "timeline": explorer.build_timeline(all_steps, rollout.task.budget_sec, rollout.last_improvement_sec),
         "plot": explorer.plot_data(rollout, all_steps),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
+        "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(all_steps),
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),

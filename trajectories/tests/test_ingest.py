@@ -630,3 +630,29 @@ def test_import_classifies_as_a_rerun_from_the_stored_steps_does(real_import):
     for rollout in Rollout.objects.select_related("task"):
         failure_service.classify_and_store(rollout)
     assert {r.pk: [getattr(r, f) for f in fields] for r in Rollout.objects.all()} == imported
+
+
+def test_real_verifier_score_files_are_kept(real_import):
+    opus = Rollout.objects.get(trial_name__contains="2TyoFTQ")
+    grok = Rollout.objects.get(trial_name__contains="dJkbgCB")
+    # AutoLab's measured anchors: the baseline the verifier measured, and the agent's.
+    assert opus.verifier_outputs["baseline_score.json"]["score"] == 0.4918
+    assert opus.verifier_outputs["optimized_score.json"]["score"] == 0.5643
+    assert opus.verifier_outputs["optimized_score.json"]["num_prompts"] == 8
+    assert grok.verifier_outputs == {}
+
+
+def test_a_continued_trajectory_imports_as_one_main_trajectory(tmp_path):
+    from .test_trial_folder import continued
+
+    make_task("demo_task")
+    trial, first, fresh = continued(tmp_path)
+    outcome = import_trial_dir(trial)
+    assert outcome.ok, outcome.error
+    rollout = Rollout.objects.get(pk=outcome.rollout_id)
+    main = list(rollout.steps.filter(subtrajectory__isnull=True).order_by("position"))
+    assert rollout.n_steps == len(main) == len(first["steps"]) + len(fresh)
+    assert [s.step_id for s in main] == list(range(1, len(main) + 1))
+    assert [s.name for s in SubTrajectory.objects.filter(rollout=rollout)] == ["trajectory.summarization-1-summary.json"]
+    # The joined steps are analysed with the rest: the curve runs on past the summarisation.
+    assert rollout.curve[-1]["step_id"] == main[-1].step_id

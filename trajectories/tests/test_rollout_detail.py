@@ -223,3 +223,18 @@ def test_empty_outputs_are_not_shown(client):
     factories.add_step(rollout, 1, commands=["cat > f <<'EOF'\nx\nEOF\n"], outputs=[""])
     html = detail(client, rollout).content.decode()
     assert 'class="observation' not in html
+
+
+def test_verifier_score_files_show_their_score_and_fields(client):
+    rollout = factories.make_explored_rollout(
+        verifier_outputs={
+            "baseline_score.json": {"score": 0.4918, "num_prompts": 8},
+            "optimized_score.json": {"score": 0.5643, "clip": {"raw": 0.7572}, "note": "<b>x</b>"},
+            "extra.json": [1, 2],
+        }
+    )
+    html = detail(client, rollout).content.decode()
+    assert re.search(r"<dt>optimized_score.json</dt><dd[^>]*>score <strong>0.5643</strong>", html)
+    assert re.search(r"<dt>baseline_score.json</dt><dd[^>]*>score <strong>0.4918</strong>", html)
+    assert "&quot;clip&quot;: {&quot;raw&quot;: 0.7572}" in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert re.search(r"<dt>extra.json</dt><dd[^>]*><details>", html)

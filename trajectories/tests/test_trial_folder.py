@@ -74,3 +74,63 @@ def test_a_folder_without_a_trial_is_refused_before_any_walk(tmp_path, monkeypat
     monkeypatch.setattr(trial_folder, "tree_checksum", lambda *args, **kwargs: pytest.fail("walked"))
     with pytest.raises(TrialFolderError, match="is not a Harbor trial folder"):
         read_trial_folder(tmp_path)
+
+
+def continued(tmp_path):
+    """A terminus-2 linear-history trial: trajectory.json, then cont-1 after a summarisation."""
+    from datetime import timedelta
+
+    from .trialdata import START, write_json
+
+    trial = make_trial(tmp_path, "lib__demo_task__cont123", n_agent_steps=2)
+    first = json.loads((trial / "agent" / "trajectory.json").read_text())
+    first["continued_trajectory_ref"] = "trajectory.cont-1.json"
+    write_json(trial / "agent" / "trajectory.json", first)
+    later = trajectory(3, start=START + timedelta(hours=1))
+    copied = [dict(step, is_copied_context=True) for step in first["steps"]]
+    fresh = later["steps"][1:]  # the handoff prompt is new, not copied
+    for offset, step in enumerate(fresh):
+        step["step_id"] = len(copied) + offset + 1
+    later["steps"] = copied + fresh
+    later["session_id"] = "session-1-cont-1"
+    later["final_metrics"]["total_prompt_tokens"] = 99_999
+    write_json(trial / "agent" / "trajectory.cont-1.json", later)
+    write_json(trial / "agent" / "trajectory.summarization-1-summary.json", trajectory(1))
+    return trial, first, fresh
+
+
+def test_continuations_join_the_main_trajectory_without_the_copied_context(tmp_path):
+    trial, first, fresh = continued(tmp_path)
+    folder = read_trial_folder(trial)
+    steps = folder.trajectory.steps
+    assert [s.step_id for s in steps] == list(range(1, len(first["steps"]) + len(fresh) + 1))
+    assert [s.message for s in steps] == [s["message"] for s in first["steps"] + fresh]
+    joined = steps[len(first["steps"]) :]
+    assert [s.extra["continuation"] for s in joined] == [
+        {"file": "trajectory.cont-1.json", "step_id": s["step_id"]} for s in fresh
+    ]
+    assert folder.trajectory.final_metrics["total_prompt_tokens"] == 99_999
+    # Summarisation subagents stay subtrajectories; the continuation is gone from them.
+    assert list(folder.subtrajectory_files) == ["trajectory.summarization-1-summary.json"]
+
+
+def test_a_missing_continuation_is_a_warning(tmp_path):
+    trial, _, _ = continued(tmp_path)
+    (trial / "agent" / "trajectory.cont-1.json").rename(trial / "agent" / "trajectory.cont-2.json")
+    folder = read_trial_folder(trial)
+    assert any("trajectory.cont-1.json is missing" in w for w in folder.warnings)
+
+
+def test_verifier_json_files_are_kept(tmp_path):
+    trial = make_trial(tmp_path)
+    (trial / "verifier" / "baseline_score.json").write_text(json.dumps({"score": 0.49, "num_prompts": 8}))
+    (trial / "verifier" / "optimized_score.json").write_text('{"score": 0.56, "lora_path": "/app/out.safetensors"}')
+    (trial / "verifier" / "broken.json").write_text("{not json")
+    (trial / "verifier" / "huge.json").write_text(json.dumps({"x": "y" * 300_000}))
+    folder = read_trial_folder(trial)
+    assert folder.verifier_outputs == {
+        "baseline_score.json": {"score": 0.49, "num_prompts": 8},
+        "optimized_score.json": {"score": 0.56, "lora_path": "/app/out.safetensors"},
+    }
+    assert "reward.json" not in folder.verifier_outputs
+    assert [w.split(":")[0] for w in folder.warnings if w.startswith("verifier/")] == ["verifier/broken.json", "verifier/huge.json"]
