@@ -16,17 +16,16 @@ one path and give the same fields either way.
 """
 from __future__ import annotations
 
-import gc
 import json
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pydantic_core
+
+from autolab_site.gc_pause import gc_paused
 
 from .parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
 
@@ -91,13 +90,13 @@ def parse_trajectory_file(
     path: Path, *, attempts: int = 1, delay: float = 0.1, first_read: bytes | None = None
 ) -> ParsedTrajectory:
     path = Path(path)
-    with _gc_paused():
+    with gc_paused():
         data, storable = _read_json(path, attempts=attempts, delay=delay, first_read=first_read)
         return _parse(data, source=str(path), storable=storable)
 
 
 def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> ParsedTrajectory:
-    with _gc_paused():
+    with gc_paused():
         try:
             data, storable = decode_json(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -107,7 +106,7 @@ def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> P
 
 def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTrajectory:
     """A ParsedTrajectory from decoded JSON; validation problems become warnings."""
-    with _gc_paused():
+    with gc_paused():
         return _parse(data, source=source, storable=False)
 
 
@@ -130,28 +129,6 @@ def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
         else:
             return data, b"\\u0000" not in raw
     return json.loads(raw), False
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a trajectory is parsed.
-
-    Parsing allocates thousands of containers at once (the decoded JSON,
-    Harbor's models, the result), which sets off several collections that
-    scan them all while nearly all are still in use; the decoded JSON and
-    the models are freed by reference counting right after. Pausing saves
-    those scans (a tenth to a fifth of a large file's parse); the survivors
-    are collected as usual afterwards. A caller that disabled the collector
-    itself keeps it disabled.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _read_json(path: Path, *, attempts: int, delay: float, first_read: bytes | None = None) -> tuple[Any, bool]:

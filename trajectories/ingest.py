@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from autolab_site.gc_pause import gc_paused
 from evaluations import services as evaluations
 from tasks import services as tasks
 
@@ -107,7 +108,15 @@ def ingest_trial_dir(
     `lookups` is a dict shared by the trials of one bulk import, caching
     task, model and harness rows so that each is looked up once.
     """
-    path = Path(path)
+    with gc_paused():  # a trial's objects live until its end: nothing to collect
+        return _ingest_trial_dir(
+            Path(path), version=version, rollout=rollout, live=live, source_label=source_label, lookups=lookups
+        )
+
+
+def _ingest_trial_dir(
+    path: Path, *, version: str | None, rollout: Rollout | None, live: bool, source_label: str, lookups: dict | None
+) -> TrialOutcome:
     outcome = TrialOutcome(path=source_label or str(path))
     try:
         if not is_trial_dir(path):
