@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 # Words that only prefix the real program ("sudo timeout 600 python x.py").
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "command", "builtin", "stdbuf", "nice", "ionice", "chrt", "taskset"}
@@ -33,34 +34,30 @@ class Command:
     # Derived facts computed once per command by other modules (e.g. its file writes).
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    # `program`, `words` and `stage_words()` are asked for by every step-kind rule;
-    # they are computed once, so `stages` must not change after they are first read.
+    # `program`, `words`, `stage_words()` and `output_files` are asked for by every
+    # step-kind rule; they are computed once, so `stages` and `redirects` must not
+    # change after they are first read, and the lists returned must not be modified.
 
-    @property
+    @cached_property
     def program(self) -> str:
         """The first stage's program name without its directory ("python3")."""
-        program = self.cache.get("program")
-        if program is None:
-            words = self.words
-            program = self.cache["program"] = words[0].rsplit("/", 1)[-1] if words else ""
-        return program
+        words = self.words
+        return words[0].rsplit("/", 1)[-1] if words else ""
 
-    @property
+    @cached_property
     def words(self) -> list[str]:
-        """The first stage's words with env assignments and wrappers dropped (shared: do not modify)."""
-        words = self.cache.get("words")
-        if words is None:
-            words = self.cache["words"] = strip_wrappers(self.stages[0]) if self.stages else []
-        return words
+        """The first stage's words with env assignments and wrappers dropped."""
+        return self._stage_words[0] if self.stages else []
 
     def stage_words(self) -> list[list[str]]:
-        """Every stage's words with wrappers dropped (shared: do not modify)."""
-        stages = self.cache.get("stage_words")
-        if stages is None:
-            stages = self.cache["stage_words"] = [strip_wrappers(stage) for stage in self.stages]
-        return stages
+        """Every stage's words with wrappers dropped."""
+        return self._stage_words
 
-    @property
+    @cached_property
+    def _stage_words(self) -> list[list[str]]:
+        return [strip_wrappers(stage) for stage in self.stages]
+
+    @cached_property
     def output_files(self) -> list[tuple[str, str]]:
         """(operator, path) of `>`/`>>` redirections to real files."""
         return [
