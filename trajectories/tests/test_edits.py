@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from trajectories.edits import FileTracker, cat_outputs, python_writes, shell_writes, tool_writes
+from trajectories.edits import FileTracker, cat_outputs, prompt_cwd, python_writes, shell_writes, tool_writes
 from trajectories.parsed import ParsedToolCall
 from trajectories.sed import apply_sed
 from trajectories.shell import split_commands
@@ -256,3 +256,38 @@ def test_cat_in_the_real_opus_observation_seeds_what_step_9_diffs_against(shared
     assert "/app/evaluate.py" not in seen  # cut by the harness
     heredoc = steps[8].tool_calls[0].arguments["keystrokes"]
     assert heredoc == DATASET_HEREDOC
+
+
+# The scanner's shortcuts (plain lines, heredoc ends found by search) give what the full scan gives.
+def test_plain_lines_keep_their_offsets_and_words():
+    text = "  ls -la /app\n\ncat  /app/x.py\t\nnvidia-smi"
+    commands = split_commands(text)
+    assert [(c.text, c.start, c.stages, c.redirects) for c in commands] == [
+        ("ls -la /app", 2, [["ls", "-la", "/app"]], []),
+        ("cat  /app/x.py", 15, [["cat", "/app/x.py"]], []),
+        ("nvidia-smi", 31, [["nvidia-smi"]], []),
+    ]
+    assert all(text[c.start : c.start + len(c.text)] == c.text for c in commands)
+
+
+@pytest.mark.parametrize(
+    "keys,body,after",
+    [
+        # `<<-` strips leading tabs from the body and from the delimiter line; a CR after it is allowed.
+        ("cat <<-EOF > /app/x.py\n\tx = 1\n\t\ty = 2\n\tEOF\r\necho done\n", "x = 1\ny = 2\n", ["echo done"]),
+        # The delimiter inside a line, or followed by more text, does not end the body.
+        ("cat > /app/x.py <<'EOF'\nprint('EOF')\nEOF2\n EOF\nEOF\nls\n", "print('EOF')\nEOF2\n EOF\n", ["ls"]),
+        # Without a delimiter line the body runs to the end.
+        ("cat > /app/x.py <<EOF\na\nb", "a\nb\n", []),
+    ],
+)
+def test_heredoc_bodies_end_at_the_delimiter_line(keys, body, after):
+    [first, *rest] = split_commands(keys)
+    assert first.heredoc == body
+    assert [command.text for command in rest] == after
+
+
+def test_prompt_cwd_reads_the_last_prompt():
+    assert prompt_cwd("training...\nstep 3/10\n") is None
+    assert prompt_cwd("root@host:/app# cd /tmp\nroot@host:/tmp# ") == "/tmp"
+    assert prompt_cwd("mail me at a@b.c\n") is None

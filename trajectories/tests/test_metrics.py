@@ -104,3 +104,13 @@ def test_real_opus_evaluation_output(shared_trials_dir, shared_tasks_dir):
     assert (reading.status, reading.value, reading.name) == ("parsed", 0.5643, "score")
     assert reading.score == normalised_score(spec, 0.5643)
     assert reading.score is not None
+
+
+def test_only_lines_with_a_number_after_a_separator_are_read_and_in_order():
+    # Long output without figures, then the result; ratios and arrows count as separators too.
+    noise = "".join(f"Generating {i}/8: a portrait: done\n" for i in range(200))
+    assert find_metric(noise + "score: 0.25\nscore -> 0.5\n", QUALITY).value == 0.5
+    assert find_metric(noise, QUALITY) is None
+    # A value inside a printed JSON object is read from the JSON, not twice.
+    reading = find_metric(noise + '{"score": 0.75}\n', QUALITY)
+    assert (reading.status, reading.value) == ("parsed", 0.75)
