@@ -4,8 +4,9 @@
 
 Parses ../shared/autolab/trials/opus4.6__.../agent/trajectory.json once with
 trajectories.atif, then times `analyse_rollout` on its 139 steps. Printed:
-the median and worst time per rollout and steps per second. Target: median
-well under 100 ms per rollout (it runs inside every import).
+the median and worst time per rollout and steps per second. Budget: about
+5 ms median per rollout: analysis runs inside every import, and the whole
+import should stay within 5x of Harbor's bare JSON parse of the trajectory.
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def main() -> int:
     median = statistics.median(times)
     print(f"steps per rollout:      {len(steps)}")
     print(f"benchmark calls found:  {result.n_benchmark_calls}, edits: {result.n_edits}, best: {result.best_metric}")
-    print(f"median per rollout:     {median * 1000:.1f} ms (target < 100 ms)")
+    print(f"median per rollout:     {median * 1000:.1f} ms (budget about 5 ms)")
     print(f"worst per rollout:      {max(times) * 1000:.1f} ms")
     print(f"steps per second:       {len(steps) / median:,.0f}")
     return 0
