@@ -9,7 +9,10 @@ The real opus trial (../shared/autolab/trials) is copied N times under
 distinct trial names and imported in bulk. Printed: time per trial, steps per
 second, Harbor's bare `Trajectory.model_validate_json` time for the same
 trajectory file, and the ratio of the two. Targets: ratio <= 5, >= 1,000
-steps/s.
+steps/s. The same N trials are then imported again on --jobs processes
+(trajectories.bulk; default one per CPU), as `import_trials` does on
+PostgreSQL: wall time per trial and its ratio are printed beside the
+one-process figures, labelled with the number of processes.
 
 The time per trial is broken down into reading the folder (JSON parse and
 ATIF conversion), trajectory analysis, and storing. Storing includes search
@@ -44,6 +47,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=20, help="number of copies of the trial to import")
     parser.add_argument("--db", default="autolab_bench", help="scratch PostgreSQL database name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes for the parallel bulk import")
     parser.add_argument(
         "--without-search-indexes",
         action="store_true",
@@ -68,7 +72,7 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
     sys.path.insert(0, str(ROOT))
     try:
-        return run(args.n, work, backend, drop_search_indexes=args.without_search_indexes)
+        return run(args.n, work, backend, drop_search_indexes=args.without_search_indexes, jobs=args.jobs)
     finally:
         from django.db import connections
 
@@ -78,7 +82,7 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) -> int:
+def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, jobs: int = 1) -> int:
     import django
 
     django.setup()
@@ -91,6 +95,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     _register_task()
 
     from harbor.models.trajectories import Trajectory
+
+    from django.db import connection
 
     from tasks.services import match_task, task_spec
 
@@ -120,6 +126,15 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
     assert again.counts["unchanged"] == n, again.counts
 
     live_append = _live_append_time(copies / "live", import_trial_dir)
+
+    parallel = None
+    if jobs > 1 and connection.vendor == "postgresql":
+        for index in range(n):
+            _copy_trial(TRIAL, copies / "parallel" / f"parallel__{index:04d}")
+        measured = _bulk_import(copies / "parallel", import_path, jobs=jobs)
+        if measured is None:
+            return 1
+        parallel = measured[1] / n
 
     raw = (TRIAL / "agent" / "trajectory.json").read_bytes()
     harbor = _median_time(lambda: Trajectory.model_validate_json(raw), repeat=max(n, 10))
@@ -169,10 +184,13 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False) 
         print(f"  without search indexing:      {(per_trial - indexing) / harbor:8.1f} x")
         print(f"  search indexing alone:        {indexing / harbor:8.1f} x")
     print(f"  without the analysis:         {(per_trial - analysing) / harbor:8.1f} x")
+    if parallel is not None:
+        print(f"on {jobs} processes (bulk):        {parallel * 1000:8.1f} ms   per trial, wall clock; {steps / (parallel * n):.0f} steps/s")
+        print(f"  ratio to Harbor parse:        {parallel / harbor:8.1f} x      (one process parses; {os.cpu_count()} CPUs here)")
     return 0
 
 
-def _bulk_import(folder: Path, import_path) -> tuple[list[float], float, int] | None:
+def _bulk_import(folder: Path, import_path, jobs: int = 1) -> tuple[list[float], float, int] | None:
     """(seconds per trial, total seconds, steps) of importing every trial in `folder`."""
     started = time.perf_counter()
     times: list[float] = []
@@ -183,7 +201,7 @@ def _bulk_import(folder: Path, import_path) -> tuple[list[float], float, int] | 
         times.append(now - last[0])
         last[0] = now
 
-    report = import_path(folder, on_progress=on_progress)
+    report = import_path(folder, on_progress=on_progress, jobs=jobs)
     total = time.perf_counter() - started
     if not report.ok:
         print(f"import failed: {report.as_dict()}", file=sys.stderr)

@@ -3,14 +3,14 @@
 One field for both databases (see trajectories.search_document): with
 `indexed=True` a tsvector on PostgreSQL (for a GIN index), otherwise text.
 `filter(search_document__has_words=["hash", "join"])` matches rows whose
-document holds every word: an index probe (`@@`) on a tsvector, a LIKE per
-word on text, with the same result.
+document holds every word, the last as a prefix: an index probe (`@@`) on a
+tsvector, a LIKE per word on text, with the same result.
 """
 from __future__ import annotations
 
 from django.db import models
 
-from .search_document import quoted, tsquery
+from .search_document import like_patterns, tsquery
 
 
 class SearchDocumentField(models.TextField):
@@ -48,8 +48,8 @@ class HasWords(models.Lookup):
         if self.lhs.output_field.indexed and connection.vendor == "postgresql":
             return f"{lhs} @@ %s::tsquery", [*lhs_params, tsquery(words)]
         clauses, params = [], []
-        for word in words:
-            # Words hold no LIKE wildcard: every ASCII punctuation mark splits them.
+        # Words hold no LIKE wildcard: every ASCII punctuation mark splits them.
+        for pattern in like_patterns(words):
             clauses.append(f"{lhs} LIKE %s")
-            params.extend([*lhs_params, f"%{quoted(word)}%"])
+            params.extend([*lhs_params, pattern])
         return " AND ".join(clauses), params

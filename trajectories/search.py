@@ -1,14 +1,17 @@
 """Text search over trajectory steps: messages, commands and outputs.
 
 Two stages. First the candidates: steps whose search document holds every
-word of the query (trajectories.search_document says what a word is), in
-rollouts whose document holds them all (a GIN index answers on PostgreSQL,
-LIKE on SQLite, with the same result). Then the
-fields of the candidates are read: each field holding a query word is a hit
-with a snippet, and steps holding the query as typed (an exact phrase, case
-aside) rank before steps holding its words apart. When no step has all the
-words, the search retries as a case-insensitive substring match of the whole
-query over the full texts, which also finds text beyond a document's cap.
+word of the query, the last one as a prefix (as typed so far), in rollouts
+whose document holds them all (trajectories.search_document says what a word
+is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
+result). Then the texts of at most CANDIDATES of them are read and looked
+through here, in Python (one pass over a few MB; SQL's lower() and strpos()
+over the same texts were several times slower): a step's hits are its
+fields holding the most query words, with a snippet, and steps holding the
+query as typed (an exact phrase, case aside) rank first. When no step has
+all the words, the search retries as a case-insensitive substring match of
+the whole query over the full texts in SQL: slower, and also finds text
+beyond a document's cap.
 """
 from __future__ import annotations
 
@@ -16,13 +19,12 @@ import re
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Case, F, FloatField, Q, TextField, Value, When
-from django.db.models.functions import Cast, Greatest, Lower, StrIndex, Substr
-from django.db.models.lookups import GreaterThan
+from django.db.models import F, Q, TextField, Value
+from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from .ansi import strip_ansi
 from .models import Observation, RolloutDocument, Step, ToolCall
-from .search_document import query_words, trajectory_documents
+from .search_document import flatten, query_words, trajectory_documents
 
 SNIPPET_BEFORE = 80
 SNIPPET_CHARS = 240
@@ -81,8 +83,11 @@ def _sources():
 
 
 # At most this many candidate steps are read for hits and ranks, in
-# trajectory order; narrower filters reach further.
-CANDIDATES = 1000
+# trajectory order; narrower filters reach further. Of each output only the
+# first OUTPUT_CHARS are read (a step matched for words beyond shows its
+# start).
+CANDIDATES = 250
+OUTPUT_CHARS = 65_536
 
 
 def _first_term(q: str) -> str:
@@ -91,50 +96,6 @@ def _first_term(q: str) -> str:
     if len(q) <= 40:
         return q
     return re.split(r"\s+", q)[0]
-
-
-def _matching(where: str, model, prefix: str, expression, q: str, filters: Filters, candidates: list[int] | None):
-    """Rows of one field holding the query: its words (candidates) or the whole of it."""
-    qs = model.objects.filter(_step_q(filters, prefix)).annotate(_text=expression, _lower=Lower("_text"))
-    phrase = StrIndex("_lower", Value(q.lower()))
-    if candidates is None:
-        qs = qs.filter(_text__icontains=q)
-        pos = StrIndex("_lower", Value(_first_term(q).lower()))
-        rank = Value(0.0)
-    else:
-        qs = qs.filter(**{f"{prefix}pk__in" if not prefix else f"{prefix}id__in": candidates})
-        words = query_words(q)
-        # How many of the query's words the field holds; the step's fields
-        # holding the most are its hits (its words may be spread over several).
-        held = [Case(When(_lower__contains=word, then=Value(1)), default=Value(0)) for word in words]
-        qs = qs.annotate(_held=sum(held[1:], held[0])).filter(_held__gt=0)
-        first_word = StrIndex("_lower", Value(words[0]))
-        pos = Case(When(GreaterThan(phrase, 0), then=phrase), default=first_word)
-        rank = Case(When(GreaterThan(phrase, 0), then=Value(1.0)), default=Value(0.5), output_field=FloatField())
-    start = Greatest(pos - SNIPPET_BEFORE, Value(1))
-    step_pk = f"{prefix}pk" if not prefix else f"{prefix}id"
-    if candidates is None:
-        qs = qs.annotate(_held=Value(1))
-    return qs.annotate(_snippet=Substr("_text", start, SNIPPET_CHARS), _pos=pos, _rank=rank).values(
-        "_snippet",
-        "_held",
-        "_pos",
-        "_rank",
-        _step=F(step_pk),
-        _rollout=F(f"{prefix}rollout_id"),
-        _sid=F(f"{prefix}step_id"),
-        _position=F(f"{prefix}position"),
-    )
-
-
-def _clean_snippet(raw: str, where: str, found_at: int) -> str:
-    text = raw or ""
-    if where == "command":
-        # Arguments are JSON text: show what was typed, not its escapes.
-        text = text.replace("\\n", " ").replace('\\"', '"').replace("\\t", " ")
-    text = re.sub(r"\s+", " ", strip_ansi(text)).strip()
-    prefix = "… " if found_at > SNIPPET_BEFORE + 1 else ""
-    return prefix + text
 
 
 def search_steps(q: str, filters: Filters | None = None, limit: int = 200, substring: bool = False) -> list[Hit]:
@@ -147,53 +108,154 @@ def search_steps(q: str, filters: Filters | None = None, limit: int = 200, subst
     if not q:
         return []
     filters = filters or Filters()
-    if query_words(q) and not substring:
-        candidates = list(
-            Step.objects.filter(
-                _step_q(filters),
-                rollout__document__words__has_words=query_words(q),
-                search_document__has_words=query_words(q),
-            )
-            .order_by("rollout_id", "position")
-            .values_list("pk", flat=True)[:CANDIDATES]
-        )
+    words = query_words(q)
+    if words and not substring:
+        candidates = _candidates(words, filters)
         if candidates:
-            return _run(q, filters, limit, candidates)
-    return _run(q, filters, limit, None)
+            return _word_hits(q, words, candidates, limit)
+    return _substring_hits(q, filters, limit)
 
 
-def _run(q: str, filters: Filters, limit: int, candidates: list[int] | None) -> list[Hit]:
+def _candidates(words: list[str], filters: Filters) -> list[int]:
+    """Up to CANDIDATES steps holding every word, in trajectory order.
+
+    The rollouts holding them all come from the index; their steps are read
+    a growing batch of rollouts at a time, so a common word stops after the
+    first few rollouts instead of matching every step there is.
+    """
+    rollout_q = Q()
+    for name in ("task", "model", "harness"):
+        if getattr(filters, name) is not None:
+            rollout_q &= Q(**{f"rollout__{name}_id": getattr(filters, name)})
+    if filters.rollout is not None:
+        rollout_q &= Q(rollout_id=filters.rollout)
+    rollouts = list(
+        RolloutDocument.objects.filter(rollout_q, words__has_words=words).order_by("rollout_id").values_list("rollout_id", flat=True)
+    )
+    candidates: list[int] = []
+    batch = 8
+    while rollouts and len(candidates) < CANDIDATES:
+        taken, rollouts = rollouts[:batch], rollouts[batch:]
+        candidates += (
+            Step.objects.filter(_step_q(filters), rollout_id__in=taken, search_document__has_words=words)
+            .order_by("rollout_id", "position")
+            .values_list("pk", flat=True)[: CANDIDATES - len(candidates)]
+        )
+        batch *= 2
+    return candidates
+
+
+# -- Words: the candidates' texts, looked through in Python ---------------------
+
+
+def _word_hits(q: str, words: list[str], candidates: list[int], limit: int) -> list[Hit]:
+    steps = {
+        pk: (rollout_id, step_id, position, {"message": [message], "reasoning": [reasoning], "command": [], "output": []})
+        for pk, rollout_id, step_id, position, message, reasoning in Step.objects.filter(pk__in=candidates).values_list(
+            "pk", "rollout_id", "step_id", "position", "message", "reasoning"
+        )
+    }
+    for step_pk, arguments in ToolCall.objects.filter(step_id__in=candidates).order_by("step_id", "position").values_list(
+        "step_id", "arguments"
+    ):
+        steps[step_pk][3]["command"].append(flatten(arguments))
+    for step_pk, content in (
+        Observation.objects.filter(step_id__in=candidates)
+        .order_by("step_id", "position")
+        .values_list("step_id", Left("content", OUTPUT_CHARS))
+    ):
+        steps[step_pk][3]["output"].append(content or "")
+    found = []
+    phrase = q.lower()
+    for step_pk, (rollout_id, step_id, position, texts) in steps.items():
+        fields = _fields_holding(texts, words, phrase)
+        rank = 1.0 if any(at_phrase for _, _, _, at_phrase in fields) else 0.5
+        found += [(rank, rollout_id, position, where, step_pk, step_id, text, at) for where, text, at, _ in fields]
+    found.sort(key=lambda f: (-f[0], f[1], f[2], WHERES.index(f[3])))
+    # Snippets only for what is shown.
+    return [
+        Hit(step_pk, rollout_id, step_id, position, where, _snippet(text, at), rank)
+        for rank, rollout_id, position, where, step_pk, step_id, text, at in found[:limit]
+    ]
+
+
+def _fields_holding(texts: dict[str, list[str]], words: list[str], phrase: str) -> list[tuple[str, str, int, bool]]:
+    """(where, text, where to centre the snippet, holds the phrase) of the fields holding the most words.
+
+    A step matched by its document holds every word, though maybe spread
+    over several fields: its hits are the fields holding the most. When
+    none shows a word (it was beyond OUTPUT_CHARS), its output is the hit.
+    """
+    best: list[tuple[str, str, int, bool]] = []
+    most = 0
+    for where in WHERES:
+        for text in texts[where]:
+            lower = text.lower()
+            held = sum(word in lower for word in words)
+            if held == 0 or held < most:
+                continue
+            at = lower.find(phrase)
+            entry = (where, text, at if at >= 0 else lower.find(words[0]), at >= 0)
+            if held > most:
+                most, best = held, [entry]
+            elif not any(w == where for w, _, _, _ in best):
+                best.append(entry)
+    if not best and texts["output"]:
+        best = [("output", texts["output"][0], 0, False)]
+    return best
+
+
+def _snippet(text: str, at: int) -> str:
+    start = max(at - SNIPPET_BEFORE, 0)
+    return _clean_snippet(text[start : start + SNIPPET_CHARS], "", cut_before=start > 0)
+
+
+# -- Substring: the whole query in the full texts, in SQL -----------------------
+
+
+def _substring_hits(q: str, filters: Filters, limit: int) -> list[Hit]:
     hits: dict[tuple[int, str], Hit] = {}
-    held: dict[tuple[int, str], int] = {}
     for where, model, prefix, expression in _sources():
-        rows = _matching(where, model, prefix, expression, q, filters, candidates).order_by(
-            "-_rank", f"{prefix}rollout_id", f"{prefix}position"
-        )[:limit]
+        rows = _containing(model, prefix, expression, q, filters).order_by(f"{prefix}rollout_id", f"{prefix}position")[:limit]
         for row in rows:
             key = (row["_step"], where)
-            held[key] = max(held.get(key, 0), row["_held"])
             if key not in hits:
                 hits[key] = Hit(
-                    rank=float(row["_rank"] or 0.0),
                     step_pk=row["_step"],
                     rollout_id=row["_rollout"],
                     step_id=row["_sid"],
                     position=row["_position"],
                     where=where,
-                    snippet=_clean_snippet(row["_snippet"], where, row["_pos"] or 0),
+                    snippet=_clean_snippet(row["_snippet"], where, cut_before=(row["_pos"] or 0) > SNIPPET_BEFORE + 1),
                 )
-    # A step's hits are its fields holding the most query words; it ranks by
-    # its best field, so an exact phrase anywhere lifts all its hits.
-    most: dict[int, int] = {}
-    best: dict[int, float] = {}
-    for (step_pk, _), hit in hits.items():
-        most[step_pk] = max(most.get(step_pk, 0), held[(step_pk, hit.where)])
-        best[step_pk] = max(best.get(step_pk, 0.0), hit.rank)
-    kept = [hit for key, hit in hits.items() if held[key] == most[hit.step_pk]]
-    for hit in kept:
-        hit.rank = best[hit.step_pk]
-    ordered = sorted(kept, key=lambda h: (-h.rank, h.rollout_id, h.position, WHERES.index(h.where)))
+    ordered = sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))
     return ordered[:limit]
+
+
+def _containing(model, prefix: str, expression, q: str, filters: Filters):
+    """Rows of one field holding `q`, with a snippet around it."""
+    qs = model.objects.filter(_step_q(filters, prefix)).annotate(_text=expression).filter(_text__icontains=q)
+    pos = StrIndex(Lower("_text"), Value(_first_term(q).lower()))
+    start = Greatest(pos - SNIPPET_BEFORE, Value(1))
+    step_pk = f"{prefix}pk" if not prefix else f"{prefix}id"
+    return qs.annotate(_snippet=Substr("_text", start, SNIPPET_CHARS), _pos=pos).values(
+        "_snippet",
+        "_pos",
+        _step=F(step_pk),
+        _rollout=F(f"{prefix}rollout_id"),
+        _sid=F(f"{prefix}step_id"),
+        _position=F(f"{prefix}position"),
+    )
+
+
+def _clean_snippet(raw: str, where: str, *, cut_before: bool) -> str:
+    text = raw or ""
+    if where == "command":
+        # Arguments are JSON text: show what was typed, not its escapes.
+        text = text.replace("\\n", " ").replace('\\"', '"').replace("\\t", " ")
+    text = re.sub(r"\s+", " ", strip_ansi(text)).strip()
+    prefix = "… " if cut_before else ""
+    return prefix + text
 
 
 def matching_step_ids(rollout_id: int, q: str) -> list[int]:

@@ -88,17 +88,24 @@ def quoted(word: str) -> str:
 
 
 def query_words(q: str) -> list[str]:
-    """The words a query needs, all of them, in any order."""
+    """The words a query needs, all of them, in any order; the last may be a
+    word's beginning (it is matched as a prefix: "evaluate_loc" finds
+    evaluate_local, as a search box's user expects while typing)."""
     return words(q)
 
 
 def tsquery(query: list[str]) -> str:
-    """A PostgreSQL tsquery literal requiring every word of `query`.
+    """A PostgreSQL tsquery literal requiring every word of `query`, the last as a prefix.
 
     Words come from `words`, so they hold no quote, backslash or colon;
     quoting each keeps characters such as `!` or `&` from being operators.
     """
-    return " & ".join(quoted(word) for word in query)
+    return " & ".join([*(quoted(word) for word in query[:-1]), quoted(query[-1]) + ":*"])
+
+
+def like_patterns(query: list[str]) -> list[str]:
+    """LIKE patterns finding `query`'s words in a document, the last as a prefix."""
+    return [*(f"%{quoted(word)}%" for word in query[:-1]), f"%'{query[-1]}%"]
 
 
 class OutputLines:

@@ -36,8 +36,8 @@ def test_snippets_are_plain_text(corpus):
     (hit,) = search.search_steps("throughput")
     assert hit.snippet == "throughput: 1234 rows/s"
     (hit,) = search.search_steps("evaluate_local")
-    # JSON text of the arguments, with the typed newline shown as a space.
-    assert "python3 /app/evaluate_local.py --size large " in hit.snippet and "\\n" not in hit.snippet
+    # What was typed, its newline shown as a space, not JSON escapes.
+    assert "python3 /app/evaluate_local.py --size large" in hit.snippet and "\\n" not in hit.snippet
 
 
 def test_filters(corpus):
@@ -92,7 +92,11 @@ def test_words_in_any_order_exact_phrase_first():
     assert hit.step_id == 3 and hit.rank == 1.0 and "/app/evaluate_local.py" in hit.snippet
     # Punctuation in the query is no operator: the same words, the same steps.
     assert [h.step_id for h in search.search_steps("local & !evaluate")] == [3]
-
+    # The last word may be unfinished, as while typing; the others may not.
+    assert [h.step_id for h in search.search_steps("evaluate_loc")] == [3]
+    assert [h.step_id for h in search.search_steps("hash jo")] == [2, 1]
+    (hit,) = search.search_steps("ash join")  # no word "ash": the substring stage finds it
+    assert hit.step_id == 2 and hit.rank == 0.0
 
 def test_substring_fallback_when_no_step_has_every_word():
     rollout = factories.make_rollout()

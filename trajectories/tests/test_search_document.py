@@ -44,8 +44,11 @@ def test_document_is_capped_keeping_the_first_words():
     assert len(doc) == MAX_DOCUMENT_WORDS and "'first'" in doc and "'last'" not in doc
 
 
-def test_tsquery_requires_every_word():
-    assert tsquery(query_words("local & !evaluate")) == "'local' & 'evaluate'"
+def test_queries_require_every_word_the_last_as_a_prefix():
+    from trajectories.search_document import like_patterns
+
+    assert tsquery(query_words("local & !evaluate")) == "'local' & 'evaluate':*"
+    assert like_patterns(["hash", "jo"]) == ["%'hash'%", "%'jo%"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,113 @@
+"""How fast step search answers over many real trials (PostgreSQL).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        .venv/bin/python benchmarks/search_bench.py [--n 200] [--db autolab_search_bench]
+
+A scratch database (--db, dropped at the end) gets N copies of the real opus
+trial (../shared/autolab/trials), about 28,000 steps and 95 MB of terminal
+output for N=200, imported on every CPU. Then each query below runs through
+trajectories.search.search_steps (what the search page calls) and the
+rollout page's in-page find; printed: hits and the median time of 5 runs.
+Target: the search page's query under 300 ms for words that occur; a query
+no document matches falls back to a substring scan of every text, which is
+slower by nature and shown as such.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ingest_bench  # noqa: E402  (the scratch database and trial copies)
+
+QUERIES = [
+    ("a word in every trial, many steps", "avr_loss"),
+    ("a rare command", "nvidia-smi"),
+    ("a phrase", "learning rate"),
+    ("words apart", "lora rank"),
+    ("no document has it (substring scan)", "zqxjv-not-there"),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=200, help="copies of the trial to import")
+    parser.add_argument("--db", default="autolab_search_bench", help="scratch PostgreSQL database name")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    args = parser.parse_args()
+    server_url = os.environ.get("DATABASE_URL", "")
+    if not server_url.startswith(("postgres://", "postgresql://")):
+        print("set DATABASE_URL to a PostgreSQL server", file=sys.stderr)
+        return 2
+    if not ingest_bench.TRIAL.is_dir():
+        print(f"the real trial is missing: {ingest_bench.TRIAL}", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="search-bench-"))
+    os.environ["DATABASE_URL"] = ingest_bench._create_database(server_url, args.db)
+    os.environ.setdefault("AUTOLAB_DATA_DIR", str(work / "data"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
+    sys.path.insert(0, str(ingest_bench.ROOT))
+    try:
+        return run(args.n, work)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        if not args.keep:
+            ingest_bench._drop_database(server_url, args.db)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(n: int, work: Path) -> int:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from trajectories import search
+    from trajectories.models import Observation, Rollout, Step
+    from trajectories.services import import_path
+
+    call_command("migrate", verbosity=0, interactive=False)
+    ingest_bench._register_task()
+    for index in range(n):
+        ingest_bench._copy_trial(ingest_bench.TRIAL, work / "jobs" / f"search__{index:04d}")
+    started = time.perf_counter()
+    report = import_path(work / "jobs", jobs=None)
+    if not report.ok:
+        print(f"import failed: {report.as_dict()}", file=sys.stderr)
+        return 1
+    imported = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    output_mb = sum(len(c) for c in Observation.objects.values_list("content", flat=True)[:2000]) / 2000
+    output_mb *= Observation.objects.count() / 1e6
+
+    print(f"rollouts / steps:         {Rollout.objects.count()} / {Step.objects.count()}  ({output_mb:.0f} MB of output)")
+    print(f"imported in:              {imported:.1f} s")
+    one = Rollout.objects.order_by("pk").first()
+    for label, q in QUERIES:
+        hits, page = _timed(lambda: search.search_steps(q))
+        _, in_page = _timed(lambda: search.matching_step_ids(one.pk, q))
+        print(f"{label:40s} {q!r:22s} {len(hits):4d} hits  search {page * 1000:7.1f} ms   in-page find {in_page * 1000:6.1f} ms")
+    return 0
+
+
+def _timed(function, repeat: int = 5):
+    samples, result = [], None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = function()
+        samples.append(time.perf_counter() - started)
+    return result, statistics.median(samples)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
