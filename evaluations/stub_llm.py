@@ -235,3 +235,11 @@ def ensure_stub_server(port: int) -> StubServer | None:
     except OSError:
         return None  # another worker process serves it already
     return _running
+
+
+def stop_stub_server() -> None:
+    """Stop the server ensure_stub_server started in this process, if any."""
+    global _running
+    if _running is not None:
+        _running.shutdown()
+        _running = None

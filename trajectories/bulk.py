@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -38,9 +39,11 @@ def usable_jobs(jobs: int | None) -> int:
     """How many processes to import with: `jobs`, or one per CPU when None.
 
     1 on SQLite, and inside a transaction: workers could not see the
-    caller's uncommitted rows, nor may they commit on its behalf.
+    caller's uncommitted rows, nor may they commit on its behalf. 1 too
+    when this process runs other threads: a fork copies locks they may hold
+    (a web server's request threads, say); `import_trials` runs none.
     """
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
+    if connection.vendor != "postgresql" or connection.in_atomic_block or threading.active_count() > 1:
         return 1
     if jobs is None:
         jobs = os.cpu_count() or 1

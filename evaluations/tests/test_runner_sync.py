@@ -95,13 +95,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch):
+def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch, request):
     require_sandbox()
     runner_settings(settings, tmp_path)
     settings.STUB_LLM_PORT = free_port()
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     import_examples()
     from evaluations.campaigns import run_demo_campaigns
+    from evaluations.stub_llm import stop_stub_server
+
+    # The runner leaves the stub serving, as a worker would; later tests fork.
+    request.addfinalizer(stop_stub_server)
 
     lines = run_demo_campaigns(tasks_version="examples", run_now=True)
     assert len(lines) == 3 and all("ran: 3 finished" in line for line in lines), lines

@@ -3,6 +3,7 @@
 Workers commit their own transactions, which a test transaction would hide
 from them, so these tests commit for real (transaction=True).
 """
+import threading
 from datetime import timedelta
 
 import pytest
@@ -40,6 +41,12 @@ def stored(prefix: str):
     ]
 
 
+@pytest.fixture(autouse=True)
+def parallel_possible():
+    # Else import_path would quietly import on one process and test nothing new.
+    assert bulk.usable_jobs(3) == 3, f"threads running in this test process: {threading.enumerate()}"
+
+
 def test_a_parallel_import_stores_what_a_serial_one_does(tmp_path):
     make_task("demo_task")
     serial = import_path(make_job(tmp_path / "serial", "s", 12), jobs=1)
@@ -68,9 +75,17 @@ def test_stopping_hands_out_no_more_trials_and_a_rerun_continues(tmp_path):
     assert rest.ok and rest.counts["unchanged"] == first.done and rest.counts["created"] == 10 - first.done
 
 
-def test_one_process_on_sqlite_or_inside_a_transaction():
+def test_one_process_inside_a_transaction_or_beside_other_threads():
     from django.db import transaction
 
     assert bulk.usable_jobs(4) == 4 and bulk.usable_jobs(None) >= 1
     with transaction.atomic():
         assert bulk.usable_jobs(4) == 1
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert bulk.usable_jobs(4) == 1
+    finally:
+        stop.set()
+        other.join()
