@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from operator import itemgetter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from datetime import timezone as dt_timezone
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, models, transaction
-from psycopg.types.json import Jsonb
+from psycopg.types.json import set_json_dumps
 from django.db.models.functions import Length
 from django.utils import timezone
 
@@ -550,22 +551,29 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     missing = [row for row in rows if row.get(pk.attname) is None]
     for row, new_id in zip(missing, reserve_ids({model: len(missing)})[model]):
         row[pk.attname] = new_id
+    names = [pk.attname, *(f.attname for f in fields)]
+    defaults = [(f.attname, f.get_default) for f in fields]
+    json_columns = [index for index, f in enumerate([pk, *fields]) if isinstance(f, models.JSONField)]
+    values_of = itemgetter(*names)
     with connection.cursor() as cursor:
         columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
         types = _binary_types([pk, *fields])
-        # (field, attname, is JSON) per column, looked up once per call.
-        plan = [(f, f.attname, isinstance(f, models.JSONField)) for f in fields]
         options = " (FORMAT BINARY)" if types else ""
+        if types:
+            # Binary COPY dumps JSON values itself, with our dumps.
+            set_json_dumps(_json_text, cursor.cursor)
         with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN{options}") as copy:
             if types:
                 copy.set_types(types)
             for row in rows:
-                values = [row[pk.attname]]
-                for f, name, is_json in plan:
-                    value = row[name] if name in row else f.get_default()
-                    if is_json:
-                        value = Jsonb(value, dumps=_json_text) if types else _json_text(value)
-                    values.append(value)
+                if len(row) < len(names):  # fields left to their defaults
+                    for name, default in defaults:
+                        if name not in row:
+                            row[name] = default()
+                values = list(values_of(row))
+                if not types:
+                    for index in json_columns:
+                        values[index] = _json_text(values[index])
                 copy.write_row(values)
 
 
@@ -597,6 +605,8 @@ def _binary_types(fields: list[models.Field]) -> list[str] | None:
 
 
 def _json_text(value: Any) -> str:
+    if not value and type(value) is dict:
+        return "{}"  # most extras: not worth the encoder
     return json.dumps(value, ensure_ascii=False)
 
 
