@@ -24,7 +24,7 @@ from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Su
 
 from .ansi import strip_ansi
 from .models import Observation, RolloutDocument, Step, ToolCall
-from .search_document import flatten, query_words, trajectory_documents
+from .search_document import INCOMPLETE, flatten, infix_filters, query_words, trajectory_documents
 
 SNIPPET_BEFORE = 80
 SNIPPET_CHARS = 240
@@ -233,8 +233,24 @@ def _substring_hits(q: str, filters: Filters, limit: int) -> list[Hit]:
 
 
 def _containing(model, prefix: str, expression, q: str, filters: Filters):
-    """Rows of one field holding `q`, with a snippet around it."""
-    qs = model.objects.filter(_step_q(filters, prefix)).annotate(_text=expression).filter(_text__icontains=q)
+    """Rows of one field holding `q`, with a snippet around it.
+
+    Only rollouts whose documents could hold it are read (search_document.
+    infix_filters): a document is a few percent of its rollout's texts.
+    Steps' own documents would not do: an output line is in the document
+    of the first step showing it only.
+    """
+    qs = model.objects.filter(_step_q(filters, prefix))
+    infixes = infix_filters(q)
+    if infixes is not None:
+        could = Q()
+        for word in infixes:
+            could &= Q(_words__contains=word)
+        rollouts = RolloutDocument.objects.annotate(_words=Cast("words", TextField())).filter(
+            could | Q(_words__contains=INCOMPLETE.decode())
+        )
+        qs = qs.filter(**{f"{prefix}rollout_id__in": rollouts.values("rollout_id")})
+    qs = qs.annotate(_text=expression).filter(_text__icontains=q)
     pos = StrIndex(Lower("_text"), Value(_first_term(q).lower()))
     start = Greatest(pos - SNIPPET_BEFORE, Value(1))
     step_pk = f"{prefix}pk" if not prefix else f"{prefix}id"

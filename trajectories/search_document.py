@@ -45,6 +45,9 @@ _SPLIT = bytes.maketrans(_SEPARATORS, b" " * len(_SEPARATORS))
 # long are blobs (hashes are 64), and a document this size is a log dump.
 MAX_WORD_BYTES = 100
 MAX_DOCUMENT_WORDS = 20_000
+# Marks a document that leaves words out (cut, or too long); never a word,
+# as words hold no ASCII punctuation. Substring search must read such steps.
+INCOMPLETE = b"+incomplete"
 # A tsvector stores each lexeme with a few bytes of header; stay well below 1 MB.
 MAX_ROLLOUT_BYTES = 700_000
 
@@ -72,14 +75,33 @@ def _distinct(texts: Iterable[str]) -> list[bytes]:
     # matters only when the cap cuts, to keep the first words.
     distinct = set(raw)
     if len(distinct) > MAX_DOCUMENT_WORDS:
-        distinct = dict.fromkeys(raw)
-    return [word for word in distinct if len(word) <= MAX_WORD_BYTES][:MAX_DOCUMENT_WORDS]
+        kept = [word for word in dict.fromkeys(raw) if len(word) <= MAX_WORD_BYTES][:MAX_DOCUMENT_WORDS]
+        return [*kept, INCOMPLETE]
+    words = [word for word in distinct if len(word) <= MAX_WORD_BYTES]
+    if len(words) < len(distinct):
+        words.append(INCOMPLETE)
+    return words
 
 
 def _literal(distinct: Iterable[bytes]) -> str:
     # Joined as bytes and decoded once: a step has hundreds of words.
     joined = b"' '".join(distinct)
     return (b"'" + joined + b"'").decode("utf-8", "replace") if joined else ""
+
+
+def infix_filters(q: str) -> list[str] | None:
+    """What every document of a step holding `q` as a substring contains.
+
+    Each word of `q` lies inside a word of any text holding `q` (a word
+    ends only at punctuation, space or the text's end), so it is a substring
+    of that text's document, unless the document is INCOMPLETE. None when
+    `q` has no words, or one too long to be in a document: then every text
+    must be read.
+    """
+    found = words(q)
+    if not found or any(len(word.encode()) > MAX_WORD_BYTES for word in found):
+        return None
+    return found
 
 
 def quoted(word: str) -> str:
@@ -167,7 +189,7 @@ def _capped(words: set[bytes]) -> list[bytes] | set[bytes]:
     """At most MAX_ROLLOUT_BYTES of words (which ones, when cut, is arbitrary)."""
     if sum(map(len, words)) + 8 * len(words) <= MAX_ROLLOUT_BYTES:
         return words
-    kept, size = [], 0
+    kept, size = [INCOMPLETE], len(INCOMPLETE) + 8
     for word in words:
         size += len(word) + 8
         if size > MAX_ROLLOUT_BYTES:

@@ -20,6 +20,12 @@ def test_creates_entries_tasks_rollouts_and_steps(capsys):
     assert version.tasks.count() == 9
     assert Rollout.objects.filter(task__version=version).count() == 54
     assert Step.objects.filter(rollout__task__version=version).count() >= 54 * 4
+    # Searchable like imported steps.
+    from trajectories import search
+
+    hits = search.search_steps("inspect and edit", limit=1000)
+    assert all(h.where == "message" and h.rank == 1.0 for h in hits)
+    assert len(hits) == min(search.CANDIDATES, Step.objects.filter(message__contains="inspect and edit").count())
     data = lb.board(version)
     assert len(data["entries"]) == 3
     assert len(data["categories"]) == 4

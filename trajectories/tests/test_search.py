@@ -100,10 +100,14 @@ def test_words_in_any_order_exact_phrase_first():
 
 def test_substring_fallback_when_no_step_has_every_word():
     rollout = factories.make_rollout()
-    factories.add_step(rollout, 1, outputs=["loss=0.5 ->"])
+    other = factories.make_rollout()
+    factories.add_step(rollout, 1, outputs=["loss=0.5 ->"], commands=["python3 /app/evaluate_local.py\n"])
+    factories.add_step(other, 1, outputs=["nothing -> here"])
     # "->" has no words at all; only the substring stage can find it.
-    assert where(search.search_steps("->")) == [(rollout.pk, 1, "output")]
+    assert where(search.search_steps("->")) == [(rollout.pk, 1, "output"), (other.pk, 1, "output")]
     assert search.search_steps("->")[0].rank == 0.0
+    # A fragment inside words: found by substring, in the rollouts whose words hold its pieces.
+    assert where(search.search_steps("aluate_loc")) == [(rollout.pk, 1, "command")]
 
 
 def test_an_output_line_is_found_at_the_step_that_first_showed_it():

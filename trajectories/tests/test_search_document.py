@@ -41,7 +41,10 @@ def test_document_is_quoted_distinct_words():
 def test_document_is_capped_keeping_the_first_words():
     text = "first " + " ".join(f"w{i}" for i in range(MAX_DOCUMENT_WORDS + 10)) + " last"
     doc = document([text]).split(" ")
-    assert len(doc) == MAX_DOCUMENT_WORDS and "'first'" in doc and "'last'" not in doc
+    assert len(doc) == MAX_DOCUMENT_WORDS + 1 and "'first'" in doc and "'last'" not in doc
+    # Marked, so that substring search reads the step rather than trust it.
+    assert "'+incomplete'" in doc and "'+incomplete'" not in document(["first last"])
+    assert "'+incomplete'" in document(["short " + "x" * 101])
 
 
 def test_queries_require_every_word_the_last_as_a_prefix():
@@ -103,4 +106,19 @@ def test_the_rollout_document_stays_under_postgresqls_tsvector_limit():
     steps = [(" ".join(f"w{step}x{i}" + "y" * 90 for i in range(2000)), "", [], []) for step in range(10)]
     _, words = trajectory_documents(steps)
     assert len(words.encode()) <= MAX_ROLLOUT_BYTES < 1_000_000
-    assert len(words.split(" ")) > 5000
+    assert len(words.split(" ")) > 5000 and "'+incomplete'" in words.split(" ")
+
+
+@pytest.mark.parametrize(
+    "q, expected",
+    [
+        ("aluate_loc", ["aluate", "loc"]),  # inside "evaluate" and "local"
+        ("Out Of Mem", ["out", "of", "mem"]),
+        ("->", None),  # no words: every text must be read
+        ("x" * 101, None),  # longer than any word a document keeps
+    ],
+)
+def test_infix_filters(q, expected):
+    from trajectories.search_document import infix_filters
+
+    assert infix_filters(q) == expected

@@ -20,7 +20,8 @@ from django.utils import timezone
 from evaluations import leaderboard
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
-from trajectories.models import Rollout, Step
+from trajectories import search_document
+from trajectories.models import Rollout, RolloutDocument, Step
 
 # AutoLab's shape: 15/10/7/4 tasks per category, budgets 25 x 2 h, 7 x 4 h, 3 x 8 h, 1 x 12 h.
 CATEGORIES = [("system_optimization", 15), ("puzzle_and_challenge", 10), ("model_development", 7), ("cuda", 4)]
@@ -179,12 +180,15 @@ class Command(BaseCommand):
     def make_steps(self, rollouts: list[Rollout], per_rollout: int, rng: random.Random) -> int:
         total = 0
         batch: list[Step] = []
+        messages: dict[int, list[str]] = {}
         for rollout in rollouts:
             n = max(1, int(per_rollout * rng.uniform(0.8, 1.2)))
             agent_sec = (rollout.agent_finished_at - rollout.agent_started_at).total_seconds()
             calls = {point["step_id"] for point in rollout.curve}
             for position in range(n):
                 benchmark = position in calls
+                message = "Run the benchmark." if benchmark else f"Step {position}: inspect and edit the code."
+                messages.setdefault(rollout.pk, []).append(message)
                 batch.append(
                     Step(
                         rollout=rollout,
@@ -192,7 +196,8 @@ class Command(BaseCommand):
                         step_id=position + 1,
                         elapsed_sec=agent_sec * position / n,
                         source="agent" if position else "user",
-                        message="Run the benchmark." if benchmark else f"Step {position}: inspect and edit the code.",
+                        message=message,
+                        search_document=search_document.document([message]),
                         kinds=" benchmark " if benchmark else " edit " if position % 4 == 1 else " explore ",
                         prompt_tokens=rng.randint(2000, 30000),
                         completion_tokens=rng.randint(50, 1500),
@@ -205,4 +210,9 @@ class Command(BaseCommand):
         if batch:
             Step.objects.bulk_create(batch)
             total += len(batch)
+        # What search finds rollouts by: their steps' words (trajectories.search_document).
+        RolloutDocument.objects.bulk_create(
+            [RolloutDocument(rollout=rollout, words=search_document.document(messages[rollout.pk])) for rollout in rollouts],
+            batch_size=BATCH,
+        )
         return total
