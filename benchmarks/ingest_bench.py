@@ -8,7 +8,10 @@ dropped at the end); without DATABASE_URL a temporary SQLite file is used.
 The real opus trial (../shared/autolab/trials) is copied N times under
 distinct trial names and imported in bulk. Printed: time per trial, steps per
 second, Harbor's bare `Trajectory.model_validate_json` time for the same
-trajectory file, and the ratio of the two. Targets: ratio <= 5, >= 1,000
+trajectory file (in a fresh process, where it is fastest), and the ratio of
+the two. Beside them, PostgreSQL's part alone: COPYing the trial's rows,
+ready made, into the real tables; no importer that stores a row per step
+can take less. Targets: ratio <= 5, >= 1,000
 steps/s. The same N trials are then imported again on --jobs processes
 (trajectories.bulk; default one per CPU), as `import_trials` does on
 PostgreSQL: wall time per trial and its ratio are printed beside the
@@ -94,8 +97,6 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         _drop_search_indexes()
     _register_task()
 
-    from harbor.models.trajectories import Trajectory
-
     from django.db import connection
 
     from tasks.services import match_task, task_spec
@@ -105,6 +106,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     from trajectories.services import import_path, import_trial_dir
     from trajectories.trial_folder import read_trial_folder
 
+    harbor_before = _harbor_parse_time(TRIAL / "agent" / "trajectory.json")
     copies = work / "jobs"
     for index in range(n + 1):
         _copy_trial(TRIAL, copies / ("warmup" if index == n else "job") / f"bench__{index:04d}")
@@ -137,14 +139,10 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         parallel = measured[1] / n
 
     raw = (TRIAL / "agent" / "trajectory.json").read_bytes()
-    # The floor at its lowest: as Harbor runs it, and with the garbage
-    # collector paused as our import runs (autolab_site.gc_pause).
-    from autolab_site.gc_pause import gc_paused
-
-    harbor_gc = _median_time(lambda: Trajectory.model_validate_json(raw), repeat=max(n, 10))
-    with gc_paused():
-        harbor_paused = _median_time(lambda: Trajectory.model_validate_json(raw), repeat=max(n, 10))
-    harbor = min(harbor_gc, harbor_paused)
+    # The floor: Harbor's parse in a fresh process (this one's heap, grown by
+    # the imports, slows any allocation-heavy code), taken before and after
+    # the imports and at its lowest.
+    harbor = min(harbor_before, _harbor_parse_time(TRIAL / "agent" / "trajectory.json"))
     reading = _median_time(lambda: read_trial_folder(TRIAL), repeat=max(n, 10))
     folder = read_trial_folder(TRIAL)
     spec = task_spec(match_task(folder.task_name))
@@ -154,6 +152,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
 
     per_trial = statistics.median(times)
     stored = f"{Rollout.objects.count()} rollouts, {Step.objects.count()} steps"
+    rows_floor = _rows_floor(Rollout.objects.filter(trial_name__startswith="bench__").order_by("pk").first().pk)
     documents = _median_time(lambda: _documents_of(folder.trajectory), repeat=max(n, 10))
     storing = per_trial - reading - analysing
     indexing = 0.0
@@ -176,6 +175,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     print(f"  reading the folder (parse):   {reading * 1000:8.1f} ms")
     print(f"  trajectory analysis:          {analysing * 1000:8.1f} ms")
     print(f"  storing (the rest):           {storing * 1000:8.1f} ms")
+    if rows_floor is not None:
+        print(f"    PostgreSQL's part alone:    {rows_floor * 1000:8.1f} ms   (COPY of the trial's ready rows, {rows_floor / harbor:.1f} x the parse)")
     if not drop_search_indexes:
         print(f"    of which search indexing:   {indexing * 1000:8.1f} ms   (vs. the same import with no document or index)")
         print(f"      the documents' words:     {documents * 1000:8.1f} ms   (search_document alone; the rest is rows, GIN, WAL)")
@@ -185,8 +186,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         print(f"  without search indexing:      {steps / plain_total:8.0f}")
     print(f"re-import, unchanged:           {unchanged_total / n * 1000:8.1f} ms per trial")
     print(f"live re-import, +1 step:        {live_append * 1000:8.1f} ms   (138 steps stored, 139 in the file)")
-    print(f"Harbor model_validate_json:     {harbor * 1000:8.1f} ms   for the same trajectory.json (the floor:"
-          f" {harbor_gc * 1000:.1f} ms as is, {harbor_paused * 1000:.1f} ms with the collector paused)")
+    print(f"Harbor model_validate_json:     {harbor * 1000:8.1f} ms   for the same trajectory.json (the floor; a fresh process, best of two)")
     print(f"ratio ingest / Harbor parse:    {per_trial / harbor:8.1f} x      (target <= 5)")
     if not drop_search_indexes:
         print(f"  without search indexing:      {(per_trial - indexing) / harbor:8.1f} x")
@@ -215,6 +215,62 @@ def _bulk_import(folder: Path, import_path, jobs: int = 1) -> tuple[list[float],
         print(f"import failed: {report.as_dict()}", file=sys.stderr)
         return None
     return times, total, sum(outcome.n_steps for outcome in report.outcomes)
+
+
+def _harbor_parse_time(path: Path, repeat: int = 30) -> float:
+    """Median seconds of Harbor's Trajectory.model_validate_json on `path`, in a fresh process."""
+    import subprocess
+
+    code = (
+        "import statistics, sys, time\n"
+        "from harbor.models.trajectories import Trajectory\n"
+        "raw = open(sys.argv[1], 'rb').read()\n"
+        "Trajectory.model_validate_json(raw)\n"
+        "samples = []\n"
+        f"for _ in range({repeat}):\n"
+        "    started = time.perf_counter(); Trajectory.model_validate_json(raw)\n"
+        "    samples.append(time.perf_counter() - started)\n"
+        "print(statistics.median(samples))\n"
+    )
+    return float(subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout)
+
+
+def _rows_floor(rollout_id: int, repeat: int = 10) -> float | None:
+    """Median time PostgreSQL takes to store one trial's rows, given them ready.
+
+    The stored steps, tool calls and observations of `rollout_id` are read
+    back as tuples and COPYed again (new ids, foreign keys checked at once)
+    into the real tables, with their indexes, in a transaction rolled back:
+    what any one-row-per-step import must at least spend in the database.
+    None on other databases.
+    """
+    from django.db import connection, transaction
+
+    from trajectories.models import Observation, Step, ToolCall
+
+    if connection.vendor != "postgresql":
+        return None
+    tables = []
+    with connection.cursor() as cursor:
+        for model, link in ((Step, "rollout_id = %s"), (ToolCall, "step_id IN (SELECT id FROM trajectories_step WHERE rollout_id = %s)"),
+                            (Observation, "step_id IN (SELECT id FROM trajectories_step WHERE rollout_id = %s)")):
+            columns = [f.column for f in model._meta.concrete_fields if not f.primary_key]
+            names = ", ".join(f'"{c}"' for c in columns)
+            cursor.execute(f"SELECT {names} FROM {model._meta.db_table} WHERE {link}", [rollout_id])
+            tables.append((model._meta.db_table, names, cursor.fetchall()))
+    samples = []
+    for _ in range(repeat):
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+                started = time.perf_counter()
+                for table, names, rows in tables:
+                    with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                        for row in rows:
+                            copy.write_row(row)
+                samples.append(time.perf_counter() - started)
+            transaction.set_rollback(True)
+    return statistics.median(samples)
 
 
 def _documents_of(trajectory) -> tuple[list[str], str]:
