@@ -35,8 +35,12 @@ from .ingest import TrialOutcome, ingest_trial_dir
 _lookups: dict = {}
 
 
+# The default stops at this many processes: each holds a database connection.
+MAX_DEFAULT_JOBS = 8
+
+
 def usable_jobs(jobs: int | None) -> int:
-    """How many processes to import with: `jobs`, or one per CPU when None.
+    """How many processes to import with: `jobs`, or one per CPU (up to 8) when None.
 
     1 on SQLite, and inside a transaction: workers could not see the
     caller's uncommitted rows, nor may they commit on its behalf. 1 too
@@ -46,7 +50,7 @@ def usable_jobs(jobs: int | None) -> int:
     if connection.vendor != "postgresql" or connection.in_atomic_block or threading.active_count() > 1:
         return 1
     if jobs is None:
-        jobs = os.cpu_count() or 1
+        jobs = min(os.cpu_count() or 1, MAX_DEFAULT_JOBS)
     return max(1, jobs)
 
 

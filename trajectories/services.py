@@ -89,7 +89,7 @@ def import_path(
     trials; a KeyboardInterrupt during a trial rolls that trial back and
     ends the import. Either way the report says what was done, and a re-run
     continues: trials already imported come back "unchanged". `jobs` > 1
-    imports on that many processes (None: one per CPU) on PostgreSQL; see
+    imports on that many processes (None: one per CPU, up to 8) on PostgreSQL; see
     trajectories.bulk.
     """
     path = Path(path)

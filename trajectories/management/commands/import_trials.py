@@ -5,7 +5,7 @@ PATH is a Harbor trial folder, a job folder, a folder of jobs, or a .tar.gz,
 transaction. Ctrl-C stops between trials (a second Ctrl-C stops at once,
 rolling back the trial in progress); running the command again continues,
 as trials already imported come back "unchanged". On PostgreSQL trials
-import on one process per CPU (--jobs to choose), so lines come in the
+import on one process per CPU, up to 8 (--jobs to choose), so lines come in the
 order trials finish.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Command(BaseCommand):
             "--jobs",
             type=int,
             default=None,
-            help="processes importing at once (default: one per CPU on PostgreSQL; always 1 on SQLite)",
+            help="processes importing at once (default: one per CPU, up to 8, on PostgreSQL; always 1 on SQLite)",
         )
 
     def handle(self, *args, **options):
