@@ -88,16 +88,34 @@ def import_in_parallel(
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
                     index = running.pop(future)
+                    if future.cancelled():
+                        continue
                     outcome = future.result()
                     outcomes[index] = outcome
                     on_outcome(outcome)
                     if not interrupted and should_stop is not None and should_stop():
                         interrupted = True
+                        # Trials handed out but not begun are not begun.
+                        for waiting in list(running):
+                            if waiting.cancel():
+                                running.pop(waiting)
                     if not interrupted:
                         hand_out()
         except KeyboardInterrupt:
+            # A second Ctrl-C: workers roll back the trials they are in. Record
+            # what the others finished before it, so the report stays true.
             interrupted = True
-            pool.shutdown(wait=True, cancel_futures=True)
+            for future in running:
+                future.cancel()
+            for future, index in running.items():
+                if future.cancelled():
+                    continue
+                try:
+                    outcome = future.result()
+                except BaseException:  # noqa: BLE001  (rolled back by the interrupt)
+                    continue
+                outcomes[index] = outcome
+                on_outcome(outcome)
     if not interrupted and len(outcomes) < len(trials):
         interrupted = True
     return [outcomes[index] for index in sorted(outcomes)], interrupted
@@ -121,6 +139,8 @@ def _second_interrupt_stops(signum, frame) -> None:
 
 
 def _import_one(path: Path, version: str | None, source: str) -> TrialOutcome:
+    if _interrupts > 1:
+        raise KeyboardInterrupt  # queued before the second Ctrl-C: not begun
     try:
         return ingest_trial_dir(path, version=version, source_label=source, lookups=_lookups)
     finally:
