@@ -13,9 +13,10 @@ always, and the parent only collects outcomes. What makes this safe:
   none shares a socket.
 
 SQLite allows one writer at a time, so there `jobs` is always 1, as it is
-inside a caller's transaction. Ctrl-C
-behaves as in a serial import: the command's handler stops handing out
-trials and the running ones finish (a second Ctrl-C rolls them back).
+inside a caller's transaction or beside other threads. Ctrl-C behaves as in
+a serial import: the command's handler stops handing out trials and the
+running ones finish; a second Ctrl-C rolls them back. Either way the report
+lists exactly the trials that were stored.
 """
 from __future__ import annotations
 
@@ -33,7 +34,6 @@ from .ingest import TrialOutcome, ingest_trial_dir
 
 # Per worker process: the task, model and harness rows it has looked up.
 _lookups: dict = {}
-
 
 # The default stops at this many processes: each holds a database connection.
 MAX_DEFAULT_JOBS = 8
