@@ -256,7 +256,8 @@ def search_view(request):
         "page": page,
         "query": query.urlencode(),
         "limit_reached": len(hits) >= 200,
-        "full_text": search.uses_full_text(),
+        # Substring hits rank 0: the query's words were found in no step.
+        "by_words": bool(hits) and hits[0].rank > 0,
         "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name"),
         "models": AgentModel.objects.only("id", "name", "display_name"),
         "harnesses": Harness.objects.all(),

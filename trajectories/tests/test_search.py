@@ -198,3 +198,11 @@ def test_real_trial_words_are_found_where_they_first_show(shared_trials_dir):
     # line, in-page find every step whose full output holds it.
     assert min(h.step_id for h in hits if h.where == "output") == showing[0]
     assert set(search.matching_step_ids(opus.pk, "avr_loss")) >= set(showing)
+
+
+def test_view_says_how_it_matched(client, corpus):
+    words = client.get(URL, {"q": "hash join"}).content.decode()
+    assert "steps holding every word, exact phrase first" in words
+    fragment = client.get(URL, {"q": "ash joi"}).content.decode()
+    assert "no step holds every word: text containing the query as typed" in fragment
+    assert "3 matches" in fragment  # the two messages and the reasoning that say "hash join"
