@@ -1,0 +1,52 @@
+"""Migration 0006 gives rollouts stored before it their search documents."""
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("trajectories", "0005_h8speed_capped_search_indexes")]
+AFTER = [("trajectories", "0008_rollout_verifier_outputs")]
+
+
+@pytest.fixture
+def migrate():
+    def to(target):
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(target)
+        return executor.loader.project_state(target).apps
+
+    yield to
+    to(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_documents_are_built_for_existing_steps(migrate):
+    apps = migrate(BEFORE)
+    Version = apps.get_model("tasks", "BenchmarkVersion")
+    Task = apps.get_model("tasks", "Task")
+    AgentModel = apps.get_model("evaluations", "AgentModel")
+    Harness = apps.get_model("evaluations", "Harness")
+    Rollout = apps.get_model("trajectories", "Rollout")
+    Step = apps.get_model("trajectories", "Step")
+    ToolCall = apps.get_model("trajectories", "ToolCall")
+    Observation = apps.get_model("trajectories", "Observation")
+    task = Task.objects.create(version=Version.objects.create(name="9.9"), name="old_task")
+    rollout = Rollout.objects.create(
+        task=task, model=AgentModel.objects.create(name="old-model"), harness=Harness.objects.create(name="h"), trial_name="old"
+    )
+    screen = "$ python3 train.py\nCUDA out of memory"
+    for position, (message, keystrokes, output) in enumerate(
+        [("Train it.", "python3 train.py\n", screen), ("Poll.", "", screen + "\n$ nvidia-smi")]
+    ):
+        step = Step.objects.create(rollout=rollout, position=position, step_id=position + 1, source="agent", message=message)
+        ToolCall.objects.create(step=step, position=0, function_name="bash_command", arguments={"keystrokes": keystrokes})
+        Observation.objects.create(step=step, position=0, content=output)
+
+    apps = migrate(AFTER)
+    from trajectories import search
+
+    assert [(h.step_id, h.where) for h in search.search_steps("out of memory")] == [(1, "output")]
+    assert [(h.step_id, h.where) for h in search.search_steps("nvidia-smi")] == [(2, "output")]
+    assert [(h.step_id, h.where) for h in search.search_steps("train.py")] == [(1, "command"), (1, "output")]
+    document = apps.get_model("trajectories", "RolloutDocument").objects.get(rollout_id=rollout.pk)
+    assert "'cuda'" in str(document.words) and "'smi'" in str(document.words)
