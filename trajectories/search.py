@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from django.db import connection
 from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
@@ -50,11 +49,6 @@ class Filters:
     harness: int | None = None
     kind: str = ""
     rollout: int | None = None
-
-
-def uses_full_text() -> bool:
-    """Whether the word stage runs on an index (PostgreSQL) rather than LIKE."""
-    return connection.vendor == "postgresql"
 
 
 def _step_q(filters: Filters, prefix: str = "") -> Q:

@@ -164,17 +164,13 @@ def flatten(value: Any) -> str:
     return str(value)
 
 
-def step_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> list[str]:
-    """The documents of a trajectory's steps, in order.
+def trajectory_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> tuple[list[str], str]:
+    """The documents of a trajectory's steps, in order, and of the rollout.
 
     Each step is (message, reasoning, tool call arguments, output contents);
-    an output line is in the document of the first step that shows it.
+    an output line is in the document of the first step that shows it. The
+    rollout's document holds every word of its steps'.
     """
-    return trajectory_documents(steps)[0]
-
-
-def trajectory_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> tuple[list[str], str]:
-    """The documents of a trajectory's steps (as step_documents) and of the rollout."""
     lines = OutputLines()
     documents: list[str] = []
     every: set[bytes] = set()

@@ -133,7 +133,7 @@ def _import_folder(
         return
     jobs = min(bulk.usable_jobs(jobs), len(trial_dirs))
     if jobs > 1:
-        trials = [(trial_dir, f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else "") for trial_dir in trial_dirs]
+        trials = [(trial_dir, _source_label(label, folder, trial_dir)) for trial_dir in trial_dirs]
 
         def on_outcome(outcome: TrialOutcome) -> None:
             report.outcomes.append(outcome)
@@ -147,15 +147,21 @@ def _import_folder(
         if should_stop is not None and should_stop():
             report.interrupted = True
             return
-        source = f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
         try:
-            outcome = ingest_trial_dir(trial_dir, version=version, source_label=source, lookups=lookups)
+            outcome = ingest_trial_dir(
+                trial_dir, version=version, source_label=_source_label(label, folder, trial_dir), lookups=lookups
+            )
         except KeyboardInterrupt:
             report.interrupted = True
             return
         report.outcomes.append(outcome)
         if on_progress is not None:
             on_progress(report, outcome)
+
+
+def _source_label(label: str, folder: Path, trial_dir: Path) -> str:
+    """"archive.tar.gz:job/trial" for a trial from an unpacked archive; "" for a folder on disk."""
+    return f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from trajectories.search_document import (
     document,
     flatten,
     query_words,
-    step_documents,
+    trajectory_documents,
     tsquery,
 )
 
@@ -79,7 +79,7 @@ def test_output_lines_are_new_once():
 
 def test_step_documents_index_a_line_where_it_first_shows():
     screen = "$ python3 train.py\nCUDA out of memory"
-    docs = step_documents(
+    docs, _ = trajectory_documents(
         [
             ("Run it.", "", [{"keystrokes": "python3 train.py\n"}], [screen]),
             ("Poll.", "", [{"keystrokes": ""}], [screen]),
@@ -93,7 +93,6 @@ def test_step_documents_index_a_line_where_it_first_shows():
 
 
 def test_the_rollout_document_is_the_union_of_its_steps():
-    from trajectories.search_document import trajectory_documents
 
     docs, words = trajectory_documents([("hash join", "", [], ["a"]), ("join table", "", [], ["a\nb"])])
     assert [sorted(doc.split(" ")) for doc in docs] == [["'a'", "'hash'", "'join'"], ["'b'", "'join'", "'table'"]]
