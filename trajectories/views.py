@@ -57,17 +57,13 @@ def filter_rollouts(params) -> tuple:
     """Rollouts matching the list's GET filters, and the cleaned filters."""
     qs = Rollout.objects.select_related("task__version", "model", "harness")
     f = {key: (params.get(key) or "").strip() for key in ("task", "category", "model", "harness", "version", "status", "min", "max")}
-    if f["task"]:
-        task_id = _int_or_none(f["task"])
-        qs = qs.filter(task_id=task_id) if task_id is not None else qs.filter(task__name=f["task"])
+    for key in ("task", "model", "harness"):
+        if f[key]:
+            # An id from the page's selects, or a name typed into the URL.
+            pk = _int_or_none(f[key])
+            qs = qs.filter(**{f"{key}_id": pk}) if pk is not None else qs.filter(**{f"{key}__name": f[key]})
     if f["category"]:
         qs = qs.filter(task__category=f["category"])
-    if f["model"]:
-        model_id = _int_or_none(f["model"])
-        qs = qs.filter(model_id=model_id) if model_id is not None else qs.filter(model__name=f["model"])
-    if f["harness"]:
-        harness_id = _int_or_none(f["harness"])
-        qs = qs.filter(harness_id=harness_id) if harness_id is not None else qs.filter(harness__name=f["harness"])
     if f["version"]:
         qs = qs.filter(task__version__name=f["version"])
     if f["status"]:
