@@ -178,7 +178,8 @@ def test_worker_runs_terminus_and_streams_steps(worker, worker_env):
         server.shutdown()
 
 
-def test_cancelling_a_running_rollout_stops_its_sandbox(worker, worker_env):
+def run_sleepy_oracle(worker, worker_env):
+    """Start the oracle on the slow "sleepy" task; (its rollout, its sandbox marker) once it runs."""
     import_runner_tasks()
     utility_entry("oracle")
     evaluate(worker_env, "--model", "oracle", "--harness", "oracle", "--version", "runner-tests", "--tasks", "sleepy")
@@ -186,6 +187,11 @@ def test_cancelling_a_running_rollout_stops_its_sandbox(worker, worker_env):
     marker = f"{rollout.trial_name}__env"
     wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status == RolloutStatus.RUNNING and sandbox_pids(marker),
              worker, what="the rollout to run")
+    return rollout, marker
+
+
+def test_cancelling_a_running_rollout_stops_its_sandbox(worker, worker_env):
+    rollout, marker = run_sleepy_oracle(worker, worker_env)
     from evaluations.campaigns import request_cancel
 
     assert request_cancel(Rollout.objects.get(pk=rollout.pk))
@@ -197,13 +203,7 @@ def test_cancelling_a_running_rollout_stops_its_sandbox(worker, worker_env):
 
 
 def test_killing_the_worker_mid_trial_requeues_the_same_rollout(worker, worker_env, settings):
-    import_runner_tasks()
-    utility_entry("oracle")
-    evaluate(worker_env, "--model", "oracle", "--harness", "oracle", "--version", "runner-tests", "--tasks", "sleepy")
-    rollout = Rollout.objects.get()
-    marker = f"{rollout.trial_name}__env"
-    wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status == RolloutStatus.RUNNING and sandbox_pids(marker),
-             worker, what="the rollout to run")
+    rollout, marker = run_sleepy_oracle(worker, worker_env)
     worker.kill()
     # The sandbox dies with the worker (its holder has --die-with-parent).
     deadline = time.monotonic() + 10
