@@ -15,7 +15,6 @@ import os
 import statistics
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,21 +36,25 @@ def main() -> int:
 
     django.setup()
     from tasks.spec import TaskSpec
+    from tasks.taskdir import parse_task_dir
     from trajectories.analysis import analyse_rollout
     from trajectories.atif import parse_trajectory_file
 
-    with open(TASK / "task.toml", "rb") as handle:
-        toml = tomllib.load(handle)
-    optimization = toml["optimization"]
+    # The task as the importer's analysis sees it, read by the project's own reader.
+    task = parse_task_dir(TASK)
     spec = TaskSpec(
-        name=TASK.name,
-        category=toml["metadata"]["domain"],
-        metric=optimization["metric"],
-        direction=optimization["direction"],
-        baseline_score=optimization["baseline"]["score"],
-        reference_score=optimization["reference"]["score"],
-        instruction=(TASK / "instruction.md").read_text(),
-        budget_sec=toml["agent"]["timeout_sec"],
+        name=task.name,
+        category=task.category,
+        metric=task.metric,
+        direction=task.direction,
+        baseline_score=task.baseline_score,
+        reference_score=task.reference_score,
+        scoring_rule=task.scoring_rule,
+        benchmark_pattern=task.benchmark_pattern,
+        metric_pattern=task.metric_pattern,
+        instruction=task.instruction,
+        budget_sec=task.budget_sec,
+        benchmark_commands=tuple(task.benchmark_commands),
     )
     steps = parse_trajectory_file(TRIAL / "agent" / "trajectory.json").steps
     times = []
