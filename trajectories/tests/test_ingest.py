@@ -143,36 +143,36 @@ def test_import_one_trial_folder(tmp_path, task):
     assert observation.content == "time: 10.0 ms"
 
 
-def test_analysis_results_are_stored_on_steps_and_rollout(tmp_path, task, monkeypatch):
-    from trajectories import ingest
-    from trajectories.parsed import CurvePoint, MetricReading, RolloutAnalysis, StepAnalysis
+def test_analysis_results_are_stored_on_steps_and_rollout(tmp_path, task):
+    """The real analysis of a small trial, with figures worked out by hand.
 
-    def analyse(steps, spec, agent_started_at):
-        assert spec.name == "demo_task" and agent_started_at is not None
-        analyses = [StepAnalysis(kinds=[], call_kinds=[[] for _ in s.tool_calls]) for s in steps]
-        analyses[1] = StepAnalysis(
-            kinds=["benchmark", "edit"], call_kinds=[["benchmark"]],
-            metric=MetricReading(status="parsed", value=10.0, unit="ms", score=0.4), diff="--- a\n+++ b\n",
-        )
-        curve = [CurvePoint(step_id=2, t=60.0, metric=10.0, score=0.4, best_metric=10.0, best_score=0.4, improved=True)]
-        return RolloutAnalysis(
-            steps=analyses, curve=curve, n_benchmark_calls=1, n_edits=1, first_benchmark_sec=60.0,
-            last_improvement_sec=60.0, budget_used_fraction=0.5, best_metric=10.0, best_score=0.4,
-        )
-
-    monkeypatch.setattr(ingest.analysis, "analyse_rollout", analyse)
-    import_trial_dir(make_trial(tmp_path))
+    Log-stretch from baseline 20 ms to reference 5 ms: 10 ms scores
+    0.5 * ln(20/10) / ln(20/5) = 0.25, 9 ms 0.5 * ln(20/9) / ln(4) = 0.2880.
+    """
+    task.baseline_score, task.reference_score, task.benchmark_pattern = 20.0, 5.0, r"python3 bench\.py"
+    task.save()
+    data = trajectory(2)
+    # Step 2 writes a file, then runs the benchmark (10 ms); step 3 runs it again (9 ms).
+    data["steps"][1]["tool_calls"][0]["arguments"]["keystrokes"] = (
+        "cat > /app/fast.py <<'EOF'\nprint(1)\nEOF\npython3 bench.py --run 0\n"
+    )
+    import_trial_dir(make_trial(tmp_path, trajectory_data=data))
     rollout = Rollout.objects.get()
-    assert (rollout.n_benchmark_calls, rollout.n_edits, rollout.best_metric, rollout.best_score) == (1, 1, 10.0, 0.4)
-    assert (rollout.first_benchmark_sec, rollout.last_improvement_sec, rollout.budget_used_fraction) == (60.0, 60.0, 0.5)
-    assert rollout.curve == [
-        {"step_id": 2, "t": 60.0, "metric": 10.0, "score": 0.4, "best_metric": 10.0, "best_score": 0.4, "improved": True}
+    assert (rollout.n_benchmark_calls, rollout.n_edits, rollout.best_metric) == (2, 1, 9.0)
+    assert rollout.best_score == pytest.approx(0.2880, abs=1e-4)
+    assert (rollout.first_benchmark_sec, rollout.last_improvement_sec) == (60.0, 120.0)
+    assert rollout.budget_used_fraction == pytest.approx(120 / 7200)
+    assert [(p["step_id"], p["t"], p["metric"], p["best_metric"], p["improved"]) for p in rollout.curve] == [
+        (2, 60.0, 10.0, 10.0, True),
+        (3, 120.0, 9.0, 9.0, True),
     ]
+    assert rollout.curve[0]["score"] == pytest.approx(0.25)
     step = rollout.steps.get(step_id=2)
     assert step.kinds == " benchmark edit " and step.kind_list == ["benchmark", "edit"]
-    assert (step.metric_value, step.metric_unit, step.metric_score, step.metric_status) == (10.0, "ms", 0.4, "parsed")
-    assert step.diff == "--- a\n+++ b\n"
-    assert step.tool_calls.get().kinds == " benchmark "
+    assert (step.metric_value, step.metric_unit, step.metric_score, step.metric_status) == (10.0, "ms", pytest.approx(0.25), "parsed")
+    assert "--- /dev/null\n+++ b/app/fast.py\n@@ -0,0 +1 @@\n+print(1)\n" in step.diff
+    assert step.tool_calls.get().kinds == " benchmark edit "
+    assert rollout.steps.get(step_id=3).kinds == " benchmark "
     assert Step.objects.filter(kinds__contains=" edit ").count() == 1
     assert rollout.steps.get(step_id=1).kinds == ""
 
