@@ -31,7 +31,7 @@ from .atif import _text
 from .models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, SubTrajectory, ToolCall
 from .parsed import ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
 from .search_document import trajectory_documents
-from .trial_folder import TrialFolder, TrialFolderError, folder_checksum, is_trial_dir, read_trial_folder
+from .trial_folder import FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, snapshot_folder
 
 logger = logging.getLogger(__name__)
 
@@ -122,14 +122,14 @@ def _ingest_trial_dir(
     try:
         if not is_trial_dir(path):
             raise IngestError(f"{path}: not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
-        checksum = folder_checksum(path)
+        snapshot = snapshot_folder(path)
         existing = rollout
         if existing is None:
-            name = _peek_trial_name(path)
+            name = _peek_trial_name(path, snapshot)
             existing = _rollouts().filter(trial_name=name).first() if name else None
-        if existing is not None and existing.checksum == checksum:
+        if existing is not None and existing.checksum == snapshot.checksum:
             return _describe(outcome, existing, UNCHANGED)
-        folder = read_trial_folder(path, live=live, checksum=checksum)
+        folder = read_trial_folder(path, live=live, snapshot=snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
             existing = _rollouts().filter(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH]).first()
         stored, created = _store(
@@ -146,15 +146,14 @@ def _ingest_trial_dir(
     return _describe(outcome, stored, CREATED if created else UPDATED)
 
 
-def _peek_trial_name(path: Path) -> str:
-    """The trial name from config.json or result.json, without reading steps."""
+def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
+    """The trial name from config.json or result.json, as the snapshot holds them."""
     from .atif import AtifError, read_json_file
 
     for name in ("config.json", "result.json"):
-        file = path / name
-        if file.is_file():
+        if name in snapshot.files:
             try:
-                data = read_json_file(file)
+                data = read_json_file(path / name, first_read=snapshot.files[name])
             except AtifError:
                 continue
             if isinstance(data, dict) and isinstance(data.get("trial_name"), str):

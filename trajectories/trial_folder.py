@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -171,23 +170,25 @@ def find_trial_dirs(root: Path) -> list[Path]:
     return sorted(found)
 
 
-# The bytes of the last folder_checksum's JSON files, per thread (see folder_checksum).
-_last_checksum = threading.local()
+@dataclass(frozen=True)
+class FolderSnapshot:
+    """A trial folder's checksum, with the bytes of the JSON files the reader decodes.
 
-
-def folder_checksum(path: Path) -> str:
-    """The trial folder's content checksum (Harbor's lock.json is not content).
-
-    An import takes the checksum first (to skip an unchanged trial) and then
-    calls read_trial_folder(path, checksum=...). So that the files are read
-    once, the walk keeps the bytes of the JSON files read_trial_folder
-    decodes, for this thread's next read_trial_folder of the same folder and
-    checksum; the trial read is then the very content the checksum covers.
+    An import takes a snapshot first (to skip an unchanged trial by its
+    checksum) and then reads the trial from it, so the files are read once
+    and the trial read is the very content the checksum covers.
     """
-    kept: dict[str, bytes] = {}
-    checksum = tree_checksum(path, _not_content, keep=_decoded_by_reader, kept=kept)
-    _last_checksum.files = (os.fspath(path), checksum, kept)
-    return checksum
+
+    path: str
+    checksum: str
+    files: dict[str, bytes]
+
+
+def snapshot_folder(path: Path) -> FolderSnapshot:
+    """One walk of the trial folder: its content checksum (Harbor's lock.json is not content) and its JSON bytes."""
+    files: dict[str, bytes] = {}
+    checksum = tree_checksum(path, _not_content, keep=_decoded_by_reader, kept=files)
+    return FolderSnapshot(os.fspath(path), checksum, files)
 
 
 def _not_content(relative: str) -> bool:
@@ -201,16 +202,7 @@ def _decoded_by_reader(relative: str) -> bool:
     return folder == "agent" and name.startswith("trajectory.") and name.endswith(".json")
 
 
-def _take_kept_files(path: Path, checksum: str) -> dict[str, bytes]:
-    """The bytes folder_checksum kept for `path` at `checksum` ({} if none), released."""
-    last = getattr(_last_checksum, "files", None)
-    _last_checksum.files = None
-    if last is not None and last[0] == os.fspath(path) and last[1] == checksum:
-        return last[2]
-    return {}
-
-
-def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = None) -> TrialFolder:
+def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapshot | None = None) -> TrialFolder:
     """Everything the database keeps about the trial in `path`.
 
     Raises TrialFolderError (naming the file) for files that exist but cannot
@@ -220,12 +212,14 @@ def read_trial_folder(path: Path, *, live: bool = False, checksum: str | None = 
     path = Path(path)
     if not path.is_dir():
         raise TrialFolderError(str(path), "is not a folder")
-    if checksum is None:
+    if snapshot is None:
         # A wrong path may be a big tree: walk it only if it holds a trial.
         if not any((path / name).is_file() for name in TRIAL_FILES):
             raise _not_a_trial_folder(path)
-        checksum = folder_checksum(path)
-    kept = _take_kept_files(path, checksum)
+        snapshot = snapshot_folder(path)
+    elif snapshot.path != os.fspath(path):
+        raise ValueError(f"a snapshot of {snapshot.path} cannot be read as {path}")
+    checksum, kept = snapshot.checksum, snapshot.files
     config = _json_object(path, "config.json", kept)
     result = _json_object(path, "result.json", kept)
     if config is None and result is None and not (path / "agent" / "trajectory.json").is_file():

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from trajectories.trial_folder import TrialFolderError, _subtrajectory_files, folder_checksum, read_trial_folder
+from trajectories.trial_folder import TrialFolderError, _subtrajectory_files, read_trial_folder, snapshot_folder
 
 from .trialdata import make_trial, trajectory
 
@@ -33,37 +33,36 @@ def test_finished_follows_result_json(tmp_path):
     assert list(read_trial_folder(done).subtrajectory_files) == ["trajectory.summarization-1-summary.json"]
 
 
-def test_read_after_checksum_parses_the_bytes_the_checksum_covers(tmp_path):
-    """An import's checksum-then-read reads each JSON file once, and the same bytes."""
+def test_read_from_a_snapshot_parses_the_bytes_the_checksum_covers(tmp_path):
+    """An import's snapshot-then-read reads each JSON file once, and the same bytes."""
     trial = make_trial(tmp_path)
     before = read_trial_folder(trial)
-    checksum = folder_checksum(trial)
+    snapshot = snapshot_folder(trial)
+    assert snapshot.checksum == before.checksum
     (trial / "agent" / "trajectory.json").write_text("{ not json")
-    folder = read_trial_folder(trial, checksum=checksum)
-    assert folder.checksum == checksum
+    folder = read_trial_folder(trial, snapshot=snapshot)
+    assert folder.checksum == snapshot.checksum
     assert len(folder.trajectory.steps) == len(before.trajectory.steps) == 3
-    # The kept bytes serve one read; a later read sees the folder as it is.
+    # Without the snapshot, a read sees the folder as it is.
     with pytest.raises(TrialFolderError, match="trajectory.json: is not valid JSON"):
-        read_trial_folder(trial, checksum=checksum)
+        read_trial_folder(trial)
 
 
-def test_kept_bytes_are_for_their_folder_and_checksum_only(tmp_path):
+def test_a_snapshot_is_for_its_folder_only(tmp_path):
     first = make_trial(tmp_path, "lib__demo_task__one1234")
     second = make_trial(tmp_path, "lib__demo_task__two1234", n_agent_steps=4)
-    folder_checksum(first)
-    assert len(read_trial_folder(second, checksum="x").trajectory.steps) == 5
-    checksum = folder_checksum(first)
-    (first / "agent" / "trajectory.json").write_text(json.dumps(trajectory(5)))
-    assert len(read_trial_folder(first, checksum=checksum + "0").trajectory.steps) == 6
+    with pytest.raises(ValueError, match="cannot be read as"):
+        read_trial_folder(second, snapshot=snapshot_folder(first))
+    assert len(read_trial_folder(second).trajectory.steps) == 5
 
 
 def test_a_live_trajectory_caught_mid_write_is_read_again(tmp_path):
     trial = make_trial(tmp_path, finished=False)
     whole = (trial / "agent" / "trajectory.json").read_text()
     (trial / "agent" / "trajectory.json").write_text(whole[: len(whole) // 2])
-    checksum = folder_checksum(trial)
+    snapshot = snapshot_folder(trial)
     (trial / "agent" / "trajectory.json").write_text(whole)
-    folder = read_trial_folder(trial, checksum=checksum)
+    folder = read_trial_folder(trial, snapshot=snapshot)
     assert len(folder.trajectory.steps) == 3 and folder.finished is False
 
 
