@@ -35,27 +35,15 @@ def main() -> int:
     import django
 
     django.setup()
-    from tasks.spec import TaskSpec
+    from tasks.models import BenchmarkVersion, Task
+    from tasks.services import task_spec
     from tasks.taskdir import parse_task_dir
     from trajectories.analysis import analyse_rollout
     from trajectories.atif import parse_trajectory_file
 
-    # The task as the importer's analysis sees it, read by the project's own reader.
-    task = parse_task_dir(TASK)
-    spec = TaskSpec(
-        name=task.name,
-        category=task.category,
-        metric=task.metric,
-        direction=task.direction,
-        baseline_score=task.baseline_score,
-        reference_score=task.reference_score,
-        scoring_rule=task.scoring_rule,
-        benchmark_pattern=task.benchmark_pattern,
-        metric_pattern=task.metric_pattern,
-        instruction=task.instruction,
-        budget_sec=task.budget_sec,
-        benchmark_commands=tuple(task.benchmark_commands),
-    )
+    # The task as the importer's analysis sees it: read by the project's own
+    # reader, described by its own task_spec (an unsaved row; no database).
+    spec = task_spec(Task(version=BenchmarkVersion(name="bench"), **parse_task_dir(TASK).model_fields()))
     steps = parse_trajectory_file(TRIAL / "agent" / "trajectory.json").steps
     times = []
     for _ in range(args.repeat):
