@@ -232,7 +232,9 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     return {
         "points": points,
         "unparsed": unparsed,
-        "steps": [[s.step_id, s.elapsed_sec] for s in steps],
+        # [step id, elapsed, kinds]: the plot marks the current step, and key
+        # navigation crosses pages of steps with it.
+        "steps": [[s.step_id, s.elapsed_sec, " ".join(s.kind_list)] for s in steps],
         "metric": task.metric,
         "direction": task.direction,
         "baseline": task.baseline_score,
@@ -245,31 +247,78 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     }
 
 
-def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool = True) -> None:
+def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool = True, outline=None) -> None:
     """Per-step display facts: time since the previous step, LLM latency.
 
     Harbor's `api_request_times_msec` has one entry per model call; when
     their count equals the number of agent steps (terminus-2) the n-th
-    agent step took the n-th request.
+    agent step took the n-th request. `outline` is the whole trajectory
+    (rows with step_id, source and elapsed_sec) when `steps` is a part of it, a
+    page or a filter: both facts are counted over the whole trajectory.
     """
-    agent_steps = [s for s in steps if s.source == "agent"]
+    outline = steps if outline is None else outline
     times = api_request_times_msec or []
-    per_agent = len(times) == len(agent_steps)
+    per_agent = len(times) == sum(1 for s in outline if s.source == "agent")
+    delta: dict[int, float | None] = {}
+    latency: dict[int, float | None] = {}
     previous = None
     agent_index = 0
-    for s in steps:
-        s.primary_kind = primary_kind(s.kind_list)
-        s.delta_sec = (
-            s.elapsed_sec - previous if s.elapsed_sec is not None and previous is not None else None
-        )
+    for s in outline:
+        delta[s.step_id] = s.elapsed_sec - previous if s.elapsed_sec is not None and previous is not None else None
         if s.elapsed_sec is not None:
             previous = s.elapsed_sec
-        s.llm_latency_ms = None
         if s.source == "agent":
-            if per_agent and _number(times[agent_index]) is not None:
-                s.llm_latency_ms = times[agent_index]
+            latency[s.step_id] = times[agent_index] if per_agent and _number(times[agent_index]) is not None else None
             agent_index += 1
+    for s in steps:
+        s.primary_kind = primary_kind(s.kind_list)
+        s.delta_sec = delta.get(s.step_id)
+        s.llm_latency_ms = latency.get(s.step_id)
         s.diff_files = diff_files(s.diff) if with_diffs and s.diff else []
+
+
+# Steps rendered on one rollout page. A step is about 2.5 KB of HTML with
+# its output previews; a twelve-hour AutoLab run can have thousands.
+STEPS_PER_PAGE = 200
+
+
+@dataclass
+class StepPage:
+    """One page of a rollout's steps, and the whole list's page ranges."""
+
+    number: int
+    count: int
+    items: list
+    # (page number, first step id, last step id) for every page.
+    ranges: list[tuple[int, int, int]]
+    total: int
+
+
+def step_page(shown: list, number: int | None, *, last_by_default: bool = False, per_page: int | None = None) -> StepPage:
+    """Page `number` (1-based, clamped) of `shown`; the first or last page when None.
+
+    A running rollout opens on its last page, where new steps arrive.
+    """
+    per_page = per_page or STEPS_PER_PAGE
+    count = max(1, math.ceil(len(shown) / per_page))
+    if number is None:
+        number = count if last_by_default else 1
+    number = min(max(number, 1), count)
+    ranges = [
+        (index // per_page + 1, shown[index].step_id, shown[min(index + per_page, len(shown)) - 1].step_id)
+        for index in range(0, len(shown), per_page)
+    ]
+    start = (number - 1) * per_page
+    return StepPage(number=number, count=count, items=shown[start : start + per_page], ranges=ranges, total=len(shown))
+
+
+def page_number_of(shown: list, step_id: int, per_page: int | None = None) -> int | None:
+    """The page of `shown` that holds step `step_id`, or None."""
+    per_page = per_page or STEPS_PER_PAGE
+    for index, s in enumerate(shown):
+        if s.step_id == step_id:
+            return index // per_page + 1
+    return None
 
 
 def group_outputs(steps) -> None:

@@ -379,8 +379,9 @@ def rollout_url(pk: int) -> str:
 
 
 def step_url(rollout_pk: int, step_id: int | None) -> str:
+    """A step's permalink: the rollout page finds the page of steps holding it."""
     url = rollout_url(rollout_pk)
-    return f"{url}#step-{step_id}" if step_id is not None else url
+    return f"{url}?step={step_id}" if step_id is not None else url
 
 
 EXPORT_COLUMNS = (

@@ -5,11 +5,14 @@ through trajectories.ansi, and data for scripts goes through json_script.
 """
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Prefetch
 from django.db.models.functions import Length, Substr
 from django.http import Http404, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from evaluations.models import AgentModel, Harness
@@ -138,24 +141,30 @@ def rollout_live(request, pk: int):
     )
 
 
+# The light columns of every main step: the timeline, the plot, page ranges.
+OUTLINE_FIELDS = ("id", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score")
+
+
 @require_GET
 def rollout_detail(request, pk: int):
     rollout = _get_rollout(pk)
     only = explorer.parse_only(request.GET.get("only"))
-    steps_qs = _main_steps(rollout).defer("extra").prefetch_related(
-        Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
-        Prefetch("observations", queryset=_observation_previews()),
+    outline = list(_main_steps(rollout).only(*OUTLINE_FIELDS))
+    shown = [s for s in outline if explorer.step_matches_only(s.kind_list, only)]
+    if "step" in request.GET:
+        return _redirect_to_step(rollout, request, outline, shown, only)
+    page = explorer.step_page(shown, _int_or_none(request.GET.get("page")), last_by_default=rollout.is_active)
+    steps = list(
+        Step.objects.filter(pk__in=[s.pk for s in page.items])
+        .order_by("position")
+        .defer("extra")
+        .prefetch_related(
+            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
+            Prefetch("observations", queryset=_observation_previews()),
+        )
     )
-    if only:
-        kind_q = Q()
-        for kind in only:
-            kind_q |= Q(kinds__contains=kind)
-        steps_qs = steps_qs.filter(kind_q)
-    steps = [s for s in steps_qs if explorer.step_matches_only(s.kind_list, only)]
-    explorer.decorate_steps(steps, rollout.api_request_times_msec)
+    explorer.decorate_steps(steps, rollout.api_request_times_msec, outline=outline)
     explorer.group_outputs(steps)
-    # The timeline and plot always cover the whole rollout, filtered or not.
-    all_steps = steps if not only else list(_main_steps(rollout).only("step_id", "elapsed_sec", "kinds", "position", "metric_value", "metric_score"))
     cause, cause_source = explorer.failure_cause(rollout)
     siblings = (
         Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
@@ -167,6 +176,8 @@ def rollout_detail(request, pk: int):
         "rollout": rollout,
         "task": rollout.task,
         "steps": steps,
+        "page": page,
+        "page_step_ids": {s.step_id for s in steps},
         "only": only,
         "only_param": ",".join(only),
         "kinds": explorer.STEP_KINDS,
@@ -174,15 +185,38 @@ def rollout_detail(request, pk: int):
         "cause_source": cause_source,
         "siblings": siblings,
         "phases": explorer.timing_phases(rollout),
-        "timeline": explorer.build_timeline(all_steps, rollout.task.budget_sec, rollout.last_improvement_sec),
-        "plot": explorer.plot_data(rollout, all_steps),
+        # The timeline and plot always cover the whole rollout, filtered or not.
+        "timeline": explorer.build_timeline(outline, rollout.task.budget_sec, rollout.last_improvement_sec),
+        "plot": explorer.plot_data(rollout, outline),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,
-        "live_steps": len(all_steps),
+        "live_steps": len(outline),
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)
+
+
+def _redirect_to_step(rollout: Rollout, request, outline: list, shown: list, only: list[str]):
+    """`?step=N`: the page that holds step N, scrolled to it.
+
+    Links from other pages (search hits, compare, subagents, the timeline)
+    name a step, not a page. A step the `only` filter hides is shown
+    unfiltered; `q` (a find in the rollout) is carried over.
+    """
+    step_id = _int_or_none(request.GET.get("step"))
+    number = explorer.page_number_of(shown, step_id) if step_id is not None else None
+    if number is None and step_id is not None and only:
+        only, number = [], explorer.page_number_of(outline, step_id)
+    if number is None:
+        raise Http404(f"Rollout {rollout.pk} has no step {request.GET.get('step')!r}")
+    params = {"page": number} if len(shown if only else outline) > explorer.STEPS_PER_PAGE else {}
+    if only:
+        params["only"] = ",".join(only)
+    if request.GET.get("q"):
+        params["q"] = request.GET["q"]
+    query = f"?{urlencode(params)}" if params else ""
+    return redirect(f"{reverse('trajectories:rollout_detail', args=[rollout.pk])}{query}#step-{step_id}")
 
 
 @require_GET

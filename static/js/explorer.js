@@ -20,9 +20,26 @@
     return el.offsetParent !== null;
   }
 
+  /* Long rollouts come in pages of steps: a step that is not on this page
+   * is asked of the server by id (?step=N), which answers with its page. */
+  function stepLocation(stepId, needle) {
+    var page = document.querySelector(".rollout-page");
+    if (!page) return null;
+    var url = page.getAttribute("data-detail-url") + "?step=" + encodeURIComponent(stepId);
+    var only = page.getAttribute("data-only");
+    if (only && document.getElementById("steps").classList.contains("server-filtered")) url += "&only=" + encodeURIComponent(only);
+    if (needle) url += "&q=" + encodeURIComponent(needle);
+    return url;
+  }
+
+  function goToStep(stepId, needle) {
+    var url = stepLocation(stepId, needle);
+    if (url) window.location.assign(url);
+  }
+
   function scrollToStep(stepId, updateHash) {
     var el = document.getElementById("step-" + stepId);
-    if (!el) return false;
+    if (!el) { goToStep(stepId); return false; }
     if (!isVisible(el)) {
       var toggle = document.getElementById("only-toggle");
       if (toggle && toggle.checked) { toggle.checked = false; applyOnly(false); }
@@ -237,15 +254,41 @@
 
   /* ---------- keyboard ---------- */
 
+  function hasKind(kinds, kind) {
+    return (" " + (kinds || "") + " ").indexOf(" " + kind + " ") >= 0;
+  }
+
   function move(delta, kind) {
     var steps = stepElements().filter(isVisible);
     if (!steps.length) return;
     var index = current ? steps.indexOf(current) : -1;
     for (var i = index + delta; i >= 0 && i < steps.length; i += delta) {
-      if (!kind || (" " + steps[i].getAttribute("data-kinds") + " ").indexOf(" " + kind + " ") >= 0) {
+      if (!kind || hasKind(steps[i].getAttribute("data-kinds"), kind)) {
         scrollToStep(steps[i].getAttribute("data-step-id"));
         return;
       }
+    }
+    moveAcrossPages(steps[delta > 0 ? steps.length - 1 : 0], delta, kind);
+  }
+
+  /* Past the first or last step of this page: the next one in the whole
+   * trajectory (the plot data lists every step with its kinds), kept to
+   * the kinds the server filtered by. */
+  function moveAcrossPages(edge, delta, kind) {
+    var list = document.getElementById("steps");
+    if (!plot.data || !edge || !list || list.getAttribute("data-pages") === "1") return;
+    var only = list.classList.contains("server-filtered") ? document.querySelector(".rollout-page").getAttribute("data-only").split(",") : [];
+    var all = plot.data.steps;
+    var from = -1;
+    var edgeId = parseInt(edge.getAttribute("data-step-id"), 10);
+    for (var j = 0; j < all.length; j++) if (all[j][0] === edgeId) { from = j; break; }
+    if (from < 0) return;
+    for (var i = from + delta; i >= 0 && i < all.length; i += delta) {
+      var kinds = all[i][2];
+      if (only.length && !only.some(function (k) { return hasKind(kinds, k); })) continue;
+      if (kind && !hasKind(kinds, kind)) continue;
+      goToStep(all[i][0]);
+      return;
     }
   }
 
@@ -380,7 +423,16 @@
     mark.scrollIntoView({ block: "center" });
     var step = mark.closest(".step");
     if (step) setCurrent(step);
-    status(find.hits.length + " on the page · " + (find.index + 1) + " of " + find.hits.length);
+    status(find.hits.length + " on this page · " + (find.index + 1) + " of " + find.hits.length);
+  }
+
+  /* The first hit inside step `stepId`, if the find marked one there. */
+  function showHitIn(stepId) {
+    for (var i = 0; i < find.hits.length; i++) {
+      var step = find.hits[i].closest(".step");
+      if (step && step.getAttribute("data-step-id") === String(stepId)) { showHit(i); return true; }
+    }
+    return false;
   }
 
   function status(text) {
@@ -398,7 +450,7 @@
     if (!needle) { status(""); return; }
     if (needle.length < 2) { status("type at least 2 characters"); return; }
     find.hits = markText(root, needle);
-    status(find.hits.length ? find.hits.length + " on the page" : "none on the page");
+    status(find.hits.length ? find.hits.length + " on this page" : "none on this page");
     if (find.hits.length) showHit(0);
     askServer(needle);
   }
@@ -417,22 +469,36 @@
         var extra = result.step_ids.filter(function (id) { return !shown[String(id)]; });
         if (!extra.length) return;
         serverBox.hidden = false;
-        serverBox.appendChild(document.createTextNode("Also in full outputs of steps: "));
+        serverBox.appendChild(document.createTextNode("Also in full outputs, or on other pages, of steps: "));
         extra.forEach(function (id, n) {
           var link = document.createElement("a");
-          link.href = "#step-" + id;
+          var here = document.getElementById("step-" + id);
+          link.href = here ? "#step-" + id : stepLocation(id, needle);
           link.className = "server-match";
           link.textContent = "#" + id;
-          link.addEventListener("click", function (event) {
+          if (here) link.addEventListener("click", function (event) {
             event.preventDefault();
             scrollToStep(id);
-            loadStepOutputs(id).then(function () { runFind(needle); });
+            loadStepOutputs(id).then(function () { runFind(needle); showHitIn(id); });
           });
           if (n) serverBox.appendChild(document.createTextNode(", "));
           serverBox.appendChild(link);
         });
       })
       .catch(function () {});
+  }
+
+  /* Arriving from another page's find (?q=): the same find here, shown
+   * inside the step it led to, that step's full outputs loaded first. */
+  function findInStep(needle, stepId) {
+    var box = document.getElementById("step-search");
+    if (!box) return;
+    box.value = needle;
+    box.setAttribute("data-last", needle);
+    loadStepOutputs(stepId).then(function () {
+      runFind(needle);
+      if (!showHitIn(stepId)) scrollToStep(stepId, false);
+    });
   }
 
   function initFind() {
@@ -469,9 +535,13 @@
     initFind();
     trackCurrent();
     var match = /^#step-(\d+)$/.exec(window.location.hash);
+    var needle = new URLSearchParams(window.location.search).get("q");
     if (match) {
       var el = document.getElementById("step-" + match[1]);
-      if (el) { el.scrollIntoView({ block: "start" }); setCurrent(el); }
+      if (!el) { goToStep(match[1], needle); return; }
+      el.scrollIntoView({ block: "start" });
+      setCurrent(el);
+      if (needle) findInStep(needle, match[1]);
     } else {
       var first = stepInView();
       if (first) setCurrent(first);

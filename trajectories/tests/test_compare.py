@@ -19,7 +19,7 @@ def test_two_rollouts_of_one_task_side_by_side(client, django_assert_max_num_que
     assert response.status_code == 200
     html = response.content.decode()
     assert html.count('class="compare-column"') == 2
-    assert f'href="/rollouts/{a.pk}/#step-3"' in html and f'href="/rollouts/{b.pk}/#step-3"' in html
+    assert f'href="/rollouts/{a.pk}/?step=3"' in html and f'href="/rollouts/{b.pk}/?step=3"' in html
     data = json.loads(re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', html, re.S).group(1))
     assert [p["step_id"] for p in data["a"]["points"]] == [3, 5, 7]
     assert [p["step_id"] for p in data["b"]["points"]] == [3, 5, 7]

@@ -252,11 +252,12 @@ def test_shared_search_finds_a_command(page, live_server, shared):
     page.wait_for_selector(".search-results")
     # Full-text search may also match messages that mention the same words;
     # the command hit is the one to follow.
-    links = page.locator(f'li:has(span.where:text-is("command")) a.hit-link[href*="/rollouts/{rollout.pk}/#step-"]')
+    links = page.locator(f'li:has(span.where:text-is("command")) a.hit-link[href*="/rollouts/{rollout.pk}/?step="]')
     assert links.count() >= 1
     href = links.first.get_attribute("href")
-    step_id = int(re.search(r"#step-(\d+)$", href).group(1))
+    step_id = int(re.search(r"\?step=(\d+)$", href).group(1))
     links.first.click()
+    page.wait_for_url(re.compile(rf"#step-{step_id}$"))
     wait_step_in_view(page, step_id)
     assert command in page.locator(f"#step-{step_id}").inner_text()
 

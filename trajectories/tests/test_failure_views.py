@@ -168,7 +168,7 @@ def test_panel_shows_cause_evidence_and_step_links(data):
     failure_service.classify_and_store(r)
     html = render_panel(r, AnonymousUser())
     assert 'data-cause="protected_file_modified"' in html
-    assert f'href="/rollouts/{r.pk}/#step-6"' in html
+    assert f'href="/rollouts/{r.pk}/?step=6"' in html
     assert "(automatic)" in html
     assert "<form" not in html
 

@@ -98,8 +98,9 @@ def test_only_filter_keeps_benchmark_and_edit_steps(client):
     html = detail(client, rollout, "?only=benchmark,edit").content.decode()
     shown = sorted(int(n) for n in re.findall(r'<article class="step[^"]*" id="step-(\d+)"', html))
     assert shown == [3, 4, 5, 7]
-    # The timeline still covers every step.
-    assert 'href="#step-8"' in html
+    # The timeline still covers every step; one the filter hides is asked of the server.
+    assert 'href="?step=8&amp;only=benchmark,edit"' in html
+    assert 'href="#step-7"' in html
 
 
 def test_long_outputs_are_previewed_and_loaded_from_the_fragment(client):

@@ -71,3 +71,43 @@ def test_decorate_steps_latency_only_when_counts_match():
     assert [s.delta_sec for s in steps] == [None, 5.0, 4.0]
     explorer.decorate_steps(steps, [1000.0])
     assert [s.llm_latency_ms for s in steps] == [None, None, None]
+
+
+def test_decorate_steps_counts_over_the_whole_trajectory_for_a_page():
+    outline = [step(1, 0.0, source="user"), step(2, 5.0), step(3, 9.0), step(4, 20.0)]
+    page = [step(3, 9.0), step(4, 20.0)]
+    explorer.decorate_steps(page, [100.0, 200.0, 300.0], outline=outline)
+    # Step 3 is the second agent step: the second request; its previous step is 2.
+    assert [s.llm_latency_ms for s in page] == [200.0, 300.0]
+    assert [s.delta_sec for s in page] == [4.0, 11.0]
+
+
+@pytest.mark.parametrize(
+    "n, number, last_by_default, expected_number, expected_ids, expected_ranges",
+    [
+        (0, None, False, 1, [], []),
+        (2, None, True, 1, [1, 2], [(1, 1, 2)]),
+        (3, None, False, 1, [1, 2], [(1, 1, 2), (2, 3, 3)]),
+        (5, None, False, 1, [1, 2], [(1, 1, 2), (2, 3, 4), (3, 5, 5)]),
+        (5, None, True, 3, [5], [(1, 1, 2), (2, 3, 4), (3, 5, 5)]),
+        (5, 2, True, 2, [3, 4], [(1, 1, 2), (2, 3, 4), (3, 5, 5)]),
+        (5, 9, False, 3, [5], [(1, 1, 2), (2, 3, 4), (3, 5, 5)]),
+        (5, -1, False, 1, [1, 2], [(1, 1, 2), (2, 3, 4), (3, 5, 5)]),
+        (4, None, True, 2, [3, 4], [(1, 1, 2), (2, 3, 4)]),
+    ],
+)
+def test_step_page(n, number, last_by_default, expected_number, expected_ids, expected_ranges):
+    shown = [step(i, float(i)) for i in range(1, n + 1)]
+    page = explorer.step_page(shown, number, last_by_default=last_by_default, per_page=2)
+    assert page.number == expected_number
+    assert [s.step_id for s in page.items] == expected_ids
+    assert page.ranges == expected_ranges
+    assert page.count == max(1, len(expected_ranges))
+    assert page.total == n
+
+
+@pytest.mark.parametrize("step_id, expected", [(1, 1), (3, 1), (4, 2), (9, 3), (10, None), (2, None)])
+def test_page_number_of_a_step(step_id, expected):
+    # A filtered list: step ids with gaps.
+    shown = [step(i, float(i)) for i in (1, 3, 4, 6, 9)]
+    assert explorer.page_number_of(shown, step_id, per_page=2) == {1: 1, 3: 1, 4: 2, 6: 2, 9: 3}.get(step_id) == expected

@@ -59,7 +59,7 @@ def test_view_links_to_the_step(client, corpus):
     response = client.get(URL, {"q": "evaluate_local"})
     assert response.status_code == 200
     html = response.content.decode()
-    assert f'href="/rollouts/{a.pk}/#step-2"' in html
+    assert f'href="/rollouts/{a.pk}/?step=2"' in html
     assert "1 match" in html
 
 
@@ -143,8 +143,8 @@ def test_view_paginates_50_per_page(client):
     assert len(first.context["page"].object_list) == 50
     assert "60 matches" in first.content.decode() and "page 1 of 2" in first.content.decode()
     second = client.get(URL, {"q": "common-word", "page": 2}).content.decode()
-    assert f'href="/rollouts/{rollout.pk}/#step-60"' in second
-    assert f'href="/rollouts/{rollout.pk}/#step-1"' not in second
+    assert f'href="/rollouts/{rollout.pk}/?step=60"' in second
+    assert f'href="/rollouts/{rollout.pk}/?step=1"' not in second
 
 
 def test_huge_texts_are_stored_and_their_start_found_by_words():

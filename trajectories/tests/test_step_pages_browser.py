@@ -1,0 +1,80 @@
+"""Pages of steps in a real Chromium: permalinks, keys, the timeline and find cross pages."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from trajectories import explorer
+
+from . import factories
+from .test_explorer_browser import current_step, open_rollout, wait_step_in_view
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def rollout(monkeypatch):
+    """The explored rollout (steps 1..8) in pages of three, and a ninth step with a long output."""
+    monkeypatch.setattr(explorer, "STEPS_PER_PAGE", 3)
+    rollout = factories.make_explored_rollout()
+    factories.add_step(rollout, 9, commands=["cat log\n"], outputs=["x" * 2000 + " far-away-marker"], kinds=["inspect"])
+    return rollout
+
+
+def shown(page) -> list[int]:
+    return page.evaluate("() => [...document.querySelectorAll('#steps .step')].map(s => +s.dataset.stepId)")
+
+
+def test_an_old_permalink_to_a_later_step_opens_its_page(page, live_server, rollout):
+    open_rollout(page, live_server, rollout, fragment="#step-8")
+    page.wait_for_url(re.compile(r"\?page=3#step-8$"))
+    page.wait_for_selector("#step-8")
+    wait_step_in_view(page, 8)
+    assert shown(page) == [7, 8, 9]
+    assert current_step(page) == "step-8"
+
+
+def test_keys_cross_to_the_next_and_previous_page(page, live_server, rollout):
+    open_rollout(page, live_server, rollout, fragment="#step-3")
+    assert shown(page) == [1, 2, 3]
+    page.keyboard.press("j")
+    page.wait_for_url(re.compile(r"\?page=2#step-4$"))
+    page.wait_for_selector("#step-4")
+    page.wait_for_function("() => document.querySelector('#steps .step.current')?.id === 'step-4'")
+    page.keyboard.press("k")
+    page.wait_for_url(re.compile(r"\?page=1#step-3$"))
+    page.wait_for_selector("#step-3")
+    # "b" from the last benchmark call of page 1 (step 3) goes to step 5, on page 2.
+    page.wait_for_function("() => document.querySelector('#steps .step.current')?.id === 'step-3'")
+    page.keyboard.press("b")
+    page.wait_for_url(re.compile(r"\?page=2#step-5$"))
+
+
+def test_a_timeline_mark_opens_a_step_on_another_page(page, live_server, rollout):
+    open_rollout(page, live_server, rollout)
+    # The last mark: the others sit a few pixels apart on a two-hour strip.
+    page.locator('.timeline-strip .mark[data-step-id="9"]').click()
+    page.wait_for_url(re.compile(r"\?page=3#step-9$"))
+    wait_step_in_view(page, 9)
+
+
+def test_find_leads_to_a_match_on_another_page(page, live_server, rollout):
+    open_rollout(page, live_server, rollout)
+    page.fill("#step-search", "far-away-marker")
+    link = page.locator("#server-matches a.server-match")
+    link.wait_for()
+    assert link.inner_text() == "#9"
+    link.click()
+    page.wait_for_url(re.compile(r"\?page=3&q=far-away-marker#step-9$"))
+    # The same find runs there, in the step's full output.
+    page.wait_for_function("() => document.querySelectorAll('#step-9 mark.find-hit').length === 1")
+    assert page.input_value("#step-search") == "far-away-marker"
+    assert page.locator("#step-9 mark.find-hit.active").count() == 1
+
+
+def test_page_links_move_between_pages(page, live_server, rollout):
+    open_rollout(page, live_server, rollout)
+    page.locator("nav.step-pages").first.locator("a[rel=next]").click()
+    page.wait_for_url(re.compile(r"\?page=2$"))
+    assert shown(page) == [4, 5, 6]
