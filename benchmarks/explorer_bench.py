@@ -8,6 +8,12 @@ takes to serve the same trial's raw trajectory JSON, and the ratio.
 
     .venv/bin/python benchmarks/explorer_bench.py [--repeat 15]
 
+With --long K it also serves a long rollout: the same trial's steps
+repeated K times (1,390 steps for K=10, timestamps shifted on so the run
+goes on), as a twelve-hour AutoLab run may have. The page holds one page of
+steps (trajectories.explorer.STEPS_PER_PAGE) whatever the length; printed
+are its first and last pages and a step permalink's redirect.
+
 It builds a throw-away test database (SQLite unless DATABASE_URL says
 otherwise; set AUTOLAB_TEST_DB to keep it apart from others' runs) and a
 temporary Harbor jobs folder holding a copy of the trial; neither outlives
@@ -16,6 +22,7 @@ the run. The targets are under 300 ms and under 1 MB.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -44,7 +51,7 @@ def timed(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(samples), result
 
 
-def bench_site(trial_dir: Path, repeat: int) -> dict:
+def bench_site(trial_dir: Path, repeat: int, long_dir: Path | None = None) -> dict:
     import django
 
     django.setup()
@@ -72,7 +79,7 @@ def bench_site(trial_dir: Path, repeat: int) -> dict:
         report = import_path(trial_dir)
         if not report.ok:
             raise SystemExit(f"import failed: {report.as_dict()}")
-        rollout = Rollout.objects.get(trial_name__endswith=trial_dir.name.split("__")[-1])
+        rollout = Rollout.objects.get(trial_name__endswith=trial_dir.name.split("__")[-1], n_steps__lt=1000)
         client = Client()
         url = reverse("trajectories:rollout_detail", args=[rollout.pk])
         page_ms, response = timed(lambda: client.get(url), repeat)
@@ -81,7 +88,7 @@ def bench_site(trial_dir: Path, repeat: int) -> dict:
             client.get(url)
         n_queries = len(queries.captured_queries)
         only_ms, only_response = timed(lambda: client.get(url + "?only=benchmark,edit"), repeat)
-        return {
+        result = {
             "steps": rollout.n_steps,
             "page_ms": page_ms,
             "page_bytes": len(response.content),
@@ -89,8 +96,56 @@ def bench_site(trial_dir: Path, repeat: int) -> dict:
             "only_ms": only_ms,
             "only_bytes": len(only_response.content),
         }
+        if long_dir is not None:
+            report = import_path(long_dir)
+            if not report.ok:
+                raise SystemExit(f"import failed: {report.as_dict()}")
+            long = Rollout.objects.get(trial_name=long_dir.name)
+            url = reverse("trajectories:rollout_detail", args=[long.pk])
+            first_ms, first = timed(lambda: client.get(url), repeat)
+            last_ms, last = timed(lambda: client.get(url + "?page=999"), repeat)
+            step_ms, redirect = timed(lambda: client.get(url + f"?step={long.n_steps - 3}"), repeat)
+            assert redirect.status_code == 302, redirect.status_code
+            result["long"] = {
+                "steps": long.n_steps,
+                "first_ms": first_ms,
+                "first_bytes": len(first.content),
+                "last_ms": last_ms,
+                "last_bytes": len(last.content),
+                "step_ms": step_ms,
+            }
+        return result
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def long_trial(trial_dir: Path, times: int, target: Path) -> Path:
+    """A copy of `trial_dir` named `target.name` whose trajectory repeats its steps `times` times."""
+    from datetime import datetime
+
+    shutil.copytree(trial_dir, target)
+    for name in ("config.json", "result.json"):
+        data = json.loads((target / name).read_text())
+        data["trial_name"] = target.name
+        if isinstance(data.get("config"), dict):
+            data["config"]["trial_name"] = target.name
+        (target / name).write_text(json.dumps(data))
+    path = target / "agent" / "trajectory.json"
+    trajectory = json.loads(path.read_text())
+    steps = trajectory["steps"]
+    stamps = [datetime.fromisoformat(step["timestamp"]) for step in steps if step.get("timestamp")]
+    span = (max(stamps) - min(stamps)) if stamps else None
+    repeated = []
+    for round_ in range(times):
+        for step in steps:
+            copy = json.loads(json.dumps(step))
+            copy["step_id"] = len(repeated) + 1
+            if span is not None and copy.get("timestamp"):
+                copy["timestamp"] = (datetime.fromisoformat(copy["timestamp"]) + span * round_).isoformat()
+            repeated.append(copy)
+    trajectory["steps"] = repeated
+    path.write_text(json.dumps(trajectory))
+    return target
 
 
 def bench_harbor(trial_dir: Path, repeat: int) -> dict:
@@ -111,12 +166,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--trial", default="opus4.6__2026-04-26__2TyoFTQ")
+    parser.add_argument("--long", type=int, default=10, help="also serve a rollout of the trial's steps repeated this many times (0: no)")
     args = parser.parse_args()
     trial_dir = SHARED / "trials" / args.trial
     if not trial_dir.is_dir():
         raise SystemExit(f"shared trial not found at {trial_dir} (../shared is absent)")
 
-    site = bench_site(trial_dir, args.repeat)
+    with tempfile.TemporaryDirectory(prefix="explorer-bench-") as folder:
+        long_dir = long_trial(trial_dir, args.long, Path(folder) / f"long-x{args.long}__{args.trial}") if args.long > 1 else None
+        site = bench_site(trial_dir, args.repeat, long_dir)
     harbor = bench_harbor(trial_dir, args.repeat)
     print(f"trial {args.trial}: {site['steps']} steps, median of {args.repeat} requests")
     print(
@@ -127,6 +185,15 @@ def main() -> None:
     print(f"harbor viewer JSON  {harbor['ms']:8.1f} ms  {harbor['bytes'] / 1000:8.1f} KB  (raw trajectory only, no HTML)")
     print(f"ratio page / harbor {site['page_ms'] / harbor['ms']:8.2f} x time  {site['page_bytes'] / harbor['bytes']:6.2f} x bytes")
     ok = site["page_ms"] < TARGET_MS and site["page_bytes"] < TARGET_BYTES
+    long = site.get("long")
+    if long:
+        from trajectories.explorer import STEPS_PER_PAGE
+
+        print(f"long rollout, {long['steps']} steps (x{args.long}), pages of {STEPS_PER_PAGE}:")
+        print(f"  first page          {long['first_ms']:8.1f} ms  {long['first_bytes'] / 1000:8.1f} KB")
+        print(f"  last page           {long['last_ms']:8.1f} ms  {long['last_bytes'] / 1000:8.1f} KB")
+        print(f"  ?step=N (redirect)  {long['step_ms']:8.1f} ms")
+        ok = ok and all(long[f"{which}_ms"] < TARGET_MS and long[f"{which}_bytes"] < TARGET_BYTES for which in ("first", "last"))
     print("within targets" if ok else "OUTSIDE TARGETS")
 
 
