@@ -192,6 +192,11 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         print(f"  without search indexing:      {(per_trial - indexing) / harbor:8.1f} x")
         print(f"  search indexing alone:        {indexing / harbor:8.1f} x")
     print(f"  without the analysis:         {(per_trial - analysing) / harbor:8.1f} x")
+    if rows_floor is not None:
+        # What no importer of this design can go below: reading the folder,
+        # the analysis the issue asks for, and the database storing ready rows.
+        floor = reading + analysing + rows_floor
+        print(f"  floor of a row-per-step import: {floor / harbor:6.1f} x      (reading + analysis + PostgreSQL's part, {floor * 1000:.1f} ms)")
     if parallel is not None:
         print(f"on {jobs} processes (bulk):        {parallel * 1000:8.1f} ms   per trial, wall clock; {steps / (parallel * n):.0f} steps/s")
         print(f"  ratio to Harbor parse:        {parallel / harbor:8.1f} x      (one process parses; {os.cpu_count()} CPUs here)")
