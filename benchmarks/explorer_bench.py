@@ -12,7 +12,9 @@ With --long K it also serves a long rollout: the same trial's steps
 repeated K times (1,390 steps for K=10, timestamps shifted on so the run
 goes on), as a twelve-hour AutoLab run may have. The page holds one page of
 steps (trajectories.explorer.STEPS_PER_PAGE) whatever the length; printed
-are its first and last pages and a step permalink's redirect.
+are its first and last pages, a step permalink's redirect, and the compare
+page of the two rollouts (one window of elapsed time,
+trajectories.explorer.COMPARE_WINDOW_STEPS steps a side at most).
 
 It builds a throw-away test database (SQLite unless DATABASE_URL says
 otherwise; set AUTOLAB_TEST_DB to keep it apart from others' runs) and a
@@ -106,6 +108,9 @@ def bench_site(trial_dir: Path, repeat: int, long_dir: Path | None = None) -> di
             last_ms, last = timed(lambda: client.get(url + "?page=999"), repeat)
             step_ms, redirect = timed(lambda: client.get(url + f"?step={long.n_steps - 3}"), repeat)
             assert redirect.status_code == 302, redirect.status_code
+            compare_url = reverse("trajectories:compare") + f"?a={rollout.pk}&b={long.pk}"
+            compare_ms, compare = timed(lambda: client.get(compare_url), repeat)
+            assert compare.status_code == 200, compare.status_code
             result["long"] = {
                 "steps": long.n_steps,
                 "first_ms": first_ms,
@@ -113,6 +118,8 @@ def bench_site(trial_dir: Path, repeat: int, long_dir: Path | None = None) -> di
                 "last_ms": last_ms,
                 "last_bytes": len(last.content),
                 "step_ms": step_ms,
+                "compare_ms": compare_ms,
+                "compare_bytes": len(compare.content),
             }
         return result
     finally:
@@ -193,7 +200,8 @@ def main() -> None:
         print(f"  first page          {long['first_ms']:8.1f} ms  {long['first_bytes'] / 1000:8.1f} KB")
         print(f"  last page           {long['last_ms']:8.1f} ms  {long['last_bytes'] / 1000:8.1f} KB")
         print(f"  ?step=N (redirect)  {long['step_ms']:8.1f} ms")
-        ok = ok and all(long[f"{which}_ms"] < TARGET_MS and long[f"{which}_bytes"] < TARGET_BYTES for which in ("first", "last"))
+        print(f"  compare with the trial {long['compare_ms']:5.1f} ms  {long['compare_bytes'] / 1000:8.1f} KB")
+        ok = ok and all(long[f"{which}_ms"] < TARGET_MS and long[f"{which}_bytes"] < TARGET_BYTES for which in ("first", "last", "compare"))
     print("within targets" if ok else "OUTSIDE TARGETS")
 
 

@@ -312,6 +312,59 @@ def step_page(shown: list, number: int | None, *, last_by_default: bool = False,
     return StepPage(number=number, count=count, items=shown[start : start + per_page], ranges=ranges, total=len(shown))
 
 
+# Steps of either rollout in one window of the compare page.
+COMPARE_WINDOW_STEPS = 200
+
+
+@dataclass
+class CompareWindows:
+    """Compare's windows of elapsed time, each with at most a window's steps per side."""
+
+    # The window (1-based) of each step of side a, then of side b, in their order.
+    of_a: list[int]
+    of_b: list[int]
+    # (first, last) elapsed seconds of each window's steps.
+    spans: list[tuple[float, float]]
+
+    @property
+    def count(self) -> int:
+        return max(1, len(self.spans))
+
+
+def carried_times(steps) -> list[float]:
+    """Each step's elapsed seconds, or the last known one before it (0 at first)."""
+    times, last = [], 0.0
+    for s in steps:
+        if s.elapsed_sec is not None:
+            last = s.elapsed_sec
+        times.append(last)
+    return times
+
+
+def compare_windows(a_steps, b_steps, per_window: int | None = None) -> CompareWindows:
+    """Cut both rollouts' steps, merged by elapsed time, into windows.
+
+    Compare scrolls its columns together by time, so a window is a span of
+    time in both rollouts: a new one starts when either side has filled
+    its window. Steps at the same time stay in order.
+    """
+    per_window = per_window or COMPARE_WINDOW_STEPS
+    events = sorted(
+        [(t, 0, i) for i, t in enumerate(carried_times(a_steps))] + [(t, 1, i) for i, t in enumerate(carried_times(b_steps))]
+    )
+    of = ([0] * len(a_steps), [0] * len(b_steps))
+    spans: list[tuple[float, float]] = []
+    counts = [0, 0]
+    for t, side, index in events:
+        if not spans or counts[side] == per_window:
+            spans.append((t, t))
+            counts = [0, 0]
+        counts[side] += 1
+        spans[-1] = (spans[-1][0], t)
+        of[side][index] = len(spans)
+    return CompareWindows(of_a=of[0], of_b=of[1], spans=spans)
+
+
 def page_number_of(shown: list, step_id: int, per_page: int | None = None) -> int | None:
     """The page of `shown` that holds step `step_id`, or None."""
     per_page = per_page or STEPS_PER_PAGE

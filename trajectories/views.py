@@ -296,15 +296,30 @@ def search_view(request):
     return render(request, "trajectories/search.html", context)
 
 
-def _compare_side(rollout: Rollout) -> dict:
+def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window: int) -> dict:
+    """One column of the compare page: the rollout's steps in `window`, its whole curve."""
+    ids = [s.pk for s, number in zip(outline, window_of) if number == window]
     steps = list(
-        _main_steps(rollout)
+        Step.objects.filter(pk__in=ids)
+        .order_by("position")
         .only("id", "step_id", "position", "elapsed_sec", "source", "kinds", "metric_value", "metric_unit", "metric_score", "metric_status", "rollout_id")
         .annotate(message_head=Substr("message", 1, COMPARE_MESSAGE_CHARS), message_length=Length("message"))
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
-    explorer.decorate_steps(steps, None, with_diffs=False)
-    return {"rollout": rollout, "steps": steps, "plot": explorer.plot_data(rollout, steps)}
+    explorer.decorate_steps(steps, None, with_diffs=False, outline=outline)
+    return {"rollout": rollout, "steps": steps, "plot": explorer.plot_data(rollout, outline)}
+
+
+def _compare_window(request, windows: explorer.CompareWindows, outlines: list[list]) -> int:
+    """`?focus=a-57` (step 57 of rollout a): the window holding it; else `?window=N`, clamped."""
+    side, _, step_id = (request.GET.get("focus") or "").partition("-")
+    if side in ("a", "b") and (wanted := _int_or_none(step_id)) is not None:
+        of = windows.of_a if side == "a" else windows.of_b
+        for s, number in zip(outlines[0 if side == "a" else 1], of):
+            if s.step_id == wanted:
+                return number
+    number = _int_or_none(request.GET.get("window")) or 1
+    return min(max(number, 1), windows.count)
 
 
 @require_GET
@@ -325,12 +340,17 @@ def compare(request):
         )
         context.update(a=a, b=b)
         return render(request, "trajectories/compare.html", context, status=400)
-    left, right = _compare_side(a), _compare_side(b)
+    outlines = [list(_main_steps(r).only(*OUTLINE_FIELDS)) for r in (a, b)]
+    windows = explorer.compare_windows(*outlines)
+    window = _compare_window(request, windows, outlines)
+    left, right = _compare_side(a, outlines[0], windows.of_a, window), _compare_side(b, outlines[1], windows.of_b, window)
     context.update(
         a=a,
         b=b,
         task=a.task,
         sides=[left, right],
+        window=window,
+        windows=[(number, first, last) for number, (first, last) in enumerate(windows.spans, start=1)] if windows.count > 1 else [],
         plots={"a": left["plot"], "b": right["plot"], "a_label": f"#{a.pk} {a.model}", "b_label": f"#{b.pk} {b.model}"},
     )
     return render(request, "trajectories/compare.html", context)

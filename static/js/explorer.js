@@ -583,12 +583,24 @@
       { data: data.b, label: data.b_label, colour: "#c2410c" }
     ];
     var columns = document.querySelectorAll(".compare-column .steps-scroll");
+    var pair = document.querySelector(".compare-columns");
     initPlot(series, function (stepId, point) {
       var which = point.data.name.indexOf(data.b_label) === 0 ? 1 : 0;
       var col = columns[which];
       var el = col && col.querySelector('[data-step-id="' + stepId + '"]');
-      if (el) col.scrollTop = el.offsetTop;
+      if (el) { col.scrollTop = el.offsetTop; return; }
+      // Long rollouts show one window of time: the server finds the step's.
+      if (pair) {
+        window.location.assign("?a=" + pair.getAttribute("data-a") + "&b=" + pair.getAttribute("data-b") +
+          "&focus=" + (which ? "b" : "a") + "-" + encodeURIComponent(stepId));
+      }
     });
+    var focus = /^([ab])-(\d+)$/.exec(new URLSearchParams(window.location.search).get("focus") || "");
+    if (focus) {
+      var col = columns[focus[1] === "b" ? 1 : 0];
+      var el = col && col.querySelector('[data-step-id="' + focus[2] + '"]');
+      if (el) { col.scrollTop = el.offsetTop; el.classList.add("current"); }
+    }
     var sync = document.getElementById("sync-scroll");
     var driving = null;
     columns.forEach(function (col, i) {

@@ -63,3 +63,60 @@ def test_ticked_pair_from_the_rollout_list(client):
     assert response.status_code == 200
     assert response.content.decode().count('class="compare-column"') == 2
     assert client.get(URL + f"?r={a.pk}").status_code == 400
+
+
+# --- long rollouts: windows of elapsed time ----------------------------------
+
+
+@pytest.fixture
+def windows_of_three(monkeypatch):
+    from trajectories import explorer
+
+    monkeypatch.setattr(explorer, "COMPARE_WINDOW_STEPS", 3)
+
+
+def columns(html: str) -> list[list[int]]:
+    parts = html.split('class="compare-column"')[1:]
+    return [[int(n) for n in re.findall(r'<article class="step[^"]*" data-step-id="(\d+)"', part)] for part in parts]
+
+
+def test_long_rollouts_are_compared_one_window_of_time_at_a_time(client, windows_of_three):
+    # Steps 1..8 of both at 0, 20, 30, ... 80 s: windows of three steps a side.
+    a = factories.make_explored_rollout()
+    b = factories.make_explored_rollout(task=a.task)
+    html = client.get(URL, {"a": a.pk, "b": b.pk}).content.decode()
+    assert columns(html) == [[1, 2, 3], [1, 2, 3]]
+    assert "window 1 of 3" in html
+    assert '<strong aria-current="page">0.0s–30.0s</strong>' in html
+    assert f'<a href="?a={a.pk}&amp;b={b.pk}&amp;window=2" rel="next">40.0s–1m 00s</a>' in html
+    # The plot still has every benchmark call.
+    data = json.loads(re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert [p["step_id"] for p in data["a"]["points"]] == [3, 5, 7]
+
+    html = client.get(URL, {"a": a.pk, "b": b.pk, "window": 3}).content.decode()
+    assert columns(html) == [[7, 8], [7, 8]]
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"focus": "b-5"}, [[4, 5, 6], [4, 5, 6]]),
+        ({"focus": "a-8"}, [[7, 8], [7, 8]]),
+        ({"focus": "a-99"}, [[1, 2, 3], [1, 2, 3]]),
+        ({"focus": "c-5", "window": "2"}, [[4, 5, 6], [4, 5, 6]]),
+        ({"window": "99"}, [[7, 8], [7, 8]]),
+        ({"window": "x"}, [[1, 2, 3], [1, 2, 3]]),
+    ],
+)
+def test_a_window_is_chosen_by_a_step_or_its_number(client, windows_of_three, params, expected):
+    a = factories.make_explored_rollout()
+    b = factories.make_explored_rollout(task=a.task)
+    assert columns(client.get(URL, {"a": a.pk, "b": b.pk, **params}).content.decode()) == expected
+
+
+def test_short_rollouts_have_no_windows(client):
+    a = factories.make_explored_rollout()
+    b = factories.make_explored_rollout(task=a.task)
+    html = client.get(URL, {"a": a.pk, "b": b.pk}).content.decode()
+    assert columns(html) == [list(range(1, 9))] * 2
+    assert "compare-windows" not in html

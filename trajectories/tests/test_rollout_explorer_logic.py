@@ -111,3 +111,28 @@ def test_page_number_of_a_step(step_id, expected):
     # A filtered list: step ids with gaps.
     shown = [step(i, float(i)) for i in (1, 3, 4, 6, 9)]
     assert explorer.page_number_of(shown, step_id, per_page=2) == {1: 1, 3: 1, 4: 2, 6: 2, 9: 3}.get(step_id) == expected
+
+
+def times(*values):
+    return [step(i + 1, t) for i, t in enumerate(values)]
+
+
+@pytest.mark.parametrize(
+    "a, b, of_a, of_b, spans",
+    [
+        # Both fit in one window.
+        ((0.0, 5.0), (1.0,), [1, 1], [1], [(0.0, 5.0)]),
+        # Side a fills its window of two first; b's later step goes with a's third.
+        ((0.0, 1.0, 2.0, 3.0), (0.5, 2.5), [1, 1, 2, 2], [1, 2], [(0.0, 1.0), (2.0, 3.0)]),
+        # A long gap in one rollout: the other's steps fill windows meanwhile.
+        ((0.0, 100.0), (1.0, 2.0, 3.0, 4.0, 5.0), [1, 3], [1, 1, 2, 2, 3], [(0.0, 2.0), (3.0, 4.0), (5.0, 100.0)]),
+        # Steps without a time take the last known one.
+        ((0.0, None, None, 9.0), (), [1, 1, 2, 2], [], [(0.0, 0.0), (0.0, 9.0)]),
+        # No steps at all: one empty window.
+        ((), (), [], [], []),
+    ],
+)
+def test_compare_windows(a, b, of_a, of_b, spans):
+    windows = explorer.compare_windows(times(*a), times(*b), per_window=2)
+    assert (windows.of_a, windows.of_b, windows.spans) == (of_a, of_b, spans)
+    assert windows.count == max(1, len(spans))

@@ -78,3 +78,24 @@ def test_page_links_move_between_pages(page, live_server, rollout):
     page.locator("nav.step-pages").first.locator("a[rel=next]").click()
     page.wait_for_url(re.compile(r"\?page=2$"))
     assert shown(page) == [4, 5, 6]
+
+
+def test_a_plot_point_outside_compare_s_window_opens_its_window(page, live_server, monkeypatch):
+    from django.urls import reverse
+
+    monkeypatch.setattr(explorer, "COMPARE_WINDOW_STEPS", 3)
+    a = factories.make_explored_rollout()
+    b = factories.make_explored_rollout(task=a.task)
+    page.goto(live_server.url + reverse("trajectories:compare") + f"?a={a.pk}&b={b.pk}")
+    page.wait_for_selector("#curve-plot .main-svg", state="attached")
+    assert page.locator(".compare-column").nth(0).locator(".step").count() == 3
+    page.evaluate(
+        """() => {
+            const el = document.getElementById('curve-plot');
+            const trace = el.data.findIndex(t => / benchmark calls$/.test(t.name));
+            el.emit('plotly_click', {points: [{curveNumber: trace, customdata: 7, data: el.data[trace]}]});
+        }"""
+    )
+    page.wait_for_url(re.compile(r"&focus=a-7$"))
+    page.wait_for_selector('.compare-column >> nth=0 >> .step.current[data-step-id="7"]')
+    assert "window 3 of 3" in page.inner_text("nav.compare-windows")
