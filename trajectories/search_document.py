@@ -34,6 +34,7 @@ full outputs.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -114,6 +115,40 @@ def query_words(q: str) -> list[str]:
     word's beginning (it is matched as a prefix: "evaluate_loc" finds
     evaluate_local, as a search box's user expects while typing)."""
     return words(q)
+
+
+# The same words as `_split` finds, with their places in the text.
+_WORD = re.compile(r"[A-Za-z0-9\u0080-\U0010ffff]+")
+
+
+def highlighted(text: str, q: str, *, by_words: bool) -> list[tuple[str, bool]]:
+    """`text` cut into (part, matched) pieces, to show a search hit.
+
+    By words, the query's words are marked where they are whole words of
+    the text, and the last one where it begins a word, as search matched
+    them; otherwise the query as typed, in any case.
+    """
+    spans: list[tuple[int, int]] = []
+    if by_words:
+        query = query_words(q)
+        if query:
+            whole, prefix = set(query[:-1]), query[-1]
+            for match in _WORD.finditer(text):
+                word = match.group().lower()
+                if word in whole or word.startswith(prefix):
+                    spans.append(match.span())
+    elif q:
+        spans = [match.span() for match in re.finditer(re.escape(q), text, re.IGNORECASE)]
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for start, end in spans:
+        if start > at:
+            pieces.append((text[at:start], False))
+        pieces.append((text[start:end], True))
+        at = end
+    if at < len(text) or not pieces:
+        pieces.append((text[at:], False))
+    return pieces
 
 
 def tsquery(query: list[str]) -> str:

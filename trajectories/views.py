@@ -20,6 +20,7 @@ from tasks.models import BenchmarkVersion, Task
 
 from . import explorer, search
 from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
+from .search_document import highlighted
 
 PAGE_SIZE = 50
 # Characters of each observation embedded in the rollout page; the rest is
@@ -278,16 +279,18 @@ def search_view(request):
     page = Paginator(results, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    # Substring hits rank 0: the query's words were found in no step.
+    by_words = bool(hits) and hits[0].rank > 0
     context = {
         "nav": "rollouts",
         "q": q,
         "filters": filters,
         "results": results,
         "page": page,
+        "shown": [(hit, r, highlighted(hit.snippet, q, by_words=by_words)) for hit, r in page.object_list],
         "query": query.urlencode(),
         "limit_reached": len(hits) >= 200,
-        # Substring hits rank 0: the query's words were found in no step.
-        "by_words": bool(hits) and hits[0].rank > 0,
+        "by_words": by_words,
         "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name"),
         "models": AgentModel.objects.only("id", "name", "display_name"),
         "harnesses": Harness.objects.all(),

@@ -63,6 +63,20 @@ def test_view_links_to_the_step(client, corpus):
     assert "1 match" in html
 
 
+def test_view_marks_the_matched_words_in_snippets(client, corpus):
+    html = client.get(URL, {"q": "evaluate_loc"}).content.decode()
+    assert "python3 /app/<mark>evaluate</mark>_<mark>local</mark>.py --size large" in html
+
+
+def test_view_marks_a_substring_match_and_escapes_around_it(client):
+    rollout = factories.make_rollout()
+    factories.add_step(rollout, 1, message="if a->b <then> x")
+    # No letters or digits: no words, so the text is matched as typed.
+    html = client.get(URL, {"q": "->"}).content.decode()
+    assert "no step holds every word" in html
+    assert "if a<mark>-&gt;</mark>b &lt;then&gt; x" in html
+
+
 def test_view_filters_and_empty_query(client, corpus, django_assert_max_num_queries):
     a, b = corpus
     assert client.get(URL).status_code == 200

@@ -6,7 +6,9 @@ from trajectories.search_document import (
     OutputLines,
     document,
     flatten,
+    highlighted,
     query_words,
+    words,
     trajectory_documents,
     tsquery,
 )
@@ -121,3 +123,39 @@ def test_infix_filters(q, expected):
     from trajectories.search_document import infix_filters
 
     assert infix_filters(q) == expected
+
+
+def marks(pieces):
+    return [text for text, matched in pieces if matched]
+
+
+@pytest.mark.parametrize(
+    "text, q, by_words, expected",
+    [
+        # Whole words, in any case; the last query word begins a word.
+        ("python3 /app/evaluate_local.py", "evaluate_loc", True, ["evaluate", "local"]),
+        ("Loss fell: loss=0.3, lossy", "loss", True, ["Loss", "loss", "lossy"]),
+        ("make && ./bench --iters 10", "bench make", True, ["make", "bench"]),
+        # A word that is not the last must be whole: "be" does not mark "bench".
+        ("./bench be quick", "be quick", True, ["be", "quick"]),
+        ("ÄPFEL und Birnen", "äpfel", True, ["ÄPFEL"]),
+        ("no match here", "other", True, []),
+        ("->", "->", True, []),
+        # As typed, in any case, anywhere.
+        ("a->b  A->B", "->b", False, ["->b", "->B"]),
+        ("x.*y", ".*", False, [".*"]),
+        ("", "x", False, []),
+    ],
+)
+def test_highlighted(text, q, by_words, expected):
+    pieces = highlighted(text, q, by_words=by_words)
+    assert "".join(piece for piece, _ in pieces) == text
+    assert marks(pieces) == expected
+
+
+def test_highlighted_marks_what_the_word_rule_splits():
+    text = "steps: 100%|██████| 3000/3000 avr_loss=0.305 café-au-lait ÄPFEL"
+    pieces = highlighted(text, " ".join(words(text)), by_words=True)
+    assert {piece.lower() for piece in marks(pieces)} == set(words(text))
+    # Nothing else is marked: what lies between marks holds no word.
+    assert all(not words(piece) for piece, matched in pieces if not matched)
