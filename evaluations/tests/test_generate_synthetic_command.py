@@ -34,6 +34,14 @@ def test_creates_entries_tasks_rollouts_and_steps(capsys):
         assert entry["budget_curve"][0] == 0.0
         assert entry["budget_curve"][-1] <= entry["overall"]["avg"] + 1e-9
     assert any(r.curve for r in Rollout.objects.filter(task__version=version)[:10])
+    # Each rollout counts its steps, and its curve's benchmark calls are steps of kind benchmark.
+    for rollout in Rollout.objects.filter(task__version=version):
+        steps = {s.step_id: s for s in rollout.steps.all()}
+        assert rollout.n_steps == len(steps) > 0
+        for point in rollout.curve:
+            if point["step_id"] in steps:
+                assert steps[point["step_id"]].kind_list == ["benchmark"]
+        assert {kind for s in steps.values() for kind in s.kind_list} <= {"benchmark", "edit", "inspect"}
 
 
 def test_refuses_to_overwrite_unless_asked():

@@ -183,10 +183,11 @@ class Command(BaseCommand):
         messages: dict[int, list[str]] = {}
         for rollout in rollouts:
             n = max(1, int(per_rollout * rng.uniform(0.8, 1.2)))
+            rollout.n_steps = n
             agent_sec = (rollout.agent_finished_at - rollout.agent_started_at).total_seconds()
             calls = {point["step_id"] for point in rollout.curve}
             for position in range(n):
-                benchmark = position in calls
+                benchmark = position + 1 in calls
                 message = "Run the benchmark." if benchmark else f"Step {position}: inspect and edit the code."
                 messages.setdefault(rollout.pk, []).append(message)
                 batch.append(
@@ -198,7 +199,7 @@ class Command(BaseCommand):
                         source="agent" if position else "user",
                         message=message,
                         search_document=search_document.document([message]),
-                        kinds=" benchmark " if benchmark else " edit " if position % 4 == 1 else " explore ",
+                        kinds=" benchmark " if benchmark else " edit " if position % 4 == 1 else " inspect ",
                         prompt_tokens=rng.randint(2000, 30000),
                         completion_tokens=rng.randint(50, 1500),
                     )
@@ -210,6 +211,7 @@ class Command(BaseCommand):
         if batch:
             Step.objects.bulk_create(batch)
             total += len(batch)
+        Rollout.objects.bulk_update(rollouts, ["n_steps"], batch_size=BATCH)
         # What search finds rollouts by: their steps' words (trajectories.search_document).
         RolloutDocument.objects.bulk_create(
             [RolloutDocument(rollout=rollout, words=search_document.document(messages[rollout.pk])) for rollout in rollouts],
