@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django import template
@@ -49,6 +50,17 @@ def command_extra(arguments: Any) -> str:
     if shown is None:
         return ""
     return ", ".join(f"{k}: {v}" for k, v in arguments.items() if k != shown)
+
+
+@register.filter
+def reward(value: Any) -> str:
+    """A reward to four decimals at most (0.9102, 0.359, 0); the exact value stays in the data."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "—"
+    if not math.isfinite(value):
+        return str(value)
+    text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 @register.filter

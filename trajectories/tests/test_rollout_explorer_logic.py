@@ -136,3 +136,24 @@ def test_compare_windows(a, b, of_a, of_b, spans):
     windows = explorer.compare_windows(times(*a), times(*b), per_window=2)
     assert (windows.of_a, windows.of_b, windows.spans) == (of_a, of_b, spans)
     assert windows.count == max(1, len(spans))
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (0.9102, "0.9102"),
+        (0.35897305800756796, "0.359"),
+        (0.0, "0"),
+        (1, "1"),
+        (1.23456, "1.2346"),
+        (-0.00001, "0"),
+        (None, "—"),
+        (True, "—"),
+        ("0.5", "—"),
+        (float("nan"), "nan"),
+    ],
+)
+def test_reward_filter(value, shown):
+    from trajectories.templatetags.explorer_tags import reward
+
+    assert reward(value) == shown
