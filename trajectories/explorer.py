@@ -16,6 +16,15 @@ from typing import Any, Iterable
 STEP_KINDS = ["benchmark", "edit", "build", "inspect", "wait", "submit"]
 
 
+def _rank(kind: str) -> int:
+    """A kind's place in STEP_KINDS; "other" and unknown kinds come last."""
+    return STEP_KINDS.index(kind) if kind in STEP_KINDS else len(STEP_KINDS)
+
+
+def _ordered(kinds: Iterable[str]) -> list[str]:
+    return sorted(kinds, key=lambda kind: (_rank(kind), kind))
+
+
 def primary_kind(kinds: Iterable[str]) -> str:
     kinds = set(kinds)
     for kind in STEP_KINDS:
@@ -75,21 +84,52 @@ def _percent(value: float, span: float) -> float:
     return round(max(0.0, min(100.0, 100 * value / span)), 3)
 
 
+# The strip's resolution: at most one mark per thousandth of its width.
+# Thousands of steps would otherwise be thousands of overlapping links, most
+# of a long rollout's page.
+TIMELINE_COLUMNS = 1000
+
+
 def build_timeline(steps, budget_sec: float | None, last_improvement_sec: float | None) -> Timeline:
-    """Marks over elapsed wall-clock, scaled so the budget line fits too."""
+    """Marks over elapsed wall-clock, scaled so the budget line fits too.
+
+    Consecutive steps that fall in one column of the strip share a mark,
+    coloured by the most telling kind among them (a benchmark call shows
+    through the waits around it) and linking to the first step of that
+    kind; `first` and `last` say which steps it covers.
+    """
     elapsed = [s.elapsed_sec for s in steps if s.elapsed_sec is not None]
     span = max([1.0, *elapsed, budget_sec or 0.0, last_improvement_sec or 0.0])
-    marks = [
-        {
-            "step_id": s.step_id,
-            "kind": primary_kind(s.kind_list),
-            "kinds": " ".join(s.kind_list),
-            "percent": _percent(s.elapsed_sec, span),
-            "elapsed": s.elapsed_sec,
-        }
-        for s in steps
-        if s.elapsed_sec is not None
-    ]
+    marks: list[dict[str, Any]] = []
+    for s in steps:
+        if s.elapsed_sec is None:
+            continue
+        percent = _percent(s.elapsed_sec, span)
+        column = int(percent * TIMELINE_COLUMNS / 100)
+        kind = primary_kind(s.kind_list)
+        if marks and marks[-1]["column"] == column:
+            mark = marks[-1]
+            mark["last"] = s.step_id
+            mark["count"] += 1
+            mark["kind_set"].update(s.kind_list)
+            if _rank(kind) < _rank(mark["kind"]):
+                mark.update(kind=kind, step_id=s.step_id, percent=percent, elapsed=s.elapsed_sec)
+            continue
+        marks.append(
+            {
+                "column": column,
+                "step_id": s.step_id,
+                "first": s.step_id,
+                "last": s.step_id,
+                "count": 1,
+                "kind": kind,
+                "kind_set": set(s.kind_list),
+                "percent": percent,
+                "elapsed": s.elapsed_sec,
+            }
+        )
+    for mark in marks:
+        mark["kinds"] = " ".join(_ordered(mark.pop("kind_set")))
     step = _tick_step(span)
     ticks = [{"percent": _percent(t, span), "label": tick_label(t)} for t in _frange(0, span, step)]
     return Timeline(

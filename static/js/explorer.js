@@ -214,6 +214,18 @@
 
   var current = null;
 
+  /* The timeline mark standing for a step: its own, or the one it shares
+   * with its neighbours in the same column of a long rollout's strip. */
+  function timelineMark(stepId) {
+    var mark = document.querySelector('.timeline-strip .mark[data-step-id="' + stepId + '"]');
+    if (mark) return mark;
+    var marks = document.querySelectorAll(".timeline-strip .mark[data-first]");
+    for (var i = 0; i < marks.length; i++) {
+      if (+marks[i].getAttribute("data-first") <= stepId && stepId <= +marks[i].getAttribute("data-last")) return marks[i];
+    }
+    return null;
+  }
+
   function setCurrent(el) {
     if (current === el) return;
     if (current) current.classList.remove("current");
@@ -222,7 +234,7 @@
     el.classList.add("current");
     plot.currentStepId = parseInt(el.getAttribute("data-step-id"), 10);
     document.querySelectorAll(".timeline-strip .mark.current").forEach(function (m) { m.classList.remove("current"); });
-    var mark = document.querySelector('.timeline-strip .mark[data-step-id="' + plot.currentStepId + '"]');
+    var mark = timelineMark(plot.currentStepId);
     if (mark) mark.classList.add("current");
     updateCurrentOnPlot();
   }

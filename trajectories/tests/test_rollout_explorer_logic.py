@@ -57,6 +57,37 @@ def test_timeline_scales_to_the_budget():
     assert over.budget_percent == 50.0 and over.last_improvement_percent is None
 
 
+def test_timeline_merges_steps_in_one_column_of_the_strip():
+    # A 1000 s strip: a column is 1 s wide.
+    steps = [
+        step(1, 0.0, ["wait"]),
+        step(2, 0.3, ["benchmark"]),
+        step(3, 0.6, ["wait"]),
+        step(4, 0.9, ["edit"]),
+        step(5, 5.0, ["wait"]),
+        step(6, 999.0),
+        step(7, 1000.0, ["submit"]),
+    ]
+    timeline = explorer.build_timeline(steps, budget_sec=1000, last_improvement_sec=None)
+    shown = [(m["step_id"], m["first"], m["last"], m["count"], m["kind"], m["kinds"]) for m in timeline.marks]
+    assert shown == [
+        # The benchmark call shows through the waits and the edit around it.
+        (2, 1, 4, 4, "benchmark", "benchmark edit wait"),
+        (5, 5, 5, 1, "wait", "wait"),
+        (6, 6, 6, 1, "other", ""),
+        (7, 7, 7, 1, "submit", "submit"),
+    ]
+    assert timeline.marks[0]["percent"] == 0.03
+
+
+def test_a_long_rollout_has_at_most_one_mark_per_column():
+    steps = [step(i, i * 1.5, ["wait"]) for i in range(1, 20001)]
+    timeline = explorer.build_timeline(steps, budget_sec=None, last_improvement_sec=None)
+    assert len(timeline.marks) <= explorer.TIMELINE_COLUMNS + 1
+    assert sum(m["count"] for m in timeline.marks) == 20000
+    assert [m["first"] for m in timeline.marks] == sorted(m["first"] for m in timeline.marks)
+
+
 def test_curve_points_derived_from_steps_follow_direction():
     rollout = SimpleNamespace(curve=[], task=SimpleNamespace(direction="higher"))
     steps = [step(1, 1.0, metric=0.5), step(2, 2.0), step(3, 3.0, metric=0.4), step(4, 4.0, metric=0.7)]

@@ -99,3 +99,17 @@ def test_a_plot_point_outside_compare_s_window_opens_its_window(page, live_serve
     page.wait_for_url(re.compile(r"&focus=a-7$"))
     page.wait_for_selector('.compare-column >> nth=0 >> .step.current[data-step-id="7"]')
     assert "window 3 of 3" in page.inner_text("nav.compare-windows")
+
+
+def test_the_current_step_lights_the_mark_it_shares(page, live_server):
+    # Steps a second apart on a two-hour strip (7.2 s a column) share marks.
+    rollout = factories.make_rollout()
+    for step_id in range(1, 13):
+        factories.add_step(rollout, step_id, elapsed_sec=float(step_id), message=f"step {step_id}\n" * 20,
+                           kinds=["benchmark"] if step_id == 5 else ["wait"])
+    open_rollout(page, live_server, rollout, fragment="#step-3")
+    mark = page.locator(".timeline-strip .mark.current")
+    mark.wait_for()
+    assert mark.get_attribute("data-step-id") == "5"  # the benchmark call speaks for its column
+    assert int(mark.get_attribute("data-first")) <= 3 <= int(mark.get_attribute("data-last"))
+    assert page.locator(".timeline-strip .mark").count() < 12
