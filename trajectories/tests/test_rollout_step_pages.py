@@ -1,4 +1,5 @@
 """The rollout page in pages of steps, and step permalinks (?step=N) that find their page."""
+import json
 import re
 
 import pytest
@@ -37,7 +38,9 @@ def test_a_long_rollout_shows_one_page_of_steps_and_links_to_the_others(client, 
     assert '<a href="?page=2" rel="prev">#4–#6</a>' in html
     # The timeline and the plot still cover the whole rollout.
     assert 'href="?step=1"' in html and 'href="#step-7"' in html
-    assert sorted(re.findall(r'"step_id": (\d+), "t"', html)) == ["3", "5", "7"]
+    plot = json.loads(re.search(r'<script id="plot-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert [p["step_id"] for p in plot["points"]] == [3, 5, 7]
+    assert [s[0] for s in plot["steps"]] == list(range(1, 9))
 
 
 def test_out_of_range_or_bad_page_numbers_are_clamped(client, three_per_page):
