@@ -60,6 +60,7 @@ def import_in_parallel(
     version: str | None,
     on_outcome: Callable[[TrialOutcome], None],
     should_stop: Callable[[], bool] | None = None,
+    force: bool = False,
 ) -> tuple[list[TrialOutcome], bool]:
     """Import (trial folder, source label) pairs on `jobs` processes.
 
@@ -79,7 +80,7 @@ def import_in_parallel(
             item = next(queue, None)
             if item is not None:
                 index, (path, source) = item
-                running[pool.submit(_import_one, path, version, source)] = index
+                running[pool.submit(_import_one, path, version, source, force)] = index
 
         for _ in range(jobs * 2):  # keep every worker busy while results travel back
             hand_out()
@@ -138,11 +139,11 @@ def _second_interrupt_stops(signum, frame) -> None:
         raise KeyboardInterrupt
 
 
-def _import_one(path: Path, version: str | None, source: str) -> TrialOutcome:
+def _import_one(path: Path, version: str | None, source: str, force: bool) -> TrialOutcome:
     if _interrupts > 1:
         raise KeyboardInterrupt  # queued before the second Ctrl-C: not begun
     try:
-        return ingest_trial_dir(path, version=version, source_label=source, lookups=_lookups)
+        return ingest_trial_dir(path, version=version, source_label=source, lookups=_lookups, force=force)
     finally:
         # A worker may sit idle for long; don't hold a transaction's snapshot.
         connection.close_if_unusable_or_obsolete()

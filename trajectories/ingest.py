@@ -99,6 +99,7 @@ def ingest_trial_dir(
     live: bool = False,
     source_label: str = "",
     lookups: dict | None = None,
+    force: bool = False,
 ) -> TrialOutcome:
     """Import the trial folder `path`; never raises for bad input.
 
@@ -107,16 +108,20 @@ def ingest_trial_dir(
     which the runner chose). `source_label` replaces the path in the stored
     source_path when `path` is a temporary folder (an unpacked archive).
     `lookups` is a dict shared by the trials of one bulk import, caching
-    task, model and harness rows so that each is looked up once.
+    task, model and harness rows so that each is looked up once. `force`
+    imports a trial again even when its files have not changed, every row
+    anew: after an upgrade whose analysis or search rules differ.
     """
     with gc_paused():  # a trial's objects live until its end: nothing to collect
         return _ingest_trial_dir(
-            Path(path), version=version, rollout=rollout, live=live, source_label=source_label, lookups=lookups
+            Path(path), version=version, rollout=rollout, live=live, source_label=source_label, lookups=lookups,
+            force=force,
         )
 
 
 def _ingest_trial_dir(
-    path: Path, *, version: str | None, rollout: Rollout | None, live: bool, source_label: str, lookups: dict | None
+    path: Path, *, version: str | None, rollout: Rollout | None, live: bool, source_label: str, lookups: dict | None,
+    force: bool,
 ) -> TrialOutcome:
     outcome = TrialOutcome(path=source_label or str(path))
     try:
@@ -127,14 +132,14 @@ def _ingest_trial_dir(
         if existing is None:
             name = _peek_trial_name(path, snapshot)
             existing = _rollouts().filter(trial_name=name).first() if name else None
-        if existing is not None and existing.checksum == snapshot.checksum:
+        if existing is not None and existing.checksum == snapshot.checksum and not force:
             return _describe(outcome, existing, UNCHANGED)
         folder = read_trial_folder(path, live=live, snapshot=snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
             existing = _rollouts().filter(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH]).first()
         stored, created = _store(
             folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path,
-            lookups=lookups if lookups is not None else {},
+            lookups=lookups if lookups is not None else {}, replace_steps=force,
         )
     except (TrialFolderError, IngestError, tasks.TaskNotFound) as exc:
         outcome.error = str(exc)
@@ -200,6 +205,7 @@ def _store(
     runner_rollout: bool,
     source: str,
     lookups: dict,
+    replace_steps: bool = False,
 ) -> tuple[Rollout, bool]:
     if runner_rollout and existing is not None:
         task, model, harness = existing.task, existing.model, existing.harness
@@ -231,7 +237,7 @@ def _store(
         _classify(rollout, folder, result)
         rollout.save()
         documents = _search_documents(rollout, folder)
-        start = 0 if created else _appendable_prefix(rollout, folder, result)
+        start = 0 if created else None if replace_steps else _appendable_prefix(rollout, folder, result)
         if start is None:
             _delete_steps(rollout)
             start = 0

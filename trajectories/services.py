@@ -81,6 +81,7 @@ def import_path(
     on_progress: ProgressCallback | None = None,
     should_stop: Callable[[], bool] | None = None,
     jobs: int | None = 1,
+    force: bool = False,
 ) -> ImportReport:
     """Import every trial found at `path`; see the module docstring.
 
@@ -90,18 +91,19 @@ def import_path(
     ends the import. Either way the report says what was done, and a re-run
     continues: trials already imported come back "unchanged". `jobs` > 1
     imports on that many processes (None: one per CPU, up to 8) on PostgreSQL; see
-    trajectories.bulk.
+    trajectories.bulk. `force` imports unchanged trials again (their rows
+    anew), for an upgrade whose analysis or search rules changed.
     """
     path = Path(path)
     report = ImportReport(source=str(path))
     if is_archive(path) and path.is_file():
         try:
             with unpacked(path, parent=settings.UPLOADS_DIR) as folder:
-                _import_folder(folder, report, version, on_progress, should_stop, jobs, label=path.name)
+                _import_folder(folder, report, version, on_progress, should_stop, jobs, label=path.name, force=force)
         except ArchiveError as exc:
             report.errors.append(str(exc))
     elif path.is_dir():
-        _import_folder(path, report, version, on_progress, should_stop, jobs)
+        _import_folder(path, report, version, on_progress, should_stop, jobs, force=force)
     elif path.exists():
         report.errors.append(f"{path}: neither a folder nor an archive (.tar.gz, .tgz, .tar, .zip)")
     else:
@@ -124,6 +126,7 @@ def _import_folder(
     should_stop: Callable[[], bool] | None,
     jobs: int | None,
     label: str = "",
+    force: bool = False,
 ) -> None:
     trial_dirs = find_trial_dirs(folder)
     lookups: dict = {}
@@ -140,7 +143,7 @@ def _import_folder(
             if on_progress is not None:
                 on_progress(report, outcome)
 
-        outcomes, report.interrupted = bulk.import_in_parallel(trials, jobs, version, on_outcome, should_stop)
+        outcomes, report.interrupted = bulk.import_in_parallel(trials, jobs, version, on_outcome, should_stop, force=force)
         report.outcomes[:] = outcomes  # in folder order, as a serial import lists them
         return
     for trial_dir in trial_dirs:
@@ -149,7 +152,8 @@ def _import_folder(
             return
         try:
             outcome = ingest_trial_dir(
-                trial_dir, version=version, source_label=_source_label(label, folder, trial_dir), lookups=lookups
+                trial_dir, version=version, source_label=_source_label(label, folder, trial_dir), lookups=lookups,
+                force=force,
             )
         except KeyboardInterrupt:
             report.interrupted = True

@@ -63,6 +63,11 @@ def test_a_parallel_import_stores_what_a_serial_one_does(tmp_path):
         assert [r.index for r in group] == list(range(group.count()))
     again = import_path(tmp_path / "parallel", jobs=3)
     assert again.counts["unchanged"] == 12
+    # Forced, the workers import every trial anew, to the same rows.
+    Step.objects.filter(rollout__trial_name__contains="__p").update(kinds="")
+    forced = import_path(tmp_path / "parallel", jobs=3, force=True)
+    assert forced.counts["updated"] == 12
+    assert stored("p") == stored("s")
 
 
 def test_stopping_hands_out_no_more_trials_and_a_rerun_continues(tmp_path):

@@ -47,6 +47,26 @@ def test_lines_and_summary(jobs):
     assert Rollout.objects.count() == 3
 
 
+def test_force_imports_unchanged_trials_anew(jobs):
+    from trajectories.models import Step
+
+    assert run(jobs)[2] == 0
+    ids = dict(Rollout.objects.values_list("trial_name", "pk"))
+    analysed = dict(Step.objects.values_list("pk", "kinds"))
+    assert any(analysed.values())
+    # Rows from an older release: no kinds, no search words.
+    Step.objects.update(kinds="", search_document="")
+    out, _, code = run(jobs)
+    assert code == 0 and "3 unchanged" in out.splitlines()[-1]
+    assert not any(Step.objects.values_list("kinds", flat=True))
+
+    out, _, code = run(jobs, "--force")
+    assert code == 0 and out.strip().splitlines()[-1].startswith("0 created, 3 updated, 0 unchanged, 0 failed")
+    assert dict(Rollout.objects.values_list("trial_name", "pk")) == ids
+    assert sorted(Step.objects.values_list("kinds", flat=True)) == sorted(analysed.values())
+    assert all(Step.objects.values_list("search_document", flat=True))
+
+
 def test_json_document(jobs):
     make_trial(jobs / "job-1", "lib__zzz__9", task_name="lib__zzz")
     out, _, code = run(jobs, "--json")

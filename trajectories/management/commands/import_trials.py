@@ -42,6 +42,11 @@ class Command(BaseCommand):
             default=None,
             help="processes importing at once (default: one per CPU, up to 8, on PostgreSQL; always 1 on SQLite)",
         )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="import trials again even when their files have not changed (after an upgrade of the analysis)",
+        )
 
     def handle(self, *args, **options):
         self.stop_requested = False
@@ -64,6 +69,7 @@ class Command(BaseCommand):
                 on_progress=on_progress,
                 should_stop=lambda: self.stop_requested,
                 jobs=options["jobs"],
+                force=options["force"],
             )
         if show_progress:
             self.stderr.write("\r\033[K", ending="")
