@@ -108,7 +108,13 @@ def analyse_rollout(
             benchmark_lines.append([])
 
     _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec, max_wait_steps)
-    return _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
+    result = _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
+    editors: dict[str, list[int]] = {}
+    for step, analysis in zip(steps, analyses):
+        for path in analysis.edited_files:
+            editors.setdefault(path, []).append(step.step_id)
+    result.files = tracker.net_changes(editors)
+    return result
 
 
 class _Call(NamedTuple):

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parsed import ParsedToolCall
+from .parsed import FileChange, ParsedToolCall
 from .sed import apply_sed
 from .shell import Command
 
@@ -319,6 +319,8 @@ class FileTracker:
     def __init__(self) -> None:
         self.known: dict[str, str | None] = {}
         self.cwd: str | None = None
+        # Each changed file's content just before its first change (None: unknown).
+        self.before: dict[str, str | None] = {}
 
     def resolve(self, path: str) -> str:
         if not path or path.startswith("/") or path.startswith("~") or self.cwd is None:
@@ -338,6 +340,8 @@ class FileTracker:
             return "", f"# {shown.strip()} (writes a file whose name is computed; change not reconstructed)\n"
         path = self.resolve(write.path)
         old = self.known.get(path)
+        if path:
+            self.before.setdefault(path, old)
         mode = write.mode
         new: str | None = None
         if mode == "write":
@@ -386,6 +390,22 @@ class FileTracker:
         if old == new:
             return path, f"# {path}: written with unchanged content\n"
         return path, unified_diff(path, old, new)
+
+    def net_changes(self, step_ids: dict[str, list[int]]) -> list[FileChange]:
+        """Each changed file's change over the whole rollout, by path; `step_ids` say who changed it."""
+        changes = []
+        for path in sorted(self.before):
+            before, after = self.before[path], self.known.get(path)
+            if after is None:
+                diff = ""
+            elif before == after:
+                diff = ""
+            else:
+                diff = unified_diff(path, before, after)
+            changes.append(
+                FileChange(path=path, step_ids=step_ids.get(path, []), diff=diff, end_known=after is not None, start_known=before is not None)
+            )
+        return changes
 
     def seed_from_observation(self, text: str) -> None:
         """Learn file contents from `cat path` output and the working directory from prompts."""

@@ -287,6 +287,35 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     }
 
 
+def file_changes(stored: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The rollout's changed files as the page shows them: lines added and removed, and why
+    a net diff is missing. None when the rollout predates the analysis that works them out."""
+    if stored is None:
+        return None
+    shown = []
+    for change in stored:
+        diff = change.get("diff") or ""
+        lines = diff_lines(diff)
+        note = ""
+        if not change.get("end_known", True):
+            note = "a change to it could not be replayed and nothing showed it after: no net diff"
+        elif not diff:
+            note = "it ended as it was before its first change"
+        elif not change.get("start_known", True):
+            note = "its content before the first change was never shown: the diff shows it as a new file"
+        shown.append(
+            {
+                "path": change.get("path", ""),
+                "step_ids": change.get("step_ids") or [],
+                "diff": diff,
+                "added": sum(1 for cls, _ in lines if cls == "add"),
+                "removed": sum(1 for cls, _ in lines if cls == "del"),
+                "note": note,
+            }
+        )
+    return shown
+
+
 def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool = True, outline=None) -> None:
     """Per-step display facts: time since the previous step, LLM latency.
 

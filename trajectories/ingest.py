@@ -29,7 +29,7 @@ from tasks import services as tasks
 from . import analysis, failure_service
 from .atif import _text
 from .models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, SubTrajectory, ToolCall
-from .parsed import ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
+from .parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
 from .search_document import trajectory_documents
 from .trial_folder import FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, snapshot_folder
 
@@ -392,6 +392,24 @@ def _fill_rollout(
     rollout.best_metric = result.best_metric
     rollout.best_score = result.best_score
     rollout.curve = [asdict(point) for point in result.curve]
+    rollout.files_changed = files_changed(result.files)
+
+
+# Net diffs kept per rollout: a rewrite of a large data file is no code to read.
+FILES_CHANGED_CHARS = 300_000
+
+
+def files_changed(files: list[FileChange]) -> list[dict[str, Any]]:
+    """The rollout's changed files as stored: a diff past the rollout's share is cut, and says so."""
+    stored, room = [], FILES_CHANGED_CHARS
+    for change in files:
+        row = asdict(change)
+        if len(change.diff) > room:
+            row["diff"] = change.diff[: max(room, 0)].rpartition("\n")[0] + "\n" if room > 0 else ""
+            row["diff"] += f"# ... cut: the net diff of {change.path} has {len(change.diff):,} characters\n"
+        room -= len(change.diff)
+        stored.append(row)
+    return stored
 
 
 def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:

@@ -99,6 +99,9 @@ class Rollout(models.Model):
     best_score = models.FloatField(null=True, blank=True)
     # Best-so-far curve: [{"step_id": id, "t": elapsed_sec, "metric": v, "score": s, "best_metric": .., "best_score": ..}]
     curve = models.JSONField(default=list, blank=True)
+    # Each changed file from before its first change to the end (analysis.FileChange as
+    # dicts, by path); None for rollouts imported before it was worked out.
+    files_changed = models.JSONField(null=True, blank=True, default=None)
 
     # Failure analysis (automatic); staff labels live in FailureLabel.
     outcome = models.CharField(max_length=30, blank=True, db_index=True)

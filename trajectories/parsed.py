@@ -85,6 +85,17 @@ class StepAnalysis:
 
 
 @dataclass
+class FileChange:
+    """What a rollout did to one file overall: from before its first change to the end."""
+
+    path: str
+    step_ids: list[int]  # the steps that changed it, in order
+    diff: str  # the net unified diff; "" when the end content is unknown or unchanged
+    end_known: bool  # False when a change could not be replayed and nothing showed the file after
+    start_known: bool  # False when the content before the first change was never seen
+
+
+@dataclass
 class CurvePoint:
     step_id: int
     t: float | None  # seconds since the agent started
@@ -106,3 +117,5 @@ class RolloutAnalysis:
     budget_used_fraction: float | None = None
     best_metric: float | None = None
     best_score: float | None = None
+    # Every file the rollout changed, by path (trajectories.edits.FileTracker.net_changes).
+    files: list[FileChange] = field(default_factory=list)

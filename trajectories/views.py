@@ -189,6 +189,7 @@ def rollout_detail(request, pk: int):
         # The timeline and plot always cover the whole rollout, filtered or not.
         "timeline": explorer.build_timeline(outline, rollout.task.budget_sec, rollout.last_improvement_sec),
         "plot": explorer.plot_data(rollout, outline),
+        "files_changed": explorer.file_changes(rollout.files_changed),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,

@@ -291,3 +291,81 @@ def test_prompt_cwd_reads_the_last_prompt():
     assert prompt_cwd("training...\nstep 3/10\n") is None
     assert prompt_cwd("root@host:/app# cd /tmp\nroot@host:/tmp# ") == "/tmp"
     assert prompt_cwd("mail me at a@b.c\n") is None
+
+
+# --- a rollout's net change per file ------------------------------------------
+
+NET_CASES = [
+    # (what the tracker saw, in order) -> (start known, end known, net diff lines that must be there)
+    pytest.param(
+        [("seed", "/app/dataset.toml", DATASET_BEFORE), ("keys", DATASET_HEREDOC)],
+        (True, True, ["-batch_size = 2\n", "+batch_size = 1\n"]),
+        id="seen, then rewritten",
+    ),
+    pytest.param(
+        [("seed", "/app/train.sh", TRAIN_SH), ("keys", "sed -i 's/5e-5/1e-4/' /app/train.sh\n"),
+         ("keys", "sed -i 's/max_train_epochs 2/max_train_epochs 8/' /app/train.sh\n")],
+        (True, True, ["-    --learning_rate 5e-5 \\\n", "+    --learning_rate 1e-4 \\\n", "+    --max_train_epochs 8 \\\n"]),
+        id="two edits make one net diff",
+    ),
+    pytest.param(
+        [("keys", "echo 'a' > /app/x.txt\n"), ("keys", "sed -i 's/a/b/' /app/x.txt\n")],
+        (False, True, ["--- /dev/null\n", "+b\n"]),
+        id="never seen before: shown as new",
+    ),
+    pytest.param(
+        [("seed", "/app/x.txt", "a\n"), ("keys", "echo 'b' > /app/x.txt\n"), ("keys", "echo 'a' > /app/x.txt\n")],
+        (True, True, []),
+        id="changed back: no net diff",
+    ),
+    pytest.param(
+        [("keys", "sed -i '/--cache_latents/d' /app/train.sh\n")],
+        (False, False, []),
+        id="not replayed: end unknown",
+    ),
+    pytest.param(
+        [("keys", "sed -i '/--cache_latents/d' /app/train.sh\n"), ("seed", "/app/train.sh", TRAIN_SH)],
+        (False, True, ["+TEXT_ENC=/models/text_encoder\n"]),
+        id="shown by cat after the change: end known",
+    ),
+]
+
+
+@pytest.mark.parametrize("events, expected", NET_CASES)
+def test_net_change_per_file(events, expected):
+    tracker = FileTracker()
+    for event in events:
+        if event[0] == "seed":
+            tracker.seed(event[1], event[2])
+        else:
+            run(tracker, event[1])
+    [change] = tracker.net_changes({change_path: [3, 7] for change_path in tracker.before})
+    start_known, end_known, lines = expected
+    assert (change.start_known, change.end_known, change.step_ids) == (start_known, end_known, [3, 7])
+    diff_lines = change.diff.splitlines(keepends=True)
+    assert all(line in diff_lines for line in lines)
+    assert bool(change.diff) == bool(lines)
+
+
+def test_files_only_read_are_no_change():
+    tracker = FileTracker()
+    tracker.seed("/app/read_only.py", "x = 1\n")
+    run(tracker, "cat /app/read_only.py\n")
+    assert tracker.net_changes({}) == []
+
+
+def test_the_real_rollouts_net_changes(shared_trials_dir):
+    from tasks.models import BenchmarkVersion, Task
+    from tasks.services import task_spec
+    from tasks.taskdir import parse_task_dir
+    from trajectories.analysis import analyse_rollout
+
+    task_dir = shared_trials_dir.parent / "tasks" / "flux2_klein_lora"
+    spec = task_spec(Task(version=BenchmarkVersion(name="t"), **parse_task_dir(task_dir).model_fields()))
+    files = analyse_rollout(load_steps(shared_trials_dir / OPUS), spec, None).files
+    assert [(f.path, f.step_ids, f.start_known, f.end_known) for f in files] == [
+        ("/app/dataset.toml", [9], True, True),
+        ("/app/train.sh", [9, 11, 14], True, True),
+    ]
+    assert files[0].diff == DATASET_DIFF
+    assert "-    --model_version klein-9b\n" in files[1].diff and "+    --model_version klein-base-9b\n" in files[1].diff

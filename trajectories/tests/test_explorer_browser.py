@@ -302,3 +302,18 @@ def test_timeline_mark_opens_its_step(page, live_server):
     wait_step_in_view(page, 7)
     page.wait_for_function("() => document.querySelector('#steps .step.current').id === 'step-7'")
     assert page.locator('.timeline-strip a.mark.current').get_attribute("data-step-id") == "7"
+
+
+def test_shared_files_changed_open_and_lead_to_their_steps(page, live_server, shared):
+    rollout = shared["opus"]
+    open_rollout(page, live_server, rollout)
+    files = page.locator("#files .file-changes > li")
+    assert files.count() == 2
+    train = files.nth(1)
+    assert "/app/train.sh" in train.locator("summary").inner_text()
+    assert not train.locator("pre.diff-body").is_visible()
+    train.locator("summary code").click()
+    assert "+    --model_version klein-base-9b" in train.locator("pre.diff-body").inner_text()
+    train.locator('summary a[href="#step-11"]').click()
+    wait_step_in_view(page, 11)
+    assert current_step(page) == "step-11"

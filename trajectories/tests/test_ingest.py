@@ -68,6 +68,12 @@ def test_opus_rollout_matches_its_files(real_import):
     assert len(rollout.checksum) == 64
     assert rollout.source_path == str(trials / OPUS)
     assert rollout.index == 0
+    # What it changed overall: batch size 2 -> 1, and train.sh in three steps.
+    assert [(f["path"], f["step_ids"], f["start_known"], f["end_known"]) for f in rollout.files_changed] == [
+        ("/app/dataset.toml", [9], True, True),
+        ("/app/train.sh", [9, 11, 14], True, True),
+    ]
+    assert "-batch_size = 2\n+batch_size = 1\n" in rollout.files_changed[0]["diff"]
 
 
 def test_opus_steps_match_the_trajectory_file(real_import):
@@ -171,10 +177,30 @@ def test_analysis_results_are_stored_on_steps_and_rollout(tmp_path, task):
     assert step.kinds == " benchmark edit " and step.kind_list == ["benchmark", "edit"]
     assert (step.metric_value, step.metric_unit, step.metric_score, step.metric_status) == (10.0, "ms", pytest.approx(0.25), "parsed")
     assert "--- /dev/null\n+++ b/app/fast.py\n@@ -0,0 +1 @@\n+print(1)\n" in step.diff
+    [fast] = rollout.files_changed
+    assert (fast["path"], fast["step_ids"], fast["start_known"], fast["end_known"]) == ("/app/fast.py", [2], False, True)
     assert step.tool_calls.get().kinds == " benchmark edit "
     assert rollout.steps.get(step_id=3).kinds == " benchmark "
     assert Step.objects.filter(kinds__contains=" edit ").count() == 1
     assert rollout.steps.get(step_id=1).kinds == ""
+
+
+def test_changed_files_are_stored_within_their_share_of_characters(monkeypatch):
+    from trajectories import ingest
+    from trajectories.parsed import FileChange
+
+    monkeypatch.setattr(ingest, "FILES_CHANGED_CHARS", 100)
+    small = FileChange("/app/a.py", [2], "--- a/app/a.py\n+++ b/app/a.py\n@@ -1 +1 @@\n-x\n+y\n", True, True)
+    big = FileChange("/app/data.csv", [3, 4], "".join(f"+row {n}\n" for n in range(40)), True, False)
+    later = FileChange("/app/z.py", [5], "+z\n", True, True)
+    stored = ingest.files_changed([small, big, later])
+    assert stored[0] == {"path": "/app/a.py", "step_ids": [2], "diff": small.diff, "end_known": True, "start_known": True}
+    assert stored[1]["diff"].startswith("+row 0\n") and stored[1]["diff"].endswith(
+        "# ... cut: the net diff of /app/data.csv has 310 characters\n"
+    )
+    assert len(stored[1]["diff"].splitlines()) < 40
+    assert stored[2]["diff"] == "# ... cut: the net diff of /app/z.py has 3 characters\n"
+    assert [row["step_ids"] for row in stored] == [[2], [3, 4], [5]]
 
 
 def test_a_failing_analysis_still_imports_with_a_warning(tmp_path, task, monkeypatch):

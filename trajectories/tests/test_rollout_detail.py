@@ -239,3 +239,51 @@ def test_verifier_score_files_show_their_score_and_fields(client):
     assert re.search(r"<dt>baseline_score.json</dt><dd[^>]*>score <strong>0.4918</strong>", html)
     assert "&quot;clip&quot;: {&quot;raw&quot;: 0.7572}" in html and "&lt;b&gt;x&lt;/b&gt;" in html
     assert re.search(r"<dt>extra.json</dt><dd[^>]*><details>", html)
+
+
+def test_files_changed_card_shows_each_files_net_diff_and_the_steps(client):
+    rollout = factories.make_explored_rollout(
+        files_changed=[
+            {"path": "/app/main.c", "step_ids": [4], "diff": "--- a/app/main.c\n+++ b/app/main.c\n@@ -1 +1 @@\n-int main(){return 1;}\n+int main(){}\n",
+             "start_known": True, "end_known": True},
+            {"path": "/app/run.sh", "step_ids": [2, 6], "diff": "", "start_known": False, "end_known": False},
+            {"path": "/app/<b>x</b>", "step_ids": [4], "diff": "", "start_known": True, "end_known": True},
+        ]
+    )
+    html = detail(client, rollout).content.decode()
+    card = html[html.index('id="files"'):html.index('aria-label="Step tools"')]
+    assert '<code>/app/main.c</code> <span class="d-add">+1</span> <span class="d-del">−1</span>' in card
+    assert '<span class="d-del">-int main(){return 1;}</span><span class="d-add">+int main(){}</span>' in card
+    assert 'changed at steps <a href="#step-2">#2</a>, <a href="#step-6">#6</a>' in card
+    assert "could not be replayed" in card and "ended as it was before its first change" in card
+    assert "&lt;b&gt;x&lt;/b&gt;" in card and "<b>x</b>" not in card
+
+
+def test_files_changed_names_steps_on_other_pages_by_id(client, monkeypatch):
+    from trajectories import explorer
+
+    monkeypatch.setattr(explorer, "STEPS_PER_PAGE", 3)
+    rollout = factories.make_explored_rollout(
+        files_changed=[{"path": "/app/main.c", "step_ids": [4], "diff": "+x\n", "start_known": False, "end_known": True}]
+    )
+    card = detail(client, rollout).content.decode()
+    assert 'changed at step <a href="?step=4">#4</a>' in card
+    assert "never shown: the diff shows it as a new file" in card
+
+
+@pytest.mark.parametrize(
+    "files_changed, n_edits, shown",
+    [
+        (None, 1, "imported by an earlier release"),  # from before the analysis worked files out
+        (None, 0, None),
+        ([], 1, None),  # edits whose file names were computed: nothing to show
+    ],
+)
+def test_files_changed_card_absent_or_explained(client, files_changed, n_edits, shown):
+    rollout = factories.make_explored_rollout(files_changed=files_changed)
+    rollout.n_edits = n_edits
+    rollout.save(update_fields=["n_edits"])
+    html = detail(client, rollout).content.decode()
+    assert ('id="files"' in html) == (shown is not None)
+    if shown:
+        assert shown in html
