@@ -311,7 +311,12 @@ def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window:
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
     explorer.decorate_steps(steps, None, with_diffs=False, outline=outline)
-    return {"rollout": rollout, "steps": steps, "plot": explorer.plot_data(rollout, outline)}
+    return {
+        "rollout": rollout,
+        "steps": steps,
+        "plot": explorer.plot_data(rollout, outline),
+        "files_changed": explorer.file_changes(rollout.files_changed),
+    }
 
 
 def _compare_window(request, windows: explorer.CompareWindows, outlines: list[list]) -> int:

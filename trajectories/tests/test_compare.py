@@ -120,3 +120,18 @@ def test_short_rollouts_have_no_windows(client):
     html = client.get(URL, {"a": a.pk, "b": b.pk}).content.decode()
     assert columns(html) == [list(range(1, 9))] * 2
     assert "compare-windows" not in html
+
+
+def test_each_column_lists_its_rollouts_changed_files(client):
+    a = factories.make_explored_rollout(
+        files_changed=[{"path": "/app/main.c", "step_ids": [4], "diff": "-a\n+b\n", "start_known": True, "end_known": True}]
+    )
+    b = factories.make_explored_rollout(task=a.task, files_changed=[])
+    old = factories.make_explored_rollout(task=a.task)  # imported before files were worked out
+    html = client.get(URL, {"a": a.pk, "b": b.pk}).content.decode()
+    first, second = html.split('class="compare-column"')[1:]
+    assert "Files changed: 1" in first and f'<a href="/rollouts/{a.pk}/?step=4">#4</a>' in first
+    assert '<span class="d-add">+1</span> <span class="d-del">−1</span>' in first
+    assert "Files changed: 0" in second and "No file changed." in second
+    html = client.get(URL, {"a": old.pk, "b": b.pk}).content.decode()
+    assert html.split('class="compare-column"')[1].count("Files changed") == 0
