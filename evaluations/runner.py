@@ -30,6 +30,8 @@ from django.utils import timezone
 
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutEvent, RolloutStatus
 
+from .stub_llm import StubPortTaken, ensure_stub_server
+
 logger = logging.getLogger(__name__)
 
 BUBBLEWRAP_IMPORT_PATH = "evaluations.sandbox.bubblewrap:BubblewrapEnvironment"
@@ -389,10 +391,10 @@ def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:
     trial_dir = trial_dir_for(rollout)
     try:
         config = build_trial_config(rollout)
-    except RunnerConfigError as exc:
+        _serve_scripted_stub(rollout)
+    except (RunnerConfigError, StubPortTaken) as exc:
         return _finish(rollout, RolloutStatus.FAILED, str(exc), infra_error=True)
 
-    _serve_scripted_stub(rollout)
     watcher = Watcher(rollout.pk, trial_dir, heartbeat_sec())
     watcher.start()
     error: BaseException | None = None
@@ -441,8 +443,6 @@ def _serve_scripted_stub(rollout: Rollout) -> None:
     model = rollout.model
     port = int(getattr(settings, "STUB_LLM_PORT", 8765))
     if model.is_scripted and model.api_base.startswith(f"http://127.0.0.1:{port}/"):
-        from .stub_llm import ensure_stub_server
-
         ensure_stub_server(port)
 
 

@@ -221,11 +221,18 @@ def start_stub_server(port: int = 0, scripts: list[Script] | None = None) -> Stu
 _running: StubServer | None = None
 
 
+class StubPortTaken(RuntimeError):
+    """The stub's port is held by a program that is not the stub."""
+
+
 def ensure_stub_server(port: int) -> StubServer | None:
-    """Serve the stub on `port` from this process unless something already listens there.
+    """Serve the stub on `port` from this process unless the stub already listens there.
 
     Workers call this before running a scripted model, so the demo needs no
-    separate server process. Returns the server started here, or None.
+    separate server process. Returns the server started here, or None when
+    another worker process serves it. Raises StubPortTaken when something
+    else holds the port: the agent would get its answers (a web server's
+    404s, say) and fail for a reason that has nothing to do with it.
     """
     global _running
     if _running is not None and _running.port == port:
@@ -233,8 +240,24 @@ def ensure_stub_server(port: int) -> StubServer | None:
     try:
         _running = start_stub_server(port=port)
     except OSError:
-        return None  # another worker process serves it already
+        if not is_stub_listening(port):
+            raise StubPortTaken(
+                f"port {port} on 127.0.0.1 is held by another program, not the scripted stub LLM; "
+                "stop it or set STUB_LLM_PORT to a free port"
+            ) from None
+        return None
     return _running
+
+
+def is_stub_listening(port: int) -> bool:
+    """Whether the scripted stub (of this or another process) answers on `port`."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as response:
+            return response.headers.get("Server", "").startswith(Handler.server_version)
+    except (OSError, ValueError):
+        return False
 
 
 def stop_stub_server() -> None:

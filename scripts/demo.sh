@@ -26,7 +26,8 @@ if [ -f data/worker.pid ]; then
 fi
 .venv/bin/celery -A autolab_site worker -Q cpu,gpu,celery --concurrency 2 --loglevel INFO \
   --pidfile data/worker.pid --logfile data/worker.log --detach
-for _ in $(seq 20); do [ -f data/worker.pid ] && break; sleep 0.5; done
+# A cold start (Harbor and litellm to import) can take half a minute.
+for _ in $(seq 120); do [ -f data/worker.pid ] && break; sleep 0.5; done
 if ! { [ -f data/worker.pid ] && kill -0 "$(cat data/worker.pid)" 2>/dev/null; }; then
   echo "the Celery worker did not start; see data/worker.log" >&2
   exit 1

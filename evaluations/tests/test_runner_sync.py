@@ -1,6 +1,9 @@
 """The runner end to end, in this process: example tasks with nop and oracle."""
 from __future__ import annotations
 
+import threading
+from http.server import HTTPServer
+
 import pytest
 
 from evaluations.campaigns import create_campaign, run_campaign_sync
@@ -160,3 +163,31 @@ def test_an_environment_that_cannot_start_is_retried_then_failed(settings, tmp_p
     # Each failed attempt's folder was set aside, not left in the campaign folder.
     attempts = settings.TRIALS_DIR / "_attempts" / str(campaign.pk)
     assert sorted(path.name.rsplit(".", 1)[1] for path in attempts.iterdir()) == ["1", "2"]
+
+
+def test_a_scripted_model_whose_port_another_program_holds_fails_clearly(settings, tmp_path, monkeypatch):
+    from evaluations import stub_llm
+    from evaluations.campaigns import demo_model_and_harness
+
+    from .test_stub_llm import NotTheStub
+
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    other = HTTPServer(("127.0.0.1", 0), NotTheStub)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        settings.STUB_LLM_PORT = other.server_address[1]
+        monkeypatch.setattr(stub_llm, "_running", None)
+        version = import_examples()
+        model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
+        task = version.tasks.get(name="count_primes")
+        campaign = create_campaign(model, harness, version, tasks=[task], k=1, backend="bubblewrap", enqueue=False)
+        rollout = campaign.rollouts.get()
+        outcome = run_rollout(rollout.pk)
+    finally:
+        other.shutdown()
+        other.server_close()
+    rollout.refresh_from_db()
+    assert outcome.status == RolloutStatus.FAILED
+    assert rollout.infra_error and rollout.n_steps == 0
+    assert f"port {other.server_address[1]} on 127.0.0.1 is held by another program" in rollout.events.last().detail

@@ -1,0 +1,63 @@
+"""The scripted stub LLM's port: shared between workers, never mistaken for another program."""
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from evaluations import stub_llm
+
+
+class NotTheStub(BaseHTTPRequestHandler):
+    """Whatever else may hold the port: a web server that answers 404."""
+
+    def do_GET(self):  # noqa: N802
+        self.send_error(404)
+
+    do_POST = do_GET
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def other_program():
+    server = HTTPServer(("127.0.0.1", 0), NotTheStub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def no_stub_here(monkeypatch):
+    monkeypatch.setattr(stub_llm, "_running", None)
+
+
+def test_a_port_held_by_another_program_is_a_clear_error(other_program, no_stub_here):
+    with pytest.raises(stub_llm.StubPortTaken, match=rf"port {other_program} .* not the scripted stub LLM; .*STUB_LLM_PORT"):
+        stub_llm.ensure_stub_server(other_program)
+    assert not stub_llm.is_stub_listening(other_program)
+
+
+def test_a_stub_another_worker_serves_is_used_as_it_is(no_stub_here):
+    elsewhere = stub_llm.start_stub_server(port=0)  # as if another worker process had started it
+    try:
+        assert stub_llm.is_stub_listening(elsewhere.port)
+        assert stub_llm.ensure_stub_server(elsewhere.port) is None
+    finally:
+        elsewhere.shutdown()
+        elsewhere.server_close()
+
+
+def test_the_stub_starts_once_per_process(no_stub_here):
+    from .test_runner_sync import free_port
+
+    port = free_port()
+    first = stub_llm.ensure_stub_server(port)
+    try:
+        assert first is not None and first.port == port
+        assert stub_llm.ensure_stub_server(port) is first
+    finally:
+        stub_llm.stop_stub_server()
