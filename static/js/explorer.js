@@ -33,7 +33,9 @@
   }
 
   function goToStep(stepId, needle) {
-    var url = stepLocation(stepId, needle);
+    // Only steps the rollout has: a stale link to no step leaves the page be.
+    var known = plot.data && plot.data.steps.some(function (s) { return String(s[0]) === String(stepId); });
+    var url = known && stepLocation(stepId, needle);
     if (url) window.location.assign(url);
   }
 

@@ -113,3 +113,10 @@ def test_the_current_step_lights_the_mark_it_shares(page, live_server):
     assert mark.get_attribute("data-step-id") == "5"  # the benchmark call speaks for its column
     assert int(mark.get_attribute("data-first")) <= 3 <= int(mark.get_attribute("data-last"))
     assert page.locator(".timeline-strip .mark").count() < 12
+
+
+def test_a_stale_link_to_no_step_leaves_the_page_be(page, live_server, rollout):
+    url = open_rollout(page, live_server, rollout, fragment="#step-99")
+    page.wait_for_timeout(500)
+    assert page.url == url
+    assert shown(page) == [1, 2, 3]
