@@ -8,6 +8,7 @@ Rollout keeps its id (pages and staff labels point at it).
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from operator import itemgetter
@@ -570,34 +571,58 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         for row, instance in zip(rows, objects):
             row[pk.attname] = instance.pk
         return
-    table = model._meta.db_table
     missing = [row for row in rows if row.get(pk.attname) is None]
     for row, new_id in zip(missing, reserve_ids({model: len(missing)})[model]):
         row[pk.attname] = new_id
-    names = [pk.attname, *(f.attname for f in fields)]
-    defaults = [(f.attname, f.get_default) for f in fields]
-    json_columns = [index for index, f in enumerate([pk, *fields]) if isinstance(f, models.JSONField)]
-    values_of = itemgetter(*names)
+    plan = _copy_plan(model)
+    n_columns = len(plan.names)
     with connection.cursor() as cursor:
-        columns = ", ".join(connection.ops.quote_name(f.column) for f in [pk, *fields])
-        types = _binary_types([pk, *fields])
-        options = " (FORMAT BINARY)" if types else ""
-        if types:
+        if plan.types:
             # Binary COPY dumps JSON values itself, with our dumps.
             set_json_dumps(_json_text, cursor.cursor)
-        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} ({columns}) FROM STDIN{options}") as copy:
-            if types:
-                copy.set_types(types)
+        with cursor.cursor.copy(plan.statement) as copy:
+            if plan.types:
+                copy.set_types(plan.types)
             for row in rows:
-                if len(row) < len(names):  # fields left to their defaults
-                    for name, default in defaults:
+                if len(row) < n_columns:  # fields left to their defaults
+                    for name, default in plan.defaults:
                         if name not in row:
                             row[name] = default()
-                values = list(values_of(row))
-                if not types:
-                    for index in json_columns:
+                values = list(plan.values_of(row))
+                if not plan.types:
+                    for index in plan.json_columns:
                         values[index] = _json_text(values[index])
                 copy.write_row(values)
+
+
+@dataclass(frozen=True)
+class _CopyPlan:
+    """How a model's rows go through COPY: the same for every trial, so worked out once."""
+
+    statement: str
+    names: tuple[str, ...]  # attnames, in column order, the primary key first
+    defaults: tuple[tuple[str, Any], ...]  # (attname, get_default) of the other fields
+    json_columns: tuple[int, ...]  # indexes of JSON columns, for text COPY
+    types: list[str] | None  # binary COPY types, None for text COPY
+    values_of: Any  # row dict -> column values
+
+
+@functools.cache
+def _copy_plan(model: type[models.Model]) -> _CopyPlan:
+    pk = model._meta.pk
+    columns = [pk, *(f for f in model._meta.concrete_fields if f is not pk)]
+    types = _binary_types(columns)
+    names = tuple(f.attname for f in columns)
+    quoted = ", ".join(connection.ops.quote_name(f.column) for f in columns)
+    return _CopyPlan(
+        statement=f"COPY {connection.ops.quote_name(model._meta.db_table)} ({quoted}) FROM STDIN"
+        + (" (FORMAT BINARY)" if types else ""),
+        names=names,
+        defaults=tuple((f.attname, f.get_default) for f in columns[1:]),
+        json_columns=tuple(index for index, f in enumerate(columns) if isinstance(f, models.JSONField)),
+        types=types,
+        values_of=itemgetter(*names),
+    )
 
 
 # PostgreSQL types whose binary COPY format psycopg writes. Binary COPY
