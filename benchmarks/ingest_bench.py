@@ -102,6 +102,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     from tasks.services import match_task, task_spec
 
     from trajectories.analysis import analyse_rollout
+    from trajectories.ingest import parsed_documents
     from trajectories.models import Rollout, Step
     from trajectories.services import import_path, import_trial_dir
     from trajectories.trial_folder import read_trial_folder
@@ -109,7 +110,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     harbor_before = _harbor_parse_time(TRIAL / "agent" / "trajectory.json")
     copies = work / "jobs"
     for index in range(n + 1):
-        _copy_trial(TRIAL, copies / ("warmup" if index == n else "job") / f"bench__{index:04d}")
+        copy_trial(TRIAL, copies / ("warmup" if index == n else "job") / f"bench__{index:04d}")
 
     # Warm up imports, Harbor's models and the database connection.
     warm = import_trial_dir(copies / "warmup" / f"bench__{n:04d}")
@@ -132,7 +133,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     parallel = None
     if jobs > 1 and connection.vendor == "postgresql":
         for index in range(n):
-            _copy_trial(TRIAL, copies / "parallel" / f"parallel__{index:04d}")
+            copy_trial(TRIAL, copies / "parallel" / f"parallel__{index:04d}")
         measured = _bulk_import(copies / "parallel", import_path, jobs=jobs)
         if measured is None:
             return 1
@@ -153,7 +154,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     per_trial = statistics.median(times)
     stored = f"{Rollout.objects.count()} rollouts, {Step.objects.count()} steps"
     rows_floor = _rows_floor(Rollout.objects.filter(trial_name__startswith="bench__").order_by("pk").first().pk)
-    documents = _median_time(lambda: _documents_of(folder.trajectory), repeat=max(n, 10))
+    documents = _median_time(lambda: parsed_documents(folder.trajectory.steps), repeat=max(n, 10))
     storing = per_trial - reading - analysing
     indexing = 0.0
     plain_total = total
@@ -161,7 +162,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         # The same bulk import again, with no document and no index.
         _drop_search_indexes()
         for index in range(n):
-            _copy_trial(TRIAL, copies / "plain" / f"plain__{index:04d}")
+            copy_trial(TRIAL, copies / "plain" / f"plain__{index:04d}")
         measured = _bulk_import(copies / "plain", import_path)
         if measured is None:
             return 1
@@ -280,16 +281,6 @@ def _rows_floor(rollout_id: int, repeat: int = 10) -> float | None:
     return statistics.median(samples)
 
 
-def _documents_of(trajectory) -> tuple[list[str], str]:
-    """The search documents the importer builds for `trajectory`."""
-    from trajectories.search_document import trajectory_documents
-
-    return trajectory_documents(
-        (step.message, step.reasoning, [call.arguments for call in step.tool_calls], [o.content for o in step.observations])
-        for step in trajectory.steps
-    )
-
-
 def _drop_search_indexes() -> None:
     """No search index, and an importer that writes empty documents."""
     from django.db import connection
@@ -317,7 +308,7 @@ def _register_task() -> None:
         Task.objects.create(version=version, name="flux2_klein_lora", category="model_development")
 
 
-def _copy_trial(source: Path, target: Path) -> None:
+def copy_trial(source: Path, target: Path) -> None:
     """A copy of the trial under the trial name `target.name`."""
     shutil.copytree(source, target)
     for name in ("config.json", "result.json"):
@@ -331,7 +322,7 @@ def _copy_trial(source: Path, target: Path) -> None:
 
 def _live_append_time(folder: Path, import_trial_dir) -> float:
     """Time of a live re-import after one more episode, as the runner does it."""
-    _copy_trial(TRIAL, folder)
+    copy_trial(TRIAL, folder)
     (folder / "result.json").unlink()
     full = json.loads((folder / "agent" / "trajectory.json").read_text())
     shorter = dict(full, steps=full["steps"][:-1])

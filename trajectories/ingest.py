@@ -267,15 +267,19 @@ def _search_documents(rollout: Rollout, folder: TrialFolder) -> list[str]:
 
     Every step's, stored ones too: an output line counts where first shown.
     """
-    steps = folder.trajectory.steps if folder.trajectory else []
-    documents, words = trajectory_documents(
-        (step.message, step.reasoning, [call.arguments for call in step.tool_calls], [o.content for o in step.observations])
-        for step in steps
-    )
+    documents, words = parsed_documents(folder.trajectory.steps if folder.trajectory else [])
     RolloutDocument.objects.bulk_create(
         [RolloutDocument(rollout=rollout, words=words)], update_conflicts=True, unique_fields=["rollout"], update_fields=["words"]
     )
     return documents
+
+
+def parsed_documents(steps: list[ParsedStep]) -> tuple[list[str], str]:
+    """The search documents of parsed steps and their rollout's words (search_document)."""
+    return trajectory_documents(
+        (step.message, step.reasoning, [call.arguments for call in step.tool_calls], [o.content for o in step.observations])
+        for step in steps
+    )
 
 
 def _classify(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis) -> None:
