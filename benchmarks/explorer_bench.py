@@ -130,13 +130,9 @@ def long_trial(trial_dir: Path, times: int, target: Path) -> Path:
     """A copy of `trial_dir` named `target.name` whose trajectory repeats its steps `times` times."""
     from datetime import datetime
 
-    shutil.copytree(trial_dir, target)
-    for name in ("config.json", "result.json"):
-        data = json.loads((target / name).read_text())
-        data["trial_name"] = target.name
-        if isinstance(data.get("config"), dict):
-            data["config"]["trial_name"] = target.name
-        (target / name).write_text(json.dumps(data))
+    from ingest_bench import copy_trial
+
+    copy_trial(trial_dir, target)
     path = target / "agent" / "trajectory.json"
     trajectory = json.loads(path.read_text())
     steps = trajectory["steps"]

@@ -79,7 +79,7 @@ def run(n: int, work: Path) -> int:
     call_command("migrate", verbosity=0, interactive=False)
     ingest_bench._register_task()
     for index in range(n):
-        ingest_bench._copy_trial(ingest_bench.TRIAL, work / "jobs" / f"search__{index:04d}")
+        ingest_bench.copy_trial(ingest_bench.TRIAL, work / "jobs" / f"search__{index:04d}")
     started = time.perf_counter()
     report = import_path(work / "jobs", jobs=None)
     if not report.ok:
