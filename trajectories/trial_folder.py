@@ -199,7 +199,12 @@ def _decoded_by_reader(relative: str) -> bool:
     if relative in DECODED_FILES:
         return True
     folder, _, name = relative.rpartition("/")
-    return folder == "agent" and name.startswith("trajectory.") and name.endswith(".json")
+    return folder == "agent" and _is_subtrajectory_file(name)
+
+
+def _is_subtrajectory_file(name: str) -> bool:
+    """agent/trajectory.*.json: summarisation subagents and continuations (what the glob would match)."""
+    return name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
 
 
 def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapshot | None = None) -> TrialFolder:
@@ -444,11 +449,7 @@ def _subtrajectory_files(agent_dir: Path) -> list[Path]:
         names = os.listdir(agent_dir)
     except OSError:
         return []
-    return [
-        agent_dir / name
-        for name in sorted(names)
-        if name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
-    ]
+    return [agent_dir / name for name in sorted(names) if _is_subtrajectory_file(name)]
 
 
 def _read_text(path: Path) -> str:
