@@ -396,12 +396,7 @@ class FileTracker:
         changes = []
         for path in sorted(self.before):
             before, after = self.before[path], self.known.get(path)
-            if after is None:
-                diff = ""
-            elif before == after:
-                diff = ""
-            else:
-                diff = unified_diff(path, before, after)
+            diff = unified_diff(path, before, after) if after is not None and after != before else ""
             changes.append(
                 FileChange(path=path, step_ids=step_ids.get(path, []), diff=diff, end_known=after is not None, start_known=before is not None)
             )

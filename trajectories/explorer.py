@@ -307,7 +307,7 @@ def file_changes(stored: list[dict[str, Any]] | None) -> list[dict[str, Any]] | 
             {
                 "path": change.get("path", ""),
                 "step_ids": change.get("step_ids") or [],
-                "diff": diff,
+                "lines": lines,
                 "added": sum(1 for cls, _ in lines if cls == "add"),
                 "removed": sum(1 for cls, _ in lines if cls == "del"),
                 "note": note,
