@@ -141,7 +141,7 @@ def test_step_page(n, number, last_by_default, expected_number, expected_ids, ex
 def test_page_number_of_a_step(step_id, expected):
     # A filtered list: step ids with gaps.
     shown = [step(i, float(i)) for i in (1, 3, 4, 6, 9)]
-    assert explorer.page_number_of(shown, step_id, per_page=2) == {1: 1, 3: 1, 4: 2, 6: 2, 9: 3}.get(step_id) == expected
+    assert explorer.page_number_of(shown, step_id, per_page=2) == expected
 
 
 def times(*values):
