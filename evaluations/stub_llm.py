@@ -17,6 +17,7 @@ import json
 import re
 import threading
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -251,8 +252,6 @@ def ensure_stub_server(port: int) -> StubServer | None:
 
 def is_stub_listening(port: int) -> bool:
     """Whether the scripted stub (of this or another process) answers on `port`."""
-    import urllib.request
-
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as response:
             return response.headers.get("Server", "").startswith(Handler.server_version)
