@@ -306,7 +306,7 @@ def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window:
     steps = list(
         Step.objects.filter(pk__in=ids)
         .order_by("position")
-        .only("id", "step_id", "position", "elapsed_sec", "source", "kinds", "metric_value", "metric_unit", "metric_score", "metric_status", "rollout_id")
+        .only(*OUTLINE_FIELDS, "metric_unit", "metric_status", "rollout_id")
         .annotate(message_head=Substr("message", 1, COMPARE_MESSAGE_CHARS), message_length=Length("message"))
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
