@@ -54,6 +54,8 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.task.config import NetworkMode, TaskOS
 
 from .dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
+from .staging import SafeTransfers, default_log_mounts, redirect_log_mounts, staging_dir
+from autolab_site.safe_files import UnsafePath, copy_file, copy_tree
 
 logger = logging.getLogger(__name__)
 
@@ -230,7 +232,7 @@ def sandbox_pids(marker: str) -> set[int]:
     return alive
 
 
-class BubblewrapEnvironment(BaseEnvironment):
+class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
     def __init__(
         self,
         *args,
@@ -255,13 +257,23 @@ class BubblewrapEnvironment(BaseEnvironment):
         self._phase = "agent"
         self._cgroups: list[Path] = []
         self._warned_user = False
-        # Harbor reads the log folders straight from the trial folder.
-        kwargs.setdefault("auto_mounting", True)
+        # The log folders are bound from staging folders of the sandbox's
+        # own, never from the trial folder (see staging.py).
+        self._staging_root = staging_dir(self._sandbox_root, kwargs["session_id"])
+        mounts = kwargs.get("auto_mounts")
+        if mounts is None:
+            mounts = default_log_mounts(kwargs["trial_paths"])
+        kwargs["auto_mounts"], self._staged = redirect_log_mounts(
+            mounts, kwargs["trial_paths"].trial_dir, self._staging_root
+        )
+        kwargs["auto_mounting"] = True
         super().__init__(*args, **kwargs)
+        self._init_transfers()
         self._marker = self.session_id
         self._base = self._sandbox_root / self.session_id
         self._rootfs = self._base / "rootfs"
         self._tests_dir = self._base / "tests"
+        self._private_dir = self._base / "private"
 
     # -- Harbor's contract ---------------------------------------------------
 
@@ -293,8 +305,13 @@ class BubblewrapEnvironment(BaseEnvironment):
     async def start(self, force_build: bool) -> None:
         assert self._plan is not None
         if self._base.exists():
+            # An earlier attempt of the same trial, whose worker died.
             kill_sandbox(self._marker)
             shutil.rmtree(self._base, ignore_errors=True)
+            redirect_log_mounts(
+                [{"type": "bind", "source": str(m.trial_source), "target": str(m.target)} for m in self._staged],
+                self.trial_paths.trial_dir, self._staging_root,
+            )
         self._prepare_rootfs()
         self._setup_cgroups()
         await self._start_holder()
@@ -342,33 +359,21 @@ class BubblewrapEnvironment(BaseEnvironment):
         workdir = cwd or self.task_env_config.workdir or (self._plan.workdir if self._plan else "/")
         return await self._run_in_sandbox(command, workdir=workdir, variables=variables, timeout_sec=timeout_sec)
 
+    # Uploads write into folders the sandbox can change (its root, its
+    # staged logs): through transfer's link-refusing writes, never by path.
+    # Downloads are SafeTransfers', from the host locations below.
+
     async def upload_file(self, source_path: Path | str, target_path: str) -> None:
         await self._maybe_begin_verification(target_path)
-        target = self._host_path(target_path, for_write=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source_path, target)
+        root, relative = self._host_location(target_path, for_write=True)
+        copy_file(source_path, root, relative)
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
         await self._maybe_begin_verification(target_dir)
-        target = self._host_path(target_dir, for_write=True)
-        # Refuse to write through a link the agent may have planted inside
-        # the target folder: host-side copies would follow it out of the sandbox.
-        bound = os.path.realpath(target)
-        for path in Path(source_dir).rglob("*"):
-            destination = target / path.relative_to(source_dir)
-            real = os.path.realpath(destination)
-            if real != bound and not real.startswith(bound + os.sep):
-                raise PermissionError(f"{target_dir}: {destination.name} resolves outside the sandbox")
-        shutil.copytree(source_dir, target, symlinks=True, dirs_exist_ok=True)
-
-    async def download_file(self, source_path: str, target_path: Path | str) -> None:
-        source = self._host_path(source_path, for_write=False)
-        Path(target_path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target_path)
-
-    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
-        source = self._host_path(source_dir, for_write=False)
-        shutil.copytree(source, target_dir, symlinks=True, dirs_exist_ok=True)
+        root, relative = self._host_location(target_dir, for_write=True)
+        report = copy_tree(source_dir, root, target_relative=relative)
+        if report.refused:
+            raise UnsafePath(f"not uploaded to {target_dir}: " + "; ".join(report.refused[:20]))
 
     # -- layout ---------------------------------------------------------------
 
@@ -405,8 +410,12 @@ class BubblewrapEnvironment(BaseEnvironment):
             table.append(("/tests", self._tests_dir, True))
         return table
 
-    def _host_path(self, sandbox_path: str, *, for_write: bool) -> Path:
-        """Map a sandbox path to the host, refusing to follow links out of the sandbox."""
+    def _host_location(self, sandbox_path: str, *, for_write: bool = False) -> tuple[Path, str]:
+        """(host folder of the mount, path below it) for a sandbox path.
+
+        The mount's host folder is ours; what lies below it is the sandbox's
+        and is only ever entered through `transfer`, without following links.
+        """
         path = PurePosixPath(os.path.normpath("/" + str(sandbox_path).lstrip("/")))
         best: tuple[str, Path, bool] | None = None
         for target, source, writable in self._mount_table():
@@ -417,7 +426,12 @@ class BubblewrapEnvironment(BaseEnvironment):
         target, source, writable = best
         if for_write and not writable:
             raise PermissionError(f"{sandbox_path} is read-only in the sandbox")
-        host = source / path.relative_to(target)
+        return source, _relative(path, target)
+
+    def _host_path(self, sandbox_path: str, *, for_write: bool) -> Path:
+        """A sandbox path on the host, for building the root before the agent runs."""
+        source, relative = self._host_location(sandbox_path, for_write=for_write)
+        host = source / relative
         real_source = os.path.realpath(source)
         real = os.path.realpath(host)
         if real != real_source and not real.startswith(real_source + os.sep):
@@ -699,6 +713,11 @@ async def _wait_for_command(init_pid: int, command: bytes, timeout_sec: float = 
                 continue
         await asyncio.sleep(0.002)
     raise TimeoutError(f"the sandbox's command did not start within {timeout_sec} s")
+
+
+def _relative(path: PurePosixPath, mount_target: str) -> str:
+    relative = path.relative_to(mount_target).as_posix()
+    return "" if relative == "." else relative
 
 
 def _killpg(pid: int) -> None:

@@ -140,6 +140,7 @@ def test_sandbox_isolation_phases_and_cleanup(tmp_path, monkeypatch):
                 "touch /logs/verifier/reward.json || echo verifier-ro; ls /tests || echo no-tests; "
                 "echo hi > /logs/agent/note.txt"
             )
+            await env.download_dir("/logs/agent", env.trial_paths.agent_dir)
             seen["caps"] = await env.exec("grep CapEff /proc/self/status")
             await env.exec("tmux new-session -d -s main; (sleep 300 &)")
             seen["tmux"] = await env.exec("tmux has-session -t main && echo alive")
@@ -150,6 +151,7 @@ def test_sandbox_isolation_phases_and_cleanup(tmp_path, monkeypatch):
                 "tmux has-session -t main 2>/dev/null || echo tmux-gone; ps -eo args | grep -c '^sleep 300' || true; "
                 "echo ok > /logs/verifier/probe.txt && echo verifier-rw; test -d /tests && echo tests-dir"
             )
+            await env.download_dir("/logs/verifier", env.trial_paths.verifier_dir)
             with pytest.raises(RuntimeError, match="timed out"):
                 await env.exec("sleep 30", timeout_sec=1)
         finally:
@@ -209,7 +211,7 @@ def test_host_side_copies_stay_inside_the_sandbox(tmp_path):
         await env.start(force_build=False)
         try:
             await env.exec("ln -s /etc/hostname /app/leak")
-            with pytest.raises(PermissionError):
+            with pytest.raises(FileNotFoundError, match="a symbolic link"):
                 await env.download_file("/app/leak", tmp_path / "leak")
             with pytest.raises(PermissionError):
                 await env.upload_file(TINY_TASK / "task.toml", "/orig/task.toml")
@@ -226,7 +228,8 @@ def test_host_side_copies_stay_inside_the_sandbox(tmp_path):
     seen = asyncio.run(scenario())
     assert seen.stdout == "# A tiny "
     assert (tmp_path / "app-copy" / "sum.py").is_file()
-    assert (tmp_path / "app-copy" / "leak").is_symlink()  # copied as a link, never followed
+    assert not (tmp_path / "app-copy" / "leak").exists()  # refused, never followed
+    assert any(r.startswith("leak: a symbolic link") for r in env.transfer_reports[-1].refused)
 
 
 @pytest.mark.sandbox
@@ -255,3 +258,41 @@ def test_harbor_trial_runs_in_the_sandbox(tmp_path, agent, reward):
     assert result.exception_info is None, result.exception_info
     assert result.verifier_result.rewards["reward"] == reward
     assert os.listdir(tmp_path / "sandboxes") == []
+
+
+@pytest.mark.sandbox
+def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path):
+    """Issue 12's escape: the solution links /logs names to host files; none of them changes."""
+    require_sandbox()
+    from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
+    from harbor.trial.trial import Trial
+
+    from autolab_site.safe_files import find_links
+
+    from .escape import FORGED_REWARD, host_files, make_escape_task, make_victims
+
+    victims = make_victims(tmp_path / "host")
+    before = host_files(victims)
+    config = TrialConfig(
+        task=TaskConfig(path=make_escape_task(tmp_path, victims)),
+        trials_dir=tmp_path / "trials",
+        trial_name=f"escape__{uuid.uuid4().hex[:6]}",
+        agent=AgentConfig(name="oracle"),
+        environment=EnvironmentConfig(
+            import_path="evaluations.sandbox.bubblewrap:BubblewrapEnvironment",
+            kwargs={"sandbox_root": str(tmp_path / "sandboxes")},
+        ),
+        verifier={"import_path": "evaluations.verifier:TolerantVerifier"},
+    )
+
+    async def run():
+        trial = await Trial.create(config)
+        return await trial.run()
+
+    result = asyncio.run(run())
+    assert host_files(victims) == before
+    trial_dir = tmp_path / "trials" / config.trial_name
+    assert "planted" in (trial_dir / "agent" / "oracle.txt").read_text()
+    assert find_links(trial_dir) == []
+    assert (trial_dir / "agent" / "exit-code.txt").read_text() == "3"  # the host's own file
+    assert result.verifier_result.rewards["reward"] == 1.0 != FORGED_REWARD

@@ -1,0 +1,349 @@
+"""Reading and copying files in folders that someone else controls, without following links.
+
+Whatever a sandbox can write (its `/logs` staging folders, its root
+filesystem), and whatever lies in an uploaded or imported trial folder, is
+attacker-controlled: the agent, or a task's solution, can plant
+`ln -sf /etc/shadow /logs/agent/exit-code.txt` and wait for the host side
+(root, on the worker) to open that name. Every host-side read or copy of
+such a folder goes through this module, which works on directory file
+descriptors (openat-style) so that no path is ever resolved twice:
+
+- a source entry is opened with O_NOFOLLOW and must be a regular file or a
+  directory (links, fifos, devices and sockets are refused and reported);
+- a target file is written to a fresh temporary name (O_EXCL) and renamed
+  over its final name, which replaces whatever is there (a link included)
+  instead of writing through it;
+- a target directory is created, or opened with O_NOFOLLOW, so a planted
+  link to a directory is refused rather than entered.
+
+The folder given as a root is trusted (a host folder of ours); only what
+lies below it is not. Django-free.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHUNK = 1 << 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a fifo the sandbox planted must not hang the worker.
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class UnsafePath(PermissionError):
+    """A path the host side refuses to follow (a link, a special file)."""
+
+
+@dataclass
+class CopyReport:
+    """What a copy did: files written, and entries refused or kept, by relative path."""
+
+    copied: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # "agent/x: a symbolic link"
+    kept: list[str] = field(default_factory=list)  # targets the host wrote, left as they were
+
+    def merge(self, other: "CopyReport") -> None:
+        self.copied += other.copied
+        self.refused += other.refused
+        self.kept += other.kept
+
+
+def open_dir(path: str | os.PathLike, *, dir_fd: int | None = None) -> int:
+    """A descriptor of an existing directory, refusing a link at its last component."""
+    return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+
+
+def open_dir_chain(root: str | os.PathLike, relative: str, *, create: bool = False) -> int:
+    """A descriptor of root/relative, each component entered without following links.
+
+    `root` itself is trusted (a host folder); the components below it may
+    not be. With `create`, missing components are made (mode 0o755).
+    """
+    if create:
+        Path(root).mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in _parts(relative):
+            if create:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                child = open_dir(part, dir_fd=fd)
+            except OSError as exc:
+                raise _refusal(exc, relative) from exc
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_file(root: str | os.PathLike, relative: str, *, limit: int | None = None) -> bytes:
+    """The bytes of root/relative, refusing links anywhere below `root`.
+
+    `limit` reads at most that many bytes from the start.
+    """
+    folder, _, name = relative.strip("/").rpartition("/")
+    dir_fd = open_dir_chain(root, folder)
+    try:
+        fd = _open_regular(name, dir_fd, relative)
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read() if limit is None else handle.read(limit)
+
+
+def read_tail(root: str | os.PathLike, relative: str, size: int) -> bytes:
+    """The last `size` bytes of root/relative, refusing links anywhere below `root`."""
+    folder, _, name = relative.strip("/").rpartition("/")
+    dir_fd = open_dir_chain(root, folder)
+    try:
+        fd = _open_regular(name, dir_fd, relative)
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        end = os.fstat(handle.fileno()).st_size
+        handle.seek(max(end - size, 0))
+        return handle.read(size)
+
+
+def write_file(root: str | os.PathLike, relative: str, data: bytes, *, mode: int = 0o644) -> None:
+    """Write root/relative atomically: a temporary name, then a rename over the final one."""
+    folder, _, name = relative.strip("/").rpartition("/")
+    dir_fd = open_dir_chain(root, folder, create=True)
+    try:
+        _write_at(dir_fd, name, lambda out: out.write(data), mode)
+    finally:
+        os.close(dir_fd)
+
+
+def copy_tree(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    *,
+    source_relative: str = "",
+    target_relative: str = "",
+    keep: Callable[[str], bool] = lambda relative: False,
+    select: Callable[[str], bool] = lambda relative: True,
+    max_bytes: int | None = None,
+) -> CopyReport:
+    """Copy the regular files and folders below source/source_relative into target/target_relative.
+
+    `source` and `target` are trusted host folders; everything below them
+    may be the sandbox's, and is entered without following links. Links and
+    special files are refused (listed in the report, never followed).
+    `keep(relative)` says that an existing target file must stay as it is
+    (a file the host side wrote, which the sandbox must not replace);
+    `select(relative)` filters files. `max_bytes` bounds the total copied (a
+    sandbox can fill its log folder; the host's disk is not its to fill):
+    files past it are refused.
+    """
+    report = CopyReport()
+    Path(target).mkdir(parents=True, exist_ok=True)
+    try:
+        src_fd = open_dir_chain(source, source_relative)
+    except FileNotFoundError:
+        return report
+    try:
+        dst_fd = open_dir_chain(target, target_relative, create=True)
+        try:
+            _copy_dir(src_fd, dst_fd, "", report, keep, select, [max_bytes])
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
+    return report
+
+
+def copy_file(source: str | os.PathLike, target_root: str | os.PathLike, relative: str) -> None:
+    """Copy one host file (not a link) to target_root/relative, refusing links below target_root."""
+    folder, _, name = relative.strip("/").rpartition("/")
+    try:
+        fd = os.open(source, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(f"{source}: a symbolic link") from exc
+        raise
+    with os.fdopen(fd, "rb") as src:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePath(f"{source}: not a regular file")
+        os.set_blocking(fd, True)
+        dir_fd = open_dir_chain(target_root, folder, create=True)
+        try:
+            _write_at(dir_fd, name, lambda out: _pump(src, out, None), info.st_mode & 0o777)
+        finally:
+            os.close(dir_fd)
+
+
+def find_links(root: str | os.PathLike) -> list[str]:
+    """Relative paths of the links and special files below `root` (not followed)."""
+    found: list[str] = []
+
+    def walk(directory: str, prefix: str) -> None:
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:
+            return
+        for entry in entries:
+            relative = prefix + entry.name
+            if entry.is_symlink():
+                found.append(relative)
+            elif entry.is_dir(follow_symlinks=False):
+                walk(entry.path, relative + "/")
+            elif not entry.is_file(follow_symlinks=False):
+                found.append(relative)
+
+    walk(os.fspath(root), "")
+    return sorted(found)
+
+
+# -- internals ---------------------------------------------------------------
+
+
+def _parts(relative: str) -> list[str]:
+    parts = [part for part in relative.strip("/").split("/") if part and part != "."]
+    if ".." in parts:
+        raise UnsafePath(f"{relative}: '..' is not allowed")
+    return parts
+
+
+def _refusal(exc: OSError, relative: str) -> OSError:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return UnsafePath(f"{relative}: a symbolic link or not a folder")
+    return exc
+
+
+def _open_regular(name: str, dir_fd: int, relative: str) -> int:
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(f"{relative}: a symbolic link") from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePath(f"{relative}: not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _write_at(dir_fd: int, name: str, write: Callable, mode: int) -> None:
+    temporary = f".{name[:100]}.{secrets.token_hex(6)}.partial"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            write(out)
+        os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+def _pump(source, out, limit: int | None) -> int:
+    written = 0
+    while chunk := source.read(CHUNK if limit is None else min(CHUNK, limit - written + 1)):
+        written += len(chunk)
+        if limit is not None and written > limit:
+            raise _TooBig
+        out.write(chunk)
+    return written
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _copy_dir(
+    src_fd: int,
+    dst_fd: int,
+    prefix: str,
+    report: CopyReport,
+    keep: Callable[[str], bool],
+    select: Callable[[str], bool],
+    budget: list[int | None],
+) -> None:
+    for name in sorted(os.listdir(src_fd)):
+        relative = prefix + name
+        try:
+            info = os.stat(name, dir_fd=src_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            report.refused.append(f"{relative}: a symbolic link")
+        elif stat.S_ISDIR(info.st_mode):
+            _copy_subdir(src_fd, dst_fd, name, relative, report, keep, select, budget)
+        elif not stat.S_ISREG(info.st_mode):
+            report.refused.append(f"{relative}: not a regular file")
+        elif select(relative):
+            _copy_entry(src_fd, dst_fd, name, relative, report, keep, budget)
+
+
+def _copy_subdir(src_fd, dst_fd, name, relative, report, keep, select, budget) -> None:
+    try:
+        child_src = open_dir(name, dir_fd=src_fd)
+    except OSError:
+        report.refused.append(f"{relative}: changed while it was copied")
+        return
+    try:
+        try:
+            os.mkdir(name, 0o755, dir_fd=dst_fd)
+        except FileExistsError:
+            pass
+        try:
+            child_dst = open_dir(name, dir_fd=dst_fd)
+        except OSError:
+            report.refused.append(f"{relative}: the target is not a folder")
+            return
+        try:
+            _copy_dir(child_src, child_dst, relative + "/", report, keep, select, budget)
+        finally:
+            os.close(child_dst)
+    finally:
+        os.close(child_src)
+
+
+def _copy_entry(src_fd, dst_fd, name, relative, report, keep, budget) -> None:
+    if keep(relative):
+        try:
+            os.stat(name, dir_fd=dst_fd, follow_symlinks=False)
+            report.kept.append(relative)
+            return
+        except FileNotFoundError:
+            pass
+    try:
+        fd = _open_regular(name, src_fd, relative)
+    except (UnsafePath, OSError) as exc:
+        report.refused.append(f"{relative}: {exc}")
+        return
+    limit = budget[0]
+    try:
+        with os.fdopen(fd, "rb") as source:
+            counted = [0]
+
+            def write(out) -> None:
+                counted[0] = _pump(source, out, limit)
+
+            _write_at(dst_fd, name, write, os.fstat(source.fileno()).st_mode & 0o777 | 0o600)
+    except _TooBig:
+        report.refused.append(f"{relative}: past the copy's size limit")
+        budget[0] = 0
+        return
+    except OSError as exc:
+        report.refused.append(f"{relative}: {exc.strerror or exc}")
+        return
+    if limit is not None:
+        budget[0] = limit - counted[0]
+    report.copied.append(relative)
