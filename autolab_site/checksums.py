@@ -15,6 +15,8 @@ def tree_checksum(
     *,
     keep: Callable[[str], bool] = lambda relative: False,
     kept: dict[str, bytes] | None = None,
+    names: set[str] | None = None,
+    links: list[str] | None = None,
 ) -> str:
     """SHA-256 over the sorted relative paths and bytes of every regular file.
 
@@ -24,16 +26,22 @@ def tree_checksum(
     files that are not content (caches, lock files). The whole bytes of the
     files `keep` names are put in `kept`, for a caller that reads them
     next: it need not read them again, and gets what the checksum covers.
+    `names` receives every regular file's relative path, and `links` every
+    link and special file's (neither followed nor counted).
     """
     files: list[tuple[str, str]] = []
-    _collect_files(os.fspath(root), "", skip, files)
+    odd: list[str] = [] if links is None else links
+    _collect_files(os.fspath(root), "", skip, files, odd)
+    if names is not None:
+        names.update(relative for relative, _ in files)
     files.sort()
     digest = hashlib.sha256()
     for relative, path in files:
         digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
         try:
             # Unbuffered: each chunk goes from the file straight to the digest.
-            with open(path, "rb", buffering=0) as handle:
+            # O_NOFOLLOW: the entry may have been swapped for a link since the walk.
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb", buffering=0) as handle:
                 if kept is not None and keep(relative):
                     data = handle.readall()
                     digest.update(data)
@@ -48,7 +56,9 @@ def tree_checksum(
     return digest.hexdigest()
 
 
-def _collect_files(directory: str, prefix: str, skip: Callable[[str], bool], found: list[tuple[str, str]]) -> None:
+def _collect_files(
+    directory: str, prefix: str, skip: Callable[[str], bool], found: list[tuple[str, str]], odd: list[str]
+) -> None:
     """(relative path, path) of the regular files below `directory`.
 
     os.scandir rather than Path.rglob: the directory entries already say
@@ -64,8 +74,11 @@ def _collect_files(directory: str, prefix: str, skip: Callable[[str], bool], fou
         relative = prefix + entry.name
         try:
             if entry.is_dir(follow_symlinks=False):
-                _collect_files(entry.path, relative + "/", skip, found)
-            elif entry.is_file(follow_symlinks=False) and not skip(relative):
-                found.append((relative, entry.path))
+                _collect_files(entry.path, relative + "/", skip, found, odd)
+            elif entry.is_file(follow_symlinks=False):
+                if not skip(relative):
+                    found.append((relative, entry.path))
+            else:
+                odd.append(relative)
         except OSError:
             continue

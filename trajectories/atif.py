@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -75,23 +76,37 @@ class AtifError(ValueError):
 # -- Entry points -------------------------------------------------------------
 
 
-def read_json_file(path: Path, *, attempts: int = 1, delay: float = 0.1, first_read: bytes | None = None) -> Any:
+def read_json_file(
+    path: Path,
+    *,
+    attempts: int = 1,
+    delay: float = 0.1,
+    first_read: bytes | None = None,
+    read: Callable[[], bytes] | None = None,
+) -> Any:
     """The parsed JSON of `path`, retrying decode errors `attempts` times.
 
     A live trial's trajectory.json is rewritten in place (truncate, then
     write) after every episode, so a reader can catch it empty or cut short;
     a moment later it is whole again. `first_read` is the file's bytes when
     the caller has just read them: they stand for the first attempt's read.
+    `read` reads the file (default: by its path); a trial folder's reader
+    passes one that refuses links.
     """
-    return _read_json(Path(path), attempts=attempts, delay=delay, first_read=first_read)[0]
+    return _read_json(Path(path), attempts=attempts, delay=delay, first_read=first_read, read=read)[0]
 
 
 def parse_trajectory_file(
-    path: Path, *, attempts: int = 1, delay: float = 0.1, first_read: bytes | None = None
+    path: Path,
+    *,
+    attempts: int = 1,
+    delay: float = 0.1,
+    first_read: bytes | None = None,
+    read: Callable[[], bytes] | None = None,
 ) -> ParsedTrajectory:
     path = Path(path)
     with gc_paused():
-        data, storable = _read_json(path, attempts=attempts, delay=delay, first_read=first_read)
+        data, storable = _read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
         return _parse(data, source=str(path), storable=storable)
 
 
@@ -131,13 +146,15 @@ def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
     return json.loads(raw), False
 
 
-def _read_json(path: Path, *, attempts: int, delay: float, first_read: bytes | None = None) -> tuple[Any, bool]:
+def _read_json(
+    path: Path, *, attempts: int, delay: float, first_read: bytes | None = None, read: Callable[[], bytes] | None = None
+) -> tuple[Any, bool]:
     for attempt in range(max(1, attempts)):
         if attempt == 0 and first_read is not None:
             raw = first_read
         else:
             try:
-                raw = path.read_bytes()
+                raw = read() if read is not None else path.read_bytes()
             except OSError as exc:
                 raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
         try:

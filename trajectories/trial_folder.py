@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autolab_site.checksums import tree_checksum
+from autolab_site.safe_files import UnsafePath, read_file
 
 from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_file, read_json_file
 from .parsed import ParsedTrajectory
@@ -126,15 +127,15 @@ def is_trial_dir(path: Path) -> bool:
     trial's, so that its error is reported rather than the folder skipped.
     """
     path = Path(path)
-    if not path.is_dir():
+    if not path.is_dir() or path.is_symlink():
         return False
-    if (path / "agent" / "trajectory.json").is_file():
+    if _is_regular(path / "agent" / "trajectory.json"):
         return True
     for name in ("config.json", "result.json"):
-        if (path / name).is_file():
+        if _is_regular(path / name):
             try:
-                data = read_json_file(path / name)
-            except AtifError:
+                data = read_json_file(path / name, read=lambda name=name: read_file(path, name))
+            except (AtifError, OSError):
                 return True
             if not isinstance(data, dict):
                 return True
@@ -176,19 +177,26 @@ class FolderSnapshot:
 
     An import takes a snapshot first (to skip an unchanged trial by its
     checksum) and then reads the trial from it, so the files are read once
-    and the trial read is the very content the checksum covers.
+    and the trial read is the very content the checksum covers. `names`
+    are its regular files, the only ones the reader opens; `links` its
+    links and special files, which it refuses: a trial folder is written
+    by an agent's sandbox, and a link there may point at any host file.
     """
 
     path: str
     checksum: str
     files: dict[str, bytes]
+    names: frozenset[str] = frozenset()
+    links: tuple[str, ...] = ()
 
 
 def snapshot_folder(path: Path) -> FolderSnapshot:
     """One walk of the trial folder: its content checksum (Harbor's lock.json is not content) and its JSON bytes."""
     files: dict[str, bytes] = {}
-    checksum = tree_checksum(path, _not_content, keep=_decoded_by_reader, kept=files)
-    return FolderSnapshot(os.fspath(path), checksum, files)
+    names: set[str] = set()
+    links: list[str] = []
+    checksum = tree_checksum(path, _not_content, keep=_decoded_by_reader, kept=files, names=names, links=links)
+    return FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)))
 
 
 def _not_content(relative: str) -> bool:
@@ -219,15 +227,15 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
         raise TrialFolderError(str(path), "is not a folder")
     if snapshot is None:
         # A wrong path may be a big tree: walk it only if it holds a trial.
-        if not any((path / name).is_file() for name in TRIAL_FILES):
+        if not any(_is_regular(path / name) for name in TRIAL_FILES):
             raise _not_a_trial_folder(path)
         snapshot = snapshot_folder(path)
     elif snapshot.path != os.fspath(path):
         raise ValueError(f"a snapshot of {snapshot.path} cannot be read as {path}")
-    checksum, kept = snapshot.checksum, snapshot.files
-    config = _json_object(path, "config.json", kept)
-    result = _json_object(path, "result.json", kept)
-    if config is None and result is None and not (path / "agent" / "trajectory.json").is_file():
+    checksum = snapshot.checksum
+    config = _json_object(path, "config.json", snapshot)
+    result = _json_object(path, "result.json", snapshot)
+    if config is None and result is None and "agent/trajectory.json" not in snapshot.names:
         raise _not_a_trial_folder(path)
     finished = result is not None  # result.json exists (and is a JSON object)
     config = config if config is not None else (result or {}).get("config") or {}
@@ -246,12 +254,13 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
         config=clean_json(config),
         checksum=checksum,
     )
+    folder.warnings.extend(f"{link}: a symbolic link or special file, refused (not read)" for link in snapshot.links)
     _read_agent(folder, config, result)
     _read_result(folder, result)
-    _read_verifier(folder, path / "verifier", result, kept)
-    _read_trajectories(folder, path / "agent", kept, live=live or not folder.finished)
-    if not folder.exception_type and (path / "exception.txt").is_file():
-        text = _read_text(path / "exception.txt")
+    _read_verifier(folder, result, snapshot)
+    _read_trajectories(folder, snapshot, live=live or not folder.finished)
+    if not folder.exception_type and "exception.txt" in snapshot.names:
+        text = _read_text(path, "exception.txt")
         folder.exception_traceback = text
         folder.exception_type = _exception_type_from_traceback(text)
     return folder
@@ -264,14 +273,27 @@ def _not_a_trial_folder(path: Path) -> TrialFolderError:
     return TrialFolderError(str(path), "is not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
 
 
-def _json_object(folder: Path, relative: str, kept: dict[str, bytes]) -> dict | None:
+def _is_regular(path: Path) -> bool:
+    """A regular file, not a link to one."""
+    try:
+        return path.lstat().st_mode & 0o170000 == 0o100000
+    except OSError:
+        return False
+
+
+def _reader(folder: Path, relative: str, limit: int | None = None):
+    """Reads folder/relative without following a link anywhere below `folder`."""
+    return lambda: read_file(folder, relative, limit=limit)
+
+
+def _json_object(folder: Path, relative: str, snapshot: FolderSnapshot) -> dict | None:
     """The JSON object in folder/relative, None when there is no such file."""
     path = folder / relative
-    raw = kept.get(relative)
-    if raw is None and not path.is_file():
+    raw = snapshot.files.get(relative)
+    if raw is None and relative not in snapshot.names:
         return None
     try:
-        data = read_json_file(path, first_read=raw)
+        data = read_json_file(path, first_read=raw, read=_reader(folder, relative))
     except AtifError as exc:
         raise TrialFolderError(str(path), exc.problem) from exc
     if not isinstance(data, dict):
@@ -332,7 +354,7 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
         folder.exception_traceback = _text(exception.get("exception_traceback"))
 
 
-def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict, kept: dict[str, bytes]) -> None:
+def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) -> None:
     """Reward and every reward.json field, numeric or not.
 
     Harbor keeps only numbers in result.json's `verifier_result.rewards` (and
@@ -343,61 +365,68 @@ def _read_verifier(folder: TrialFolder, verifier_dir: Path, result: dict, kept: 
     verifier_result = result.get("verifier_result") if isinstance(result.get("verifier_result"), dict) else {}
     if isinstance(verifier_result.get("rewards"), dict):
         fields.update(verifier_result["rewards"])
-    reward_json = _json_object(folder.path, "verifier/reward.json", kept)
+    reward_json = _json_object(folder.path, "verifier/reward.json", snapshot)
     if reward_json is not None:
         fields.update(reward_json)
     folder.verifier_fields = clean_json(fields)
 
     reward = _number(fields.get("reward"))
-    if reward is None and (verifier_dir / "reward.txt").is_file():
+    if reward is None and "verifier/reward.txt" in snapshot.names:
         try:
-            reward = _number(float(_read_text(verifier_dir / "reward.txt").strip()))
+            reward = _number(float(_read_text(folder.path, "verifier/reward.txt").strip()))
         except ValueError:
-            folder.warnings.append(f"{verifier_dir / 'reward.txt'}: not a number")
+            folder.warnings.append(f"{folder.path / 'verifier' / 'reward.txt'}: not a number")
     folder.reward = reward
-    if (verifier_dir / "test-stdout.txt").is_file():
-        folder.verifier_stdout = _read_text(verifier_dir / "test-stdout.txt")
-    _read_verifier_outputs(folder, verifier_dir, kept)
+    if "verifier/test-stdout.txt" in snapshot.names:
+        folder.verifier_stdout = _read_text(folder.path, "verifier/test-stdout.txt")
+    _read_verifier_outputs(folder, snapshot)
 
 
-def _read_verifier_outputs(folder: TrialFolder, verifier_dir: Path, kept: dict[str, bytes]) -> None:
+def _read_verifier_outputs(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
     """Every other JSON file the verifier wrote: AutoLab's measured baseline
     and optimised scores, with their component metrics.
 
     A file that is too large or not JSON is left out with a warning; it
     never fails the import, as the reward does not depend on it.
     """
-    try:
-        names = sorted(os.listdir(verifier_dir))
-    except OSError:
-        return
-    for name in names:
-        if not name.endswith(".json") or name == "reward.json" or not (verifier_dir / name).is_file():
-            continue
-        if (verifier_dir / name).stat().st_size > VERIFIER_OUTPUT_LIMIT:
-            folder.warnings.append(f"verifier/{name}: larger than {VERIFIER_OUTPUT_LIMIT // 1024} KB, not kept")
+    for relative in sorted(snapshot.names):
+        folder_name, _, name = relative.partition("/")
+        if folder_name != "verifier" or "/" in name or not name.endswith(".json") or name == "reward.json":
             continue
         try:
-            folder.verifier_outputs[name] = clean_json(read_json_file(verifier_dir / name))
+            raw = read_file(folder.path, relative, limit=VERIFIER_OUTPUT_LIMIT + 1)
+        except OSError as exc:
+            folder.warnings.append(f"{relative}: cannot be read ({exc.strerror or exc})")
+            continue
+        if len(raw) > VERIFIER_OUTPUT_LIMIT:
+            folder.warnings.append(f"{relative}: larger than {VERIFIER_OUTPUT_LIMIT // 1024} KB, not kept")
+            continue
+        try:
+            folder.verifier_outputs[name] = clean_json(read_json_file(folder.path / relative, first_read=raw))
         except AtifError as exc:
-            folder.warnings.append(f"verifier/{name}: {exc.problem}")
+            folder.warnings.append(f"{relative}: {exc.problem}")
 
 
-def _read_trajectories(folder: TrialFolder, agent_dir: Path, kept: dict[str, bytes], *, live: bool) -> None:
+def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: bool) -> None:
+    agent_dir = folder.path / "agent"
     main = agent_dir / "trajectory.json"
     attempts = LIVE_READ_ATTEMPTS if live else 1
-    first_read = kept.get("agent/trajectory.json")
-    if first_read is not None or main.is_file():
+    if "agent/trajectory.json" in snapshot.names:
         try:
-            folder.trajectory = parse_trajectory_file(main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=first_read)
+            folder.trajectory = parse_trajectory_file(
+                main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=snapshot.files.get("agent/trajectory.json"),
+                read=_reader(folder.path, "agent/trajectory.json"),
+            )
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
         folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
     continuations: dict[int, ParsedTrajectory] = {}
-    for sub in _subtrajectory_files(agent_dir):
+    for sub in _subtrajectory_files(agent_dir, snapshot):
+        relative = f"agent/{sub.name}"
         try:
             parsed = parse_trajectory_file(
-                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=kept.get(f"agent/{sub.name}")
+                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=snapshot.files.get(relative),
+                read=_reader(folder.path, relative),
             )
         except AtifError as exc:
             raise TrialFolderError(exc.source, exc.problem) from exc
@@ -443,21 +472,17 @@ def _join_continuations(folder: TrialFolder, continuations: dict[int, ParsedTraj
         main.subagents.extend(part.subagents)
 
 
-def _subtrajectory_files(agent_dir: Path) -> list[Path]:
+def _subtrajectory_files(agent_dir: Path, snapshot: FolderSnapshot) -> list[Path]:
     """agent/trajectory.*.json, sorted by name (what glob would find, without its pattern machinery)."""
-    try:
-        names = os.listdir(agent_dir)
-    except OSError:
-        return []
-    return [agent_dir / name for name in sorted(names) if _is_subtrajectory_file(name)]
+    names = [relative[len("agent/"):] for relative in snapshot.names if relative.startswith("agent/")]
+    return [agent_dir / name for name in sorted(names) if "/" not in name and _is_subtrajectory_file(name)]
 
 
-def _read_text(path: Path) -> str:
+def _read_text(folder: Path, relative: str) -> str:
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(STDOUT_LIMIT + 1)
+        raw = read_file(folder, relative, limit=STDOUT_LIMIT + 1)
     except OSError as exc:
-        raise TrialFolderError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
+        raise TrialFolderError(str(folder / relative), f"cannot be read ({exc.strerror or exc})") from exc
     text = _text(raw[:STDOUT_LIMIT].decode("utf-8", "replace"))
     if len(raw) > STDOUT_LIMIT:
         text += "\n[... truncated]"

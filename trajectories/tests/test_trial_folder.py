@@ -20,8 +20,52 @@ def test_subtrajectory_files_are_those_glob_finds_in_name_order(tmp_path):
     for name in names:
         (agent / name).write_text("{}")
     (agent / "trajectory.dir.json").mkdir()
-    assert _subtrajectory_files(agent) == sorted(agent.glob("trajectory.*.json"))
-    assert _subtrajectory_files(tmp_path / "missing") == []
+    files = [path for path in sorted(agent.glob("trajectory.*.json")) if path.is_file()]
+    assert _subtrajectory_files(agent, snapshot_folder(tmp_path)) == files
+    assert _subtrajectory_files(tmp_path / "missing", snapshot_folder(tmp_path / "missing")) == []
+
+
+def test_links_in_a_trial_folder_are_refused_not_read(tmp_path):
+    """A sandbox-planted link must not make the importer read a host file (issue 12)."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "reward.json").write_text('{"reward": 0.4242, "reason": "host secret"}')
+    (host / "trajectory.json").write_text(json.dumps(trajectory(7)))
+    (host / "stdout.txt").write_text("host secret")
+    trial = make_trial(tmp_path / "trials", finished=True)
+    (trial / "verifier").mkdir(exist_ok=True)
+    for name in ("reward.json", "reward.txt", "test-stdout.txt"):
+        (trial / "verifier" / name).unlink(missing_ok=True)
+    (trial / "verifier" / "reward.json").symlink_to(host / "reward.json")
+    (trial / "verifier" / "test-stdout.txt").symlink_to(host / "stdout.txt")
+    (trial / "verifier" / "baseline_score.json").symlink_to(host / "reward.json")
+    (trial / "agent" / "trajectory.summarization-1-summary.json").symlink_to(host / "trajectory.json")
+    (trial / "exception.txt").symlink_to(host / "stdout.txt")
+
+    folder = read_trial_folder(trial)
+
+    assert folder.reward != 0.4242 and "host secret" not in json.dumps(folder.verifier_fields)
+    assert "host secret" not in folder.verifier_stdout and "host secret" not in folder.exception_traceback
+    assert folder.verifier_outputs == {} and folder.subtrajectory_files == {}
+    refused = [w for w in folder.warnings if "symbolic link" in w]
+    assert sorted(w.split(":")[0] for w in refused) == [
+        "agent/trajectory.summarization-1-summary.json", "exception.txt",
+        "verifier/baseline_score.json", "verifier/reward.json", "verifier/test-stdout.txt",
+    ]
+
+
+def test_a_linked_trial_file_or_folder_is_no_trial(tmp_path):
+    real = make_trial(tmp_path / "elsewhere")
+    linked = tmp_path / "linked"
+    (linked / "agent").mkdir(parents=True)
+    (linked / "agent" / "trajectory.json").symlink_to(real / "agent" / "trajectory.json")
+    (linked / "config.json").symlink_to(real / "config.json")
+    with pytest.raises(TrialFolderError, match="is not a Harbor trial folder"):
+        read_trial_folder(linked)
+    (tmp_path / "dirlink").symlink_to(real, target_is_directory=True)
+    from trajectories.trial_folder import is_trial_dir
+
+    assert not is_trial_dir(linked) and not is_trial_dir(tmp_path / "dirlink")
 
 
 def test_finished_follows_result_json(tmp_path):
