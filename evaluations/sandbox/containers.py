@@ -1,0 +1,154 @@
+"""Harbor's Docker and Podman environments, made safe and offline.
+
+Plugged in with `EnvironmentConfig(import_path="evaluations.sandbox.containers:PodmanSandbox")`
+(or `DockerSandbox`). Harbor's orchestrator does the work (compose build,
+up, exec, cp, down, GPU device requests); these subclasses change four
+things:
+
+- **No trial folder in the container.** Harbor's log binds are redirected
+  to staging folders, and downloads are link-refusing copies (staging.py):
+  a link planted in /logs never reaches a host file.
+- **No network without a registry.** Harbor enforces `allow_internet =
+  false` with an egress-control sidecar built from Docker Hub images, which
+  an offline worker cannot pull. A task without internet instead gets
+  `network_mode: none` on its main service (Harbor's own
+  `docker-compose-no-network.yaml`), and the environment says it can
+  disable the internet, which Harbor otherwise refuses to run.
+- **A process limit.** cpus and memory are Harbor's (from task.toml); a
+  pids limit (`max_processes`, default 4096) is added, so a fork bomb stays
+  inside its container.
+- **Nothing the agent started survives into grading.** `begin_verification`
+  (the runner calls it at AGENT_END) kills every process in the container
+  but its init before the verifier runs.
+
+`_docker_compose_paths` and `_egress_control_kernel_support` are Harbor
+internals: the Harbor version is pinned (pyproject) and tests cover both.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from harbor.environments.capabilities import EnvironmentCapabilities
+from harbor.environments.docker.docker import DockerEnvironment
+from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_runtime
+from harbor.environments.podman import PodmanEnvironment
+from harbor.models.task.config import NetworkMode
+
+from .staging import SafeTransfers, default_log_mounts, redirect_log_mounts, staging_dir
+
+NO_NETWORK_COMPOSE = Path(DockerEnvironment._DOCKER_COMPOSE_BUILD_PATH).parent / "docker-compose-no-network.yaml"
+DEFAULT_MAX_PROCESSES = 4096
+
+
+def default_sandbox_root() -> Path:
+    from .bubblewrap import default_sandbox_root as bubblewrap_root
+
+    return bubblewrap_root()
+
+
+class OfflineCompose(SafeTransfers):
+    """The changes above, for any subclass of Harbor's DockerEnvironment (a mixin)."""
+
+    def __init__(self, *args, sandbox_root: str | Path | None = None, max_processes: int = DEFAULT_MAX_PROCESSES,
+                 **kwargs):
+        self._sandbox_root = Path(sandbox_root) if sandbox_root else default_sandbox_root()
+        self._max_processes = int(max_processes)
+        self._base = self._sandbox_root / kwargs["session_id"]
+        self._private_dir = self._base / "private"
+        staging_root = staging_dir(self._sandbox_root, kwargs["session_id"])
+        mounts = kwargs.get("auto_mounts")
+        if mounts is None:
+            mounts = default_log_mounts(kwargs["trial_paths"])
+        kwargs["auto_mounts"], self._staged = redirect_log_mounts(mounts, kwargs["trial_paths"].trial_dir, staging_root)
+        kwargs["auto_mounting"] = True
+        super().__init__(*args, **kwargs)
+        self._init_transfers()
+        self._limits_compose = self._base / "limits.compose.json"
+        self._own_pids = "1"
+
+    @classmethod
+    def _egress_control_kernel_support(cls) -> bool:
+        # The sidecar's images come from Docker Hub; offline there is none.
+        return False
+
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        return super().capabilities.model_copy(update={"disable_internet": True})  # type: ignore[misc]
+
+    @property
+    def without_network(self) -> bool:
+        return self.network_policy.network_mode == NetworkMode.NO_NETWORK  # type: ignore[attr-defined]
+
+    @property
+    def _docker_compose_paths(self) -> list[Path]:
+        paths = list(super()._docker_compose_paths)  # type: ignore[misc]
+        if self.without_network:
+            paths.append(NO_NETWORK_COMPOSE)
+        if self._limits_compose.exists():
+            paths.append(self._limits_compose)
+        return paths
+
+    async def start(self, force_build: bool) -> None:
+        self._base.mkdir(parents=True, exist_ok=True)
+        self._limits_compose.write_text(json.dumps({"services": {"main": {"pids_limit": self._max_processes}}}))
+        await super().start(force_build)  # type: ignore[misc]
+        # The container's own processes (its init and keep-alive): killing
+        # the keep-alive would stop the container.
+        listed = await self.exec("ls /proc", user="root")  # type: ignore[attr-defined]
+        self._own_pids = " ".join(name for name in (listed.stdout or "").split() if name.isdigit())
+
+    async def stop(self, delete: bool) -> None:
+        try:
+            await super().stop(delete)  # type: ignore[misc]
+        finally:
+            if delete:
+                shutil.rmtree(self._base, ignore_errors=True)
+
+    async def begin_verification(self) -> None:
+        """Before grading: kill every process the agent left running, and empty /logs/verifier.
+
+        The container's own processes (its init and keep-alive) stay. The
+        agent could write /logs/verifier (a container has no read-only
+        phase for it): whatever it left there, a link the verifier's output
+        would follow included, is removed.
+        """
+        script = (
+            f'keep=" {self._own_pids} $$ "; '
+            'for entry in /proc/[0-9]*; do pid=${entry#/proc/}; '
+            'case "$keep" in *" $pid "*) ;; *) kill -KILL "$pid" 2>/dev/null;; esac; done; '
+            "find /logs/verifier -mindepth 1 -delete 2>/dev/null; true"
+        )
+        await self.exec(script, user="root")  # type: ignore[attr-defined]
+
+
+class PodmanSandbox(OfflineCompose, PodmanEnvironment):
+    """Harbor's Podman environment (rootful podman, podman-compose), offline and link-safe."""
+
+    @classmethod
+    @functools.cache
+    def runtime(cls) -> ContainerRuntime:
+        # Harbor looks for podman-compose on PATH only; a worker started as
+        # .venv/bin/celery has the venv's own copy beside its Python.
+        compose = podman_compose_path()
+        if compose is None:
+            return resolve_podman_runtime()
+        return ContainerRuntime(
+            engine=("podman",),
+            compose=(compose, "--in-pod=false"),
+            supports_compose_wait=False,
+            supports_compose_cp=False,
+            supports_compose_project_directory=False,
+        )
+
+
+def podman_compose_path() -> str | None:
+    """podman-compose on PATH, or beside this Python (a venv's bin)."""
+    return shutil.which("podman-compose") or shutil.which("podman-compose", path=str(Path(sys.executable).parent))
+
+
+class DockerSandbox(OfflineCompose, DockerEnvironment):
+    """Harbor's Docker environment, offline and link-safe; GPUs through Compose device requests."""

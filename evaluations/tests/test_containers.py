@@ -1,0 +1,251 @@
+"""The container backends (Harbor's Docker/Podman orchestrator through ours), in real podman containers."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from autolab_site.safe_files import find_links
+
+from .container_helpers import containers_of, make_podman_env, require_podman, run_podman_trial
+from .escape import FORGED_REWARD, host_files, make_escape_task, make_victims
+from .sandbox_helpers import TINY_TASK
+
+pytestmark = pytest.mark.containers
+
+
+def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path):
+    """Issue 12's escape, on podman: the solution links /logs names to host files; none changes."""
+    require_podman()
+    victims = make_victims(tmp_path / "host")
+    before = host_files(victims)
+    result, trial_dir = run_podman_trial(tmp_path, make_escape_task(tmp_path, victims))
+    assert host_files(victims) == before
+    assert "planted" in (trial_dir / "agent" / "oracle.txt").read_text()
+    assert find_links(trial_dir) == []
+    assert (trial_dir / "agent" / "exit-code.txt").read_text() == "3"  # the host's own file
+    assert result.verifier_result.rewards["reward"] == 1.0 != FORGED_REWARD
+    assert list((tmp_path / "sandboxes").iterdir()) == []  # staging removed with the sandbox
+
+
+PROBE = """
+python3 - <<'PY' > /logs/agent/net.txt 2>&1
+import socket, struct
+route = [line.split() for line in open("/proc/net/route").read().splitlines()[1:]]
+gateways = [socket.inet_ntoa(struct.pack("<L", int(r[2], 16))) for r in route if r[1] == "00000000"]
+host = gateways[0] if gateways else "10.88.0.1"
+try:
+    socket.create_connection((host, {port}), timeout=5).sendall(b"from the sandbox")
+    print("reached", host)
+except OSError as exc:
+    print("blocked", host, exc)
+PY
+"""
+
+
+class Listener:
+    """A TCP server on every host address that records whether anything connected."""
+
+    def __init__(self):
+        self.socket = socket.create_server(("0.0.0.0", 0))
+        self.port = self.socket.getsockname()[1]
+        self.received: list[bytes] = []
+        self.socket.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                continue
+            with connection:
+                self.received.append(connection.recv(100))
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        self.socket.close()
+
+
+def probe_task(tmp_path: Path, port: int, *, allow_internet: bool) -> Path:
+    task = tmp_path / ("open_task" if allow_internet else "closed_task")
+    shutil.copytree(TINY_TASK, task)
+    solve = task / "solution" / "solve.sh"
+    solve.write_text(solve.read_text() + PROBE.format(port=port))
+    if allow_internet:
+        toml = task / "task.toml"
+        toml.write_text(toml.read_text().replace("allow_internet = false", "allow_internet = true"))
+    return task
+
+
+def test_a_task_without_internet_cannot_reach_the_host(tmp_path):
+    """allow_internet = false: the main service has no network, proven against a control run with one."""
+    require_podman()
+    listener = Listener()
+    try:
+        _, closed = run_podman_trial(tmp_path / "closed", probe_task(tmp_path, listener.port, allow_internet=False))
+        assert listener.received == []
+        _, opened = run_podman_trial(tmp_path / "open", probe_task(tmp_path, listener.port, allow_internet=True))
+    finally:
+        listener.close()
+    assert (closed / "agent" / "oracle.txt").exists()
+    assert (closed / "agent" / "net.txt").read_text().startswith("blocked"), (closed / "agent" / "net.txt").read_text()
+    # The control: the same probe with a network reaches the listener.
+    assert (opened / "agent" / "net.txt").read_text().startswith("reached")
+    assert listener.received == [b"from the sandbox"]
+
+
+def test_limits_of_task_toml_hold_inside_the_container(tmp_path):
+    """cpus = 1, memory_mb = 512 (tiny_sum's task.toml) and the pids limit, read back in the container."""
+    require_podman()
+    env = make_podman_env(tmp_path, TINY_TASK, max_processes=64)
+
+    async def scenario():
+        await env.start(force_build=False)
+        try:
+            read = await env.exec(
+                "cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us "
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max 2>/dev/null "
+                "|| cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max"
+            )
+            forks = await env.exec(
+                "python3 -c \"\nimport os, time\nn = 0\ntry:\n    for _ in range(200):\n"
+                "        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n        n += 1\n"
+                "except OSError:\n    pass\nprint(n)\n\""
+            )
+            return read, forks, containers_of(env.session_id)
+        finally:
+            await env.stop(delete=True)
+
+    read, forks, running = asyncio.run(scenario())
+    values = read.stdout.split()
+    if len(values) == 4:  # cgroup v1
+        quota, period, memory, pids = values
+        assert int(quota) / int(period) == 1.0
+    else:  # cgroup v2: "quota period", memory, pids
+        quota, period, memory, pids = values
+        assert int(quota) / int(period) == 1.0
+    assert int(memory) == 512 * 1024 * 1024
+    assert pids == "64"
+    assert 0 < int(forks.stdout.strip()) < 64
+    assert running and containers_of(env.session_id) == []  # removed at stop
+
+
+def test_a_second_trial_of_a_task_reuses_its_image(tmp_path):
+    require_podman()
+
+    def images() -> set[str]:
+        return set(subprocess.run(["podman", "images", "-q", "--no-trunc"], capture_output=True, text=True).stdout.split())
+
+    def start_and_stop(folder: Path) -> str:
+        env = make_podman_env(folder, TINY_TASK)
+
+        async def scenario():
+            await env.start(force_build=False)
+            await env.stop(delete=True)
+
+        asyncio.run(scenario())
+        return env._main_image_name
+
+    first = start_and_stop(tmp_path / "one")
+    known = images()
+    second = start_and_stop(tmp_path / "two")
+    assert first == second
+    assert images() == known  # no image built the second time
+
+
+def test_agent_processes_are_killed_before_grading(tmp_path):
+    require_podman()
+    env = make_podman_env(tmp_path, TINY_TASK)
+
+    async def scenario():
+        await env.start(force_build=False)
+        try:
+            # What terminus-2 leaves: a tmux server, running a job of the agent's.
+            await env.exec("tmux new-session -d -s main 'sleep 300'")
+            before = await env.exec("ps -eo args | grep -c '^sleep 30[01]'")
+            await env.begin_verification()
+            after = await env.exec("ps -eo args | grep -c '^sleep 30[01]' || true; tmux has-session 2>/dev/null || echo no-tmux")
+            alive = await env.exec("echo still-running")
+            return before, after, alive
+        finally:
+            await env.stop(delete=True)
+
+    before, after, alive = asyncio.run(scenario())
+    assert before.stdout.split() == ["1"]
+    assert after.stdout.split() == ["0", "no-tmux"]
+    assert alive.stdout.strip() == "still-running"
+
+
+def test_gpu_task_compose_carries_the_nvidia_device_request(tmp_path):
+    """No GPU here: the configuration Harbor generates for a GPU task is read instead (Docker backend)."""
+    from harbor.models.task.config import NetworkMode, NetworkPolicy
+    from harbor.models.task.task import Task
+    from harbor.models.trial.paths import TrialPaths
+
+    from evaluations.sandbox.containers import NO_NETWORK_COMPOSE, DockerSandbox
+
+    task_dir = tmp_path / "gpu_task"
+    shutil.copytree(TINY_TASK, task_dir)
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace("gpus = 0\n", 'gpus = 1\ngpu_types = ["H100"]\n'))
+    task = Task(task_dir=task_dir)
+    paths = TrialPaths(trial_dir=tmp_path / "trial")
+    paths.mkdir()
+    env = DockerSandbox(
+        environment_dir=task.paths.environment_dir,
+        environment_name=task.short_name,
+        session_id="gpu-config__env",
+        trial_paths=paths,
+        task_env_config=task.config.environment,
+        network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK),
+        sandbox_root=tmp_path / "sandboxes",
+    )
+    assert env.capabilities.gpus and env.capabilities.disable_internet
+    resources = json.loads(Path(asyncio.run(env._write_resources_compose_file())).read_text())
+    main = resources["services"]["main"]
+    assert main["deploy"]["resources"]["reservations"]["devices"] == [
+        {"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}
+    ]
+    assert main["cpus"] == 1.0 and main["mem_limit"] == "512m"
+    assert NO_NETWORK_COMPOSE in env._docker_compose_paths
+    mounts = [mount["source"] for mount in env._host_mounts]
+    assert mounts and not any(Path(source).is_relative_to(tmp_path / "trial") for source in mounts)
+
+
+def test_podman_refuses_gpu_tasks_before_the_trial(tmp_path):
+    from harbor.models.task.task import Task
+
+    from evaluations.sandbox.containers import PodmanSandbox
+
+    task_dir = tmp_path / "gpu_task"
+    shutil.copytree(TINY_TASK, task_dir)
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace("gpus = 0\n", "gpus = 1\n"))
+    assert Task(task_dir=task_dir).config.environment.gpus == 1
+    assert PodmanSandbox.__mro__.index(PodmanSandbox) == 0
+    # Harbor's Podman environment says it has no GPUs; the trial refuses the task.
+    from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
+    from harbor.trial.trial import Trial
+
+    config = TrialConfig(
+        task=TaskConfig(path=task_dir),
+        trials_dir=tmp_path / "trials",
+        trial_name="gpu__refused",
+        agent=AgentConfig(name="oracle"),
+        environment=EnvironmentConfig(
+            import_path="evaluations.sandbox.containers:PodmanSandbox",
+            kwargs={"sandbox_root": str(tmp_path / "sandboxes")},
+        ),
+    )
+    with pytest.raises(Exception, match="(?i)gpu"):
+        asyncio.run(Trial.create(config))
