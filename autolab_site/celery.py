@@ -5,7 +5,7 @@ import logging
 import os
 
 from celery import Celery
-from celery.signals import worker_init, worker_ready
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
 
@@ -24,14 +24,3 @@ def import_agents_once(sender=None, **kwargs) -> None:
         import harbor.agents.terminus_2  # noqa: F401  (imports litellm)
     except Exception:  # noqa: BLE001  (the trial will report it again, in context)
         logger.exception("could not pre-import Harbor's terminus-2 agent")
-
-
-@worker_ready.connect
-def reap_on_start(sender=None, **kwargs) -> None:
-    """Rescue rollouts abandoned by a worker that died."""
-    try:
-        from evaluations.campaigns import reap_stale
-
-        reap_stale()
-    except Exception:  # noqa: BLE001  (the database may not be migrated yet)
-        logger.exception("reaping stale rollouts at worker start failed")

@@ -1,51 +1,37 @@
-"""Campaigns: create, enqueue, cancel, re-evaluate, reap, and the demo.
+"""Campaigns: create, send, cancel, re-evaluate, and the demo.
 
 A campaign is model x harness x benchmark version x tasks x k rollouts on
 one sandbox backend. Creating one creates its Rollout rows (status queued)
-up front, so the campaign page shows the whole grid at once; enqueueing
-sends one Celery task per rollout, to the `cpu` or `gpu` queue by the task's
-resources. Nothing here knows about HTTP.
+up front, so the campaign page shows the whole grid at once; sending puts
+one Celery message per rollout on the `cpu` or `gpu` queue (dispatch.py).
+Statuses change through lifecycle.py only. Nothing here knows about HTTP.
 """
 from __future__ import annotations
 
 import logging
 import secrets
-from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterable
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from tasks.models import BenchmarkVersion, Task
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutEvent, RolloutStatus
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
+from . import dispatch, lifecycle
 from .models import AgentModel, Backend, Campaign, Harness
+from .runner import RETRY, run_rollout
+from .sandbox import backends
 
 logger = logging.getLogger(__name__)
 
-TERMINAL_STATUSES = (RolloutStatus.FINISHED, RolloutStatus.FAILED, RolloutStatus.CANCELLED)
+TERMINAL_STATUSES = lifecycle.TERMINAL
 
 
 class CampaignError(ValueError):
     """Bad campaign input, with a message for the person who gave it."""
-
-
-# -- routing -------------------------------------------------------------------
-
-
-def queue_for(task: Task) -> tuple[str, dict[str, Any]]:
-    """The Celery queue for a task, and the routing details passed along.
-
-    GPU tasks go to `gpu` with their GPU type (and count), so that only
-    workers started with `-Q gpu` on GPU machines take them.
-    """
-    if task.gpus > 0:
-        return "gpu", {"gpu_type": task.gpu_type, "gpus": task.gpus}
-    return "cpu", {}
 
 
 def trial_name_for(task: Task, campaign: Campaign, index: int) -> str:
@@ -86,7 +72,11 @@ def create_campaign(
     notes: str = "",
     enqueue: bool = True,
 ) -> Campaign:
-    """A campaign with its k rollouts per task (queued), enqueued after commit."""
+    """A campaign with its k rollouts per task (queued), sent to the workers after commit.
+
+    The send's report (dispatch.SendReport: what the broker took, what
+    waits for it) is left on `campaign.send_report` once it has run.
+    """
     if k < 1:
         raise CampaignError("k must be at least 1")
     if backend not in Backend.values:
@@ -101,8 +91,8 @@ def create_campaign(
         if tasks:
             campaign.tasks.set(tasks)
         add_rollouts(campaign)
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_campaign(campaign))
+    if enqueue:
+        transaction.on_commit(lambda: setattr(campaign, "send_report", enqueue_campaign(campaign)))
     return campaign
 
 
@@ -114,39 +104,18 @@ def add_rollouts(campaign: Campaign) -> int:
     n = 0
     for task in chosen:
         for index in range(campaign.k):
-            rollout = Rollout.objects.create(
-                task=task,
-                model=campaign.model,
-                harness=campaign.harness,
-                campaign=campaign,
-                trial_name=trial_name_for(task, campaign, index),
-                index=index,
-                status=RolloutStatus.QUEUED,
-            )
-            RolloutEvent.objects.create(rollout=rollout, status=RolloutStatus.QUEUED, detail=f"campaign {campaign.pk}")
+            lifecycle.create_queued(campaign, task, index=index, trial_name=trial_name_for(task, campaign, index))
             n += 1
     return n
 
 
-def enqueue_rollout(rollout: Rollout, *, countdown: float = 0) -> str:
-    """Send the Celery task that runs `rollout`; returns its task id."""
-    from .tasks import run_rollout_task
-
-    queue, routing = queue_for(rollout.task)
-    result = run_rollout_task.apply_async(
-        args=[rollout.pk], kwargs=routing, queue=queue, countdown=countdown or None, headers={"queue": queue, **routing}
-    )
-    Rollout.objects.filter(pk=rollout.pk).update(celery_task_id=result.id)
-    return result.id
-
-
-def enqueue_campaign(campaign: Campaign) -> int:
+def enqueue_campaign(campaign: Campaign) -> dispatch.SendReport:
+    """Send the messages of the campaign's queued rollouts (what the broker is down for waits for the reaper)."""
     rollouts = Rollout.objects.filter(campaign=campaign, status=RolloutStatus.QUEUED).select_related("task")
-    n = 0
-    for rollout in rollouts:
-        enqueue_rollout(rollout)
-        n += 1
-    return n
+    report = dispatch.send_many(rollouts)
+    if report.unsent:
+        logger.warning("campaign %s: %s", campaign.pk, report.message)
+    return report
 
 
 def reevaluate(campaign: Campaign, *, created_by=None, enqueue: bool = True) -> Campaign:
@@ -179,135 +148,20 @@ def request_cancel(rollout: Rollout, *, detail: str = "cancelled by staff") -> b
 
     The running worker sees `cancel_requested` within seconds, cancels the
     trial (Harbor stops the sandbox) and marks the rollout cancelled. The
-    Celery task is also revoked so that a queued message is dropped.
+    Celery message is also revoked so that a queued one is dropped.
     """
-    if rollout.status not in ACTIVE_STATUSES:
+    changed = lifecycle.cancel(rollout.pk, detail)
+    if changed is None:
         return False
-    with transaction.atomic():
-        fresh = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout.pk)
-        if fresh.status not in ACTIVE_STATUSES:
-            return False
-        fresh.cancel_requested = True
-        if fresh.status == RolloutStatus.QUEUED:
-            fresh.status = RolloutStatus.CANCELLED
-            fresh.finished_at = timezone.now()
-        fresh.save()
-        RolloutEvent.objects.create(rollout=fresh, status=fresh.status, detail=detail)
-    if fresh.celery_task_id:
-        try:
-            from autolab_site.celery import app
-
-            app.control.revoke(fresh.celery_task_id)
-        except Exception:  # noqa: BLE001  (the broker may be down; the flag still works)
-            logger.warning("revoking %s failed", fresh.celery_task_id)
-    if fresh.campaign_id:
-        update_campaign_status(fresh.campaign_id)
+    dispatch.revoke(changed.celery_task_id)
     return True
 
 
 def cancel_campaign(campaign: Campaign, *, detail: str = "campaign cancelled by staff") -> int:
-    n = sum(request_cancel(rollout, detail=detail) for rollout in campaign.rollouts.filter(status__in=ACTIVE_STATUSES))
-    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CANCELLED, finished_at=timezone.now())
-    return n
-
-
-# -- campaign status ------------------------------------------------------------------
-
-
-def mark_campaign_started(campaign_id: int) -> None:
-    Campaign.objects.filter(pk=campaign_id, started_at__isnull=True).update(started_at=timezone.now())
-    Campaign.objects.filter(pk=campaign_id, status=Campaign.Status.PENDING).update(status=Campaign.Status.RUNNING)
-
-
-def update_campaign_status(campaign_id: int) -> None:
-    campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is None or campaign.status == Campaign.Status.CANCELLED:
-        return
-    if campaign.rollouts.filter(status__in=ACTIVE_STATUSES).exists():
-        return
-    Campaign.objects.filter(pk=campaign_id).update(
-        status=Campaign.Status.FINISHED, finished_at=campaign.finished_at or timezone.now()
-    )
-
-
-# -- the reaper --------------------------------------------------------------------------
-
-
-@dataclass
-class ReapReport:
-    requeued: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-    cancelled: list[int] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return f"{len(self.requeued)} re-queued, {len(self.failed)} failed, {len(self.cancelled)} cancelled"
-
-
-def reap_stale(*, stale_after: float | None = None, enqueue: bool = True) -> ReapReport:
-    """Rescue rollouts whose worker stopped beating (killed, machine lost).
-
-    The same Rollout row is re-queued (its trial folder set aside) while
-    attempts remain, otherwise marked failed with infra_error; a rollout
-    whose cancel was requested is marked cancelled. Never duplicates a row.
-    """
-    from .runner import max_attempts, sandbox_marker, set_aside_attempt, stale_after_sec
-
-    limit = timezone.now() - timedelta(seconds=stale_after if stale_after is not None else stale_after_sec())
-    report = ReapReport()
-    candidates = Rollout.objects.filter(
-        status__in=[RolloutStatus.PREPARING, RolloutStatus.RUNNING, RolloutStatus.VERIFYING]
-    ).filter(Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True, updated_at__lt=limit))
-    for rollout_id in candidates.values_list("pk", flat=True):
-        with transaction.atomic():
-            rollout = Rollout.objects.select_for_update(of=("self",)).select_related("task").get(pk=rollout_id)
-            stale = rollout.heartbeat_at is None or rollout.heartbeat_at < limit
-            if rollout.status not in ACTIVE_STATUSES or rollout.status == RolloutStatus.QUEUED or not stale:
-                continue
-            _kill_local_sandbox(sandbox_marker(rollout))
-            if rollout.campaign_id and Campaign.objects.filter(pk=rollout.campaign_id, backend=Backend.DOCKER).exists():
-                from .runner import remove_docker_containers
-
-                remove_docker_containers(rollout.trial_name)
-            since = rollout.heartbeat_at.isoformat() if rollout.heartbeat_at else "never"
-            if rollout.cancel_requested:
-                rollout.status = RolloutStatus.CANCELLED
-                detail = "cancelled (its worker stopped)"
-                report.cancelled.append(rollout.pk)
-            elif rollout.attempts < max_attempts():
-                rollout.status = RolloutStatus.QUEUED
-                detail = f"re-queued: no heartbeat since {since}"
-                report.requeued.append(rollout.pk)
-            else:
-                rollout.status = RolloutStatus.FAILED
-                rollout.infra_error = True
-                detail = f"failed: no heartbeat since {since}, {rollout.attempts} attempts used"
-                report.failed.append(rollout.pk)
-            if rollout.status != RolloutStatus.QUEUED:
-                rollout.finished_at = timezone.now()
-            rollout.save()
-            RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=detail)
-            if rollout.status == RolloutStatus.QUEUED:
-                set_aside_attempt(rollout, rollout.attempts)
-                if enqueue:
-                    transaction.on_commit(lambda r=rollout: enqueue_rollout(r))
-        if rollout.campaign_id:
-            update_campaign_status(rollout.campaign_id)
-    try:
-        from .sandbox.bubblewrap import sweep_cgroups
-
-        sweep_cgroups()
-    except Exception:  # noqa: BLE001
-        logger.exception("sweeping sandbox cgroups failed")
-    return report
-
-
-def _kill_local_sandbox(marker: str) -> None:
-    try:
-        from .sandbox.bubblewrap import kill_sandbox
-
-        kill_sandbox(marker)
-    except Exception:  # noqa: BLE001
-        logger.exception("killing sandbox %s failed", marker)
+    changed = lifecycle.cancel_campaign(campaign, detail)
+    for rollout in changed:
+        dispatch.revoke(rollout.celery_task_id)
+    return len(changed)
 
 
 # -- progress (for the campaign page) ----------------------------------------------------
@@ -403,8 +257,6 @@ def run_campaign_sync(campaign: Campaign) -> dict[str, int]:
     """Run every queued rollout of a campaign in this process (no worker); retries inline."""
     import time
 
-    from .runner import RETRY, run_rollout
-
     outcomes: dict[str, int] = {}
     for rollout_id in campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True):
         while True:
@@ -413,7 +265,7 @@ def run_campaign_sync(campaign: Campaign) -> dict[str, int]:
                 break
             time.sleep(min(outcome.retry_in, 5))
         outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
-    update_campaign_status(campaign.pk)
+    lifecycle.refresh_campaign(campaign.pk)
     return outcomes
 
 
@@ -425,31 +277,46 @@ DEMO_HARNESSES = [
 ]
 
 
-def run_demo_campaigns(tasks_version: str = "examples", *, run_now: bool = False, k: int = 1) -> list[str]:
-    """Evaluate oracle, nop and the scripted stub on the example tasks (bubblewrap).
+def demo_backend() -> tuple[str, str]:
+    """(backend, why) for the demo: podman when it works here, else bubblewrap; ("", why not) for neither."""
+    podman = backends.get("podman").host_problems() or backends.missing_images(
+        "podman", [examples_dir() / name / "environment" / "Dockerfile" for name in ("count_primes",)]
+    )
+    if not podman:
+        return "podman", "podman is installed: the demo runs in containers"
+    bubblewrap = backends.get("bubblewrap").host_problems()
+    if not bubblewrap:
+        return "bubblewrap", f"no podman ({'; '.join(podman)}): the demo runs in the bubblewrap sandbox"
+    return "", f"no sandbox on this host: podman: {'; '.join(podman)}; bubblewrap: {'; '.join(bubblewrap)}"
+
+
+def run_demo_campaigns(
+    tasks_version: str = "examples", *, run_now: bool = False, k: int = 1, backend: str = ""
+) -> list[str]:
+    """Evaluate oracle, nop and the scripted stub on the example tasks (podman, else bubblewrap).
 
     `run_now` runs the rollouts in this process; otherwise they are queued
     for a worker (which serves the stub itself). Idempotent: an entry that
-    already has a campaign on this version (finished, or queued when not
+    already has a campaign on this version (ended, or queued when not
     running now) is skipped. Returns one line per entry for the caller to print.
     """
-    from .sandbox.bubblewrap import host_problems
-
     version = BenchmarkVersion.objects.filter(name=tasks_version).first()
     if version is None:
         return [f"demo campaigns skipped: no benchmark version {tasks_version!r} (import the example tasks first)"]
-    problems = host_problems()
-    if problems:
-        return ["demo campaigns skipped: bubblewrap sandbox unavailable: " + "; ".join(problems)]
-    lines = []
+    why = "as asked"
+    if not backend:
+        backend, why = demo_backend()
+    if not backend:
+        return [f"demo campaigns skipped: {why}"]
+    lines = [f"demo backend: {backend} ({why})"]
     for harness_name, model_name, display in DEMO_HARNESSES:
         model, harness = demo_model_and_harness(harness_name, model_name, display)
         existing = Campaign.objects.filter(model=model, harness=harness, version=version).exclude(
             status=Campaign.Status.CANCELLED
         )
-        done = existing.filter(status=Campaign.Status.FINISHED).first()
+        done = existing.exclude(status__in=[Campaign.Status.PENDING, Campaign.Status.RUNNING]).first()
         if done is not None:
-            lines.append(f"demo {display}: campaign {done.pk} already finished")
+            lines.append(f"demo {display}: campaign {done.pk} already {done.get_status_display().lower()}")
             continue
         waiting = existing.first()
         if waiting is not None and not run_now:
@@ -458,7 +325,7 @@ def run_demo_campaigns(tasks_version: str = "examples", *, run_now: bool = False
         if waiting is not None:
             cancel_campaign(waiting, detail="replaced by a demo run in this process")
         campaign = create_campaign(
-            model, harness, version, k=k, backend=Backend.BUBBLEWRAP, notes="demo", enqueue=not run_now
+            model, harness, version, k=k, backend=backend, notes="demo", enqueue=not run_now
         )
         if run_now:
             outcomes = run_campaign_sync(campaign)

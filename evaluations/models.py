@@ -4,6 +4,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from .sandbox.backends import BACKENDS
+
 
 class AgentModel(models.Model):
     """A language model as the leaderboard names it.
@@ -55,20 +57,20 @@ class Harness(models.Model):
         return f"{self.name} {self.version}".strip()
 
 
-class Backend(models.TextChoices):
-    DOCKER = "docker", "Docker"
-    BUBBLEWRAP = "bubblewrap", "bubblewrap sandbox (host)"
-    MODAL = "modal", "Modal"
-    DAYTONA = "daytona", "Daytona"
+# The sandbox backends' names and labels, from their one registry.
+Backend = models.TextChoices("Backend", [(name.upper(), (name, spec.label)) for name, spec in BACKENDS.items()])
 
 
 class Campaign(models.Model):
     """model x harness x benchmark version x tasks x k rollouts on one backend."""
 
     class Status(models.TextChoices):
+        # evaluations.lifecycle.campaign_status says which, from the rollouts.
         PENDING = "pending"
         RUNNING = "running"
         FINISHED = "finished"
+        FINISHED_WITH_FAILURES = "finished_with_failures", "finished with failures"
+        FAILED = "failed"
         CANCELLED = "cancelled"
 
     model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="campaigns")
@@ -78,7 +80,7 @@ class Campaign(models.Model):
     tasks = models.ManyToManyField("tasks.Task", blank=True, related_name="campaigns")
     k = models.PositiveIntegerField(default=3)
     backend = models.CharField(max_length=20, choices=Backend.choices, default=Backend.DOCKER)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=30, choices=Status.choices, default=Status.PENDING)
     notes = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

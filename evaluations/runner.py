@@ -9,9 +9,11 @@ beats the heartbeat, honours cancel requests and imports the growing
 `agent/trajectory.json` every couple of seconds. At the end the trial folder
 is imported once more with the same importer, so live and final agree.
 
-Infrastructure failures (the sandbox did not start, the provider answered
-5xx) are retried with backoff up to a limit; anything the agent did is a
-result and never retried.
+Every status change goes through `lifecycle`; this module only decides
+which: infrastructure failures (the sandbox did not start, the provider
+answered 5xx) are retried with backoff up to a limit, and anything the agent
+did is a result and never retried. Sending a retry's message is the
+caller's (tasks.py, or the synchronous loop in campaigns.py).
 """
 from __future__ import annotations
 
@@ -20,21 +22,21 @@ import logging
 import shutil
 import threading
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutEvent, RolloutStatus
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
+from . import lifecycle, workspace
+from .sandbox import backends
 from .stub_llm import StubPortTaken, ensure_stub_server
 
 logger = logging.getLogger(__name__)
 
-BUBBLEWRAP_IMPORT_PATH = "evaluations.sandbox.bubblewrap:BubblewrapEnvironment"
 VERIFIER_IMPORT_PATH = "evaluations.verifier:TolerantVerifier"
 # Harbor agents that run no model.
 MODEL_FREE_AGENTS = {"oracle", "nop"}
@@ -69,14 +71,6 @@ def heartbeat_sec() -> float:
     return float(getattr(settings, "RUNNER_HEARTBEAT_SEC", 2.0))
 
 
-def stale_after_sec() -> float:
-    return float(getattr(settings, "RUNNER_STALE_SEC", 60.0))
-
-
-def max_attempts() -> int:
-    return int(getattr(settings, "RUNNER_MAX_ATTEMPTS", 3))
-
-
 def retry_backoff_sec(attempt: int) -> float:
     """Exponential backoff between infrastructure retries."""
     base = float(getattr(settings, "RUNNER_RETRY_BACKOFF_SEC", 30.0))
@@ -92,34 +86,6 @@ def classify_failure(exception_type: str, *, agent_started: bool) -> str:
     if not agent_started:
         return "infra-retry"
     return "result"
-
-
-# -- paths ---------------------------------------------------------------------
-
-
-def campaign_trials_dir(rollout: Rollout) -> Path:
-    return Path(settings.TRIALS_DIR) / (str(rollout.campaign_id) if rollout.campaign_id else "adhoc")
-
-
-def trial_dir_for(rollout: Rollout) -> Path:
-    return campaign_trials_dir(rollout) / rollout.trial_name
-
-
-def sandbox_marker(rollout: Rollout) -> str:
-    """The session id Harbor gives the trial's environment (our sandbox marker)."""
-    return f"{rollout.trial_name}__env"
-
-
-def set_aside_attempt(rollout: Rollout, attempt: int) -> None:
-    """Move a failed attempt's folder out of the campaign folder, keeping it for debugging."""
-    folder = trial_dir_for(rollout)
-    if not folder.exists():
-        return
-    target = Path(settings.TRIALS_DIR) / "_attempts" / folder.parent.name / f"{rollout.trial_name}.{attempt}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        shutil.rmtree(target, ignore_errors=True)
-    shutil.move(str(folder), str(target))
 
 
 # -- TrialConfig -----------------------------------------------------------------
@@ -161,18 +127,10 @@ def agent_config(rollout: Rollout):
 
 
 def environment_config(backend: str):
-    from harbor.models.trial.config import EnvironmentConfig
-
-    if backend == "bubblewrap":
-        return EnvironmentConfig(
-            import_path=BUBBLEWRAP_IMPORT_PATH,
-            kwargs={"sandbox_root": str(Path(settings.SANDBOX_DIR))},
-        )
-    if backend in {"docker", "modal", "daytona"}:
-        # Harbor's own providers; Docker passes GPU device requests for tasks
-        # that declare gpus, and labels its compose project with the trial.
-        return EnvironmentConfig(type=backend)
-    raise RunnerConfigError(f"unknown sandbox backend {backend!r}")
+    try:
+        return backends.get(backend).environment(workspace.sandbox_root())
+    except backends.UnknownBackend as exc:
+        raise RunnerConfigError(str(exc.args[0])) from None
 
 
 def task_path(rollout: Rollout) -> Path:
@@ -184,104 +142,35 @@ def task_path(rollout: Rollout) -> Path:
     return path
 
 
+def backend_of(rollout: Rollout) -> str:
+    return rollout.campaign.backend if rollout.campaign_id else "bubblewrap"
+
+
 def build_trial_config(rollout: Rollout):
     from harbor.models.trial.config import TaskConfig, TrialConfig, VerifierConfig
 
-    backend = rollout.campaign.backend if rollout.campaign_id else "bubblewrap"
-    path = task_path(rollout)
-    if backend == "bubblewrap":
-        from .sandbox.bubblewrap import check_task_dir, host_problems
-
-        problems = host_problems()
-        if problems:
-            raise RunnerConfigError("bubblewrap sandbox unavailable on this worker: " + "; ".join(problems))
-        problems = check_task_dir(path)
-        if problems:
-            raise RunnerConfigError("needs a container backend: " + "; ".join(problems))
     return TrialConfig(
-        task=TaskConfig(path=path),
-        trials_dir=campaign_trials_dir(rollout),
+        task=TaskConfig(path=task_path(rollout)),
+        trials_dir=workspace.trials_dir(rollout),
         trial_name=rollout.trial_name,
         agent=agent_config(rollout),
-        environment=environment_config(backend),
+        environment=environment_config(backend_of(rollout)),
         verifier=VerifierConfig(import_path=VERIFIER_IMPORT_PATH),
     )
 
 
-# -- state changes ---------------------------------------------------------------
-
-
-def record(rollout_id: int, status: str, detail: str = "", **fields: Any) -> None:
-    """Set a rollout's status (and fields) and log the change as a RolloutEvent."""
-    with transaction.atomic():
-        rollout = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout_id)
-        rollout.status = status
-        for name, value in fields.items():
-            setattr(rollout, name, value)
-        rollout.heartbeat_at = timezone.now()
-        # save() (not update()) so that Rollout signals (leaderboard caches) fire.
-        rollout.save()
-        RolloutEvent.objects.create(rollout=rollout, status=status, detail=detail[:2000])
-
-
-def _record_in_thread(rollout_id: int, status: str, detail: str = "", **fields: Any) -> None:
+def check_can_run_here(rollout: Rollout) -> None:
+    """RunnerConfigError when this worker, or the backend, cannot run the rollout's task at all."""
     try:
-        record(rollout_id, status, detail, **fields)
-    finally:
-        connection.close()
-
-
-def claim(rollout_id: int, celery_task_id: str = "") -> Rollout | None:
-    """Take a queued (or abandoned) rollout for this worker; None when not ours to run.
-
-    A message may arrive twice (a redelivery after a worker died, a reaper
-    re-queue): only a queued rollout, or an active one whose heartbeat has
-    stopped, is taken, so a rollout never runs twice at once.
-    """
-    now = timezone.now()
-    with transaction.atomic():
-        rollout = (
-            Rollout.objects.select_for_update(of=("self",))
-            .select_related("task", "model", "harness", "campaign")
-            .filter(pk=rollout_id)
-            .first()
-        )
-        if rollout is None:
-            return None
-        if rollout.status not in ACTIVE_STATUSES:
-            return None
-        if rollout.cancel_requested:
-            rollout.status = RolloutStatus.CANCELLED
-            rollout.finished_at = now
-            rollout.save()
-            RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail="cancelled before it started")
-            return None
-        stale = rollout.heartbeat_at is None or rollout.heartbeat_at < now - timedelta(seconds=stale_after_sec())
-        if rollout.status != RolloutStatus.QUEUED and not stale:
-            return None
-        previous = rollout.status
-        if rollout.attempts >= max_attempts():
-            rollout.status = RolloutStatus.FAILED
-            rollout.infra_error = True
-            rollout.finished_at = now
-            rollout.save()
-            RolloutEvent.objects.create(
-                rollout=rollout, status=rollout.status, detail=f"gave up after {rollout.attempts} attempts"
-            )
-            return None
-        rollout.status = RolloutStatus.PREPARING
-        rollout.attempts += 1
-        rollout.heartbeat_at = now
-        rollout.celery_task_id = celery_task_id or rollout.celery_task_id
-        rollout.infra_error = False
-        rollout.save()
-        detail = f"attempt {rollout.attempts}" + (f" (taken over from {previous})" if previous != RolloutStatus.QUEUED else "")
-        RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=detail)
-    if rollout.campaign_id:
-        from .campaigns import mark_campaign_started
-
-        mark_campaign_started(rollout.campaign_id)
-    return rollout
+        backend = backends.get(backend_of(rollout))
+    except backends.UnknownBackend as exc:
+        raise RunnerConfigError(str(exc.args[0])) from None
+    problems = backend.host_problems()
+    if problems:
+        raise RunnerConfigError(f"{backend.name} unavailable on this worker: " + "; ".join(problems))
+    problems = backend.task_problems(task_path(rollout))
+    if problems:
+        raise RunnerConfigError("; ".join(problems))
 
 
 # -- the watcher -------------------------------------------------------------------
@@ -326,8 +215,7 @@ class Watcher(threading.Thread):
             connection.close()
 
     def tick(self) -> None:
-        Rollout.objects.filter(pk=self.rollout_id).update(heartbeat_at=timezone.now())
-        cancel = Rollout.objects.filter(pk=self.rollout_id).values_list("cancel_requested", flat=True).first()
+        cancel = lifecycle.heartbeat(self.rollout_id)
         if cancel and not self.cancelled and self._loop is not None and self._task is not None:
             self.cancelled = True
             self._loop.call_soon_threadsafe(self._task.cancel)
@@ -358,6 +246,13 @@ class Watcher(threading.Thread):
 # -- running -------------------------------------------------------------------------
 
 
+def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: Any) -> None:
+    try:
+        lifecycle.transition(rollout_id, status, detail, only_from=ACTIVE_STATUSES, **fields)
+    finally:
+        connection.close()
+
+
 async def _run_trial(config, rollout_id: int, watcher: Watcher):
     from harbor.trial.hooks import TrialEvent
     from harbor.trial.trial import Trial
@@ -366,7 +261,7 @@ async def _run_trial(config, rollout_id: int, watcher: Watcher):
     watcher.attach(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]
 
     async def on_agent_start(event) -> None:
-        await asyncio.to_thread(_record_in_thread, rollout_id, RolloutStatus.RUNNING, "agent started",
+        await asyncio.to_thread(_transition_in_thread, rollout_id, RolloutStatus.RUNNING, "agent started",
                                 agent_started_at=timezone.now())
 
     async def on_agent_end(event) -> None:
@@ -374,7 +269,7 @@ async def _run_trial(config, rollout_id: int, watcher: Watcher):
         begin = getattr(trial.agent_environment, "begin_verification", None)
         if begin is not None:
             await begin()
-        await asyncio.to_thread(_record_in_thread, rollout_id, RolloutStatus.VERIFYING, "agent finished",
+        await asyncio.to_thread(_transition_in_thread, rollout_id, RolloutStatus.VERIFYING, "agent finished",
                                 agent_finished_at=timezone.now())
 
     trial.add_hook(TrialEvent.AGENT_START, on_agent_start)
@@ -384,13 +279,23 @@ async def _run_trial(config, rollout_id: int, watcher: Watcher):
 
 def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:
     """Run one rollout to its end; see the module docstring."""
-    rollout = claim(rollout_id, celery_task_id)
+    rollout = lifecycle.claim(rollout_id, celery_task_id=celery_task_id, worker=workspace.worker_name())
     if rollout is None:
         return RunOutcome(SKIPPED)
-    set_aside_attempt(rollout, rollout.attempts - 1)
-    trial_dir = trial_dir_for(rollout)
+    try:
+        return _run_claimed(rollout)
+    finally:
+        from .reaper import sweep_sandboxes
+
+        sweep_sandboxes()
+
+
+def _run_claimed(rollout: Rollout) -> RunOutcome:
+    workspace.set_aside_attempt(rollout, rollout.attempts - 1)
+    trial_dir = workspace.trial_dir(rollout)
     try:
         config = build_trial_config(rollout)
+        check_can_run_here(rollout)
         _serve_scripted_stub(rollout)
     except (RunnerConfigError, StubPortTaken) as exc:
         return _finish(rollout, RolloutStatus.FAILED, str(exc), infra_error=True)
@@ -422,20 +327,48 @@ def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:
 
     if cancelled:
         _cleanup_sandbox(rollout)
+        _publish_trial_folder(rollout, trial_dir)
         return _finish(rollout, RolloutStatus.CANCELLED, "cancelled by staff")
     exception_type = type(error).__name__ if error else rollout.exception_type
     if error is not None or (exception_type and rollout.reward is None):
         kind = classify_failure(exception_type, agent_started=bool(rollout.agent_started_at or rollout.n_steps))
         message = str(error) if error else (rollout.exception_message or exception_type)
-        if kind == "infra-retry" and rollout.attempts < max_attempts():
-            delay = retry_backoff_sec(rollout.attempts)
-            record(rollout.pk, RolloutStatus.QUEUED, f"infrastructure error, retry in {delay:.0f}s: {message}"[:2000])
-            return RunOutcome(RETRY, message, retry_in=delay)
+        if kind == "infra-retry":
+            fate = lifecycle.after_loss(rollout.attempts, lifecycle.max_attempts(), cancel_requested=False)
+            if fate.status == RolloutStatus.QUEUED:
+                # The attempt's folder stays here; the next attempt sets it aside.
+                delay = retry_backoff_sec(rollout.attempts)
+                lifecycle.transition(
+                    rollout.pk, RolloutStatus.QUEUED, f"infrastructure error, retry in {delay:.0f}s: {message}",
+                    only_from=ACTIVE_STATUSES, celery_task_id="",
+                )
+                return RunOutcome(RETRY, message, retry_in=delay)
+        _publish_trial_folder(rollout, trial_dir)
         if kind != "result":
             return _finish(rollout, RolloutStatus.FAILED, f"infrastructure error: {message}", infra_error=True)
         return _finish(rollout, RolloutStatus.FAILED, f"{exception_type}: {message}")
+    _publish_trial_folder(rollout, trial_dir)
     detail = f"reward {rollout.reward}" if rollout.reward is not None else "finished"
     return _finish(rollout, RolloutStatus.FINISHED, detail)
+
+
+def _publish_trial_folder(rollout: Rollout, trial_dir: Path) -> None:
+    """Move the ended trial's folder to the shared artifact storage (kept here too if so configured).
+
+    The web servers, and workers on other hosts, never see this host's disk.
+    A failed copy keeps the local folder and says so in the log.
+    """
+    if not trial_dir.is_dir():
+        return
+    from trajectories.services import store_trial_files
+
+    try:
+        store_trial_files(rollout, trial_dir)
+    except Exception:  # noqa: BLE001  (the storage may be down; the folder stays for a later copy)
+        logger.exception("rollout %s: storing the trial folder failed; it stays at %s", rollout.pk, trial_dir)
+        return
+    if not getattr(settings, "KEEP_TRIAL_FOLDERS", False):
+        shutil.rmtree(trial_dir, ignore_errors=True)
 
 
 def _serve_scripted_stub(rollout: Rollout) -> None:
@@ -450,41 +383,13 @@ def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = F
     fields: dict[str, Any] = {"finished_at": rollout.finished_at or timezone.now()}
     if infra_error:
         fields["infra_error"] = True
-    record(rollout.pk, status, detail, **fields)
-    if rollout.campaign_id:
-        from .campaigns import update_campaign_status
-
-        update_campaign_status(rollout.campaign_id)
+    lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, **fields)
     return RunOutcome(status, detail)
 
 
 def _cleanup_sandbox(rollout: Rollout) -> None:
     """Remove whatever is left of the rollout's sandbox on this host."""
-    marker = sandbox_marker(rollout)
     try:
-        from .sandbox.bubblewrap import kill_sandbox
-
-        kill_sandbox(marker)
+        backends.get(backend_of(rollout)).cleanup(workspace.session_id(rollout.trial_name))
     except Exception:  # noqa: BLE001
         logger.exception("cleaning the sandbox of %s failed", rollout.trial_name)
-    if rollout.campaign_id and rollout.campaign.backend == "docker":
-        remove_docker_containers(rollout.trial_name)
-
-
-def remove_docker_containers(trial_name: str) -> int:
-    """Remove leftover Docker containers of a trial (Harbor's compose project carries its name)."""
-    try:
-        import docker
-    except ImportError:
-        return 0
-    try:
-        client = docker.from_env()
-        project = trial_name.lower().replace(".", "-")
-        removed = 0
-        for container in client.containers.list(all=True, filters={"label": "com.docker.compose.project"}):
-            if project in container.labels.get("com.docker.compose.project", ""):
-                container.remove(force=True)
-                removed += 1
-        return removed
-    except Exception:  # noqa: BLE001  (no Docker engine on this host)
-        return 0

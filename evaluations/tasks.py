@@ -1,9 +1,10 @@
-"""Celery tasks of the evaluation runner; thin wrappers over runner and campaigns."""
+"""Celery tasks of the evaluation runner; thin wrappers over runner, dispatch and reaper."""
 from __future__ import annotations
 
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 logger = logging.getLogger(__name__)
 
@@ -11,19 +12,34 @@ logger = logging.getLogger(__name__)
 @shared_task(bind=True, name="evaluations.run_rollout", acks_late=True, reject_on_worker_lost=True)
 def run_rollout_task(self, rollout_id: int, gpu_type: str = "", gpus: int = 0) -> str:
     """Run one rollout. `gpu_type`/`gpus` ride along for GPU workers' bookkeeping."""
-    from .campaigns import enqueue_rollout
-    from .runner import RETRY, run_rollout
     from trajectories.models import Rollout
+
+    from . import dispatch
+    from .runner import RETRY, run_rollout
 
     outcome = run_rollout(rollout_id, celery_task_id=self.request.id or "")
     if outcome.status == RETRY:
         rollout = Rollout.objects.select_related("task").get(pk=rollout_id)
-        enqueue_rollout(rollout, countdown=outcome.retry_in)
+        try:
+            dispatch.send(rollout, countdown=outcome.retry_in)
+        except dispatch.BROKER_DOWN:
+            logger.warning("rollout %s: its retry is queued; the reaper sends it when the broker is back", rollout_id)
     return outcome.status
 
 
 @shared_task(name="evaluations.reap_rollouts")
 def reap_rollouts_task() -> str:
-    from .campaigns import reap_stale
+    from .reaper import reap
 
-    return str(reap_stale())
+    return str(reap())
+
+
+@worker_ready.connect
+def reap_on_start(sender=None, **kwargs) -> None:
+    """Rescue rollouts abandoned by a worker that died, and clear this host's leftover sandboxes."""
+    try:
+        from .reaper import reap
+
+        logger.info("reaper at worker start: %s", reap())
+    except Exception:  # noqa: BLE001  (the database may not be migrated yet)
+        logger.exception("reaping stale rollouts at worker start failed")

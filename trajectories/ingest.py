@@ -418,14 +418,16 @@ def files_changed(files: list[FileChange]) -> list[dict[str, Any]]:
 
 
 def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
+    """An imported trial's status; a rollout our runner owns keeps its own (evaluations.lifecycle sets it)."""
+    if keep_status and rollout.pk:
+        return rollout.status
     if folder.finished:
         if rollout.status == RolloutStatus.CANCELLED:
             return RolloutStatus.CANCELLED
         if folder.exception_type and folder.reward is None:
             return RolloutStatus.FAILED
         return RolloutStatus.FINISHED
-    if rollout.pk and (keep_status or rollout.status == RolloutStatus.VERIFYING):
-        # Our runner knows better where a live trial is (preparing, verifying).
+    if rollout.pk and rollout.status == RolloutStatus.VERIFYING:
         return rollout.status
     return RolloutStatus.RUNNING
 

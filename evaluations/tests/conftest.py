@@ -1,4 +1,4 @@
-"""Fixtures of the leaderboard tests."""
+"""Fixtures of the evaluations tests: cold caches, the hand-made board, real brokers and workers."""
 import pytest
 from django.core.cache import cache
 
@@ -17,3 +17,55 @@ def clear_cache():
 def world():
     """The hand-computed 3-entry x 4-task table, stored as rollouts."""
     return hand_table()
+
+
+@pytest.fixture
+def redis_broker():
+    """This test run's Redis database, emptied before and after."""
+    import redis
+
+    from .worker_helpers import broker_url, purge
+
+    try:
+        redis.Redis.from_url(broker_url(), socket_connect_timeout=1).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip(f"Redis is not reachable at {broker_url()}")
+    purge()
+    yield broker_url()
+    purge()
+
+
+@pytest.fixture
+def worker_env(tmp_path, redis_broker, settings):
+    from .worker_helpers import process_env
+
+    return process_env(tmp_path, redis_broker, settings)
+
+
+@pytest.fixture
+def worker(worker_env, tmp_path):
+    from .worker_helpers import Worker
+
+    started = Worker(worker_env, tmp_path / "worker.log")
+    yield started
+    started.kill()
+
+
+@pytest.fixture
+def redis_app(redis_broker):
+    """The Celery app of this process sending to this test's Redis database (whatever the suite's broker)."""
+    from autolab_site.celery import app
+
+    def use(url: str) -> None:
+        from kombu import pools
+
+        app.conf.broker_url = url
+        # Connections and producers are pooled per broker: start afresh.
+        pools.reset()
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    saved = app.conf.broker_url
+    use(redis_broker)
+    yield redis_broker
+    use(saved)

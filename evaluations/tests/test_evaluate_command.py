@@ -83,7 +83,7 @@ def test_reap_rollouts_requeues_then_fails_a_stale_rollout(settings):
 
     out = StringIO()
     call_command("reap_rollouts", "--no-enqueue", stdout=out)
-    assert out.getvalue().strip() == "1 re-queued, 0 failed, 0 cancelled"
+    assert out.getvalue().strip().startswith("1 re-queued, 0 failed, 0 cancelled")
     rollout.refresh_from_db()
     assert rollout.status == RolloutStatus.QUEUED
     assert "no heartbeat" in rollout.events.last().detail
@@ -97,4 +97,4 @@ def test_reap_rollouts_requeues_then_fails_a_stale_rollout(settings):
     Rollout.objects.filter(pk=rollout.pk).update(status=RolloutStatus.RUNNING, heartbeat_at=timezone.now())
     out = StringIO()
     call_command("reap_rollouts", stdout=out)
-    assert out.getvalue().strip() == "0 re-queued, 0 failed, 0 cancelled"
+    assert out.getvalue().strip().startswith("0 re-queued, 0 failed, 0 cancelled")

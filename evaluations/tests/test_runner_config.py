@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations.campaigns import create_campaign, queue_for
+from evaluations.campaigns import create_campaign
+from evaluations.dispatch import queue_for
 from evaluations.models import AgentModel, Harness
 from evaluations.runner import (
-    BUBBLEWRAP_IMPORT_PATH,
     VERIFIER_IMPORT_PATH,
     RunnerConfigError,
     build_trial_config,
@@ -71,7 +71,7 @@ def test_terminus_config_carries_litellm_settings_but_no_key(settings, tmp_path,
     assert agent.kwargs["model_info"] == {"max_tokens": 1}
     assert agent.env == {}
     assert "sk-secret-value" not in config.model_dump_json()
-    assert config.environment.type == "docker"
+    assert config.environment.import_path == "evaluations.sandbox.containers:DockerSandbox"
     assert config.verifier.import_path == VERIFIER_IMPORT_PATH
     assert config.trials_dir == settings.TRIALS_DIR / str(rollout.campaign_id)
     assert config.trial_name == rollout.trial_name
@@ -86,7 +86,7 @@ def test_oracle_on_bubblewrap(settings, tmp_path):
     harness = Harness.objects.create(name="oracle")
     config = build_trial_config(rollout_for(model, harness))
     assert config.agent.name == "oracle" and config.agent.model_name is None
-    assert config.environment.import_path == BUBBLEWRAP_IMPORT_PATH
+    assert config.environment.import_path == "evaluations.sandbox.bubblewrap:BubblewrapEnvironment"
     assert config.environment.kwargs == {"sandbox_root": str(tmp_path / "sandboxes")}
 
 

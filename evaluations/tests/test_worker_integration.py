@@ -1,24 +1,18 @@
-"""A real `celery -A autolab_site worker` on Redis runs, cancels and survives losing rollouts.
+"""A real `celery -A autolab_site worker` on Redis runs, cancels and survives losing rollouts (bubblewrap).
 
-The worker is a subprocess that sees this test's database (SQLite file or
-PostgreSQL test database), so the tests use committed rows
-(`django_db(transaction=True)`). Campaigns are created with the real
-`manage.py evaluate` command, which sends the messages.
+Campaigns are created with the real `manage.py evaluate` command, which
+sends the messages.
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
-from evaluations.campaigns import demo_model_and_harness, reap_stale
+from evaluations.campaigns import demo_model_and_harness
+from evaluations.reaper import reap
 from evaluations.sandbox.bubblewrap import sandbox_pids
 from evaluations.stub_llm import start_stub_server
 from tasks.services import import_tasks
@@ -26,121 +20,14 @@ from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
 
 from .runner_helpers import import_examples, utility_entry
 from .sandbox_helpers import TASKS, require_sandbox
+from .worker_helpers import evaluate, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(settings.BASE_DIR)
-QUEUES = ("cpu", "gpu")
 
-
-def broker_url() -> str:
-    url = os.environ.get("CELERY_BROKER_URL", "")
-    return url if url.startswith("redis://") else "redis://127.0.0.1:6379/14"
-
-
-def database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def purge() -> None:
-    import redis
-
-    client = redis.Redis.from_url(broker_url())
-    client.delete(*QUEUES, "unacked", "unacked_index")
-
-
-@pytest.fixture
-def redis_broker():
-    import redis
-
-    try:
-        redis.Redis.from_url(broker_url(), socket_connect_timeout=1).ping()
-    except redis.exceptions.ConnectionError:
-        pytest.skip(f"Redis is not reachable at {broker_url()}")
-    purge()
-    yield broker_url()
-    purge()
-
-
-@pytest.fixture
-def worker_env(tmp_path, redis_broker, settings):
+@pytest.fixture(autouse=True)
+def needs_bubblewrap():
     require_sandbox()
-    data = tmp_path / "data"
-    settings.TRIALS_DIR = data / "trials"
-    settings.SANDBOX_DIR = data / "sandboxes"
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": redis_broker,
-        "AUTOLAB_DATA_DIR": str(data),
-        "AUTOLAB_TRIALS_DIR": str(settings.TRIALS_DIR),
-        "AUTOLAB_SANDBOX_DIR": str(settings.SANDBOX_DIR),
-        "AUTOLAB_RUNNER_HEARTBEAT_SEC": "0.5",
-        "OPENAI_API_KEY": "dummy-worker-key",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "PYTHONUNBUFFERED": "1",
-    }
-    if connection.settings_dict["ENGINE"].endswith("sqlite3"):
-        # The test database is the worker's database: no separate test DB name.
-        env["AUTOLAB_TEST_DB"] = connection.settings_dict["NAME"]
-    return env
-
-
-class Worker:
-    def __init__(self, env: dict, log: Path):
-        self.log = log
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "autolab_site", "worker", "-Q", ",".join(QUEUES),
-             "--concurrency", "1", "--pool", "prefork", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", f"h7test-{os.getpid()}@%h", "--loglevel", "INFO"],
-            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-        )
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-5000:]
-
-    def check(self) -> None:
-        """Fail at once when the worker died or a task crashed."""
-        if self.process.poll() is not None:
-            pytest.fail(f"the worker exited:\n{self.output()}")
-        if "raised unexpected" in self.log.read_text(errors="replace"):
-            pytest.fail(f"a task crashed in the worker:\n{self.output()}")
-
-
-@pytest.fixture
-def worker(worker_env, tmp_path):
-    started = Worker(worker_env, tmp_path / "worker.log")
-    yield started
-    started.kill()
-
-
-def evaluate(env: dict, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", "evaluate", *args, "--backend", "bubblewrap", "--k", "1"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def wait_for(predicate, worker: Worker, timeout: float = 120, what: str = ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        worker.check()
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}; worker log:\n{worker.output()}")
 
 
 def import_runner_tasks():
@@ -212,7 +99,7 @@ def test_killing_the_worker_mid_trial_requeues_the_same_rollout(worker, worker_e
     assert not sandbox_pids(marker)
     time.sleep(1.5)
 
-    report = reap_stale(stale_after=1, enqueue=False)
+    report = reap(stale_after=1, enqueue=False)
     assert report.requeued == [rollout.pk]
     rollout.refresh_from_db()
     assert rollout.status == RolloutStatus.QUEUED and rollout.attempts == 1
@@ -221,7 +108,7 @@ def test_killing_the_worker_mid_trial_requeues_the_same_rollout(worker, worker_e
     # Out of attempts, the next loss is a failed infrastructure rollout.
     settings.RUNNER_MAX_ATTEMPTS = 1
     Rollout.objects.filter(pk=rollout.pk).update(status=RolloutStatus.RUNNING)
-    assert reap_stale(stale_after=1, enqueue=False).failed == [rollout.pk]
+    assert reap(stale_after=1, enqueue=False).failed == [rollout.pk]
     rollout.refresh_from_db()
     assert rollout.status == RolloutStatus.FAILED and rollout.infra_error
     assert Rollout.objects.count() == 1

@@ -492,7 +492,9 @@ def test_runner_rollout_is_updated_in_place(tmp_path, task):
     make_trial(tmp_path, finished=True)
     import_trial_dir(folder, rollout=rollout)
     rollout.refresh_from_db()
-    assert rollout.campaign == campaign and rollout.status == RolloutStatus.FINISHED
+    # The import brings the trial's data; the runner's status is evaluations.lifecycle's to change.
+    assert rollout.campaign == campaign and rollout.status == RolloutStatus.RUNNING
+    assert rollout.reward is not None and rollout.n_steps == 3
     assert Rollout.objects.count() == 1
 
 

@@ -62,6 +62,9 @@ class Command(BaseCommand):
         total = campaign.rollouts.count()
         self.stdout.write(f"campaign {campaign.pk}: {total} rollouts of {model} / {harness} on {version} ({campaign.backend})")
         self.stdout.write(f"progress: /campaigns/{campaign.pk}/")
+        report = getattr(campaign, "send_report", None)
+        if report is not None and report.unsent:
+            self.stderr.write(self.style.WARNING(report.message))
         if options["sync"]:
             outcomes = run_campaign_sync(campaign)
             self.stdout.write(", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())))

@@ -1,0 +1,149 @@
+"""The reaper: rollouts whose worker died, messages the broker lost, sandboxes left behind.
+
+Runs every minute under celery beat (`evaluations.reap_rollouts`), at every
+worker's start, and as `manage.py reap_rollouts`:
+
+- an active rollout with no heartbeat for RUNNER_STALE_SEC is re-queued
+  (the same row; its trial folder set aside) while attempts remain, else
+  failed as an infrastructure error (lifecycle.after_loss decides);
+- a queued rollout whose message is gone (never sent because the broker
+  was down, or lost with it) is sent (dispatch.lost_messages);
+- on this host, the sandbox folders (and containers, processes) of
+  rollouts that are not running here any more are removed.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import dataclass, field
+
+from django.utils import timezone
+
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+
+from . import dispatch, lifecycle, workspace
+from .sandbox import backends
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ReapReport:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
+    resent: list[int] = field(default_factory=list)
+    swept: list[str] = field(default_factory=list)
+    broker_error: str = ""
+
+    def __str__(self) -> str:
+        text = (
+            f"{len(self.requeued)} re-queued, {len(self.failed)} failed, {len(self.cancelled)} cancelled, "
+            f"{len(self.resent)} sent again, {len(self.swept)} sandboxes removed"
+        )
+        if self.broker_error:
+            text += f"; broker: {self.broker_error}"
+        return text
+
+
+def reap(*, stale_after: float | None = None, enqueue: bool = True) -> ReapReport:
+    report = ReapReport()
+    reap_stale(report, stale_after=stale_after)
+    if enqueue:
+        resend_lost(report)
+    sweep_sandboxes(report)
+    return report
+
+
+def reap_stale(report: ReapReport, *, stale_after: float | None = None) -> None:
+    now = timezone.now()
+    limit = stale_after if stale_after is not None else lifecycle.stale_after_sec()
+    candidates = Rollout.objects.filter(
+        status__in=[RolloutStatus.PREPARING, RolloutStatus.RUNNING, RolloutStatus.VERIFYING]
+    ).select_related("campaign")
+    for rollout in candidates:
+        if not lifecycle.is_stale(rollout.heartbeat_at, now, limit):
+            continue
+        since = rollout.heartbeat_at.isoformat() if rollout.heartbeat_at else "never"
+        fate = lifecycle.after_loss(rollout.attempts, lifecycle.max_attempts(), cancel_requested=rollout.cancel_requested)
+        detail = {
+            RolloutStatus.CANCELLED: "cancelled (its worker stopped)",
+            RolloutStatus.QUEUED: f"re-queued: no heartbeat since {since}",
+            RolloutStatus.FAILED: f"failed: no heartbeat since {since}, {fate.reason}",
+        }[fate.status]
+        _clean_here(rollout)
+        done = lifecycle.transition(
+            rollout.pk, fate.status, detail, only_from=[rollout.status],
+            infra_error=fate.infra_error, celery_task_id="" if fate.status == RolloutStatus.QUEUED else rollout.celery_task_id,
+        )
+        if done is None:
+            continue  # it moved meanwhile (its worker woke up, a cancel)
+        {RolloutStatus.CANCELLED: report.cancelled, RolloutStatus.QUEUED: report.requeued,
+         RolloutStatus.FAILED: report.failed}[fate.status].append(rollout.pk)
+        if fate.status == RolloutStatus.QUEUED:
+            workspace.set_aside_attempt(done, done.attempts)
+
+
+def resend_lost(report: ReapReport) -> None:
+    lost = dispatch.lost_messages()
+    if lost is None:
+        report.broker_error = "its queues cannot be read; nothing sent again"
+        return
+    sent = dispatch.send_many(lost)
+    report.resent += sent.sent
+    if sent.error:
+        report.broker_error = sent.error
+
+
+def _clean_here(rollout: Rollout) -> int:
+    """Remove the rollout's sandbox leftovers on this host (its worker's, if it ran here)."""
+    backend = rollout.campaign.backend if rollout.campaign_id else "bubblewrap"
+    try:
+        return backends.get(backend).cleanup(workspace.session_id(rollout.trial_name))
+    except Exception:  # noqa: BLE001  (a cleanup must not stop the reaper)
+        logger.exception("cleaning up the sandbox of %s failed", rollout.trial_name)
+        return 0
+
+
+def sweep_sandboxes(report: ReapReport | None = None) -> list[str]:
+    """Remove this host's sandbox folders whose rollout is not running here any more.
+
+    A worker that died leaves its sandbox folder (and containers) on its
+    host; the rollout is then re-queued, finished elsewhere or failed. Each
+    host sweeps its own, at worker start, after each trial and with the
+    reaper.
+    """
+    root = workspace.sandbox_root()
+    try:
+        sessions = [entry.name for entry in root.iterdir() if entry.is_dir() and not entry.is_symlink()]
+    except OSError:
+        return []
+    names = {workspace.trial_name_of_session(session): session for session in sessions}
+    running_here = {
+        trial_name for trial_name, worker in
+        Rollout.objects.filter(trial_name__in=names, status__in=ACTIVE_STATUSES).values_list("trial_name", "worker")
+        if workspace.this_host(worker)
+    }
+    swept = []
+    for trial_name, session in names.items():
+        if trial_name in running_here:
+            continue
+        rollout = Rollout.objects.filter(trial_name=trial_name).select_related("campaign").first()
+        if rollout is not None and rollout.status == RolloutStatus.QUEUED and not rollout.attempts:
+            continue
+        for backend in backends.BACKENDS.values():
+            try:
+                backend.cleanup(session)
+            except Exception:  # noqa: BLE001
+                logger.exception("cleanup of %s by %s failed", session, backend.name)
+        shutil.rmtree(root / session, ignore_errors=True)
+        swept.append(session)
+    try:
+        from .sandbox.bubblewrap import sweep_cgroups
+
+        sweep_cgroups()
+    except Exception:  # noqa: BLE001
+        logger.exception("sweeping sandbox cgroups failed")
+    if report is not None:
+        report.swept += swept
+    return swept

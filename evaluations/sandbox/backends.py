@@ -1,0 +1,276 @@
+"""The sandbox backends a campaign can run on: one registry, one interface.
+
+Each backend says how to configure Harbor's environment for a trial, what
+a worker host needs and how to check it (the preflight), whether a task can
+run on it at all (checked before a trial starts), and how to remove what a
+dead worker left behind. The runner, the reaper, the launch form and the
+README's worker table all read this one table.
+
+Django-free: paths come in as arguments.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONTAINERS_MODULE = "evaluations.sandbox.containers"
+
+
+@dataclass(frozen=True)
+class SandboxBackend:
+    name: str
+    label: str
+    help: str
+    # What a worker host needs, in words (the README and the launch page).
+    host_needs: str
+    # Whether tasks that need GPUs can run on it.
+    gpus: bool
+    # sandbox_root -> Harbor's EnvironmentConfig for a trial.
+    environment: Callable[[Path], object]
+    # Why this host cannot run the backend at all ([] when it can).
+    host_problems: Callable[[], list[str]]
+    # Why one task (its folder) cannot run on it ([] when it can).
+    task_problems: Callable[[Path], list[str]] = field(default=lambda task_dir: [])
+    # Remove what is left of a session (processes, containers) on this host; returns how many.
+    cleanup: Callable[[str], int] = field(default=lambda session_id: 0)
+
+
+# -- containers -------------------------------------------------------------------
+
+
+def compose_project(session_id: str) -> str:
+    """The compose project name Harbor gives a session's containers."""
+    name = session_id.lower()
+    if not re.match(r"^[a-z0-9]", name):
+        name = "0" + name
+    return re.sub(r"[^a-z0-9_-]", "-", name)
+
+
+def remove_session_containers(engine: str, session_id: str) -> int:
+    """Force-remove every container of the session's compose project; how many."""
+    if shutil.which(engine) is None:
+        return 0
+    try:
+        listed = subprocess.run(
+            [engine, "ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={compose_project(session_id)}"],
+            capture_output=True, text=True, timeout=60,
+        )
+        ids = listed.stdout.split()
+        if ids:
+            subprocess.run([engine, "rm", "-f", *ids], capture_output=True, timeout=120)
+        return len(ids)
+    except (OSError, subprocess.SubprocessError):
+        return 0
+
+
+def _engine_problems(engine: str, compose: list[str]) -> list[str]:
+    if shutil.which(engine) is None:
+        return [f"{engine} is not installed"]
+    try:
+        info = subprocess.run([engine, "info"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [f"{engine} info failed: {exc}"]
+    if info.returncode != 0:
+        detail = (info.stderr or info.stdout).decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        return [f"{engine} is not reachable ({engine} info: {detail[0][:200]})"]
+    if not compose:
+        return [f"no compose frontend for {engine}"]
+    return []
+
+
+def _podman_problems() -> list[str]:
+    from .containers import podman_compose_path
+
+    compose = podman_compose_path()
+    problems = _engine_problems("podman", [compose] if compose else [])
+    return [p.replace("no compose frontend for podman", "podman-compose is not installed (pip install podman-compose)")
+            for p in problems]
+
+
+def _docker_problems() -> list[str]:
+    problems = _engine_problems("docker", ["docker", "compose"])
+    if not problems:
+        version = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+        if version.returncode != 0:
+            problems.append("the Docker Compose plugin is missing (docker compose version failed)")
+    return problems
+
+
+def _podman_task_problems(task_dir: Path) -> list[str]:
+    gpus = _task_gpus(task_dir)
+    if gpus:
+        return [f"the task needs {gpus} GPU(s), which Harbor's Podman environment cannot reserve: use the docker backend"]
+    return []
+
+
+def _task_gpus(task_dir: Path) -> int:
+    from harbor.models.task.task import Task as HarborTask
+
+    return int(HarborTask(task_dir=Path(task_dir)).config.environment.gpus or 0)
+
+
+def _container_environment(class_name: str):
+    def configure(sandbox_root: Path):
+        from harbor.models.trial.config import EnvironmentConfig
+
+        return EnvironmentConfig(
+            import_path=f"{CONTAINERS_MODULE}:{class_name}", kwargs={"sandbox_root": str(sandbox_root)}
+        )
+
+    return configure
+
+
+# -- bubblewrap ---------------------------------------------------------------------
+
+
+def _bubblewrap_environment(sandbox_root: Path):
+    from harbor.models.trial.config import EnvironmentConfig
+
+    return EnvironmentConfig(
+        import_path="evaluations.sandbox.bubblewrap:BubblewrapEnvironment",
+        kwargs={"sandbox_root": str(sandbox_root)},
+    )
+
+
+def _bubblewrap_host_problems() -> list[str]:
+    from .bubblewrap import host_problems
+
+    return host_problems()
+
+
+def _bubblewrap_task_problems(task_dir: Path) -> list[str]:
+    from .bubblewrap import check_task_dir
+
+    problems = check_task_dir(task_dir)
+    return ["needs a container backend: " + "; ".join(problems)] if problems else []
+
+
+def _bubblewrap_cleanup(session_id: str) -> int:
+    from .bubblewrap import kill_sandbox
+
+    return kill_sandbox(session_id)
+
+
+# -- cloud providers ---------------------------------------------------------------------
+
+
+def _provider(kind: str):
+    def configure(sandbox_root: Path):
+        from harbor.models.trial.config import EnvironmentConfig
+
+        return EnvironmentConfig(type=kind)
+
+    return configure
+
+
+def _needs_variables(*names: str, package: str):
+    def problems() -> list[str]:
+        found = []
+        try:
+            __import__(package)
+        except ImportError:
+            found.append(f"the {package} package is not installed on this worker")
+        found += [f"{name} is not set on this worker" for name in names if not os.environ.get(name)]
+        return found
+
+    return problems
+
+
+BACKENDS: dict[str, SandboxBackend] = {
+    backend.name: backend
+    for backend in (
+        SandboxBackend(
+            name="docker",
+            label="Docker",
+            help="Harbor's Docker environment: builds the task's image, GPUs through NVIDIA device requests.",
+            host_needs="a Docker engine with the Compose plugin (and the NVIDIA Container Toolkit for GPU tasks)",
+            gpus=True,
+            environment=_container_environment("DockerSandbox"),
+            host_problems=_docker_problems,
+            cleanup=lambda session_id: remove_session_containers("docker", session_id),
+        ),
+        SandboxBackend(
+            name="podman",
+            label="Podman",
+            help="Harbor's orchestrator on rootful Podman: builds the task's image; no GPUs.",
+            host_needs="rootful podman with runc, podman-compose, and the base images the tasks build FROM",
+            gpus=False,
+            environment=_container_environment("PodmanSandbox"),
+            host_problems=_podman_problems,
+            task_problems=_podman_task_problems,
+            cleanup=lambda session_id: remove_session_containers("podman", session_id),
+        ),
+        SandboxBackend(
+            name="bubblewrap",
+            label="bubblewrap sandbox (host)",
+            help="The fallback without a container engine: the task on the worker host's own tools, "
+            "for Dockerfiles that need nothing beyond them.",
+            host_needs="root, bwrap, nsenter, setpriv, prlimit and tmux",
+            gpus=False,
+            environment=_bubblewrap_environment,
+            host_problems=_bubblewrap_host_problems,
+            task_problems=_bubblewrap_task_problems,
+            cleanup=_bubblewrap_cleanup,
+        ),
+        SandboxBackend(
+            name="modal",
+            label="Modal",
+            help="Harbor's Modal provider (cloud sandboxes, GPUs).",
+            host_needs="the modal package and MODAL_TOKEN_ID / MODAL_TOKEN_SECRET",
+            gpus=True,
+            environment=_provider("modal"),
+            host_problems=_needs_variables("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", package="modal"),
+        ),
+        SandboxBackend(
+            name="daytona",
+            label="Daytona",
+            help="Harbor's Daytona provider (cloud sandboxes).",
+            host_needs="the daytona package and DAYTONA_API_KEY",
+            gpus=True,
+            environment=_provider("daytona"),
+            host_problems=_needs_variables("DAYTONA_API_KEY", package="daytona"),
+        ),
+    )
+}
+
+
+def missing_images(engine: str, dockerfiles: list[Path]) -> list[str]:
+    """The base images these Dockerfiles build FROM that the engine does not have (it cannot pull offline)."""
+    missing = []
+    for dockerfile in dockerfiles:
+        try:
+            lines = Path(dockerfile).read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            words = line.split()
+            if len(words) >= 2 and words[0].upper() == "FROM":
+                image = words[1]
+                found = subprocess.run([engine, "image", "exists", image], capture_output=True, timeout=60)
+                if found.returncode != 0:
+                    missing.append(f"the base image {image} is not built (scripts/build-base-image.sh)")
+    return missing
+
+
+class UnknownBackend(KeyError):
+    pass
+
+
+def get(name: str) -> SandboxBackend:
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise UnknownBackend(f"unknown sandbox backend {name!r} (one of {', '.join(BACKENDS)})") from None
+
+
+def local_default() -> str:
+    """The backend this host can run: podman, else docker, else bubblewrap (for make demo)."""
+    for name in ("podman", "docker", "bubblewrap"):
+        if not BACKENDS[name].host_problems():
+            return name
+    return "bubblewrap"

@@ -1,0 +1,122 @@
+"""Nothing is lost when the broker goes away: lost messages, a broker down at launch, leftover sandboxes."""
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from evaluations import dispatch
+from evaluations.campaigns import create_campaign
+from evaluations.models import Campaign
+from evaluations.reaper import reap, sweep_sandboxes
+from evaluations.workspace import sandbox_folder, worker_name
+from trajectories.models import Rollout, RolloutStatus
+
+from .runner_helpers import import_examples, utility_entry
+from .worker_helpers import manage, redis_client
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def oracle_campaign(k: int = 5) -> Campaign:
+    version = import_examples()
+    model, harness = utility_entry("oracle")
+    return create_campaign(model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=k,
+                           backend="bubblewrap")
+
+
+def test_queued_rollouts_whose_messages_a_broker_restart_lost_are_sent_again(redis_app):
+    """A Redis restart without persistence left 5 queued rollouts queued forever ("0 re-queued")."""
+    redis_broker = redis_app
+    campaign = oracle_campaign()
+    assert campaign.send_report.sent and not campaign.send_report.unsent
+    first_ids = set(campaign.rollouts.values_list("celery_task_id", flat=True))
+    assert dispatch.waiting_task_ids() == first_ids  # five messages wait in the cpu queue
+
+    redis_client(redis_broker).flushdb()  # the restart: every message gone
+    assert reap().resent == []  # not yet due: a message may be on its way
+    Rollout.objects.update(due_at=timezone.now() - timedelta(minutes=10))
+    report = reap()
+    assert sorted(report.resent) == sorted(campaign.rollouts.values_list("pk", flat=True))
+    new_ids = set(campaign.rollouts.values_list("celery_task_id", flat=True))
+    assert dispatch.waiting_task_ids() == new_ids and not new_ids & first_ids
+    assert reap().resent == []  # now they wait in the queue again: nothing sent twice
+
+
+def test_a_late_rollout_whose_message_still_waits_is_not_sent_twice(redis_app):
+    redis_broker = redis_app
+    campaign = oracle_campaign(k=2)
+    Rollout.objects.update(due_at=timezone.now() - timedelta(hours=3))  # a long queue, workers busy
+    assert reap().resent == []
+    assert len(redis_client(redis_broker).lrange("cpu", 0, -1)) == campaign.rollouts.count()
+
+
+def test_evaluate_while_the_broker_is_down_queues_and_says_so_then_the_reaper_sends(worker_env, tmp_path):
+    import_examples()
+    utility_entry("oracle")
+    down = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{closed_port()}/0"}
+    done = manage(down, "evaluate", "--model", "oracle", "--harness", "oracle", "--version", "examples",
+                  "--tasks", "sort8_network,count_primes", "--k", "1", "--backend", "bubblewrap")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "is not reachable" in done.stderr and "2 rollouts are queued in the database" in done.stderr
+    assert "reap_rollouts" in done.stderr
+    campaign = Campaign.objects.get()
+    assert campaign.status == Campaign.Status.PENDING
+    assert set(campaign.rollouts.values_list("status", "celery_task_id")) == {(RolloutStatus.QUEUED, "")}
+
+    # The broker is back: the reaper sends what waited.
+    back = manage(worker_env, "reap_rollouts")
+    assert back.returncode == 0, back.stderr
+    assert "2 sent again" in back.stdout
+    ids = set(campaign.rollouts.values_list("celery_task_id", flat=True))
+    assert "" not in ids and len(redis_client(worker_env["CELERY_BROKER_URL"]).lrange("cpu", 0, -1)) == 2
+
+
+def test_sandbox_folders_of_rollouts_that_gave_up_are_removed(settings, tmp_path):
+    settings.SANDBOX_DIR = tmp_path / "sandboxes"
+    campaign = oracle_campaign(k=3)
+    gave_up, running_here, running_elsewhere = campaign.rollouts.order_by("pk")
+    Rollout.objects.filter(pk=gave_up.pk).update(status=RolloutStatus.FAILED, infra_error=True, attempts=3)
+    Rollout.objects.filter(pk=running_here.pk).update(
+        status=RolloutStatus.RUNNING, attempts=1, worker=worker_name(), heartbeat_at=timezone.now()
+    )
+    Rollout.objects.filter(pk=running_elsewhere.pk).update(
+        status=RolloutStatus.RUNNING, attempts=2, worker="other-host:12", heartbeat_at=timezone.now()
+    )
+    for rollout in (gave_up, running_here, running_elsewhere):
+        folder = sandbox_folder(rollout.trial_name)
+        (folder / "rootfs" / "app").mkdir(parents=True)
+        (folder / "rootfs" / "app" / "big.bin").write_bytes(b"x" * 1000)
+    stray = settings.SANDBOX_DIR / "unknown-trial__env"
+    stray.mkdir()
+
+    swept = sweep_sandboxes()
+
+    assert sorted(swept) == sorted(
+        [f"{gave_up.trial_name}__env", f"{running_elsewhere.trial_name}__env", "unknown-trial__env"]
+    )
+    assert [path.name for path in settings.SANDBOX_DIR.iterdir()] == [f"{running_here.trial_name}__env"]
+
+
+def test_the_reaper_removes_the_sandbox_of_a_rollout_it_fails(settings, tmp_path):
+    settings.SANDBOX_DIR = tmp_path / "sandboxes"
+    settings.RUNNER_MAX_ATTEMPTS = 1
+    campaign = oracle_campaign(k=1)
+    rollout = campaign.rollouts.get()
+    Rollout.objects.filter(pk=rollout.pk).update(
+        status=RolloutStatus.RUNNING, attempts=1, worker=worker_name(), heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    sandbox_folder(rollout.trial_name).mkdir(parents=True)
+    report = reap(enqueue=False)
+    assert report.failed == [rollout.pk]
+    assert report.swept == [f"{rollout.trial_name}__env"]
+    assert not sandbox_folder(rollout.trial_name).exists()
