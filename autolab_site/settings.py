@@ -121,7 +121,28 @@ STATICFILES_FINDERS = [
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Trial folders, once their trial ends (trajectories.artifacts): shared by
+    # the web servers and every worker host. A folder by default; an
+    # S3-compatible bucket (django-storages) with AUTOLAB_ARTIFACTS_S3_BUCKET.
+    "artifacts": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(Path(os.environ.get("AUTOLAB_ARTIFACTS_DIR", DATA_DIR / "artifacts")))},
+    },
 }
+if os.environ.get("AUTOLAB_ARTIFACTS_S3_BUCKET"):
+    STORAGES["artifacts"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ["AUTOLAB_ARTIFACTS_S3_BUCKET"],
+            # MinIO and other S3-compatible stores: their URL, and path-style addressing.
+            "endpoint_url": os.environ.get("AUTOLAB_ARTIFACTS_S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("AUTOLAB_ARTIFACTS_S3_REGION") or None,
+            "addressing_style": "path" if os.environ.get("AUTOLAB_ARTIFACTS_S3_ENDPOINT_URL") else None,
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": True,
+        },
+    }
 # Serve straight from the finders when collectstatic has not run (local use, tests).
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
@@ -194,6 +215,10 @@ RUNNER_STALE_SEC = float(os.environ.get("AUTOLAB_RUNNER_STALE_SEC", "60"))
 RUNNER_MAX_ATTEMPTS = int(os.environ.get("AUTOLAB_RUNNER_MAX_ATTEMPTS", "3"))
 RUNNER_RETRY_BACKOFF_SEC = float(os.environ.get("AUTOLAB_RUNNER_RETRY_BACKOFF_SEC", "30"))
 STUB_LLM_PORT = int(os.environ.get("AUTOLAB_STUB_LLM_PORT", "8765"))
+# A queued rollout past its due time by this much, whose message waits in no queue, is sent again.
+RUNNER_RESEND_GRACE_SEC = float(os.environ.get("AUTOLAB_RUNNER_RESEND_GRACE_SEC", "120"))
+# A worker moves an ended trial's folder to the artifact storage; keep a local copy as well?
+KEEP_TRIAL_FOLDERS = env_bool("AUTOLAB_KEEP_TRIAL_FOLDERS", False)
 
 LOGGING = {
     "version": 1,

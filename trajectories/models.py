@@ -61,6 +61,14 @@ class Rollout(models.Model):
     # request that the running worker honours within seconds.
     celery_task_id = models.CharField(max_length=100, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # When its message was sent to be run (plus any back-off): a queued
+    # rollout whose message the broker lost is sent again after this.
+    due_at = models.DateTimeField(null=True, blank=True)
+    # The worker running it ("host:pid"), so each host cleans only its own leftovers.
+    worker = models.CharField(max_length=200, blank=True)
+    # Its trial folder's files in the shared artifact storage
+    # (trajectories.artifacts.ArtifactFile as dicts: path, size, cut).
+    artifacts = models.JSONField(default=list, blank=True)
 
     n_input_tokens = models.BigIntegerField(null=True, blank=True)
     n_cache_tokens = models.BigIntegerField(null=True, blank=True)

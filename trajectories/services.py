@@ -4,6 +4,8 @@
   or an archive of any of these; one transaction per trial.
 - import_trial_dir: import (or re-import) one trial folder, also while the
   trial is still running (the runner calls it after every episode).
+- store_trial_files: copy a trial folder's files to the shared artifact
+  storage (trajectories.artifacts), where every page reads them.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from . import bulk
+from . import artifacts, bulk
 from .archives import ArchiveError, is_archive, unpacked
 from .ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
 from .models import Rollout
@@ -168,6 +170,11 @@ def _source_label(label: str, folder: Path, trial_dir: Path) -> str:
     return f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
 
 
+def store_trial_files(rollout: Rollout, folder: Path, relatives: list[str] | None = None):
+    """The trial folder's files (or those named) into the shared artifact storage; the rollout's file list."""
+    return artifacts.store_files(rollout, Path(folder), relatives)
+
+
 __all__ = [
     "CREATED",
     "FAILED",
@@ -178,6 +185,7 @@ __all__ = [
     "TrialOutcome",
     "import_path",
     "import_trial_dir",
+    "store_trial_files",
     "is_archive",
     "renumber",
 ]

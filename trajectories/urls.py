@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import failure_views, upload_views, views
+from . import artifact_views, failure_views, upload_views, views
 
 app_name = "trajectories"
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("rollouts/<int:pk>/steps/<int:step_id>/observations/", views.step_observation, name="step_observation"),
     path("rollouts/<int:pk>/subagents/<int:sub_pk>/", views.subagent_detail, name="subagent_detail"),
     path("rollouts/<int:pk>/live.json", views.rollout_live, name="rollout_live"),
+    path("rollouts/<int:pk>/files/<path:path>", artifact_views.trial_file, name="trial_file"),
     path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
     path("search/", views.search_view, name="search"),
     path("compare/", views.compare, name="compare"),

@@ -33,7 +33,9 @@ def test_oracle_and_nop_on_every_example_task(settings, tmp_path):
             results[(name, rollout.task.name)] = rollout
             assert rollout.status == RolloutStatus.FINISHED
             assert rollout.verifier_fields, "reward.json fields are imported"
-            assert (settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name / "result.json").is_file()
+            # The trial folder moved to the artifact storage.
+            assert not (settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name).exists()
+            assert {"result.json", "verifier/reward.json"} <= {f["path"] for f in rollout.artifacts}
             statuses = list(rollout.events.values_list("status", flat=True))
             assert statuses[0] == RolloutStatus.QUEUED and statuses[-1] == RolloutStatus.FINISHED
             assert RolloutStatus.RUNNING in statuses and RolloutStatus.VERIFYING in statuses
@@ -110,13 +112,14 @@ def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch, request):
     # The runner leaves the stub serving, as a worker would; later tests fork.
     request.addfinalizer(stop_stub_server)
 
-    lines = run_demo_campaigns(tasks_version="examples", run_now=True)
-    assert len(lines) == 3 and all("ran: 3 finished" in line for line in lines), lines
+    lines = run_demo_campaigns(tasks_version="examples", run_now=True, backend="bubblewrap")
+    assert lines[0] == "demo backend: bubblewrap (as asked)"
+    assert len(lines) == 4 and all("ran: 3 finished" in line for line in lines[1:]), lines
     stub = Rollout.objects.filter(model__name="scripted-stub")
     assert stub.count() == 3 and all(r.reward and r.reward > 0 for r in stub)
     assert stub.first().model.display_name == "scripted stub (not a model)" and stub.first().model.is_scripted
-    again = run_demo_campaigns(tasks_version="examples", run_now=True)
-    assert all("already finished" in line for line in again), again
+    again = run_demo_campaigns(tasks_version="examples", run_now=True, backend="bubblewrap")
+    assert all("already finished" in line for line in again[1:]), again
     assert Rollout.objects.count() == 9
 
 

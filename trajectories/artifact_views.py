@@ -1,0 +1,38 @@
+"""A rollout's trial files, served from the shared artifact storage (trajectories.artifacts).
+
+Only files the rollout lists can be asked for; text is served as plain
+text (never rendered as HTML), anything else as a download.
+"""
+from __future__ import annotations
+
+import mimetypes
+from pathlib import PurePosixPath
+
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
+
+from . import artifacts
+from .models import Rollout
+
+# Served inline as text/plain: what people open in a browser tab.
+TEXT_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".pane", ".md", ".toml", ".yaml", ".yml", ".py", ".sh", ".csv", ".diff"}
+
+
+def trial_file(request, pk: int, path: str):
+    rollout = get_object_or_404(Rollout.objects.only("pk", "trial_name", "artifacts"), pk=pk)
+    handle = artifacts.open_artifact(rollout, path)
+    if handle is None:
+        raise Http404(f"rollout {pk} has no file {path}")
+    name = PurePosixPath(path).name
+    if PurePosixPath(path).suffix.lower() in TEXT_SUFFIXES:
+        response = FileResponse(handle, content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'inline; filename="{_quoted(name)}"'
+    else:
+        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        response = FileResponse(handle, as_attachment=True, filename=name, content_type=kind)
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _quoted(name: str) -> str:
+    return name.replace("\\", "_").replace('"', "_")

@@ -1,0 +1,139 @@
+"""A rollout's trial files in the storage every web server and worker shares.
+
+A trial runs on one worker host, but its pages are served by others: when
+a trial ends (or while it runs, for the logs people watch), its folder's
+files are copied to Django's `artifacts` storage (`STORAGES["artifacts"]`:
+a folder by default, an S3-compatible bucket in production), under
+`rollouts/<trial name>/<path in the trial folder>`. The site reads a
+rollout's files only from there, and only the ones listed in
+`Rollout.artifacts` (path, size, whether it was cut), never by a path a
+request names.
+
+Links and special files in the trial folder are never followed (it is
+written by the agent's sandbox); a file larger than ARTIFACT_FILE_LIMIT
+keeps its head and tail and says so.
+"""
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import storages
+
+from autolab_site.checksums import tree_checksum
+from autolab_site.safe_files import UnsafePath, read_file, read_tail
+
+from .models import Rollout
+
+# Bigger files keep their first and last half of this (a 12-hour training log).
+ARTIFACT_FILE_LIMIT = 64 * 1024 * 1024
+CUT_MARK = b"\n[... cut by autolab-site: the middle of this file was not kept ...]\n"
+# Files of a trial folder that are ours or Harbor's bookkeeping, not the trial's.
+SKIPPED = ("lock.json",)
+
+
+@dataclass(frozen=True)
+class ArtifactFile:
+    path: str  # relative to the trial folder, POSIX
+    size: int  # bytes in the trial folder
+    cut: bool = False  # only the head and tail were kept
+
+
+def storage():
+    return storages["artifacts"]
+
+
+def storage_name(trial_name: str, relative: str) -> str:
+    return f"rollouts/{trial_name}/{relative}"
+
+
+def file_limit() -> int:
+    return int(getattr(settings, "AUTOLAB_ARTIFACT_FILE_LIMIT", ARTIFACT_FILE_LIMIT))
+
+
+def trial_files(folder: Path) -> list[str]:
+    """The regular files of a trial folder (relative, sorted), links and special files left out."""
+    names: set[str] = set()
+    tree_checksum(folder, names=names)
+    return sorted(name for name in names if name.rpartition("/")[2] not in SKIPPED)
+
+
+def _content(folder: Path, relative: str, size: int, limit: int) -> tuple[bytes, bool]:
+    if size <= limit:
+        return read_file(folder, relative), False
+    half = limit // 2
+    return read_file(folder, relative, limit=half) + CUT_MARK + read_tail(folder, relative, half), True
+
+
+def store_files(rollout: Rollout, folder: Path, relatives: list[str] | None = None) -> list[ArtifactFile]:
+    """Copy a trial folder's files (or those named) to the shared storage; update the rollout's list.
+
+    Files already stored with the same size are not sent again, so a
+    running trial's logs can be stored every few seconds at little cost.
+    """
+    folder = Path(folder)
+    known = {entry["path"]: entry for entry in rollout.artifacts or []}
+    limit = file_limit()
+    target = storage()
+    for relative in relatives if relatives is not None else trial_files(folder):
+        try:
+            size = os.lstat(folder / relative).st_size
+            if relative in known and known[relative]["size"] == size:
+                continue
+            data, cut = _content(folder, relative, size, limit)
+        except (OSError, UnsafePath):
+            continue
+        name = storage_name(rollout.trial_name, relative)
+        if target.exists(name):
+            target.delete(name)
+        target.save(name, ContentFile(data))
+        known[relative] = asdict(ArtifactFile(relative, size, cut))
+    listing = sorted(known.values(), key=lambda entry: entry["path"])
+    if listing != (rollout.artifacts or []):
+        Rollout.objects.filter(pk=rollout.pk).update(artifacts=listing)
+        rollout.artifacts = listing
+    return [ArtifactFile(**entry) for entry in listing]
+
+
+def listed(rollout: Rollout, relative: str) -> ArtifactFile | None:
+    for entry in rollout.artifacts or []:
+        if entry["path"] == relative:
+            return ArtifactFile(**entry)
+    return None
+
+
+def open_artifact(rollout: Rollout, relative: str):
+    """The stored file (a binary file object), or None when the rollout has no such file."""
+    if listed(rollout, relative) is None:
+        return None
+    try:
+        return storage().open(storage_name(rollout.trial_name, relative), "rb")
+    except (FileNotFoundError, OSError):
+        return None
+
+
+def tail(rollout: Rollout, relative: str, size: int = 64 * 1024) -> str | None:
+    """The last `size` bytes of a stored file as text, or None."""
+    handle = open_artifact(rollout, relative)
+    if handle is None:
+        return None
+    with handle:
+        try:
+            end = handle.size
+            handle.seek(max(end - size, 0))
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            data = handle.read()
+            return data[-size:].decode("utf-8", "replace")
+        return handle.read().decode("utf-8", "replace")
+
+
+def delete_files(rollout: Rollout) -> None:
+    target = storage()
+    for entry in rollout.artifacts or []:
+        name = storage_name(rollout.trial_name, entry["path"])
+        if target.exists(name):
+            target.delete(name)
