@@ -1,13 +1,16 @@
 FROM python:3.12-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 RUN apt-get update && apt-get install -y --no-install-recommends tmux bubblewrap git && rm -rf /var/lib/apt/lists/*
+# The workers drive the host's Docker engine (the docker backend): its CLI and Compose plugin.
+COPY --from=docker:27-cli /usr/local/bin/docker /usr/local/bin/docker
+COPY --from=docker/compose-bin:v2.29.7 /docker-compose /usr/libexec/docker/cli-plugins/docker-compose
 WORKDIR /srv/autolab-site
 COPY pyproject.toml README.md ./
 COPY autolab_site autolab_site
 COPY tasks tasks
 COPY evaluations evaluations
 COPY trajectories trajectories
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir '.[s3]'
 COPY . .
 RUN python manage.py collectstatic --noinput
 EXPOSE 8000

@@ -10,6 +10,13 @@ HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 
 $PY manage.py migrate --noinput
+# Podman runs the demo in containers; its tasks build FROM the project's base
+# image. Without podman (or without the image) the demo uses bubblewrap.
+if command -v podman >/dev/null 2>&1; then
+  bash scripts/build-base-image.sh || echo "the base image could not be built: the demo falls back to bubblewrap"
+fi
+# Workers find podman-compose in the venv.
+export PATH="$PWD/.venv/bin:$PATH"
 $PY manage.py load_demo
 
 # Stop a worker left by an earlier run, and wait until it is gone: its warm
