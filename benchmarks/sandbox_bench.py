@@ -1,12 +1,19 @@
-"""How much the bubblewrap sandbox costs: start, one exec, stop, and a whole nop trial.
+"""What a sandbox costs a trial, side by side: podman, bubblewrap, and no sandbox at all.
 
-    .venv/bin/python benchmarks/sandbox_bench.py [--n 50]
+    .venv/bin/python benchmarks/sandbox_bench.py [--n 3]
 
-Needs root, bwrap, nsenter, setpriv, prlimit (see README, Evaluation
-runner). Printed: median start, exec (`true`) and stop times of the
-environment on the runner's tiny test task, the same exec run directly on
-the host for comparison (ratio), and the wall time of a complete Harbor
-`nop` trial. Targets: exec <= 30 ms, start <= 200 ms, nop trial <= 2 s.
+One Harbor `nop` trial of the runner's tiny test task on each backend,
+`--n` times, all in one run (this machine's speed drifts):
+
+- nothing: Harbor's calls on a no-op environment (every exec succeeds at
+  once): what Harbor itself costs, the floor;
+- bubblewrap: our host sandbox;
+- podman, first build: the task's image removed first, so the trial builds it;
+- podman, cached: the image is there (a second trial of the same task).
+
+Printed per backend: the median overhead from the trial's start to the
+agent's start, and from the verifier's end to the trial's end (the
+sandbox stopped and removed), each beside the no-op floor as a ratio.
 """
 from __future__ import annotations
 
@@ -25,92 +32,154 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
 TASK = ROOT / "evaluations" / "tests" / "tasks" / "tiny_sum"
+NOOP_IMPORT_PATH = "benchmarks.sandbox_bench:NoopEnvironment"
 
 
-def make_env(base: Path):
-    from harbor.models.task.config import NetworkMode, NetworkPolicy
-    from harbor.models.task.task import Task
-    from harbor.models.trial.paths import TrialPaths
+def noop_environment_class():
+    from harbor.environments.base import BaseEnvironment, ExecResult
+    from harbor.environments.capabilities import EnvironmentCapabilities
 
-    from evaluations.sandbox.bubblewrap import BubblewrapEnvironment
+    class NoopEnvironment(BaseEnvironment):
+        """Succeeds at everything at once; its verifier "writes" reward 0."""
 
-    task = Task(task_dir=TASK)
-    paths = TrialPaths(trial_dir=base / f"trial-{uuid.uuid4().hex[:6]}")
-    paths.mkdir()
-    return BubblewrapEnvironment(
-        environment_dir=task.paths.environment_dir, environment_name="tiny", session_id=f"bench-{uuid.uuid4().hex[:8]}",
-        trial_paths=paths, task_env_config=task.config.environment,
-        network_policy=NetworkPolicy(network_mode=NetworkMode.NO_NETWORK), sandbox_root=base / "sandboxes",
-    )
+        @staticmethod
+        def type() -> str:
+            return "noop"
+
+        @property
+        def capabilities(self) -> EnvironmentCapabilities:
+            return EnvironmentCapabilities(disable_internet=True)
+
+        def _validate_definition(self) -> None:
+            pass
+
+        async def start(self, force_build: bool) -> None:
+            pass
+
+        async def stop(self, delete: bool) -> None:
+            pass
+
+        async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None) -> ExecResult:
+            return ExecResult(stdout="", stderr="", return_code=0)
+
+        async def upload_file(self, source_path, target_path) -> None:
+            pass
+
+        async def upload_dir(self, source_dir, target_dir) -> None:
+            pass
+
+        async def download_file(self, source_path, target_path) -> None:
+            Path(target_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(target_path).write_text("")
+
+        async def download_dir(self, source_dir, target_dir) -> None:
+            Path(target_dir).mkdir(parents=True, exist_ok=True)
+            if str(source_dir).rstrip("/").endswith("verifier"):
+                (Path(target_dir) / "reward.json").write_text('{"reward": 0.0}')
+
+    return NoopEnvironment
 
 
-async def measure(base: Path, n: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {"start": [], "exec": [], "stop": []}
-    for _ in range(max(n // 10, 3)):
-        env = make_env(base)
-        t0 = time.perf_counter()
-        await env.start(force_build=False)
-        times["start"].append(time.perf_counter() - t0)
-        for _ in range(10):
-            t0 = time.perf_counter()
-            await env.exec("true")
-            times["exec"].append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        await env.stop(delete=True)
-        times["stop"].append(time.perf_counter() - t0)
-    return times
+def __getattr__(name: str):
+    # Harbor imports the no-op environment by its import path.
+    if name == "NoopEnvironment":
+        return noop_environment_class()
+    raise AttributeError(name)
 
 
-def nop_trial(base: Path) -> float:
-    from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig, TrialConfig
+def environment(backend: str, sandbox_root: Path):
+    from harbor.models.trial.config import EnvironmentConfig
+
+    if backend == "nothing":
+        return EnvironmentConfig(import_path=NOOP_IMPORT_PATH)
+    from evaluations.sandbox.backends import get
+
+    return get(backend).environment(sandbox_root)
+
+
+def one_trial(base: Path, backend: str) -> dict[str, float]:
+    """(start -> agent start, verifier end -> trial end) in seconds, for one nop trial."""
+    from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig, VerifierConfig
+    from harbor.trial.hooks import TrialEvent
     from harbor.trial.trial import Trial
 
     config = TrialConfig(
         task=TaskConfig(path=TASK), trials_dir=base / "trials", trial_name=f"bench__{uuid.uuid4().hex[:6]}",
         agent=AgentConfig(name="nop"),
-        environment=EnvironmentConfig(
-            import_path="evaluations.sandbox.bubblewrap:BubblewrapEnvironment",
-            kwargs={"sandbox_root": str(base / "sandboxes")},
-        ),
+        environment=environment(backend, base / "sandboxes"),
+        verifier=VerifierConfig(import_path="evaluations.verifier:TolerantVerifier"),
     )
+    marks: dict[str, float] = {}
 
     async def run():
         trial = await Trial.create(config)
-        return await trial.run()
 
-    t0 = time.perf_counter()
-    asyncio.run(run())
-    return time.perf_counter() - t0
+        def mark(name: str):
+            async def hook(event) -> None:
+                marks[name] = time.perf_counter()
+
+            return hook
+
+        trial.add_hook(TrialEvent.AGENT_START, mark("agent_start"))
+        marks["start"] = time.perf_counter()
+        result = await trial.run()
+        marks["end"] = time.perf_counter()
+        return result
+
+    result = asyncio.run(run())
+    verifier_end = result.verifier.finished_at.timestamp() if result.verifier else None
+    ended = result.finished_at.timestamp()
+    return {
+        "to_agent": marks["agent_start"] - marks["start"],
+        # Harbor records the verifier's end and the trial's end on the same clock.
+        "after_verifier": (ended - verifier_end) if verifier_end else float("nan"),
+        "total": marks["end"] - marks["start"],
+    }
+
+
+def remove_task_images() -> None:
+    listed = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"],
+                            capture_output=True, text=True).stdout.split()
+    for image in listed:
+        if image.startswith("localhost/hb__"):
+            subprocess.run(["podman", "rmi", "-f", image], capture_output=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=50, help="number of execs to time")
+    parser.add_argument("--n", type=int, default=3, help="trials per backend")
     args = parser.parse_args()
     import django
 
     django.setup()
-    from evaluations.sandbox.bubblewrap import host_problems
+    from evaluations.sandbox.backends import get
 
-    problems = host_problems()
-    if problems:
-        print("sandbox unavailable:", "; ".join(problems))
-        return 1
+    runs: dict[str, list[dict[str, float]]] = {"nothing": [], "bubblewrap": [], "podman, first build": [],
+                                                "podman, cached": []}
+    unavailable = {name: get(name).host_problems() for name in ("bubblewrap", "podman")}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        times = asyncio.run(measure(base, args.n))
-        host = []
         for _ in range(args.n):
-            t0 = time.perf_counter()
-            subprocess.run(["/bin/bash", "-c", "true"], check=True)
-            host.append(time.perf_counter() - t0)
-        trial = nop_trial(base)
-    exec_ms = statistics.median(times["exec"]) * 1000
-    host_ms = statistics.median(host) * 1000
-    print(f"start  median {statistics.median(times['start']) * 1000:7.1f} ms  (target <= 200)")
-    print(f"exec   median {exec_ms:7.1f} ms  (target <= 30); bash on the host {host_ms:.1f} ms, ratio {exec_ms / host_ms:.1f}")
-    print(f"stop   median {statistics.median(times['stop']) * 1000:7.1f} ms")
-    print(f"nop trial     {trial * 1000:7.1f} ms  (target <= 2000)")
+            runs["nothing"].append(one_trial(base, "nothing"))
+            if not unavailable["bubblewrap"]:
+                runs["bubblewrap"].append(one_trial(base, "bubblewrap"))
+            if not unavailable["podman"]:
+                remove_task_images()
+                runs["podman, first build"].append(one_trial(base, "podman"))
+                runs["podman, cached"].append(one_trial(base, "podman"))
+    floor = {key: statistics.median(run[key] for run in runs["nothing"]) for key in ("to_agent", "after_verifier")}
+    print(f"nop trial of tiny_sum, {args.n} per backend; medians (ratio to no sandbox)")
+    print(f"{'backend':<22}{'start -> agent':>18}{'verifier -> end':>22}{'whole trial':>14}")
+    for name, results in runs.items():
+        if not results:
+            problems = unavailable["podman" if name.startswith("podman") else name]
+            print(f"{name:<22}  unavailable: {'; '.join(problems)}")
+            continue
+        to_agent = statistics.median(r["to_agent"] for r in results)
+        after = statistics.median(r["after_verifier"] for r in results)
+        total = statistics.median(r["total"] for r in results)
+        print(f"{name:<22}{to_agent * 1000:>10.0f} ms {to_agent / floor['to_agent']:>5.0f}x"
+              f"{after * 1000:>12.0f} ms {after / max(floor['after_verifier'], 1e-4):>6.0f}x{total:>12.1f} s")
     return 0
 
 

@@ -17,6 +17,10 @@ things:
 - **A process limit.** cpus and memory are Harbor's (from task.toml); a
   pids limit (`max_processes`, default 4096) is added, so a fork bomb stays
   inside its container.
+- **Images are kept.** The task's image is built under Harbor's
+  content-addressed name (compose would name it after the trial's session)
+  and is not deleted at the end (Harbor's `down --rmi local` would): a
+  second trial of the same task reuses it.
 - **Nothing the agent started survives into grading.** `begin_verification`
   (the runner calls it at AGENT_END) kills every process in the container
   but its init before the verifier runs.
@@ -67,7 +71,7 @@ class OfflineCompose(SafeTransfers):
         kwargs["auto_mounting"] = True
         super().__init__(*args, **kwargs)
         self._init_transfers()
-        self._limits_compose = self._base / "limits.compose.json"
+        self._overrides_compose = self._base / "overrides.compose.json"
         self._own_pids = "1"
 
     @classmethod
@@ -88,13 +92,18 @@ class OfflineCompose(SafeTransfers):
         paths = list(super()._docker_compose_paths)  # type: ignore[misc]
         if self.without_network:
             paths.append(NO_NETWORK_COMPOSE)
-        if self._limits_compose.exists():
-            paths.append(self._limits_compose)
+        if self._overrides_compose.exists():
+            paths.append(self._overrides_compose)
         return paths
 
     async def start(self, force_build: bool) -> None:
         self._base.mkdir(parents=True, exist_ok=True)
-        self._limits_compose.write_text(json.dumps({"services": {"main": {"pids_limit": self._max_processes}}}))
+        main = {"pids_limit": self._max_processes}
+        if not self.task_env_config.docker_image:
+            # Harbor's content-addressed name for the task's image; without it
+            # compose names the image after the session, one per trial.
+            main["image"] = self._main_image_name  # type: ignore[attr-defined]
+        self._overrides_compose.write_text(json.dumps({"services": {"main": main}}))
         await super().start(force_build)  # type: ignore[misc]
         # The container's own processes (its init and keep-alive): killing
         # the keep-alive would stop the container.
@@ -102,11 +111,25 @@ class OfflineCompose(SafeTransfers):
         self._own_pids = " ".join(name for name in (listed.stdout or "").split() if name.isdigit())
 
     async def stop(self, delete: bool) -> None:
+        """Remove the containers at once and keep the task's image for the next trial.
+
+        Harbor's own `down --rmi local` deletes the image it just built, so
+        every trial of a task would build it again; and the keep-alive, the
+        container's PID 1, ignores SIGTERM, so a plain `down` waits out its
+        10 s grace on every trial. Nothing in the container needs a clean
+        shutdown once the trial is over.
+        """
         try:
-            await super().stop(delete)  # type: ignore[misc]
+            await self._run_docker_compose_command(  # type: ignore[attr-defined]
+                ["down", "--volumes", "--remove-orphans", "-t", "0"], check=False
+            )
         finally:
-            if delete:
-                shutil.rmtree(self._base, ignore_errors=True)
+            try:
+                # Harbor's bookkeeping (its compose files); its `down` finds nothing left.
+                await super().stop(False)  # type: ignore[misc]
+            finally:
+                if delete:
+                    shutil.rmtree(self._base, ignore_errors=True)
 
     async def begin_verification(self) -> None:
         """Before grading: kill every process the agent left running, and empty /logs/verifier.

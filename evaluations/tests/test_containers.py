@@ -143,8 +143,9 @@ def test_limits_of_task_toml_hold_inside_the_container(tmp_path):
 def test_a_second_trial_of_a_task_reuses_its_image(tmp_path):
     require_podman()
 
-    def images() -> set[str]:
-        return set(subprocess.run(["podman", "images", "-q", "--no-trunc"], capture_output=True, text=True).stdout.split())
+    def image_id(name: str) -> str:
+        found = subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", name], capture_output=True, text=True)
+        return found.stdout.strip() if found.returncode == 0 else ""
 
     def start_and_stop(folder: Path) -> str:
         env = make_podman_env(folder, TINY_TASK)
@@ -156,11 +157,11 @@ def test_a_second_trial_of_a_task_reuses_its_image(tmp_path):
         asyncio.run(scenario())
         return env._main_image_name
 
-    first = start_and_stop(tmp_path / "one")
-    known = images()
-    second = start_and_stop(tmp_path / "two")
-    assert first == second
-    assert images() == known  # no image built the second time
+    name = start_and_stop(tmp_path / "one")
+    first = image_id(name)
+    assert first, "the image outlives the trial that built it"
+    assert start_and_stop(tmp_path / "two") == name
+    assert image_id(name) == first  # the same image, not a new build
 
 
 def test_agent_processes_are_killed_before_grading(tmp_path):
