@@ -33,7 +33,7 @@ from .failures import (
     CAUSES,
     FAILED_OUTCOMES,
     FLAGS,
-    INFRASTRUCTURE_ERROR,
+    NOT_THE_AGENTS,
     Classification,
     RolloutFacts,
     StepFacts,
@@ -135,7 +135,7 @@ def _label_of(rollout: Rollout) -> FailureLabel | None:
 
 
 def _is_infra(rollout: Rollout) -> bool:
-    return effective_cause(rollout) == INFRASTRUCTURE_ERROR
+    return effective_cause(rollout) in NOT_THE_AGENTS
 
 
 def _sync_infra_flag(rollout: Rollout, was_infra: bool) -> bool:

@@ -35,6 +35,7 @@ from typing import Any
 # Causes ----------------------------------------------------------------------
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
+CONFIGURATION_ERROR = "configuration_error"
 VERIFIER_ERROR = "verifier_error"
 AGENT_ERROR = "agent_error"
 PROTECTED_FILE_MODIFIED = "protected_file_modified"
@@ -60,6 +61,7 @@ CAUSES: dict[str, str] = {
     AGENT_ERROR: "Agent error",
     VERIFIER_ERROR: "Verifier error",
     INFRASTRUCTURE_ERROR: "Infrastructure error",
+    CONFIGURATION_ERROR: "Configuration error",
     UNKNOWN: "Unknown",
 }
 
@@ -72,9 +74,12 @@ CAUSE_HELP: dict[str, str] = {
     BUILD_FAILED: "the artifact did not build",
     NONDETERMINISTIC: "the artifact's results changed between runs",
     PROTECTED_FILE_MODIFIED: "a file the instruction marks read-only was changed",
-    AGENT_ERROR: "the model API or the agent failed (provider error, context length, unparseable reply)",
+    AGENT_ERROR: "the agent failed (context length exceeded, unparseable reply, non-zero exit)",
     VERIFIER_ERROR: "the verifier timed out or left no readable reward",
-    INFRASTRUCTURE_ERROR: "the sandbox or environment failed to build or start",
+    INFRASTRUCTURE_ERROR: "the sandbox failed to build or start, or the model provider failed (5xx, rate limit, "
+    "no connection): not the agent's doing",
+    CONFIGURATION_ERROR: "the model, its API key or endpoint (a missing key, an unknown model, a 4xx from the "
+    "provider), or the sandbox backend for the task, was set up wrong: not the agent's doing",
     UNKNOWN: "no rule matched",
 }
 
@@ -87,6 +92,9 @@ class Outcome:
     CANCELLED = "cancelled"
     INFRA_ERROR = "infra_error"
 
+
+# Causes that are not the agent's doing: the rollout is left out of the figures and flagged.
+NOT_THE_AGENTS = (INFRASTRUCTURE_ERROR, CONFIGURATION_ERROR)
 
 # Outcomes that carry a cause: the rollouts the failures page lists.
 FAILED_OUTCOMES = (Outcome.ZERO, Outcome.NO_REWARD, Outcome.INFRA_ERROR)
@@ -184,6 +192,35 @@ VERIFIER_EXCEPTION_TYPES = {
     "DownloadVerifierDirError",
     "RegradeError",
 }
+# The model, its key or endpoint, or the campaign's backend is set up wrong:
+# fails at once, is never retried, and is not the agent's result.
+CONFIGURATION_EXCEPTION_TYPES = {
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "BadRequestError",
+    "UnprocessableEntityError",
+    "UnsupportedParamsError",
+    "InvalidRequestError",
+    "MissingModelCredentialError",
+    "ModelNotFoundError",
+    "UnsupportedModelParametersError",
+    "RunnerConfigError",  # evaluations.runner: the worker cannot run the rollout as configured
+    "NeedsContainerBackend",  # the bubblewrap sandbox cannot run the task
+    "PreflightError",
+}
+# Transient faults of the model provider: worth another attempt, and not the agent's result.
+PROVIDER_EXCEPTION_TYPES = {
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "APIConnectionError",
+    "APIError",
+    "Timeout",
+    "APITimeoutError",
+    "ConnectionError",
+}
 INFRA_EXCEPTION_TYPES = {
     "EnvironmentStartTimeoutError",
     "AgentSetupTimeoutError",  # the harness never got installed: the agent did not start
@@ -194,14 +231,19 @@ INFRA_EXCEPTION_TYPES = {
     "ServiceOperationsUnsupportedError",
 }
 _INFRA_TYPE = re.compile(r"Environment|Sandbox|Docker|Container|Healthcheck|Infrastructure|Bwrap|GKE|Pod", re.I)
+_PROVIDER_TYPE = re.compile(r"Overloaded|RateLimit|ServiceUnavailable|InternalServer|BadGateway|NetworkConnection")
 _AGENT_TYPE = re.compile(
-    r"^Api|ContextLength|ContextWindow|OutputLength|OutputToken|RateLimit|APIError|APIConnection|BadRequest|"
-    r"ServiceUnavailable|InternalServerError|Authentication|ContentPolicy|ParseError|JSONDecode|ModelNotFound|"
-    r"NonZeroAgentExitCode|SafetyRefusal|UnsupportedModelParameters|MissingModelCredential|NetworkConnection",
+    r"^Api|ContextLength|ContextWindow|OutputLength|OutputToken|ContentPolicy|ParseError|JSONDecode|"
+    r"NonZeroAgentExitCode|SafetyRefusal",
 )
+_CONFIGURATION_MESSAGE = re.compile(
+    r"missing credentials|api[_ ]?key|incorrect api key|invalid api key|unauthori[sz]ed|"
+    r"model[_ ]not[_ ]found|does not exist or you do not have access|\b(401|403|404)\b",
+    re.I,
+)
+_PROVIDER_MESSAGE = re.compile(r"rate.?limit|overloaded|\b(500|502|503|504|529)\b|connection (refused|reset)", re.I)
 _AGENT_MESSAGE = re.compile(
-    r"context (length|window)|maximum context|too many tokens|rate.?limit|litellm|"
-    r"could not parse|unparseable|invalid json|overloaded",
+    r"context (length|window)|maximum context|too many tokens|litellm|could not parse|unparseable|invalid json",
     re.I,
 )
 _INFRA_MESSAGE = re.compile(
@@ -212,7 +254,12 @@ _INFRA_MESSAGE = re.compile(
 
 
 def exception_family(exception_type: str, message: str = "") -> str:
-    """Sort a Harbor/litellm exception into timeout | verifier | infrastructure | agent | ""."""
+    """Sort a Harbor/litellm exception: timeout | verifier | configuration | provider | infrastructure | agent | "".
+
+    The one table for both the runner (configuration: fail at once;
+    provider and infrastructure: retry; the rest is the agent's result)
+    and the failure classifier (the cause).
+    """
     name = exception_type.rsplit(".", 1)[-1].strip()
     if not name:
         return ""
@@ -220,9 +267,19 @@ def exception_family(exception_type: str, message: str = "") -> str:
         return "timeout"
     if name in VERIFIER_EXCEPTION_TYPES or name.startswith(("Verifier", "Reward")):
         return "verifier"
+    if name in CONFIGURATION_EXCEPTION_TYPES:
+        return "configuration"
+    if name in PROVIDER_EXCEPTION_TYPES or _PROVIDER_TYPE.search(name):
+        return "provider"
     if name in INFRA_EXCEPTION_TYPES or _INFRA_TYPE.search(name):
         return "infrastructure"
-    if _AGENT_TYPE.search(name) or _AGENT_MESSAGE.search(message):
+    if _AGENT_TYPE.search(name):
+        return "agent"
+    if _CONFIGURATION_MESSAGE.search(message):
+        return "configuration"
+    if _PROVIDER_MESSAGE.search(message):
+        return "provider"
+    if _AGENT_MESSAGE.search(message):
         return "agent"
     if _INFRA_MESSAGE.search(message):
         return "infrastructure"
@@ -591,7 +648,9 @@ class Rule:
 
 # The one table. Order = priority: the first row with evidence is the primary cause.
 RULES: tuple[Rule, ...] = (
+    Rule(CONFIGURATION_ERROR, _exception_of("configuration"), "the key, model, endpoint or backend was set up wrong (4xx)"),
     Rule(INFRASTRUCTURE_ERROR, _exception_of("infrastructure"), "Harbor: the environment failed to build or start"),
+    Rule(INFRASTRUCTURE_ERROR, _exception_of("provider"), "the model provider failed: 5xx, rate limit, no connection"),
     Rule(VERIFIER_ERROR, _exception_of("verifier"), "Harbor: verifier timeout, reward file missing or unparseable"),
     Rule(AGENT_ERROR, _exception_of("agent"), "provider / litellm error, context length exceeded, unparseable reply"),
     Rule(PROTECTED_FILE_MODIFIED, detect_protected_by_verifier, "verifier: *_modified reason, checksum of a pinned file"),
@@ -670,7 +729,7 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
     if facts.reward is not None and facts.reward > 0:
         return Classification(outcome=Outcome.SCORED, flags=flags)
     cause, secondary, evidence = find_causes(facts, thresholds)
-    if cause == INFRASTRUCTURE_ERROR:
+    if cause in NOT_THE_AGENTS:
         outcome = Outcome.INFRA_ERROR
     elif facts.reward is None:
         outcome = Outcome.NO_REWARD

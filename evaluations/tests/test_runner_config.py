@@ -20,22 +20,29 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.mark.parametrize(
-    "exception_type, agent_started, kind",
+    "exception_type, message, agent_started, kind",
     [
-        ("NeedsContainerBackend", False, "infra-final"),
-        ("SandboxBuildFailedError", False, "infra-final"),
-        ("EnvironmentStartTimeoutError", False, "infra-retry"),
-        ("RuntimeError", False, "infra-retry"),
-        ("InternalServerError", True, "infra-retry"),
-        ("ServiceUnavailableError", True, "infra-retry"),
-        ("RateLimitError", True, "infra-retry"),
-        ("AgentTimeoutError", True, "result"),
-        ("NonZeroAgentExitCodeError", True, "result"),
-        ("ContextLengthExceededError", True, "result"),
+        ("NeedsContainerBackend", "", False, "config"),
+        ("RunnerConfigError", "", False, "config"),
+        ("AuthenticationError", "Missing credentials", True, "config"),
+        ("litellm.NotFoundError", "model not found", True, "config"),
+        ("BadRequestError", "", True, "config"),
+        ("RuntimeError", "Missing credentials. Please pass an `api_key`", True, "config"),
+        ("SandboxBuildFailedError", "", False, "infra-final"),
+        ("EnvironmentStartTimeoutError", "", False, "infra-retry"),
+        ("RuntimeError", "", False, "infra-retry"),
+        ("InternalServerError", "", True, "infra-retry"),
+        ("ServiceUnavailableError", "", True, "infra-retry"),
+        ("RateLimitError", "", True, "infra-retry"),
+        ("APIConnectionError", "", True, "infra-retry"),
+        ("AgentTimeoutError", "", True, "result"),
+        ("NonZeroAgentExitCodeError", "", True, "result"),
+        ("ContextLengthExceededError", "", True, "result"),
+        ("RuntimeError", "", True, "result"),
     ],
 )
-def test_classify_failure(exception_type, agent_started, kind):
-    assert classify_failure(exception_type, agent_started=agent_started) == kind
+def test_classify_failure(exception_type, message, agent_started, kind):
+    assert classify_failure(exception_type, message, agent_started=agent_started) == kind
 
 
 def test_gpu_tasks_go_to_the_gpu_queue_with_their_type():

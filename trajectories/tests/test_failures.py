@@ -121,9 +121,16 @@ CASES = [
     ("context length exceeded",
      facts(exception_type="ContextLengthExceededError", exception_message="prompt is too long", reward=None,
            verifier_fields={}), "no_reward", f.AGENT_ERROR, []),
+    # A provider's fault is not the agent's: it is retried, then left out of the figures (issue 15).
     ("litellm rate limit",
      facts(exception_type="litellm.RateLimitError", exception_message="429", reward=None, verifier_fields={}),
-     "no_reward", f.AGENT_ERROR, []),
+     "infra_error", f.INFRASTRUCTURE_ERROR, []),
+    ("a wrong API key",
+     facts(exception_type="litellm.AuthenticationError", exception_message="Missing credentials", reward=None,
+           verifier_fields={}, steps=[]), "infra_error", f.CONFIGURATION_ERROR, []),
+    ("an unknown model, said only in the message",
+     facts(exception_type="RuntimeError", exception_message="litellm.NotFoundError: model_not_found", reward=None,
+           verifier_fields={}, steps=[]), "infra_error", f.CONFIGURATION_ERROR, []),
     ("unknown exception type whose message names the provider",
      facts(exception_type="RuntimeError", exception_message="litellm.BadRequestError: invalid json in response",
            reward=None, verifier_fields={}), "no_reward", f.AGENT_ERROR, []),
@@ -321,8 +328,17 @@ def test_path_matching(edited, rule, matches):
         ("DockerException", "", "infrastructure"),
         ("RuntimeError", "docker: no space left on device", "infrastructure"),
         ("OutputLengthExceededError", "", "agent"),
-        ("litellm.exceptions.ServiceUnavailableError", "", "agent"),
-        ("ApiOverloadedError", "", "agent"),
+        ("litellm.exceptions.ServiceUnavailableError", "", "provider"),
+        ("ApiOverloadedError", "", "provider"),
+        ("RateLimitError", "429", "provider"),
+        ("RuntimeError", "upstream answered 503", "provider"),
+        ("AuthenticationError", "", "configuration"),
+        ("MissingModelCredentialError", "", "configuration"),
+        ("BadRequestError", "", "configuration"),
+        ("RunnerConfigError", "", "configuration"),
+        ("NeedsContainerBackend", "", "configuration"),
+        ("RuntimeError", "Missing credentials. Please pass an `api_key`", "configuration"),
+        ("ContextLengthExceededError", "", "agent"),
         ("RuntimeError", "maximum context length is 200000 tokens", "agent"),
         ("KeyError", "'foo'", ""),
         ("", "", ""),
@@ -416,6 +432,7 @@ TRIAL_CASES = {
     "no_improvement": ("zero", f.NO_IMPROVEMENT, []),
     "agent_error": ("no_reward", f.AGENT_ERROR, []),
     "infrastructure_error": ("infra_error", f.INFRASTRUCTURE_ERROR, []),
+    "configuration_error": ("infra_error", f.CONFIGURATION_ERROR, []),
     "verifier_error": ("no_reward", f.VERIFIER_ERROR, []),
     "unknown": ("zero", f.UNKNOWN, []),
     "scored_after_timeout": ("scored", "", []),
@@ -451,7 +468,7 @@ def test_trial_folder_causes(imported_trials, name):
     rollout = imported_trials[name]
     assert (rollout.outcome, rollout.failure_cause) == (outcome, cause)
     assert set(secondary) <= set(rollout.failure_secondary)
-    assert rollout.infra_error is (cause == f.INFRASTRUCTURE_ERROR)
+    assert rollout.infra_error is (cause in f.NOT_THE_AGENTS)
 
 
 def test_trial_folder_evidence(imported_trials):
