@@ -217,6 +217,8 @@ RUNNER_RETRY_BACKOFF_SEC = float(os.environ.get("AUTOLAB_RUNNER_RETRY_BACKOFF_SE
 STUB_LLM_PORT = int(os.environ.get("AUTOLAB_STUB_LLM_PORT", "8765"))
 # A queued rollout past its due time by this much, whose message waits in no queue, is sent again.
 RUNNER_RESEND_GRACE_SEC = float(os.environ.get("AUTOLAB_RUNNER_RESEND_GRACE_SEC", "120"))
+# A campaign's preflight that no worker answered for this long fails (no worker serves its queue).
+RUNNER_PREFLIGHT_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_RUNNER_PREFLIGHT_TIMEOUT_SEC", "120"))
 # A worker moves an ended trial's folder to the artifact storage; keep a local copy as well?
 KEEP_TRIAL_FOLDERS = env_bool("AUTOLAB_KEEP_TRIAL_FOLDERS", False)
 

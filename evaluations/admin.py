@@ -49,7 +49,7 @@ class AgentModelAdmin(admin.ModelAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one model to evaluate.", messages.ERROR)
             return None
-        url = reverse("admin:evaluations_campaign_add") + f"?model={queryset.get().pk}"
+        url = reverse("evaluations:campaign_new") + f"?model={queryset.get().pk}"
         return HttpResponseRedirect(url)
 
 
@@ -105,19 +105,20 @@ class CampaignAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         if not change:
-            from .campaigns import add_rollouts, enqueue_campaign
+            from .campaigns import send_preflight
 
             campaign = form.instance
-            n = add_rollouts(campaign)
-            transaction.on_commit(lambda: enqueue_campaign(campaign))
-            self.message_user(request, f"Campaign {campaign.pk}: {n} rollouts queued.", messages.SUCCESS)
+            Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CHECKING)
+            transaction.on_commit(lambda: send_preflight(campaign))
+            self.message_user(request, f"Campaign {campaign.pk}: a worker checks it, then its rollouts start.",
+                              messages.SUCCESS)
 
     @admin.action(description="Re-evaluate (new rollouts; the old ones become superseded)")
     def reevaluate_campaigns(self, request, queryset):
         from .campaigns import reevaluate
 
         for campaign in queryset:
-            new = reevaluate(campaign, created_by=request.user)
+            new = reevaluate(campaign, created_by=request.user, preflight=True)
             self.message_user(request, f"Campaign {new.pk} re-evaluates campaign {campaign.pk}.", messages.SUCCESS)
 
     @admin.action(description="Cancel campaigns")

@@ -1,6 +1,7 @@
-"""Campaign pages: the list, one campaign's live grid (with its JSON), cancel actions.
+"""Campaign pages: the list, the staff launch page, one campaign's live grid (with its JSON), cancels.
 
-Viewing is public; actions are POST-only and staff-only (403 otherwise).
+Viewing is public; launching and cancelling are staff-only (403
+otherwise), each a GET page (a form, or "are you sure?") and its POST.
 """
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from functools import wraps
 from django.contrib import messages
 from django.http import HttpResponseForbidden, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
 
-from trajectories.models import Rollout
+from trajectories.models import ACTIVE_STATUSES, Rollout
 
-from .campaigns import campaign_progress, cancel_campaign, request_cancel
-from .models import Campaign
+from . import launch as launching
+from .campaigns import CampaignError, campaign_progress, cancel_campaign, launch, request_cancel
+from .models import AgentModel, Campaign
+from .sandbox.backends import BACKENDS
 
 
 def staff_only(view):
@@ -54,19 +56,63 @@ def campaign_progress_json(request, pk: int):
     return JsonResponse(campaign_progress(campaign))
 
 
-@require_POST
+@staff_only
+def campaign_new(request):
+    """The launch page: model, harness, version, tasks, k, backend; an estimate; then the live grid."""
+    if request.method == "POST":
+        form = launching.LaunchForm(request.POST)
+        if form.is_valid() and "launch" in request.POST:
+            data = form.cleaned_data
+            try:
+                campaign = launch(
+                    data["model"], data["harness"], data["version"], tasks=list(data["tasks"]), k=data["k"],
+                    backend=data["backend"], created_by=request.user, notes=data["notes"],
+                    supersede=data.get("earlier") == launching.SUPERSEDE,
+                )
+            except CampaignError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Campaign {campaign.pk}: a worker checks it, then its rollouts start.")
+                return redirect("evaluations:campaign_detail", pk=campaign.pk)
+    else:
+        model_id = request.GET.get("model", "")
+        model = AgentModel.objects.filter(pk=int(model_id)).first() if model_id.isdigit() else None
+        form = launching.LaunchForm(initial={"model": model} if model else {})
+    context = {"form": form, "nav": "campaigns", "estimate": None, "earlier": 0, "backends": BACKENDS.items()}
+    data = form.cleaned_data if form.is_bound else {}
+    if all(data.get(name) for name in ("model", "harness", "version", "k")):
+        tasks = list(data.get("tasks") or [])
+        context["estimate"] = launching.campaign_estimate(data["model"], data["harness"], data["version"], tasks,
+                                                           data["k"])
+        context["earlier"] = launching.earlier_rollouts(data["model"], data["harness"], data["version"], tasks)
+    return render(request, "evaluations/campaign_new.html", context)
+
+
 @staff_only
 def campaign_cancel(request, pk: int):
-    campaign = get_object_or_404(Campaign, pk=pk)
+    campaign = get_object_or_404(Campaign.objects.select_related("model", "harness"), pk=pk)
+    if request.method != "POST":
+        active = campaign.rollouts.filter(status__in=ACTIVE_STATUSES).count()
+        return render(request, "evaluations/cancel_confirm.html", {
+            "nav": "campaigns", "what": f"campaign {campaign.pk} ({campaign.model} / {campaign.harness})",
+            "consequence": f"{active} rollouts that are queued or running stop; the finished ones stay.",
+            "back": campaign.get_absolute_url(),
+        })
     n = cancel_campaign(campaign, detail=f"campaign cancelled by {request.user.get_username()}")
     messages.success(request, f"Campaign {campaign.pk} cancelled ({n} rollouts stopped).")
     return redirect("evaluations:campaign_detail", pk=campaign.pk)
 
 
-@require_POST
 @staff_only
 def rollout_cancel(request, pk: int):
-    rollout = get_object_or_404(Rollout, pk=pk)
+    rollout = get_object_or_404(Rollout.objects.select_related("task"), pk=pk)
+    back = f"/campaigns/{rollout.campaign_id}/" if rollout.campaign_id else f"/rollouts/{rollout.pk}/"
+    if request.method != "POST":
+        return render(request, "evaluations/cancel_confirm.html", {
+            "nav": "campaigns", "what": f"rollout {rollout.number} of {rollout.task.name} ({rollout.status})",
+            "consequence": "Its trial stops within seconds; what it did so far is kept.",
+            "back": back,
+        })
     if request_cancel(rollout, detail=f"cancelled by {request.user.get_username()}"):
         messages.success(request, f"Rollout {rollout.pk} is being cancelled.")
     else:

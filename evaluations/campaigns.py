@@ -60,6 +60,52 @@ def resolve_tasks(version: BenchmarkVersion, names: Iterable[str] | None) -> lis
     return [found[name] for name in names]
 
 
+def _validate(version: BenchmarkVersion, tasks: list[Task], k: int, backend: str) -> None:
+    if k < 1:
+        raise CampaignError("k must be at least 1")
+    if backend not in Backend.values:
+        raise CampaignError(f"unknown backend {backend!r} (one of {', '.join(Backend.values)})")
+    if any(task.version_id != version.pk for task in tasks):
+        raise CampaignError(f"every task must belong to {version}")
+
+
+def launch(
+    model: AgentModel,
+    harness: Harness,
+    version: BenchmarkVersion,
+    *,
+    tasks: Iterable[Task] | None = None,
+    k: int = 3,
+    backend: str = Backend.DOCKER,
+    created_by=None,
+    notes: str = "",
+    supersede: bool = False,
+    preflight: bool = True,
+) -> Campaign:
+    """A campaign that checks first (evaluations.preflight) and starts once every queue it needs passed.
+
+    Without `preflight` it starts at once (create_campaign). `supersede`:
+    when it starts, earlier rollouts of the same model, harness and tasks
+    leave the figures (a re-evaluation); otherwise its rollouts add to them.
+    """
+    if not preflight:
+        return create_campaign(model, harness, version, tasks=tasks, k=k, backend=backend, created_by=created_by,
+                               notes=notes, supersede=supersede)
+    tasks = list(tasks or [])
+    _validate(version, tasks, k, backend)
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            model=model, harness=harness, version=version, k=k, backend=backend, created_by=created_by, notes=notes,
+            status=Campaign.Status.CHECKING, supersede=supersede,
+        )
+        if tasks:
+            campaign.tasks.set(tasks)
+        if not campaign_tasks(campaign):
+            raise CampaignError(f"{version} has no tasks")
+    transaction.on_commit(lambda: setattr(campaign, "send_report", send_preflight(campaign)))
+    return campaign
+
+
 def create_campaign(
     model: AgentModel,
     harness: Harness,
@@ -71,26 +117,25 @@ def create_campaign(
     created_by=None,
     notes: str = "",
     enqueue: bool = True,
+    supersede: bool = False,
 ) -> Campaign:
-    """A campaign with its k rollouts per task (queued), sent to the workers after commit.
+    """A campaign with its k rollouts per task (queued), sent to the workers after commit; no preflight.
 
     The send's report (dispatch.SendReport: what the broker took, what
     waits for it) is left on `campaign.send_report` once it has run.
     """
-    if k < 1:
-        raise CampaignError("k must be at least 1")
-    if backend not in Backend.values:
-        raise CampaignError(f"unknown backend {backend!r} (one of {', '.join(Backend.values)})")
     tasks = list(tasks or [])
-    if any(task.version_id != version.pk for task in tasks):
-        raise CampaignError(f"every task must belong to {version}")
+    _validate(version, tasks, k, backend)
     with transaction.atomic():
         campaign = Campaign.objects.create(
-            model=model, harness=harness, version=version, k=k, backend=backend, created_by=created_by, notes=notes
+            model=model, harness=harness, version=version, k=k, backend=backend, created_by=created_by, notes=notes,
+            supersede=supersede,
         )
         if tasks:
             campaign.tasks.set(tasks)
         add_rollouts(campaign)
+        if supersede:
+            supersede_earlier(campaign)
     if enqueue:
         transaction.on_commit(lambda: setattr(campaign, "send_report", enqueue_campaign(campaign)))
     return campaign
@@ -118,26 +163,140 @@ def enqueue_campaign(campaign: Campaign) -> dispatch.SendReport:
     return report
 
 
-def reevaluate(campaign: Campaign, *, created_by=None, enqueue: bool = True) -> Campaign:
+def supersede_earlier(campaign: Campaign) -> int:
+    """Earlier rollouts of the campaign's model, harness and tasks leave the figures (and stop, if running)."""
+    old = Rollout.objects.filter(
+        model=campaign.model, harness=campaign.harness, task__in=campaign_tasks(campaign), superseded=False
+    ).exclude(campaign=campaign)
+    n = 0
+    for rollout in old:
+        if rollout.is_active:
+            request_cancel(rollout, detail=f"superseded by campaign {campaign.pk}")
+        rollout.superseded = True
+        rollout.save(update_fields=["superseded"])
+        n += 1
+    return n
+
+
+def reevaluate(campaign: Campaign, *, created_by=None, enqueue: bool = True, preflight: bool = False) -> Campaign:
     """A new campaign like `campaign`; the old rollouts of the same entry and tasks become superseded.
 
     Superseded rollouts stay viewable but leave the figures.
     """
     tasks = list(campaign.tasks.all())
+    options = dict(tasks=tasks, k=campaign.k, backend=campaign.backend, created_by=created_by,
+                   notes=f"re-evaluation of campaign {campaign.pk}", supersede=True)
+    if preflight:
+        return launch(campaign.model, campaign.harness, campaign.version, **options)
+    return create_campaign(campaign.model, campaign.harness, campaign.version, enqueue=enqueue, **options)
+
+
+# -- preflight ----------------------------------------------------------------------------
+
+
+def needed_queues(campaign: Campaign) -> list[str]:
+    return sorted({dispatch.queue_for(task)[0] for task in campaign_tasks(campaign)})
+
+
+def send_preflight(campaign: Campaign) -> dispatch.SendReport:
+    """Ask a worker of each queue the campaign needs to check it (evaluations.preflight)."""
+    report = dispatch.SendReport()
+    for queue in needed_queues(campaign):
+        try:
+            dispatch.send_preflight(campaign.pk, queue)
+            report.sent.append(campaign.pk)
+        except dispatch.BROKER_DOWN as exc:
+            report.error = f"{type(exc).__name__}: {exc}"[:300]
+            report.unsent.append(campaign.pk)
+            break
+    if not report.error:
+        Campaign.objects.filter(pk=campaign.pk).update(preflight_sent_at=timezone.now())
+    return report
+
+
+def model_settings(model: AgentModel, harness: Harness):
+    from .preflight import ModelSettings
+
+    return ModelSettings(
+        harness=harness.name, litellm_model=model.litellm_model or model.name, api_base=model.api_base,
+        api_key_env=model.api_key_env, sampling_params=dict(model.sampling_params or {}),
+    )
+
+
+def preflight_inputs(campaign: Campaign, queue: str):
+    """(model settings, backend, task folders) that a worker of `queue` checks for the campaign."""
+    folders = [task.source_path for task in campaign_tasks(campaign) if dispatch.queue_for(task)[0] == queue]
+    return model_settings(campaign.model, campaign.harness), campaign.backend, folders
+
+
+def preflight_here(model: AgentModel, harness: Harness, version: BenchmarkVersion, tasks: list[Task], backend: str):
+    """The preflight in this process (for campaigns run in it): a PreflightReport."""
+    from .preflight import run_checks
+
+    chosen = tasks or list(Task.objects.filter(version=version))
+    return run_checks(model_settings(model, harness), backend, [task.source_path for task in chosen],
+                      queue="this process")
+
+
+def record_preflight(campaign_id: int, report: dict[str, Any]) -> str:
+    """A queue's preflight report: fail the campaign with its reason, or start it once every queue passed.
+
+    Returns the campaign's status afterwards.
+    """
     with transaction.atomic():
-        new = create_campaign(
-            campaign.model, campaign.harness, campaign.version, tasks=tasks, k=campaign.k, backend=campaign.backend,
-            created_by=created_by, notes=f"re-evaluation of campaign {campaign.pk}", enqueue=enqueue,
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
+        if campaign.status != Campaign.Status.CHECKING:
+            return campaign.status  # cancelled, or already failed by another queue's report
+        campaign.preflight = {**(campaign.preflight or {}), report["queue"]: report}
+        if not report["ok"]:
+            failed = "; ".join(f"{c['name']}: {c['detail']}" for c in report["checks"] if not c["ok"])
+            campaign.status = Campaign.Status.FAILED
+            campaign.status_reason = f"preflight failed on {report['worker']} (queue {report['queue']}): {failed}"[:1000]
+            campaign.finished_at = timezone.now()
+            campaign.save()
+            return campaign.status
+        campaign.save(update_fields=["preflight"])
+        if set(campaign.preflight) < set(needed_queues(campaign)) or not all(r["ok"] for r in campaign.preflight.values()):
+            return campaign.status
+        start(campaign)
+    transaction.on_commit(lambda: enqueue_campaign(campaign))
+    return Campaign.Status.PENDING
+
+
+def start(campaign: Campaign) -> int:
+    """A checked campaign's rollouts, created (queued); the caller sends them after commit."""
+    n = add_rollouts(campaign)
+    if campaign.supersede:
+        supersede_earlier(campaign)
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PENDING, status_reason="")
+    campaign.status = Campaign.Status.PENDING
+    return n
+
+
+def fail_silent_preflights(timeout_sec: float | None = None) -> list[int]:
+    """Campaigns whose preflight no worker answered in time: failed, with the queue that is not served."""
+    from datetime import timedelta
+
+    timeout = float(timeout_sec if timeout_sec is not None else getattr(settings, "RUNNER_PREFLIGHT_TIMEOUT_SEC", 120))
+    limit = timezone.now() - timedelta(seconds=timeout)
+    failed = []
+    for campaign in Campaign.objects.filter(status=Campaign.Status.CHECKING, preflight_sent_at__lt=limit):
+        silent = [queue for queue in needed_queues(campaign) if queue not in (campaign.preflight or {})]
+        if not silent:
+            continue
+        queues = ", ".join(silent)
+        reason = (f"preflight: no worker answered on queue {queues} within {timeout:.0f} s; start one "
+                  f"(celery -A autolab_site worker -Q {silent[0]}) and launch again")
+        changed = Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.CHECKING).update(
+            status=Campaign.Status.FAILED, status_reason=reason, finished_at=timezone.now()
         )
-        old = Rollout.objects.filter(
-            model=campaign.model, harness=campaign.harness, task__in=campaign_tasks(new), superseded=False
-        ).exclude(campaign=new)
-        for rollout in old:
-            if rollout.is_active:
-                request_cancel(rollout, detail=f"superseded by campaign {new.pk}")
-            rollout.superseded = True
-            rollout.save(update_fields=["superseded"])
-    return new
+        if changed:
+            failed.append(campaign.pk)
+    return failed
+
+
+def unsent_preflights() -> list[Campaign]:
+    return list(Campaign.objects.filter(status=Campaign.Status.CHECKING, preflight_sent_at__isnull=True))
 
 
 # -- cancelling -------------------------------------------------------------------------
@@ -158,6 +317,7 @@ def request_cancel(rollout: Rollout, *, detail: str = "cancelled by staff") -> b
 
 
 def cancel_campaign(campaign: Campaign, *, detail: str = "campaign cancelled by staff") -> int:
+    Campaign.objects.filter(pk=campaign.pk).update(status_reason=detail[:1000])
     changed = lifecycle.cancel_campaign(campaign, detail)
     for rollout in changed:
         dispatch.revoke(rollout.celery_task_id)
@@ -194,6 +354,8 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
                 "infra_error": rollout.infra_error,
                 "superseded": rollout.superseded,
                 "cancel_requested": rollout.cancel_requested,
+                "label": cell_label(rollout),
+                "reason": rollout.status_reason if rollout.status != RolloutStatus.FINISHED else "",
                 "elapsed_sec": round(used, 1) if used else None,
                 "budget_sec": budget or None,
                 "remaining_sec": round(max(budget - used, 0.0), 1) if budget and rollout.status in ACTIVE_STATUSES else None,
@@ -210,9 +372,13 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
     eta = None
     if 0 < done < total and elapsed > 0 and campaign.status == Campaign.Status.RUNNING:
         eta = round(elapsed / done * (total - done), 1)
+    checking = campaign.status == Campaign.Status.CHECKING
     return {
         "id": campaign.pk,
         "status": campaign.status,
+        "status_label": campaign.get_status_display(),
+        "status_reason": campaign.status_reason,
+        "preflight": preflight_rows(campaign),
         "total": total,
         "done": done,
         "counts": counts,
@@ -225,8 +391,35 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         "eta": format_duration(eta),
         "budget_remaining": format_duration(max(budget_total - budget_used, 0.0)),
         "rows": list(rows.values()),
-        "active": any(status in ACTIVE_STATUSES for status in (r.status for r in rollouts)),
+        "active": checking or any(status in ACTIVE_STATUSES for status in (r.status for r in rollouts)),
     }
+
+
+def cell_label(rollout: Rollout) -> str:
+    """A grid cell's state as people read it: "failed (configuration error)", "queued (retry 2)"."""
+    if rollout.status == RolloutStatus.FAILED and rollout.infra_error:
+        return "failed (configuration error)" if rollout.failure_cause == "configuration_error" else "failed (infrastructure)"
+    if rollout.status == RolloutStatus.QUEUED and rollout.attempts:
+        return f"queued (attempt {rollout.attempts + 1} next)"
+    if rollout.cancel_requested and rollout.status in ACTIVE_STATUSES:
+        return f"{rollout.status} (cancelling)"
+    return rollout.status
+
+
+def preflight_rows(campaign: Campaign) -> list[dict[str, Any]]:
+    """Each needed queue's preflight: its checks once a worker answered, else that it waits."""
+    rows = []
+    reports = campaign.preflight or {}
+    if campaign.status != Campaign.Status.CHECKING and not reports:
+        return rows
+    for queue in needed_queues(campaign):
+        report = reports.get(queue)
+        if report is None:
+            waiting = "waiting for the broker" if campaign.preflight_sent_at is None else "waiting for a worker"
+            rows.append({"queue": queue, "worker": "", "ok": None, "checks": [], "waiting": waiting})
+        else:
+            rows.append({**report, "waiting": ""})
+    return rows
 
 
 def format_duration(seconds: float | None) -> str:

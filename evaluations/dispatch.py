@@ -30,6 +30,7 @@ from trajectories.models import Rollout
 logger = logging.getLogger(__name__)
 
 RUN_TASK = "evaluations.run_rollout"
+PREFLIGHT_TASK = "evaluations.preflight"
 QUEUES = ("cpu", "gpu")
 # Send failures that mean "the broker is not there" (not a bug of ours).
 BROKER_DOWN = (OperationalError, ConnectionError, OSError)
@@ -78,24 +79,36 @@ class SendReport:
         )
 
 
-def send(rollout: Rollout, *, countdown: float = 0) -> str:
-    """Send the message that runs `rollout`; its task id. Raises a BROKER_DOWN error."""
+# Fail fast: an unreachable broker is handled by the reaper, not by waiting here.
+RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+def _signature(name: str, **options):
     from autolab_site.celery import app
 
-    queue, routing = queue_for(rollout.task)
-    if RUN_TASK not in app.tasks:
+    if name not in app.tasks:
         # A web process has not run Celery's autodiscovery (a worker has):
         # register the tasks, so that the signature finds its task and
         # task_always_eager applies to it.
         app.loader.import_default_modules()
-    result = app.signature(RUN_TASK, args=[rollout.pk], kwargs=routing).apply_async(
-        queue=queue, countdown=countdown or None, headers={"queue": queue, **routing},
-        # Fail fast: an unreachable broker is handled by the reaper, not by waiting here.
-        retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},
+    return app.signature(name, **options)
+
+
+def send(rollout: Rollout, *, countdown: float = 0) -> str:
+    """Send the message that runs `rollout`; its task id. Raises a BROKER_DOWN error."""
+    queue, routing = queue_for(rollout.task)
+    result = _signature(RUN_TASK, args=[rollout.pk], kwargs=routing).apply_async(
+        queue=queue, countdown=countdown or None, headers={"queue": queue, **routing}, retry_policy=RETRY_POLICY,
     )
     Rollout.objects.filter(pk=rollout.pk).update(
         celery_task_id=result.id, due_at=timezone.now() + timedelta(seconds=countdown)
     )
+    return result.id
+
+
+def send_preflight(campaign_id: int, queue: str) -> str:
+    """Ask a worker of `queue` to check a campaign (evaluations.preflight); the task id."""
+    result = _signature(PREFLIGHT_TASK, args=[campaign_id, queue]).apply_async(queue=queue, retry_policy=RETRY_POLICY)
     return result.id
 
 

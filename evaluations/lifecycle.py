@@ -138,6 +138,8 @@ def transition(rollout_id: int, to: str, detail: str = "", *, only_from: Iterabl
 def _apply(rollout: Rollout, to: str, detail: str, now: datetime, fields: dict[str, Any]) -> None:
     """Write the change on a locked row (inside the caller's transaction)."""
     rollout.status = to
+    # Active statuses explain themselves; an ended or re-queued one says why.
+    rollout.status_reason = "" if to in (S.PREPARING, S.RUNNING, S.VERIFYING) else detail[:1000]
     for name, value in fields.items():
         setattr(rollout, name, value)
     if to in (S.PREPARING, S.RUNNING, S.VERIFYING):

@@ -65,7 +65,9 @@ class Campaign(models.Model):
     """model x harness x benchmark version x tasks x k rollouts on one backend."""
 
     class Status(models.TextChoices):
-        # evaluations.lifecycle.campaign_status says which, from the rollouts.
+        # evaluations.lifecycle.campaign_status says which, from the rollouts;
+        # before it has any, a campaign is checking (its preflight).
+        CHECKING = "checking"
         PENDING = "pending"
         RUNNING = "running"
         FINISHED = "finished"
@@ -81,6 +83,13 @@ class Campaign(models.Model):
     k = models.PositiveIntegerField(default=3)
     backend = models.CharField(max_length=20, choices=Backend.choices, default=Backend.DOCKER)
     status = models.CharField(max_length=30, choices=Status.choices, default=Status.PENDING)
+    # Why it failed, in a line (a failed preflight's first reason).
+    status_reason = models.CharField(max_length=1000, blank=True)
+    # evaluations.preflight: each queue's report ({"cpu": {"worker", "ok", "checks"}}), and when it was asked for.
+    preflight = models.JSONField(default=dict, blank=True)
+    preflight_sent_at = models.DateTimeField(null=True, blank=True)
+    # Re-evaluation: once it starts, earlier rollouts of the same entry and tasks are superseded.
+    supersede = models.BooleanField(default=False)
     notes = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -92,6 +101,9 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return f"Campaign {self.pk}: {self.model} / {self.harness} / {self.version}"
+
+    def get_absolute_url(self) -> str:
+        return f"/campaigns/{self.pk}/"
 
 
 class Entry(models.Model):

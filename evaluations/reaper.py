@@ -8,20 +8,21 @@ worker's start, and as `manage.py reap_rollouts`:
   failed as an infrastructure error (lifecycle.after_loss decides);
 - a queued rollout whose message is gone (never sent because the broker
   was down, or lost with it) is sent (dispatch.lost_messages);
+- a campaign whose preflight no worker answered in time fails with the
+  queue nobody serves; one whose preflight could not be sent is sent;
 - on this host, the sandbox folders (and containers, processes) of
   rollouts that are not running here any more are removed.
 """
 from __future__ import annotations
 
 import logging
-import shutil
 from dataclasses import dataclass, field
 
 from django.utils import timezone
 
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
-from . import dispatch, lifecycle, workspace
+from . import campaigns, dispatch, lifecycle, workspace
 from .sandbox import backends
 
 logger = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ class ReapReport:
     failed: list[int] = field(default_factory=list)
     cancelled: list[int] = field(default_factory=list)
     resent: list[int] = field(default_factory=list)
+    preflights_failed: list[int] = field(default_factory=list)
     swept: list[str] = field(default_factory=list)
     broker_error: str = ""
 
@@ -41,6 +43,8 @@ class ReapReport:
             f"{len(self.requeued)} re-queued, {len(self.failed)} failed, {len(self.cancelled)} cancelled, "
             f"{len(self.resent)} sent again, {len(self.swept)} sandboxes removed"
         )
+        if self.preflights_failed:
+            text += f", {len(self.preflights_failed)} campaigns failed their preflight (no worker answered)"
         if self.broker_error:
             text += f"; broker: {self.broker_error}"
         return text
@@ -49,9 +53,13 @@ class ReapReport:
 def reap(*, stale_after: float | None = None, enqueue: bool = True) -> ReapReport:
     report = ReapReport()
     reap_stale(report, stale_after=stale_after)
+    report.preflights_failed = campaigns.fail_silent_preflights()
     if enqueue:
+        for campaign in campaigns.unsent_preflights():
+            if campaigns.send_preflight(campaign).error:
+                break
         resend_lost(report)
-    sweep_sandboxes(report)
+    report.swept += workspace.sweep_sandboxes()
     return report
 
 
@@ -103,47 +111,3 @@ def _clean_here(rollout: Rollout) -> int:
     except Exception:  # noqa: BLE001  (a cleanup must not stop the reaper)
         logger.exception("cleaning up the sandbox of %s failed", rollout.trial_name)
         return 0
-
-
-def sweep_sandboxes(report: ReapReport | None = None) -> list[str]:
-    """Remove this host's sandbox folders whose rollout is not running here any more.
-
-    A worker that died leaves its sandbox folder (and containers) on its
-    host; the rollout is then re-queued, finished elsewhere or failed. Each
-    host sweeps its own, at worker start, after each trial and with the
-    reaper.
-    """
-    root = workspace.sandbox_root()
-    try:
-        sessions = [entry.name for entry in root.iterdir() if entry.is_dir() and not entry.is_symlink()]
-    except OSError:
-        return []
-    names = {workspace.trial_name_of_session(session): session for session in sessions}
-    running_here = {
-        trial_name for trial_name, worker in
-        Rollout.objects.filter(trial_name__in=names, status__in=ACTIVE_STATUSES).values_list("trial_name", "worker")
-        if workspace.this_host(worker)
-    }
-    swept = []
-    for trial_name, session in names.items():
-        if trial_name in running_here:
-            continue
-        rollout = Rollout.objects.filter(trial_name=trial_name).select_related("campaign").first()
-        if rollout is not None and rollout.status == RolloutStatus.QUEUED and not rollout.attempts:
-            continue
-        for backend in backends.BACKENDS.values():
-            try:
-                backend.cleanup(session)
-            except Exception:  # noqa: BLE001
-                logger.exception("cleanup of %s by %s failed", session, backend.name)
-        shutil.rmtree(root / session, ignore_errors=True)
-        swept.append(session)
-    try:
-        from .sandbox.bubblewrap import sweep_cgroups
-
-        sweep_cgroups()
-    except Exception:  # noqa: BLE001
-        logger.exception("sweeping sandbox cgroups failed")
-    if report is not None:
-        report.swept += swept
-    return swept

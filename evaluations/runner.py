@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -29,7 +30,9 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from autolab_site.safe_files import read_tail
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories.services import classify, exception_family
 
 from . import lifecycle, workspace
 from .sandbox import backends
@@ -44,16 +47,13 @@ MODEL_FREE_AGENTS = {"oracle", "nop"}
 # else in AgentModel.sampling_params goes to litellm's completion call.
 TERMINUS_ARGUMENTS = {"temperature", "reasoning_effort", "max_thinking_tokens", "max_turns", "model_info"}
 
-# Not the agent's doing, and trying again will not help.
-FINAL_INFRA_ERRORS = {"NeedsContainerBackend", "SandboxBuildFailedError"}
-# Provider trouble (litellm exception names): worth another attempt.
-PROVIDER_ERRORS = {
-    "APIConnectionError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
-    "RateLimitError", "APIError", "Timeout", "ConnectionError",
-}
+# Infrastructure that trying again will not mend: the task's own image does not build.
+FINAL_INFRA_ERRORS = {"SandboxBuildFailedError"}
 
 RETRY = "retry"
 SKIPPED = "skipped"
+# How much of a running trial's log its page shows.
+LOG_TAIL_BYTES = 64 * 1024
 
 
 class RunnerConfigError(RuntimeError):
@@ -77,15 +77,25 @@ def retry_backoff_sec(attempt: int) -> float:
     return base * (2 ** max(attempt - 1, 0))
 
 
-def classify_failure(exception_type: str, *, agent_started: bool) -> str:
-    """"infra-final", "infra-retry" or "result" for a trial's exception."""
-    if exception_type in FINAL_INFRA_ERRORS:
-        return "infra-final"
-    if exception_type in PROVIDER_ERRORS:
-        return "infra-retry"
-    if not agent_started:
-        return "infra-retry"
-    return "result"
+# What the runner does with a failed attempt, by the kind of its exception.
+CONFIG = "config"  # fail now, with the reason: a wrong key, model or backend does not mend itself
+INFRA_FINAL = "infra-final"  # fail now: not the agent's doing, and another attempt would fail the same
+INFRA_RETRY = "infra-retry"  # transient (5xx, timeouts, a sandbox that did not start): retry with backoff
+RESULT = "result"  # the agent's doing: a result, never retried
+
+
+def classify_failure(exception_type: str, message: str = "", *, agent_started: bool) -> str:
+    """CONFIG, INFRA_FINAL, INFRA_RETRY or RESULT for a trial's exception (trajectories' exception families)."""
+    family = exception_family(exception_type, message)
+    if family == "configuration":
+        return CONFIG
+    if exception_type.rsplit(".", 1)[-1] in FINAL_INFRA_ERRORS:
+        return INFRA_FINAL
+    if family in ("provider", "infrastructure"):
+        return INFRA_RETRY
+    if not agent_started and family == "":
+        return INFRA_RETRY  # it broke before the agent ran: not the agent's
+    return RESULT
 
 
 # -- TrialConfig -----------------------------------------------------------------
@@ -161,6 +171,11 @@ def build_trial_config(rollout: Rollout):
 
 def check_can_run_here(rollout: Rollout) -> None:
     """RunnerConfigError when this worker, or the backend, cannot run the rollout's task at all."""
+    model = rollout.model
+    if rollout.harness.name not in MODEL_FREE_AGENTS and model.api_key_env and not os.environ.get(model.api_key_env):
+        raise RunnerConfigError(
+            f"the API key variable {model.api_key_env} is not set on worker {workspace.worker_name()}"
+        )
     try:
         backend = backends.get(backend_of(rollout))
     except backends.UnknownBackend as exc:
@@ -194,6 +209,7 @@ class Watcher(threading.Thread):
         self.cancelled = False
         self._seen: tuple[float, int] | None = None
         self.live_imports = 0
+        self._log_sizes: dict[str, int] = {}
 
     def attach(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> None:
         self._loop, self._task = loop, task
@@ -220,6 +236,36 @@ class Watcher(threading.Thread):
             self.cancelled = True
             self._loop.call_soon_threadsafe(self._task.cancel)
         self.import_live()
+        self.publish_logs()
+
+    def publish_logs(self) -> None:
+        """The tails of the trial's log and of terminus-2's pane, to the shared storage, when they grew.
+
+        The pane is written inside the sandbox, to its staging folder; it
+        is read there without following links (the sandbox's own files).
+        """
+        from trajectories.services import store_log_tail
+
+        rollout = None
+        for relative, root, path in self._logs():
+            try:
+                size = os.lstat(root / path).st_size
+            except OSError:
+                continue
+            if self._log_sizes.get(relative) == size:
+                continue
+            try:
+                data = read_tail(root, path, LOG_TAIL_BYTES)
+            except OSError:
+                continue
+            rollout = rollout or Rollout.objects.only("pk", "trial_name", "artifacts").get(pk=self.rollout_id)
+            store_log_tail(rollout, relative, data, size)
+            self._log_sizes[relative] = size
+
+    def _logs(self):
+        staging = workspace.sandbox_folder(self.trial_dir.name) / "logs"
+        yield "trial.log", self.trial_dir, "trial.log"
+        yield "agent/terminus_2.pane", staging, "agent/terminus_2.pane"
 
     def import_live(self) -> None:
         trajectory = self.trial_dir / "agent" / "trajectory.json"
@@ -285,9 +331,7 @@ def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:
     try:
         return _run_claimed(rollout)
     finally:
-        from .reaper import sweep_sandboxes
-
-        sweep_sandboxes()
+        workspace.sweep_sandboxes()
 
 
 def _run_claimed(rollout: Rollout) -> RunOutcome:
@@ -298,7 +342,11 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
         check_can_run_here(rollout)
         _serve_scripted_stub(rollout)
     except (RunnerConfigError, StubPortTaken) as exc:
-        return _finish(rollout, RolloutStatus.FAILED, str(exc), infra_error=True)
+        # Recorded as the rollout's exception, so that its page, its cause and
+        # the runner's decision all say the same.
+        kind = "configuration error" if isinstance(exc, RunnerConfigError) else "infrastructure error"
+        return _finish(rollout, RolloutStatus.FAILED, f"{kind}: {exc}", infra_error=True,
+                       exception_type=type(exc).__name__, exception_message=str(exc)[:5000])
 
     watcher = Watcher(rollout.pk, trial_dir, heartbeat_sec())
     watcher.start()
@@ -331,9 +379,9 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
         return _finish(rollout, RolloutStatus.CANCELLED, "cancelled by staff")
     exception_type = type(error).__name__ if error else rollout.exception_type
     if error is not None or (exception_type and rollout.reward is None):
-        kind = classify_failure(exception_type, agent_started=bool(rollout.agent_started_at or rollout.n_steps))
         message = str(error) if error else (rollout.exception_message or exception_type)
-        if kind == "infra-retry":
+        kind = classify_failure(exception_type, message, agent_started=bool(rollout.agent_started_at or rollout.n_steps))
+        if kind == INFRA_RETRY:
             fate = lifecycle.after_loss(rollout.attempts, lifecycle.max_attempts(), cancel_requested=False)
             if fate.status == RolloutStatus.QUEUED:
                 # The attempt's folder stays here; the next attempt sets it aside.
@@ -344,7 +392,9 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
                 )
                 return RunOutcome(RETRY, message, retry_in=delay)
         _publish_trial_folder(rollout, trial_dir)
-        if kind != "result":
+        if kind == CONFIG:
+            return _finish(rollout, RolloutStatus.FAILED, f"configuration error: {message}", infra_error=True)
+        if kind != RESULT:
             return _finish(rollout, RolloutStatus.FAILED, f"infrastructure error: {message}", infra_error=True)
         return _finish(rollout, RolloutStatus.FAILED, f"{exception_type}: {message}")
     _publish_trial_folder(rollout, trial_dir)
@@ -379,11 +429,14 @@ def _serve_scripted_stub(rollout: Rollout) -> None:
         ensure_stub_server(port)
 
 
-def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = False) -> RunOutcome:
-    fields: dict[str, Any] = {"finished_at": rollout.finished_at or timezone.now()}
+def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = False, **fields: Any) -> RunOutcome:
+    fields["finished_at"] = rollout.finished_at or timezone.now()
     if infra_error:
         fields["infra_error"] = True
-    lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, **fields)
+    ended = lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, **fields)
+    if ended is not None:
+        # The import classified it while it was still verifying: once more, ended.
+        classify(ended)
     return RunOutcome(status, detail)
 
 

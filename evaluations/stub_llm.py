@@ -244,7 +244,7 @@ def ensure_stub_server(port: int) -> StubServer | None:
         if not is_stub_listening(port):
             raise StubPortTaken(
                 f"port {port} on 127.0.0.1 is held by another program, not the scripted stub LLM; "
-                "stop it or set STUB_LLM_PORT to a free port"
+                "stop it or set AUTOLAB_STUB_LLM_PORT to a free port"
             ) from None
         return None
     return _running

@@ -27,6 +27,21 @@ def run_rollout_task(self, rollout_id: int, gpu_type: str = "", gpus: int = 0) -
     return outcome.status
 
 
+@shared_task(name="evaluations.preflight", acks_late=True)
+def preflight_task(campaign_id: int, queue: str) -> str:
+    """Check a campaign on this worker (its queue's view of keys, endpoint, tasks, backend); start or fail it."""
+    from .campaigns import preflight_inputs, record_preflight
+    from .models import Campaign
+    from .preflight import run_checks
+
+    campaign = Campaign.objects.select_related("model", "harness").filter(pk=campaign_id).first()
+    if campaign is None or campaign.status != Campaign.Status.CHECKING:
+        return "skipped"
+    model, backend, folders = preflight_inputs(campaign, queue)
+    report = run_checks(model, backend, folders, queue=queue)
+    return record_preflight(campaign_id, report.as_dict())
+
+
 @shared_task(name="evaluations.reap_rollouts")
 def reap_rollouts_task() -> str:
     from .reaper import reap

@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/rollouts/", api.rollouts, name="api_rollouts"),
     path("api/v1/rollouts.csv", api.rollouts, {"csv_url": True}, name="api_rollouts_csv"),
     path("campaigns/", campaign_views.campaign_list, name="campaign_list"),
+    path("campaigns/new/", campaign_views.campaign_new, name="campaign_new"),
     path("campaigns/<int:pk>/", campaign_views.campaign_detail, name="campaign_detail"),
     path("campaigns/<int:pk>/progress.json", campaign_views.campaign_progress_json, name="campaign_progress"),
     path("campaigns/<int:pk>/cancel/", campaign_views.campaign_cancel, name="campaign_cancel"),

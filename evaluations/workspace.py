@@ -8,6 +8,7 @@ environment.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -15,7 +16,11 @@ from pathlib import Path
 
 from django.conf import settings
 
-from trajectories.models import Rollout
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+
+from .sandbox import backends
+
+logger = logging.getLogger(__name__)
 
 
 def trials_dir(rollout: Rollout) -> Path:
@@ -62,3 +67,45 @@ def set_aside_attempt(rollout: Rollout, attempt: int) -> None:
     if target.exists():
         shutil.rmtree(target, ignore_errors=True)
     shutil.move(str(folder), str(target))
+
+
+def sweep_sandboxes() -> list[str]:
+    """Remove this host's sandbox folders whose rollout is not running here any more.
+
+    A worker that died leaves its sandbox folder (and containers) on its
+    host; the rollout is then re-queued, finished elsewhere or failed. Each
+    host sweeps its own, at worker start, after each trial and with the
+    reaper.
+    """
+    root = sandbox_root()
+    try:
+        sessions = [entry.name for entry in root.iterdir() if entry.is_dir() and not entry.is_symlink()]
+    except OSError:
+        return []
+    names = {trial_name_of_session(session): session for session in sessions}
+    running_here = {
+        trial_name for trial_name, worker in
+        Rollout.objects.filter(trial_name__in=names, status__in=ACTIVE_STATUSES).values_list("trial_name", "worker")
+        if this_host(worker)
+    }
+    swept = []
+    for trial_name, session in names.items():
+        if trial_name in running_here:
+            continue
+        rollout = Rollout.objects.filter(trial_name=trial_name).select_related("campaign").first()
+        if rollout is not None and rollout.status == RolloutStatus.QUEUED and not rollout.attempts:
+            continue
+        for backend in backends.BACKENDS.values():
+            try:
+                backend.cleanup(session)
+            except Exception:  # noqa: BLE001
+                logger.exception("cleanup of %s by %s failed", session, backend.name)
+        shutil.rmtree(root / session, ignore_errors=True)
+        swept.append(session)
+    try:
+        from .sandbox.bubblewrap import sweep_cgroups
+
+        sweep_cgroups()
+    except Exception:  # noqa: BLE001
+        logger.exception("sweeping sandbox cgroups failed")
+    return swept

@@ -82,7 +82,7 @@ def store_files(rollout: Rollout, folder: Path, relatives: list[str] | None = No
     for relative in relatives if relatives is not None else trial_files(folder):
         try:
             size = os.lstat(folder / relative).st_size
-            if relative in known and known[relative]["size"] == size:
+            if relative in known and known[relative]["size"] == size and not known[relative].get("cut"):
                 continue
             data, cut = _content(folder, relative, size, limit)
         except (OSError, UnsafePath):
@@ -97,6 +97,28 @@ def store_files(rollout: Rollout, folder: Path, relatives: list[str] | None = No
         Rollout.objects.filter(pk=rollout.pk).update(artifacts=listing)
         rollout.artifacts = listing
     return [ArtifactFile(**entry) for entry in listing]
+
+
+def store_tail(rollout: Rollout, relative: str, data: bytes, size: int) -> None:
+    """Store the last bytes of a file that is still growing (a running trial's log), replacing the last tail."""
+    target = storage()
+    name = storage_name(rollout.trial_name, relative)
+    if target.exists(name):
+        target.delete(name)
+    target.save(name, ContentFile(data))
+    known = {entry["path"]: entry for entry in rollout.artifacts or []}
+    known[relative] = asdict(ArtifactFile(relative, size, cut=len(data) < size))
+    rollout.artifacts = sorted(known.values(), key=lambda entry: entry["path"])
+    Rollout.objects.filter(pk=rollout.pk).update(artifacts=rollout.artifacts)
+
+
+# The logs a rollout page shows as they grow: the trial's log and terminus-2's terminal pane.
+LOG_FILES = ("trial.log", "agent/terminus_2.pane")
+
+
+def log_tails(rollout: Rollout, size: int = 16 * 1024) -> dict[str, str]:
+    """The tails of the rollout's stored logs, by file."""
+    return {name: text for name in LOG_FILES if (text := tail(rollout, name, size)) is not None}
 
 
 def listed(rollout: Rollout, relative: str) -> ArtifactFile | None:

@@ -64,6 +64,9 @@ class Rollout(models.Model):
     # When its message was sent to be run (plus any back-off): a queued
     # rollout whose message the broker lost is sent again after this.
     due_at = models.DateTimeField(null=True, blank=True)
+    # Why it is where it is, in a line people read (the runner's last word:
+    # "configuration error: OPENAI_API_KEY is not set on worker gpu-1").
+    status_reason = models.CharField(max_length=1000, blank=True)
     # The worker running it ("host:pid"), so each host cleans only its own leftovers.
     worker = models.CharField(max_length=200, blank=True)
     # Its trial folder's files in the shared artifact storage

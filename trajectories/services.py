@@ -6,6 +6,8 @@
   trial is still running (the runner calls it after every episode).
 - store_trial_files: copy a trial folder's files to the shared artifact
   storage (trajectories.artifacts), where every page reads them.
+- exception_family: what kind of fault a trial's exception is (the runner's
+  retry rule and the failure classifier read the same table).
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from django.conf import settings
 
 from . import artifacts, bulk
 from .archives import ArchiveError, is_archive, unpacked
+from .failure_service import classify_and_store
+from .failures import exception_family
 from .ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
 from .models import Rollout
 from .trial_folder import find_trial_dirs
@@ -170,6 +174,16 @@ def _source_label(label: str, folder: Path, trial_dir: Path) -> str:
     return f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
 
 
+def classify(rollout: Rollout) -> str:
+    """Classify a rollout from what is stored (outcome, cause, evidence); its cause."""
+    return classify_and_store(rollout).cause
+
+
+def store_log_tail(rollout: Rollout, relative: str, data: bytes, size: int) -> None:
+    """A running trial's log tail, in the shared artifact storage for its page."""
+    artifacts.store_tail(rollout, relative, data, size)
+
+
 def store_trial_files(rollout: Rollout, folder: Path, relatives: list[str] | None = None):
     """The trial folder's files (or those named) into the shared artifact storage; the rollout's file list."""
     return artifacts.store_files(rollout, Path(folder), relatives)
@@ -184,7 +198,10 @@ __all__ = [
     "ImportReport",
     "TrialOutcome",
     "import_path",
+    "classify",
+    "exception_family",
     "import_trial_dir",
+    "store_log_tail",
     "store_trial_files",
     "is_archive",
     "renumber",

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 
-from . import explorer, search
+from . import artifacts, explorer, search
 from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
 from .search_document import highlighted
 
@@ -131,13 +131,14 @@ def _get_rollout(pk: int) -> Rollout:
 @require_GET
 def rollout_live(request, pk: int):
     """What a running rollout's page polls: it reloads when this changes."""
-    rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward"), pk=pk)
+    rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward", "trial_name", "artifacts"), pk=pk)
     return JsonResponse(
         {
             "status": rollout.status,
             "active": rollout.is_active,
             "steps": rollout.steps.filter(subtrajectory__isnull=True).count(),
             "reward": rollout.reward,
+            "logs": artifacts.log_tails(rollout),
         }
     )
 
@@ -194,6 +195,7 @@ def rollout_detail(request, pk: int):
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(outline),
+        "logs": artifacts.log_tails(rollout),
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)

@@ -10,7 +10,8 @@ from django.utils import timezone
 from evaluations import dispatch
 from evaluations.campaigns import create_campaign
 from evaluations.models import Campaign
-from evaluations.reaper import reap, sweep_sandboxes
+from evaluations.reaper import reap
+from evaluations.workspace import sweep_sandboxes
 from evaluations.workspace import sandbox_folder, worker_name
 from trajectories.models import Rollout, RolloutStatus
 
@@ -64,7 +65,7 @@ def test_evaluate_while_the_broker_is_down_queues_and_says_so_then_the_reaper_se
     utility_entry("oracle")
     down = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{closed_port()}/0"}
     done = manage(down, "evaluate", "--model", "oracle", "--harness", "oracle", "--version", "examples",
-                  "--tasks", "sort8_network,count_primes", "--k", "1", "--backend", "bubblewrap")
+                  "--tasks", "sort8_network,count_primes", "--k", "1", "--backend", "bubblewrap", "--no-preflight")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "is not reachable" in done.stderr and "2 rollouts are queued in the database" in done.stderr
@@ -79,6 +80,25 @@ def test_evaluate_while_the_broker_is_down_queues_and_says_so_then_the_reaper_se
     assert "2 sent again" in back.stdout
     ids = set(campaign.rollouts.values_list("celery_task_id", flat=True))
     assert "" not in ids and len(redis_client(worker_env["CELERY_BROKER_URL"]).lrange("cpu", 0, -1)) == 2
+
+
+def test_a_preflight_the_broker_could_not_take_is_sent_when_it_is_back(worker_env):
+    import_examples()
+    utility_entry("oracle")
+    down = {**worker_env, "CELERY_BROKER_URL": f"redis://127.0.0.1:{closed_port()}/0"}
+    done = manage(down, "evaluate", "--model", "oracle", "--harness", "oracle", "--version", "examples",
+                  "--tasks", "sort8_network", "--k", "1", "--backend", "bubblewrap")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "is not reachable" in done.stderr
+    campaign = Campaign.objects.get()
+    assert campaign.status == Campaign.Status.CHECKING and campaign.preflight_sent_at is None
+    assert campaign.rollouts.count() == 0  # nothing is queued before its preflight passed
+    back = manage(worker_env, "reap_rollouts")
+    assert back.returncode == 0, back.stderr
+    campaign.refresh_from_db()
+    assert campaign.preflight_sent_at is not None
+    queued = redis_client(worker_env["CELERY_BROKER_URL"]).lrange("cpu", 0, -1)
+    assert len(queued) == 1 and b"evaluations.preflight" in queued[0]
 
 
 def test_sandbox_folders_of_rollouts_that_gave_up_are_removed(settings, tmp_path):

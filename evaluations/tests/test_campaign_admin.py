@@ -18,18 +18,24 @@ def admin_client(client, db):
     return client
 
 
-def test_evaluate_model_action_opens_the_campaign_form(admin_client):
+def test_evaluate_model_action_opens_the_launch_page(admin_client):
     model, _ = utility_entry("nop")
     response = admin_client.post(
         "/admin/evaluations/agentmodel/", {"action": "evaluate_model", "_selected_action": [model.pk]}
     )
     assert response.status_code == 302
-    assert response["Location"] == f"/admin/evaluations/campaign/add/?model={model.pk}"
+    assert response["Location"] == f"/campaigns/new/?model={model.pk}"
     form = admin_client.get(response["Location"]).content.decode()
     assert f'<option value="{model.pk}" selected>' in form
 
 
-def test_adding_a_campaign_creates_its_rollouts(admin_client):
+def ok_report(queue="cpu"):
+    return {"worker": "w1", "queue": queue, "ok": True, "checks": [{"name": "backend", "ok": True, "detail": "fine"}]}
+
+
+def test_adding_a_campaign_checks_it_first_then_creates_its_rollouts(admin_client):
+    from evaluations.campaigns import record_preflight
+
     version = import_examples()
     model, harness = utility_entry("nop")
     task = version.tasks.get(name="sort8_network")
@@ -41,6 +47,8 @@ def test_adding_a_campaign_creates_its_rollouts(admin_client):
     assert response.status_code == 302, response.content.decode()[:2000]
     campaign = Campaign.objects.get()
     assert campaign.created_by.username == "boss"
+    assert campaign.status == Campaign.Status.CHECKING and campaign.rollouts.count() == 0
+    record_preflight(campaign.pk, ok_report())
     assert list(campaign.rollouts.values_list("task__name", "index", "status")) == [
         ("sort8_network", i, RolloutStatus.QUEUED) for i in range(3)
     ]
@@ -72,6 +80,11 @@ def test_reevaluate_supersedes_old_rollouts(admin_client):
     assert response.status_code == 302
     new = Campaign.objects.exclude(pk=old.pk).get()
     assert new.k == 2 and list(new.tasks.values_list("name", flat=True)) == ["sort8_network"]
+    # Nothing changes before its preflight passes.
+    assert set(Rollout.objects.filter(campaign=old).values_list("superseded", flat=True)) == {False}
+    from evaluations.campaigns import record_preflight
+
+    record_preflight(new.pk, ok_report())
     assert set(Rollout.objects.filter(campaign=old).values_list("superseded", flat=True)) == {True}
     assert set(Rollout.objects.filter(campaign=new).values_list("superseded", "status")) == {(False, "queued")}
     assert Rollout.objects.count() == 4  # old ones kept, viewable

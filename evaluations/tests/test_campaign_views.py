@@ -56,7 +56,7 @@ def test_progress_json(client, campaign):
     assert data["counts_text"] == "queued 5, finished 1"
 
 
-def test_cancel_is_staff_only_and_post_only(client, campaign, staff):
+def test_cancel_is_staff_only_and_asks_first(client, campaign, staff):
     rollout = campaign.rollouts.order_by("pk").first()
     assert client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/").status_code == 403
     assert client.post(f"/campaigns/{campaign.pk}/cancel/").status_code == 403
@@ -67,7 +67,11 @@ def test_cancel_is_staff_only_and_post_only(client, campaign, staff):
     assert rollout.status == RolloutStatus.QUEUED
 
     client.login(username="staff", password="pw")
-    assert client.get(f"/campaigns/rollouts/{rollout.pk}/cancel/").status_code == 405
+    question = client.get(f"/campaigns/rollouts/{rollout.pk}/cancel/")
+    assert question.status_code == 200 and "Yes, cancel" in question.content.decode()
+    rollout.refresh_from_db()
+    assert rollout.status == RolloutStatus.QUEUED  # asking changes nothing
+    assert "6 rollouts that are queued or running stop" in client.get(f"/campaigns/{campaign.pk}/cancel/").content.decode()
     response = client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/")
     assert response.status_code == 302 and response["Location"] == f"/campaigns/{campaign.pk}/"
     rollout.refresh_from_db()

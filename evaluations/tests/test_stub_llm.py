@@ -36,7 +36,7 @@ def no_stub_here(monkeypatch):
 
 
 def test_a_port_held_by_another_program_is_a_clear_error(other_program, no_stub_here):
-    with pytest.raises(stub_llm.StubPortTaken, match=rf"port {other_program} .* not the scripted stub LLM; .*STUB_LLM_PORT"):
+    with pytest.raises(stub_llm.StubPortTaken, match=rf"port {other_program} .* not the scripted stub LLM; .*set AUTOLAB_STUB_LLM_PORT"):
         stub_llm.ensure_stub_server(other_program)
     assert not stub_llm.is_stub_listening(other_program)
 

@@ -112,9 +112,18 @@ def manage(env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedP
                           timeout=timeout)
 
 
-def evaluate(env: dict, *args: str, backend: str = "bubblewrap", k: int = 1) -> str:
+def evaluate(env: dict, *args: str, backend: str = "bubblewrap", k: int = 1, started: bool = True) -> str:
+    """`manage.py evaluate ...`; with `started`, also wait until a worker's preflight has passed."""
+    from evaluations.models import Campaign
+
     done = manage(env, "evaluate", *args, "--backend", backend, "--k", str(k))
     assert done.returncode == 0, done.stderr
+    if started:
+        campaign = Campaign.objects.order_by("-pk").first()
+        wait_for(lambda: Campaign.objects.get(pk=campaign.pk).status != Campaign.Status.CHECKING, None, 180,
+                 f"a worker's preflight of campaign {campaign.pk}")
+        campaign.refresh_from_db()
+        assert campaign.status != Campaign.Status.FAILED, campaign.status_reason
     return done.stdout
 
 

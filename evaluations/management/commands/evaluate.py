@@ -5,7 +5,14 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluations.campaigns import CampaignError, campaign_progress, create_campaign, resolve_tasks, run_campaign_sync
+from evaluations.campaigns import (
+    CampaignError,
+    campaign_progress,
+    launch,
+    preflight_here,
+    resolve_tasks,
+    run_campaign_sync,
+)
 from evaluations.models import AgentModel, Backend, Campaign, Harness
 from evaluations.services import normalise_model_name
 from tasks.models import BenchmarkVersion
@@ -31,6 +38,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--sync", action="store_true", help="run the rollouts in this process instead of on Celery workers"
         )
+        parser.add_argument(
+            "--supersede", action="store_true",
+            help="re-evaluate: earlier rollouts of this model, harness and tasks leave the figures "
+            "(default: the new rollouts add to them)",
+        )
+        parser.add_argument(
+            "--no-preflight", action="store_true",
+            help="queue at once, without checking the key, endpoint, tasks and backend on a worker first",
+        )
 
     def handle(self, *args, **options):
         model = AgentModel.objects.filter(name=normalise_model_name(options["model"])).first()
@@ -53,14 +69,19 @@ class Command(BaseCommand):
                 raise CommandError("no benchmark version: import tasks first (manage.py import_tasks)")
         try:
             tasks = resolve_tasks(version, options["tasks"].split(","))
-            campaign = create_campaign(
-                model, harness, version, tasks=tasks, k=options["k"], backend=options["backend"],
-                enqueue=not options["sync"],
-            )
+            if options["sync"]:
+                campaign = self.checked_here(model, harness, version, tasks, options)
+            else:
+                campaign = launch(
+                    model, harness, version, tasks=tasks, k=options["k"], backend=options["backend"],
+                    supersede=options["supersede"], preflight=not options["no_preflight"],
+                )
         except CampaignError as exc:
             raise CommandError(str(exc)) from exc
-        total = campaign.rollouts.count()
-        self.stdout.write(f"campaign {campaign.pk}: {total} rollouts of {model} / {harness} on {version} ({campaign.backend})")
+        n = len(tasks or version.tasks.all()) * options["k"]
+        self.stdout.write(f"campaign {campaign.pk}: {n} rollouts of {model} / {harness} on {version} ({campaign.backend})")
+        if campaign.status == Campaign.Status.CHECKING:
+            self.stdout.write("preflight: a worker of each queue checks the key, endpoint, tasks and backend first")
         self.stdout.write(f"progress: /campaigns/{campaign.pk}/")
         report = getattr(campaign, "send_report", None)
         if report is not None and report.unsent:
@@ -71,6 +92,15 @@ class Command(BaseCommand):
         elif options["wait"]:
             self.wait(campaign)
         return None
+
+    def checked_here(self, model, harness, version, tasks, options) -> Campaign:
+        """--sync: the preflight runs in this process, before the campaign exists; then its rollouts."""
+        if not options["no_preflight"]:
+            report = preflight_here(model, harness, version, tasks, options["backend"])
+            if not report.ok:
+                raise CommandError(f"preflight failed: {report.reason}")
+        return launch(model, harness, version, tasks=tasks, k=options["k"], backend=options["backend"],
+                      supersede=options["supersede"], preflight=False)
 
     def wait(self, campaign: Campaign) -> None:
         last = None
@@ -83,6 +113,8 @@ class Command(BaseCommand):
             if line != last:
                 self.stdout.write(line)
                 last = line
-            if not progress["active"]:
+            if not progress["active"] and campaign.status != Campaign.Status.CHECKING:
+                if campaign.status_reason:
+                    self.stdout.write(f"{campaign.get_status_display()}: {campaign.status_reason}")
                 return
             time.sleep(2)
