@@ -9,7 +9,10 @@ litellm exactly as a real model would, with no API key and no network.
 
 For each example task the script reads the editable file, runs the local
 benchmark, writes the reference solution (from the task's solution/solve.sh),
-runs the benchmark again and submits.
+runs the benchmark again and submits. After a benchmark call it does not
+type on until the terminal shows the benchmark's metric (it answers "wait"
+instead): on a busy machine a benchmark outlasts any fixed wait, and text
+typed into a terminal that is still running it goes astray.
 """
 from __future__ import annotations
 
@@ -45,12 +48,25 @@ def reply(analysis: str, plan: str, commands: list[tuple[str, float]], task_comp
     )
 
 
+# A reply that only waits: it does not advance the script.
+WAIT_ANALYSIS = "The benchmark is still running."
+WAIT_REPLY = reply(WAIT_ANALYSIS, "Wait for it to print its result.", [("", 5.0)])
+MAX_WAITS = 36  # three minutes of waiting for one benchmark call
+
+
 @dataclass
 class Script:
-    """The replies for one task, recognised by `marker` in the conversation."""
+    """The replies for one task, recognised by `marker` in the conversation.
+
+    `done_pattern`: what the terminal shows once a benchmark call has
+    finished (the task's metric_pattern); the replies after `benchmark_turns`
+    wait for it.
+    """
 
     marker: str
     replies: list[str] = field(default_factory=list)
+    done_pattern: re.Pattern | None = None
+    benchmark_turns: tuple[int, ...] = ()
 
 
 def solution_keystrokes(task_dir: Path) -> str:
@@ -81,6 +97,7 @@ def script_for_task(task_dir: Path, *, bench_duration: float | None = None) -> S
     written = re.findall(r"cat > (/app/\S+)", solve)
     editable = written[0] if written else "/app"
     duration = bench_duration if bench_duration is not None else (4.0 if "bench.py" in bench else 1.5)
+    pattern = optimization.get("metric_pattern")
     replies = [
         reply("I have not seen the code yet.", f"Read {editable} first.", [(f"cat {editable}\n", 0.3)]),
         reply("This is the starting point.", "Measure it with the local benchmark.", [(f"{bench}\n", duration)]),
@@ -89,7 +106,8 @@ def script_for_task(task_dir: Path, *, bench_duration: float | None = None) -> S
         reply("The benchmark improved.", "Submit.", [], task_complete=True),
         reply("Confirmed.", "Done.", [], task_complete=True),
     ]
-    return Script(marker=marker, replies=replies)
+    return Script(marker=marker, replies=replies, done_pattern=re.compile(pattern) if pattern else None,
+                  benchmark_turns=(1, 3))
 
 
 def fallback_script() -> Script:
@@ -112,7 +130,18 @@ class StubState:
     def choose(self, messages: list[dict]) -> str:
         text = "\n".join(_content(message) for message in messages if message.get("role") in ("user", "system"))
         script = next((s for s in self.scripts if s.marker and s.marker in text), None) or fallback_script()
-        turn = sum(1 for message in messages if message.get("role") == "assistant")
+        turn, waits, since = 0, 0, []
+        for message in messages:
+            if message.get("role") == "assistant":
+                if WAIT_ANALYSIS in _content(message):
+                    waits += 1
+                else:
+                    turn, waits, since = turn + 1, 0, []
+            elif message.get("role") == "user":
+                since.append(_content(message))
+        if (script.done_pattern is not None and turn - 1 in script.benchmark_turns and waits < MAX_WAITS
+                and not script.done_pattern.search("\n".join(since))):
+            return WAIT_REPLY
         return script.replies[min(turn, len(script.replies) - 1)]
 
 

@@ -65,7 +65,55 @@ def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, mon
     assert stub_server.state.requests >= 6
     # The dummy key stayed in the worker: not in the stored config or the sandbox's trial folder.
     assert "dummy-key-for-the-stub" not in str(rollout.config)
-    trial_dir = settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name
-    for path in trial_dir.rglob("*"):
-        if path.is_file():
-            assert b"dummy-key-for-the-stub" not in path.read_bytes(), path
+    from trajectories.artifacts import open_artifact
+
+    assert len(rollout.artifacts) >= 5
+    for entry in rollout.artifacts:
+        with open_artifact(rollout, entry["path"]) as stored:
+            assert b"dummy-key-for-the-stub" not in stored.read(), entry["path"]
+    # The terminal pane and the trial's log, for the rollout page.
+    assert {"trial.log", "agent/terminus_2.pane"} <= {entry["path"] for entry in rollout.artifacts}
+
+
+@pytest.mark.parametrize("task", ["count_primes", "ring_classifier"])
+def test_the_stub_solves_every_example_task(settings, tmp_path, monkeypatch, stub_server, task):
+    """count_primes used to fail every time: the stub typed its rewrite into a terminal still busy benchmarking."""
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    settings.STUB_LLM_PORT = stub_server.port
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-stub")
+    version = import_examples()
+    model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
+    campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name=task), k=1,
+                               backend="bubblewrap", enqueue=False)
+    rollout = campaign.rollouts.get()
+    assert run_rollout(rollout.pk).status == RolloutStatus.FINISHED
+    rollout.refresh_from_db()
+    assert rollout.n_benchmark_calls == 2 and rollout.n_edits >= 1
+    assert rollout.reward > 0.3, (rollout.reward, rollout.failure_cause, rollout.verifier_fields)
+    assert len(rollout.curve) == 2 and rollout.curve[1]["best_score"] > rollout.curve[0]["score"]
+
+
+def test_the_stub_waits_for_a_benchmark_slower_than_its_first_look(settings, tmp_path, monkeypatch):
+    """The stub glances at the terminal after 0.3 s; count_primes' benchmark takes seconds: it must wait, not type."""
+    from evaluations.stub_llm import script_for_task
+
+    from .runner_helpers import EXAMPLES
+
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    server = start_stub_server(port=0, scripts=[script_for_task(EXAMPLES / "count_primes", bench_duration=0.3)])
+    try:
+        settings.STUB_LLM_PORT = server.port
+        monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-stub")
+        version = import_examples()
+        model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
+        campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name="count_primes"), k=1,
+                                   backend="bubblewrap", enqueue=False)
+        rollout = campaign.rollouts.get()
+        assert run_rollout(rollout.pk).status == RolloutStatus.FINISHED
+    finally:
+        server.shutdown()
+    rollout.refresh_from_db()
+    assert rollout.reward > 0.3, (rollout.reward, rollout.failure_cause)
+    assert [point["metric"] is not None for point in rollout.curve] == [True, True]

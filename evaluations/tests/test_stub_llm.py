@@ -61,3 +61,25 @@ def test_the_stub_starts_once_per_process(no_stub_here):
         assert stub_llm.ensure_stub_server(port) is first
     finally:
         stub_llm.stop_stub_server()
+
+
+def test_after_a_benchmark_call_the_stub_waits_for_its_result(tmp_path):
+    from .runner_helpers import EXAMPLES
+
+    script = stub_llm.script_for_task(EXAMPLES / "count_primes", bench_duration=0.3)
+    state = stub_llm.StubState([script])
+    conversation = [{"role": "system", "content": "x"}, {"role": "user", "content": script.marker}]
+
+    def turn(screen: str) -> str:
+        answer = state.choose(conversation)
+        conversation.extend([{"role": "assistant", "content": answer}, {"role": "user", "content": screen}])
+        return answer
+
+    assert turn("def count_primes(n): ...") == script.replies[0]  # read
+    assert turn("checking...") == script.replies[1]  # run the benchmark
+    assert turn("still checking...") == stub_llm.WAIT_REPLY  # no result on screen yet
+    assert turn("runtime_seconds: 0.30") == stub_llm.WAIT_REPLY
+    assert turn("") == script.replies[2]  # the result was seen: rewrite
+    assert turn("$ python3 /app/bench.py") == script.replies[3]  # benchmark again
+    assert turn("runtime_seconds: 0.004") == stub_llm.WAIT_REPLY  # (the screen it answers came before the result)
+    assert turn("$ ") == script.replies[4]  # submit
