@@ -1,0 +1,92 @@
+"""The staff launch page, /campaigns/new/."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from evaluations.campaigns import create_campaign
+from evaluations.models import Campaign
+from trajectories.models import Rollout, RolloutStatus
+
+from .runner_helpers import import_examples, utility_entry
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client):
+    User.objects.create_user("staff", password="pw", is_staff=True)
+    client.login(username="staff", password="pw")
+    return client
+
+
+@pytest.fixture
+def entry():
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    return version, model, harness
+
+
+def form_data(version, model, harness, **extra):
+    return {"model": model.pk, "harness": harness.pk, "version": version.pk, "k": 2, "backend": "bubblewrap",
+            "notes": "", **extra}
+
+
+def test_only_staff_may_launch(client, entry):
+    version, model, harness = entry
+    assert client.get("/campaigns/new/").status_code == 403
+    assert client.post("/campaigns/new/", form_data(*entry, launch="1")).status_code == 403
+    User.objects.create_user("visitor", password="pw")
+    client.login(username="visitor", password="pw")
+    assert client.get("/campaigns/new/").status_code == 403
+    assert Campaign.objects.count() == 0
+
+
+def test_the_form_explains_the_backends_and_prefills_the_model(staff_client, entry):
+    version, model, harness = entry
+    page = staff_client.get(f"/campaigns/new/?model={model.pk}").content.decode()
+    assert f'<option value="{model.pk}" selected>' in page
+    for label in ("Docker", "Podman", "bubblewrap sandbox (host)"):
+        assert f"<strong>{label}</strong>" in page
+    assert "examples / sort8_network" in page  # tasks labelled by their version
+    assert staff_client.get("/campaigns/new/?model=%00").status_code == 200
+
+
+def test_estimate_from_earlier_rollouts_launches_nothing(staff_client, entry):
+    version, model, harness = entry
+    old = create_campaign(model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=2,
+                          backend="bubblewrap", enqueue=False)
+    start = timezone.now()
+    old.rollouts.update(status=RolloutStatus.FINISHED, cost_usd=1.5, agent_started_at=start,
+                        agent_finished_at=start + timedelta(minutes=30))
+    page = staff_client.post("/campaigns/new/", form_data(version, model, harness, tasks=[
+        version.tasks.get(name="sort8_network").pk], estimate="1")).content.decode()
+    assert "Estimate:" in page and "about $3.00" in page and "about 1.0 h of agent time" in page
+    assert "2 earlier rollouts of this entry" in page
+    assert Campaign.objects.count() == 1
+
+
+def test_earlier_rollouts_need_an_explicit_choice(staff_client, entry):
+    version, model, harness = entry
+    create_campaign(model, harness, version, k=1, backend="bubblewrap", enqueue=False)
+    page = staff_client.post("/campaigns/new/", form_data(version, model, harness, launch="1")).content.decode()
+    assert "3 rollouts of nop / nop on these tasks exist: add to them, or re-evaluate (supersede them)." in page
+    assert Campaign.objects.count() == 1
+    response = staff_client.post("/campaigns/new/", form_data(version, model, harness, launch="1", earlier="supersede"))
+    assert response.status_code == 302
+    campaign = Campaign.objects.latest("pk")
+    assert response["Location"] == f"/campaigns/{campaign.pk}/"
+    assert campaign.supersede and campaign.status == Campaign.Status.CHECKING
+    assert campaign.created_by.username == "staff" and campaign.k == 2
+    assert Rollout.objects.filter(campaign=campaign).count() == 0  # the preflight comes first
+
+
+def test_tasks_of_another_version_are_refused(staff_client, entry):
+    version, model, harness = entry
+    other = import_examples("other")
+    page = staff_client.post("/campaigns/new/", form_data(version, model, harness, launch="1",
+                                                          tasks=[other.tasks.first().pk])).content.decode()
+    assert "Not tasks of" in page and Campaign.objects.count() == 0
