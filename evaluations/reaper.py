@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories.models import Rollout, RolloutStatus
 
 from . import campaigns, dispatch, lifecycle, workspace
 from .sandbox import backends

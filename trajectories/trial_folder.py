@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autolab_site.checksums import tree_checksum
-from autolab_site.safe_files import UnsafePath, read_file
+from autolab_site.safe_files import read_file
 
 from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_file, read_json_file
 from .parsed import ParsedTrajectory

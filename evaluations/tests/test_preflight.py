@@ -9,12 +9,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from evaluations.campaigns import fail_silent_preflights, launch, record_preflight
-from evaluations.models import AgentModel, Campaign, Harness
+from evaluations.models import Campaign
 from evaluations.preflight import ModelSettings, run_checks
 from evaluations.stub_llm import STUB_API_KEY, start_stub_server
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import EXAMPLES, import_examples, utility_entry
+from .runner_helpers import import_examples, utility_entry
 from .sandbox_helpers import TINY_TASK, require_sandbox
 
 
@@ -101,7 +101,7 @@ def test_model_free_harnesses_skip_the_model_checks_and_missing_tasks_are_named(
     checks = by_name(report)
     assert "api key" not in checks and "endpoint" not in checks
     assert not checks["task folders"].ok
-    assert f"1 task folder(s) missing on worker" in checks["task folders"].detail
+    assert "1 task folder(s) missing on worker" in checks["task folders"].detail
     assert str(tmp_path / "gone") in checks["task folders"].detail
 
 
