@@ -15,7 +15,27 @@ def test_live_json_reports_status_and_main_step_count(client):
     factories.add_step(rollout, 1, source="user", message="Go.")
     factories.add_step(rollout, 2, message="Looking.", commands=["ls\n"])
     response = client.get(reverse("trajectories:rollout_live", args=[rollout.pk]))
-    assert response.json() == {"status": "running", "active": True, "steps": 2, "reward": None}
+    assert response.json() == {"status": "running", "active": True, "steps": 2, "reward": None, "logs": {}}
+
+
+@pytest.mark.django_db
+def test_a_running_trials_log_tails_are_on_its_page_and_in_live_json(client, settings, tmp_path):
+    from trajectories import artifacts
+
+    settings.STORAGES = {**settings.STORAGES, "artifacts": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+    rollout = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None)
+    artifacts.store_tail(rollout, "trial.log", b"...\nstarting the agent\n", size=5000)
+    pane = b"root@sandbox:/app# python3 bench.py\n"
+    artifacts.store_tail(rollout, "agent/terminus_2.pane", pane, size=len(pane))
+    live = client.get(reverse("trajectories:rollout_live", args=[rollout.pk])).json()
+    assert live["logs"] == {"trial.log": "...\nstarting the agent\n",
+                            "agent/terminus_2.pane": "root@sandbox:/app# python3 bench.py\n"}
+    page = client.get(reverse("trajectories:rollout_detail", args=[rollout.pk])).content.decode()
+    assert 'data-log="agent/terminus_2.pane"' in page and "root@sandbox:/app# python3 bench.py" in page
+    rollout.refresh_from_db()
+    assert {entry["path"]: entry["cut"] for entry in rollout.artifacts} == {
+        "trial.log": True, "agent/terminus_2.pane": False}
 
 
 @pytest.mark.django_db
