@@ -86,30 +86,25 @@ def open_dir_chain(root: str | os.PathLike, relative: str, *, create: bool = Fal
     return fd
 
 
-def read_file(root: str | os.PathLike, relative: str, *, limit: int | None = None) -> bytes:
-    """The bytes of root/relative, refusing links anywhere below `root`.
-
-    `limit` reads at most that many bytes from the start.
-    """
+def open_below(root: str | os.PathLike, relative: str) -> int:
+    """A descriptor of the regular file root/relative, refusing links anywhere below `root`."""
     folder, _, name = relative.strip("/").rpartition("/")
     dir_fd = open_dir_chain(root, folder)
     try:
-        fd = _open_regular(name, dir_fd, relative)
+        return _open_regular(name, dir_fd, relative)
     finally:
         os.close(dir_fd)
-    with os.fdopen(fd, "rb") as handle:
+
+
+def read_file(root: str | os.PathLike, relative: str, *, limit: int | None = None) -> bytes:
+    """The bytes of root/relative (at most `limit` from the start), refusing links anywhere below `root`."""
+    with os.fdopen(open_below(root, relative), "rb") as handle:
         return handle.read() if limit is None else handle.read(limit)
 
 
 def read_tail(root: str | os.PathLike, relative: str, size: int) -> bytes:
     """The last `size` bytes of root/relative, refusing links anywhere below `root`."""
-    folder, _, name = relative.strip("/").rpartition("/")
-    dir_fd = open_dir_chain(root, folder)
-    try:
-        fd = _open_regular(name, dir_fd, relative)
-    finally:
-        os.close(dir_fd)
-    with os.fdopen(fd, "rb") as handle:
+    with os.fdopen(open_below(root, relative), "rb") as handle:
         end = os.fstat(handle.fileno()).st_size
         handle.seek(max(end - size, 0))
         return handle.read(size)

@@ -60,13 +60,19 @@ def resolve_tasks(version: BenchmarkVersion, names: Iterable[str] | None) -> lis
     return [found[name] for name in names]
 
 
-def _validate(version: BenchmarkVersion, tasks: list[Task], k: int, backend: str) -> None:
+def _new_campaign(model: AgentModel, harness: Harness, version: BenchmarkVersion, tasks: list[Task], *, k: int,
+                  backend: str, **fields: Any) -> Campaign:
+    """The Campaign row and its chosen tasks, after checking them (no rollouts)."""
     if k < 1:
         raise CampaignError("k must be at least 1")
     if backend not in Backend.values:
         raise CampaignError(f"unknown backend {backend!r} (one of {', '.join(Backend.values)})")
     if any(task.version_id != version.pk for task in tasks):
         raise CampaignError(f"every task must belong to {version}")
+    campaign = Campaign.objects.create(model=model, harness=harness, version=version, k=k, backend=backend, **fields)
+    if tasks:
+        campaign.tasks.set(tasks)
+    return campaign
 
 
 def launch(
@@ -91,15 +97,10 @@ def launch(
     if not preflight:
         return create_campaign(model, harness, version, tasks=tasks, k=k, backend=backend, created_by=created_by,
                                notes=notes, supersede=supersede)
-    tasks = list(tasks or [])
-    _validate(version, tasks, k, backend)
     with transaction.atomic():
-        campaign = Campaign.objects.create(
-            model=model, harness=harness, version=version, k=k, backend=backend, created_by=created_by, notes=notes,
-            status=Campaign.Status.CHECKING, supersede=supersede,
-        )
-        if tasks:
-            campaign.tasks.set(tasks)
+        campaign = _new_campaign(model, harness, version, list(tasks or []), k=k, backend=backend,
+                                 created_by=created_by, notes=notes, supersede=supersede,
+                                 status=Campaign.Status.CHECKING)
         if not campaign_tasks(campaign):
             raise CampaignError(f"{version} has no tasks")
     transaction.on_commit(lambda: setattr(campaign, "send_report", send_preflight(campaign)))
@@ -124,15 +125,9 @@ def create_campaign(
     The send's report (dispatch.SendReport: what the broker took, what
     waits for it) is left on `campaign.send_report` once it has run.
     """
-    tasks = list(tasks or [])
-    _validate(version, tasks, k, backend)
     with transaction.atomic():
-        campaign = Campaign.objects.create(
-            model=model, harness=harness, version=version, k=k, backend=backend, created_by=created_by, notes=notes,
-            supersede=supersede,
-        )
-        if tasks:
-            campaign.tasks.set(tasks)
+        campaign = _new_campaign(model, harness, version, list(tasks or []), k=k, backend=backend,
+                                 created_by=created_by, notes=notes, supersede=supersede)
         add_rollouts(campaign)
         if supersede:
             supersede_earlier(campaign)
