@@ -24,19 +24,22 @@ def stub_server():
     server.shutdown()
 
 
-def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, monkeypatch, stub_server):
+def stub_rollout(settings, tmp_path, monkeypatch, port: int, task: str) -> Rollout:
+    """One queued rollout of the scripted stub driving terminus-2 on an example task (bubblewrap)."""
     require_sandbox()
     runner_settings(settings, tmp_path)
-    settings.STUB_LLM_PORT = stub_server.port
+    settings.STUB_LLM_PORT = port
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-stub")
     version = import_examples()
     model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
-    assert model.api_base == stub_server.base_url and model.is_scripted
-    campaign = create_campaign(
-        model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=1, backend="bubblewrap",
-        enqueue=False,
-    )
-    rollout = campaign.rollouts.get()
+    assert model.api_base == f"http://127.0.0.1:{port}/v1" and model.is_scripted
+    campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name=task), k=1,
+                               backend="bubblewrap", enqueue=False)
+    return campaign.rollouts.get()
+
+
+def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, monkeypatch, stub_server):
+    rollout = stub_rollout(settings, tmp_path, monkeypatch, stub_server.port, "sort8_network")
 
     outcome = {}
     thread = threading.Thread(target=lambda: outcome.setdefault("result", run_rollout(rollout.pk)))
@@ -78,15 +81,7 @@ def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, mon
 @pytest.mark.parametrize("task", ["count_primes", "ring_classifier"])
 def test_the_stub_solves_every_example_task(settings, tmp_path, monkeypatch, stub_server, task):
     """count_primes used to fail every time: the stub typed its rewrite into a terminal still busy benchmarking."""
-    require_sandbox()
-    runner_settings(settings, tmp_path)
-    settings.STUB_LLM_PORT = stub_server.port
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-stub")
-    version = import_examples()
-    model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
-    campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name=task), k=1,
-                               backend="bubblewrap", enqueue=False)
-    rollout = campaign.rollouts.get()
+    rollout = stub_rollout(settings, tmp_path, monkeypatch, stub_server.port, task)
     assert run_rollout(rollout.pk).status == RolloutStatus.FINISHED
     rollout.refresh_from_db()
     assert rollout.n_benchmark_calls == 2 and rollout.n_edits >= 1
@@ -100,17 +95,9 @@ def test_the_stub_waits_for_a_benchmark_slower_than_its_first_look(settings, tmp
 
     from .runner_helpers import EXAMPLES
 
-    require_sandbox()
-    runner_settings(settings, tmp_path)
     server = start_stub_server(port=0, scripts=[script_for_task(EXAMPLES / "count_primes", bench_duration=0.3)])
     try:
-        settings.STUB_LLM_PORT = server.port
-        monkeypatch.setenv("OPENAI_API_KEY", "dummy-key-for-the-stub")
-        version = import_examples()
-        model, harness = demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
-        campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name="count_primes"), k=1,
-                                   backend="bubblewrap", enqueue=False)
-        rollout = campaign.rollouts.get()
+        rollout = stub_rollout(settings, tmp_path, monkeypatch, server.port, "count_primes")
         assert run_rollout(rollout.pk).status == RolloutStatus.FINISHED
     finally:
         server.shutdown()
