@@ -19,12 +19,11 @@ Definitions (the leaderboard page and the API documentation repeat them):
   draw for every entry, so comparisons are paired) and, within each task,
   the entry's rollouts (redrawn once per replicate). Seeded, so pages are
   reproducible.
-- Rank: the comparison set's Avg@k intervals are grouped into blocks of
-  overlapping intervals (chains included: if A overlaps B and B overlaps C,
-  all three are one block); an entry's rank is 1 + the number of entries in
-  the blocks above its own. So two entries whose intervals overlap always
-  share a rank, and different ranks mean the intervals do not overlap.
-  Intervals that touch count as overlapping.
+- Rank (evaluations.ranking): among the comparison set's entries with at
+  least one counted rollout in the scope, 1 + the number of entries whose
+  Avg@k interval lies wholly above this one's (LMArena's rule); entries with
+  nothing counted are listed unranked. The rank range is the 2.5-97.5 %
+  range of the entry's rank over the paired bootstrap replicates.
 - Medals: per task, by per-task Avg@k among the comparison set, competition
   style (two golds, then a bronze); a per-task score of 0 wins nothing.
 - score@k: the expected best of k rollouts drawn without replacement from
@@ -39,6 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import ranking
+from .ranking import TIE_TOLERANCE
+
 COUNTED = "counted"
 INFRA = "infra"
 SUPERSEDED = "superseded"
@@ -46,9 +48,6 @@ UNFINISHED = "unfinished"
 CANCELLED = "cancelled"
 
 UNFINISHED_STATUSES = frozenset({"queued", "preparing", "running", "verifying"})
-# Two per-task means closer than this are a tie: the same rewards averaged in a
-# different order must not decide a comparison.
-TIE_TOLERANCE = 1e-9
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260510
 
@@ -124,6 +123,7 @@ class Figures:
     dominance: float | None
     dominance_ci: tuple[float, float] | None
     rank: int | None
+    rank_range: tuple[int, int] | None
     n_tasks: int  # tasks with at least one counted rollout
     n_tasks_total: int
     n_rollouts: int
@@ -136,6 +136,7 @@ class Figures:
             "dominance": self.dominance,
             "dominance_ci": list(self.dominance_ci) if self.dominance_ci else None,
             "rank": self.rank,
+            "rank_range": list(self.rank_range) if self.rank_range else None,
             "n_tasks": self.n_tasks,
             "n_tasks_total": self.n_tasks_total,
             "n_rollouts": self.n_rollouts,
@@ -218,28 +219,6 @@ def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.percentile(samples, [2.5, 97.5], axis=axis)
 
 
-def interval_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
-    """Shared ranks from blocks of overlapping intervals (see module doc).
-
-    Sweeping from the highest upper bound down, an interval joins the
-    current block when it reaches the block's lowest lower bound; the union
-    of a block is one segment, so reaching it means overlapping a member.
-    """
-    order = sorted(range(len(intervals)), key=lambda i: -intervals[i][1])
-    ranks = [0] * len(intervals)
-    block_low = None
-    rank = 0
-    for position, i in enumerate(order):
-        lo, hi = intervals[i]
-        if block_low is None or hi < block_low:
-            rank = position + 1  # a new block starts below everything seen
-            block_low = lo
-        else:
-            block_low = min(block_low, lo)
-        ranks[i] = rank
-    return ranks
-
-
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
     values, counts = table.arrays()
     return resample_rollout_means(values, counts, n_resamples, np.random.default_rng((seed, 0)))
@@ -285,8 +264,10 @@ def scope_figures(
             dom[i] = float(point[pos])
             dom_ci[i] = (float(intervals[pos, 0]), float(intervals[pos, 1]))
 
-    ranks = interval_ranks([(avg_ci[i, 0], avg_ci[i, 1]) for i in members])
-    rank_of = dict(zip(members, ranks))
+    # Only entries with something counted in the scope are ranked.
+    ranked = [i for i in members if counts[i].sum() > 0]
+    rank_of = dict(zip(ranked, ranking.interval_ranks([(avg_ci[i, 0], avg_ci[i, 1]) for i in ranked])))
+    range_of = dict(zip(ranked, ranking.rank_ranges(resampled[ranked].mean(axis=-1))))
     return {
         entry: Figures(
             avg=float(avg[i]),
@@ -295,6 +276,7 @@ def scope_figures(
             dominance=dom.get(i),
             dominance_ci=dom_ci.get(i),
             rank=rank_of.get(i),
+            rank_range=range_of.get(i),
             n_tasks=int((counts[i] > 0).sum()),
             n_tasks_total=len(tasks),
             n_rollouts=int(counts[i].sum()),

@@ -25,7 +25,8 @@ DEFINITIONS = {
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
     "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set.",
     "ci": "95% percentile bootstrap over tasks and rollouts within tasks, seeded.",
-    "rank": "Avg@k intervals of the comparison set are grouped into blocks of overlapping intervals (a chain of overlaps is one block); rank = 1 + the number of entries in the blocks above. Overlapping intervals always share a rank.",
+    "rank": "1 + the number of comparison-set entries whose Avg@k 95% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
+    "rank_range": "The 2.5-97.5% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
     "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
 }
 
@@ -77,6 +78,8 @@ def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
             "ablation": entry["ablation"],
             "in_comparison": entry["comparison"],
             "rank": figures.get("rank"),
+            "rank_range_low": (figures.get("rank_range") or [None, None])[0],
+            "rank_range_high": (figures.get("rank_range") or [None, None])[1],
             "avg": figures.get("avg"),
             "avg_ci_low": (figures.get("avg_ci") or [None, None])[0],
             "avg_ci_high": (figures.get("avg_ci") or [None, None])[1],

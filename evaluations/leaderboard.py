@@ -257,6 +257,10 @@ def compute_board(version: BenchmarkVersion) -> dict:
     table = agg.ScoreTable(
         entries=keys, tasks=task_ids, scores=scores, categories={t["id"]: t["category"] for t in tasks}
     )
+    # An entry with nothing counted is listed, but compared with no one.
+    counted = {key for key, _ in scores}
+    for entry in entries:
+        entry["comparison"] = entry["comparison"] and entry["key"] in counted
     comparison = {e["key"] for e in entries if e["comparison"]}
     scopes = agg.all_figures(table, comparison, n_resamples=N_RESAMPLES)
     medals = agg.medal_table(table, comparison)

@@ -82,35 +82,6 @@ def test_single_entry_has_no_dominance():
     assert figures["A"].avg_ci == (0.5, 0.5)
 
 
-@pytest.mark.parametrize(
-    "intervals, ranks",
-    [
-        ([(0.5, 0.7), (0.4, 0.6), (0.1, 0.2)], [1, 1, 3]),  # overlap shares rank 1
-        ([(0.5, 0.7), (0.3, 0.45), (0.1, 0.2)], [1, 2, 3]),  # all separated
-        ([(0.5, 0.7), (0.3, 0.55), (0.1, 0.35)], [1, 1, 1]),  # a chain is one block
-        ([(0.1, 0.35), (0.5, 0.7), (0.3, 0.55), (0.0, 0.05)], [1, 1, 1, 4]),  # order of input is irrelevant
-        ([(0.2, 0.3), (0.2, 0.3)], [1, 1]),
-        ([(0.3, 0.5), (0.1, 0.3)], [1, 1]),  # touching intervals overlap
-        ([], []),
-    ],
-)
-def test_interval_ranks(intervals, ranks):
-    assert agg.interval_ranks(intervals) == ranks
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 0.3)), min_size=1, max_size=8))
-def test_ranks_differ_only_when_intervals_do_not_overlap(raw):
-    intervals = [(lo, lo + width) for lo, width in raw]
-    ranks = agg.interval_ranks(intervals)
-    for (lo1, hi1), r1 in zip(intervals, ranks):
-        for (lo2, hi2), r2 in zip(intervals, ranks):
-            if lo1 <= hi2 and lo2 <= hi1:  # overlap
-                assert r1 == r2
-            elif lo1 > hi2:  # strictly above ranks better or equal
-                assert r1 <= r2
-
-
 def test_medal_table_with_ties(table):
     medals = agg.medal_table(table, comparison={"A", "B", "C"})
     # t1: A, B gold (C scores 0: none) | t2: A, C gold, B bronze
