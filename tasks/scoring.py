@@ -111,12 +111,44 @@ def anchors_agree(direction: str, baseline: float, reference: float) -> bool:
     return baseline != reference
 
 
+def score_with(rule: str, value: float, baseline: float, reference: float, clip: bool) -> float | None:
+    """`rule`'s reward for `value` against the given anchors, or None when it cannot be scored."""
+    if not anchors_agree("", baseline, reference):
+        return None
+    scorer = log_stretch if rule == LOG_STRETCH else anchored_linear
+    try:
+        return scorer(value, baseline, reference, clip=clip)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def raw_score(rule: str, value: float, baseline: float, reference: float) -> float | None:
+    """`rule`'s formula before flooring at 0 and clipping, or None where it is undefined.
+
+    Tells a reward the anchors reproduce exactly from one they reproduce
+    only because it was floored or clipped (every pair of anchors turns a
+    metric below both baselines into 0).
+    """
+    try:
+        _check_finite(value=value, baseline=baseline, reference=reference)
+        if baseline == reference:
+            return None
+        if rule == LOG_STRETCH:
+            if min(value, baseline, reference) <= 0:
+                return None
+            return 0.5 * math.log(baseline / value) / math.log(baseline / reference)
+        return (value - baseline) / (reference - baseline)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
 def normalised_score(spec: TaskSpec, value: float) -> float | None:
     """The task's reward for a raw metric value, or None when it cannot be scored.
 
     None means: the task has no usable anchors (missing, equal, contradicting
     its direction, non-positive under log-stretch) or the value itself is not
-    a usable number.
+    a usable number. The anchors are the spec's: for a rollout, the ones its
+    verifier scored with (tasks.anchors).
     """
     baseline, reference = spec.baseline_score, spec.reference_score
     if baseline is None or reference is None:
@@ -127,11 +159,7 @@ def normalised_score(spec: TaskSpec, value: float) -> float | None:
         return None
     if not anchors_agree(spec.direction, baseline, reference):
         return None
-    scorer = log_stretch if rule == LOG_STRETCH else anchored_linear
-    try:
-        return scorer(value, baseline, reference, clip=spec.clip)
-    except (ValueError, TypeError, ZeroDivisionError):
-        return None
+    return score_with(rule, value, baseline, reference, spec.clip)
 
 
 def _number(value: float | None) -> str:

@@ -2,6 +2,7 @@
 
 - import_tasks: read Harbor task directories into BenchmarkVersion/Task rows.
 - task_spec: the ORM-free TaskSpec of a task, for scoring and analysis.
+- rollout_anchors: the anchors a rollout's reward was computed with.
 - match_task: the Task a Harbor trial ran, from the trial's task name.
 - benchmark_commands: a task's explicit local benchmark commands, if any.
 """
@@ -13,7 +14,11 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, transaction
 
+from . import anchors as anchor_rule
+from .anchors import Anchors
+from .anchors import describe as describe_anchors
 from .models import BenchmarkVersion, Task, TaskRevision
+from .scoring import DEFAULT_RULE, rule_for
 from .spec import TaskSpec
 from .taskdir import ParsedTask, TaskDirError, find_task_dirs, parse_task_dir
 
@@ -211,15 +216,22 @@ def _store(parsed: ParsedTask, version: BenchmarkVersion) -> tuple[str, list[str
     return UPDATED, sorted(changes)
 
 
-def task_spec(task: Task) -> TaskSpec:
-    """The ORM-free description of `task`; clipping comes from its version."""
+def task_spec(task: Task, anchors: Anchors | None = None) -> TaskSpec:
+    """The ORM-free description of `task`; clipping comes from its version.
+
+    With `anchors` (a rollout's, from `rollout_anchors`) the spec scores
+    against them instead of task.toml's.
+    """
+    baseline, reference = task.baseline_score, task.reference_score
+    if anchors is not None:
+        baseline, reference = anchors.baseline, anchors.reference
     return TaskSpec(
         name=task.name,
         category=task.category,
         metric=task.metric,
         direction=task.direction,
-        baseline_score=task.baseline_score,
-        reference_score=task.reference_score,
+        baseline_score=baseline,
+        reference_score=reference,
         scoring_rule=task.scoring_rule,
         clip=task.version.clip_rewards,
         benchmark_pattern=task.benchmark_pattern,
@@ -228,6 +240,35 @@ def task_spec(task: Task) -> TaskSpec:
         budget_sec=task.budget_sec,
         benchmark_commands=tuple(benchmark_commands(task)),
     )
+
+
+def scoring_rule(task: Task) -> str:
+    """The rule `task` is scored by (tasks.scoring), its category's when not set."""
+    try:
+        return rule_for(task.category, task.scoring_rule)
+    except ValueError:
+        return DEFAULT_RULE
+
+
+def rollout_anchors(task: Task, reward: float | None, fields: dict | None, outputs: dict | None) -> Anchors:
+    """The anchors that turn the verifier's metric into its reward (tasks.anchors)."""
+    return anchor_rule.resolve(
+        scoring_rule(task),
+        task.direction,
+        task.version.clip_rewards,
+        task.baseline_score,
+        task.reference_score,
+        reward,
+        fields,
+        outputs,
+    )
+
+
+def stored_anchors(task: Task, stored: dict | None) -> Anchors:
+    """A rollout's stored anchors; task.toml's, unchecked, for rollouts stored before they were resolved."""
+    if stored:
+        return Anchors.from_dict(stored)
+    return anchor_rule.resolve(scoring_rule(task), task.direction, True, task.baseline_score, task.reference_score, None)
 
 
 def match_task(trial_task_name: str, version: str | None = None) -> Task:
@@ -278,10 +319,14 @@ __all__ = [
     "TaskImportResult",
     "TaskNotFound",
     "benchmark_commands",
+    "describe_anchors",
     "ensure_version",
     "import_task_dir",
     "import_tasks",
     "match_task",
+    "rollout_anchors",
+    "scoring_rule",
+    "stored_anchors",
     "task_spec",
 ]
 

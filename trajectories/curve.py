@@ -7,8 +7,10 @@ score when it has one, else as higher-is-better.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from typing import Any
 
 from .parsed import CurvePoint, MetricReading
 
@@ -106,3 +108,21 @@ def point_as_dict(point: CurvePoint) -> dict:
         "best_score": point.best_score,
         "improved": point.improved,
     }
+
+
+def rescored(curve: list[dict[str, Any]], score: Callable[[float], float | None]) -> list[dict[str, Any]]:
+    """Stored curve points (Rollout.curve) with their scores worked out again by `score`.
+
+    For a rollout whose anchors turned out to be others than the ones its
+    curve was scored with: the running best follows the metric in the
+    task's direction, so which point is best stays, and only the scores change.
+    """
+    def again(value: Any) -> float | None:
+        return score(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    return [
+        {**point, "score": again(point.get("metric")), "best_score": again(point.get("best_metric"))}
+        if isinstance(point, dict)
+        else point
+        for point in curve
+    ]

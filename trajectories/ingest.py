@@ -222,7 +222,8 @@ def _store(
     trajectory = folder.trajectory
     steps = trajectory.steps if trajectory else []
     warnings = list(folder.warnings)
-    result = _analyse(steps, task, folder.agent_started_at, warnings)
+    anchors = tasks.rollout_anchors(task, folder.reward, folder.verifier_fields, folder.verifier_outputs)
+    result = _analyse(steps, tasks.task_spec(task, anchors), folder.agent_started_at, warnings)
 
     with transaction.atomic():
         _commit_without_waiting()
@@ -235,6 +236,7 @@ def _store(
             old_group = (rollout.task_id, rollout.model_id, rollout.harness_id)
         rollout.task, rollout.model, rollout.harness = task, model, harness
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
+        rollout.anchors = anchors.as_dict()
         _classify(rollout, folder, result)
         rollout.save()
         documents = _search_documents(rollout, folder)
@@ -324,19 +326,19 @@ def _model_and_harness(folder: TrialFolder):
     return model, harness
 
 
-def _analyse(steps: list[ParsedStep], task, agent_started_at: datetime | None, warnings: list[str]) -> RolloutAnalysis:
+def _analyse(steps: list[ParsedStep], spec, agent_started_at: datetime | None, warnings: list[str]) -> RolloutAnalysis:
     """The analysis of the main trajectory, or an empty one if analysis fails.
 
     A bug in the analysis must not lose an import: the steps are stored
     without kinds and the failure is recorded as a warning.
     """
     try:
-        result = analysis.analyse_rollout(steps, tasks.task_spec(task), agent_started_at)
+        result = analysis.analyse_rollout(steps, spec, agent_started_at)
         if len(result.steps) != len(steps):
             raise ValueError(f"{len(result.steps)} step analyses for {len(steps)} steps")
         return result
     except Exception as exc:  # noqa: BLE001
-        logger.exception("analysis of %s failed", task)
+        logger.exception("analysis of %s failed", spec.name)
         warnings.append(f"analysis failed: {type(exc).__name__}: {exc}"[:200])
         return RolloutAnalysis(steps=[StepAnalysis(kinds=[], call_kinds=[]) for _ in steps], curve=[])
 

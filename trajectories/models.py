@@ -91,6 +91,9 @@ class Rollout(models.Model):
     # The verifier's other JSON files by name: AutoLab's measured scores
     # ("baseline_score.json", "optimized_score.json") with their components.
     verifier_outputs = models.JSONField(default=dict, blank=True)
+    # The anchors its reward was computed with (tasks.anchors.Anchors.as_dict()):
+    # its benchmark calls' scores and its curve use them. {} until resolved.
+    anchors = models.JSONField(default=dict, blank=True)
 
     source_path = models.CharField(max_length=1000, blank=True)
     checksum = models.CharField(max_length=64, blank=True)

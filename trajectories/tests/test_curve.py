@@ -72,3 +72,18 @@ def test_point_as_dict_is_the_stored_shape():
     assert point_as_dict(point) == {
         "step": 10, "t": 0.0, "metric": 0.5, "score": 0.1, "best_metric": 0.5, "best_score": 0.1, "improved": True,
     }
+
+
+def test_rescored_changes_scores_only():
+    from trajectories.curve import rescored
+
+    stored = [
+        {"step_id": 1, "t": 5.0, "metric": 0.3, "score": 0.3, "best_metric": 0.3, "best_score": 0.3, "improved": True},
+        {"step_id": 2, "t": 9.0, "metric": 0.2, "score": 0.2, "best_metric": 0.3, "best_score": 0.3, "improved": False},
+        {"step_id": 3, "t": 12.0, "metric": None, "score": None, "best_metric": 0.3, "best_score": 0.3, "improved": False},
+    ]
+    again = rescored(stored, lambda value: value / 0.6)
+    assert again[0]["score"] == pytest.approx(0.5) and again[1]["score"] == pytest.approx(0.2 / 0.6)
+    assert again[2]["score"] is None
+    assert [p["best_score"] for p in again] == pytest.approx([0.5, 0.5, 0.5])
+    assert [(p["step_id"], p["t"], p["improved"]) for p in again] == [(1, 5.0, True), (2, 9.0, False), (3, 12.0, False)]

@@ -1,0 +1,223 @@
+"""Which anchors a rollout's reward was computed with: one rule, no ORM.
+
+A verifier may score against anchors of its own: AutoLab's flux2_klein_lora
+measures a baseline at run time and scores against a reference of 0.62
+while its task.toml says 0.0 -> 0.88. The reward is the truth, so every
+normalised figure of a rollout (its benchmark calls' scores, its best-so-far
+curve, the budget curves of the leaderboard) must use the anchors that
+produced it.
+
+The rule (`resolve`):
+
+1. Candidates: every baseline the verifier reports (numeric `baseline*`
+   fields of reward.json, the `score` of its `baseline*.json` files) and
+   task.toml's baseline; the same for references (`reference*`). Equal values
+   are one candidate with all their sources.
+2. The verifier's metric: reward.json's `metric`, else `optimized_score`,
+   else the `score` of `optimized_score.json`.
+3. Every (baseline, reference) pair whose reference beats its baseline in
+   the task's direction is scored under the task's rule (with the version's
+   clipping); a pair reproduces the reward when it lands within TOLERANCE of
+   it. Pairs that reproduce it before flooring and clipping come first
+   (every pair turns a metric below both baselines into 0), then the
+   verifier's own anchors before task.toml's, in the order reported.
+4. The first reproducing pair is the rollout's anchors (REPRODUCED). With no
+   metric or no reward to check against, task.toml's (UNCHECKED); when no
+   pair reproduces the reward, task.toml's too, and the pages say that the
+   curve and the reward disagree (MISMATCH).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .scoring import anchors_agree, raw_score, score_with
+
+TOLERANCE = 5e-4  # AutoLab verifiers round rewards to 4 decimals
+
+REPRODUCED = "reproduced"
+UNCHECKED = "unchecked"
+MISMATCH = "mismatch"
+
+TASK_TOML = "task.toml"
+METRIC_FIELDS = ("metric", "optimized_score")
+METRIC_FILE = "optimized_score.json"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One anchor value and every place that reports it."""
+
+    value: float
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """The anchors a rollout's figures use, where they come from and whether they were checked."""
+
+    baseline: float | None
+    reference: float | None
+    status: str
+    baseline_sources: tuple[str, ...] = ()
+    reference_sources: tuple[str, ...] = ()
+    metric: float | None = None
+    metric_source: str = ""
+    reward: float | None = None
+    task_baseline: float | None = None
+    task_reference: float | None = None
+    tried: int = 0  # pairs scored
+
+    @property
+    def differ_from_task(self) -> bool:
+        return (self.baseline, self.reference) != (self.task_baseline, self.task_reference)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "reference": self.reference,
+            "status": self.status,
+            "baseline_sources": list(self.baseline_sources),
+            "reference_sources": list(self.reference_sources),
+            "metric": self.metric,
+            "metric_source": self.metric_source,
+            "reward": self.reward,
+            "task_baseline": self.task_baseline,
+            "task_reference": self.task_reference,
+            "tried": self.tried,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Anchors":
+        names = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in names}
+        for key in ("baseline_sources", "reference_sources"):
+            values[key] = tuple(values.get(key) or ())
+        values.setdefault("status", UNCHECKED)
+        values.setdefault("baseline", None)
+        values.setdefault("reference", None)
+        return cls(**values)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _add(found: list[Candidate], value: float | None, source: str) -> None:
+    if value is None:
+        return
+    for i, candidate in enumerate(found):
+        if math.isclose(candidate.value, value, rel_tol=0, abs_tol=1e-12):
+            found[i] = Candidate(candidate.value, (*candidate.sources, source))
+            return
+    found.append(Candidate(value, (source,)))
+
+
+def candidates(prefix: str, task_value: float | None, fields: Mapping, outputs: Mapping) -> list[Candidate]:
+    """`prefix` ("baseline" or "reference") anchors: the verifier's, in order, then task.toml's."""
+    found: list[Candidate] = []
+    for key, value in fields.items():
+        if isinstance(key, str) and key.lower().startswith(prefix):
+            _add(found, _number(value), f"reward.json {key}")
+    for name, content in outputs.items():
+        if isinstance(name, str) and name.lower().startswith(prefix) and isinstance(content, Mapping):
+            _add(found, _number(content.get("score")), name)
+    _add(found, _number(task_value), TASK_TOML)
+    return found
+
+
+def verifier_metric(fields: Mapping, outputs: Mapping) -> tuple[float | None, str]:
+    """The metric the verifier scored, and where it was read."""
+    for key in METRIC_FIELDS:
+        value = _number(fields.get(key))
+        if value is not None:
+            return value, f"reward.json {key}"
+    scores = outputs.get(METRIC_FILE)
+    if isinstance(scores, Mapping):
+        value = _number(scores.get("score"))
+        if value is not None:
+            return value, METRIC_FILE
+    return None, ""
+
+
+def resolve(
+    rule: str,
+    direction: str,
+    clip: bool,
+    task_baseline: float | None,
+    task_reference: float | None,
+    reward: float | None,
+    fields: Mapping | None = None,
+    outputs: Mapping | None = None,
+    tolerance: float = TOLERANCE,
+) -> Anchors:
+    """The anchors that turn the verifier's metric into its reward (see the module doc)."""
+    fields = fields if isinstance(fields, Mapping) else {}
+    outputs = outputs if isinstance(outputs, Mapping) else {}
+    metric, metric_source = verifier_metric(fields, outputs)
+    reward = _number(reward)
+    task = {"task_baseline": _number(task_baseline), "task_reference": _number(task_reference)}
+    found = {"metric": metric, "metric_source": metric_source, "reward": reward, **task}
+    fallback = Anchors(
+        baseline=task["task_baseline"],
+        reference=task["task_reference"],
+        status=UNCHECKED,
+        baseline_sources=(TASK_TOML,) if task["task_baseline"] is not None else (),
+        reference_sources=(TASK_TOML,) if task["task_reference"] is not None else (),
+        **found,
+    )
+    if metric is None or reward is None:
+        return fallback
+    matches = []
+    tried = 0
+    for b_order, baseline in enumerate(candidates("baseline", task_baseline, fields, outputs)):
+        for r_order, reference in enumerate(candidates("reference", task_reference, fields, outputs)):
+            if not anchors_agree(direction, baseline.value, reference.value):
+                continue
+            tried += 1
+            score = score_with(rule, metric, baseline.value, reference.value, clip)
+            if score is None or abs(score - reward) > tolerance:
+                continue
+            raw = raw_score(rule, metric, baseline.value, reference.value)
+            exact = raw is not None and abs(raw - reward) <= tolerance
+            matches.append((not exact, b_order + r_order, b_order, baseline, reference))
+    if not matches:
+        return replace(fallback, status=MISMATCH, tried=tried)
+    *_, baseline, reference = min(matches, key=lambda m: m[:3])
+    return Anchors(
+        baseline=baseline.value,
+        reference=reference.value,
+        status=REPRODUCED,
+        baseline_sources=baseline.sources,
+        reference_sources=reference.sources,
+        tried=tried,
+        **found,
+    )
+
+
+def describe(anchors: Anchors) -> str:
+    """What the pages say about a rollout's anchors, in one sentence or two."""
+    def where(sources: tuple[str, ...]) -> str:
+        return " = ".join(sources) if sources else "nowhere"
+
+    pair = f"baseline {_show(anchors.baseline)} ({where(anchors.baseline_sources)}) and reference {_show(anchors.reference)} ({where(anchors.reference_sources)})"
+    if anchors.status == REPRODUCED:
+        text = f"Scores use {pair}: they turn the verifier's metric {_show(anchors.metric)} into its reward {_show(anchors.reward)}."
+        if anchors.differ_from_task:
+            text += f" task.toml says {_show(anchors.task_baseline)} → {_show(anchors.task_reference)}; the verifier did not score with those."
+        return text
+    if anchors.status == MISMATCH:
+        return (
+            f"No pair of the verifier's and task.toml's anchors turns the verifier's metric {_show(anchors.metric)} "
+            f"into its reward {_show(anchors.reward)}: scores use task.toml's {pair}, so the curve and the reward disagree."
+        )
+    missing = "no metric" if anchors.metric is None else "no reward"
+    return f"The verifier reported {missing}, so its anchors cannot be checked: scores use {pair}."
+
+
+def _show(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
