@@ -359,32 +359,42 @@ def score_at_k(table: ScoreTable, entry: Hashable, max_k: int | None = None) -> 
     return [sum(expected_best_of_k(s, k) for s in per_task) / len(table.tasks) for k in range(1, max_k + 1)]
 
 
-def score_at_cut(points: Sequence[tuple[float, float]], grid: np.ndarray) -> np.ndarray:
-    """A rollout's best-so-far score had it been stopped at each time of `grid`.
+def score_at_cut(
+    points: Sequence[tuple[float, float]], grid: np.ndarray, final: tuple[float, float] | None = None
+) -> np.ndarray:
+    """A rollout's score had it been stopped at each time of `grid`.
 
     `points` are (t, best_score) of its benchmark calls; before the first
     call the score is 0. Best-so-far is re-taken as a running maximum so that
-    an unsorted or non-monotone curve cannot lower it.
+    an unsorted or non-monotone curve cannot lower it. From `final` (the time
+    the rollout ended, its score) on, the score is the rollout's own: the
+    verifier's reward is the truth that the local best-so-far only
+    approximates, so every budget curve ends at Avg@k.
     """
-    if not points:
-        return np.zeros(len(grid))
-    ordered = sorted(points)
-    times = np.array([t for t, _ in ordered], dtype=float)
-    best = np.maximum.accumulate(np.array([s for _, s in ordered], dtype=float))
-    at = np.searchsorted(times, grid, side="right") - 1
-    return np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
+    result = np.zeros(len(grid))
+    if points:
+        ordered = sorted(points)
+        times = np.array([t for t, _ in ordered], dtype=float)
+        best = np.maximum.accumulate(np.array([s for _, s in ordered], dtype=float))
+        at = np.searchsorted(times, grid, side="right") - 1
+        result = np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
+    if final is not None and len(grid):
+        end, score = final
+        result = np.where(grid >= min(end, grid[-1]), score, result)
+    return result
 
 
 def budget_curve(
-    curves: Mapping[Hashable, Sequence[Sequence[tuple[float, float]]]],
+    curves: Mapping[Hashable, Sequence[tuple[Sequence[tuple[float, float]], tuple[float, float] | None]]],
     tasks: Sequence[Hashable],
     grid: np.ndarray,
 ) -> np.ndarray:
     """Expected score of an entry if every rollout were cut at each grid time.
 
-    `curves[task]` lists the (t, best_score) points of each counted rollout on
-    that task. Aggregated like Avg@k: mean over the task's rollouts, then over
-    all tasks, a task without rollouts counting 0.
+    `curves[task]` lists, per counted rollout on that task, its (t, best_score)
+    points and its (end, score) (see `score_at_cut`). Aggregated like Avg@k:
+    mean over the task's rollouts, then over all tasks, a task without
+    rollouts counting 0.
     """
     if not tasks:
         return np.zeros(len(grid))
@@ -392,7 +402,7 @@ def budget_curve(
     for task in tasks:
         rollouts = curves.get(task) or ()
         if rollouts:
-            total += np.mean([score_at_cut(points, grid) for points in rollouts], axis=0)
+            total += np.mean([score_at_cut(points, grid, final) for points, final in rollouts], axis=0)
     return total / len(tasks)
 
 

@@ -226,7 +226,8 @@ def compute_board(version: BenchmarkVersion) -> dict:
             seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
         usage[key].add(r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"])
         budget = task_by_id.get(r["task_id"], {}).get("budget_sec") or seconds
-        curves[key][r["task_id"]].append(_curve_points(r["curve"], budget, clip))
+        end = min(1.0, seconds / budget) if seconds is not None and budget else 1.0
+        curves[key][r["task_id"]].append((_curve_points(r["curve"], budget, clip), (end, scores[(key, r["task_id"])][-1])))
 
     entries = []
     for model_id, harness_id in pairs:

@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from tasks.services import describe_anchors, stored_anchors
+
 # Step kinds written by trajectories.analysis, in the order a mark's colour
 # is chosen when a step has several (a benchmark run that also edits shows
 # as a benchmark).
@@ -258,9 +260,15 @@ def curve_points(rollout, steps) -> list[dict[str, Any]]:
     return points
 
 
+def rollout_anchors(rollout):
+    """The anchors the rollout's scores use: those its reward was computed with (tasks.anchors)."""
+    return stored_anchors(rollout.task, rollout.anchors)
+
+
 def plot_data(rollout, steps) -> dict[str, Any]:
     """Everything the best-so-far plot draws, for json_script."""
     task = rollout.task
+    anchors = rollout_anchors(rollout)
     points = curve_points(rollout, steps)
     measured = {p["step_id"] for p in points}
     unparsed = [
@@ -277,8 +285,10 @@ def plot_data(rollout, steps) -> dict[str, Any]:
         "steps": [[s.step_id, s.elapsed_sec, " ".join(s.kind_list)] for s in steps],
         "metric": task.metric,
         "direction": task.direction,
-        "baseline": task.baseline_score,
-        "reference": task.reference_score,
+        "baseline": anchors.baseline,
+        "reference": anchors.reference,
+        "anchors_status": anchors.status,
+        "anchors_text": describe_anchors(anchors),
         "budget": task.budget_sec,
         "final_score": rollout.reward,
         "final_metric": _number((rollout.verifier_fields or {}).get("metric")),

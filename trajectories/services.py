@@ -8,16 +8,20 @@
   storage (trajectories.artifacts), where every page reads them.
 - exception_family: what kind of fault a trial's exception is (the runner's
   retry rule and the failure classifier read the same table).
+- anchors_in_use: the anchors a task's verifier scored its rollouts with.
 """
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+
+from tasks.services import stored_anchors
 
 from . import artifacts, bulk
 from .archives import ArchiveError, is_archive, unpacked
@@ -206,3 +210,29 @@ __all__ = [
     "is_archive",
     "renumber",
 ]
+
+
+@dataclass
+class AnchorsInUse:
+    """One set of anchors a task's rollouts were scored with, and how many."""
+
+    anchors: Any  # tasks.anchors.Anchors
+    n: int
+
+
+def anchors_in_use(task) -> list[AnchorsInUse]:
+    """The anchors of a task's current (not superseded) rollouts, most used first.
+
+    Reproduced anchors come before unchecked and mismatched ones with the
+    same count: they are what the verifier demonstrably used.
+    """
+    groups: Counter = Counter()
+    samples = {}
+    for stored in Rollout.objects.filter(task=task, superseded=False).values_list("anchors", flat=True):
+        anchors = stored_anchors(task, stored)
+        key = (anchors.status, anchors.baseline, anchors.reference, anchors.baseline_sources, anchors.reference_sources)
+        groups[key] += 1
+        samples.setdefault(key, anchors)
+    order = {"reproduced": 0, "unchecked": 1, "mismatch": 2}
+    keys = sorted(groups, key=lambda k: (-groups[k], order.get(k[0], 3)))
+    return [AnchorsInUse(samples[k], groups[k]) for k in keys]

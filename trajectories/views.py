@@ -190,6 +190,7 @@ def rollout_detail(request, pk: int):
         # The timeline and plot always cover the whole rollout, filtered or not.
         "timeline": explorer.build_timeline(outline, rollout.task.budget_sec, rollout.last_improvement_sec),
         "plot": explorer.plot_data(rollout, outline),
+        "anchors": explorer.rollout_anchors(rollout),
         "files_changed": explorer.file_changes(rollout.files_changed),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
@@ -317,6 +318,7 @@ def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window:
         "rollout": rollout,
         "steps": steps,
         "plot": explorer.plot_data(rollout, outline),
+        "anchors": explorer.rollout_anchors(rollout),
         "files_changed": explorer.file_changes(rollout.files_changed),
     }
 

@@ -141,12 +141,32 @@ def test_score_at_cut_is_zero_before_the_first_call_then_best_so_far():
     assert agg.score_at_cut([], grid).tolist() == [0.0] * 7
 
 
-def test_budget_curve_averages_rollouts_then_tasks():
+@pytest.mark.parametrize(
+    "points, final, expected",
+    [
+        # The reward replaces the local best from the rollout's end on, up or down.
+        ([(0.2, 0.5)], (0.6, 0.9), [0, 0.5, 0.9, 0.9]),
+        ([(0.2, 0.5)], (0.6, 0.3), [0, 0.5, 0.3, 0.3]),
+        # No benchmark call at all: 0 until the end, then the reward.
+        ([], (0.6, 0.7), [0, 0, 0.7, 0.7]),
+        # Ended past the budget (or time unknown, taken as 1): the reward at the budget.
+        ([(0.2, 0.5)], (1.4, 0.8), [0, 0.5, 0.5, 0.8]),
+    ],
+)
+def test_score_at_cut_ends_at_the_reward(points, final, expected):
+    grid = np.array([0.0, 0.4, 0.8, 1.0])
+    assert agg.score_at_cut(points, grid, final).tolist() == pytest.approx(expected)
+
+
+def test_budget_curve_averages_rollouts_then_tasks_and_ends_at_avg():
     grid = np.array([0.0, 0.5, 1.0])
-    curves = {"t1": [[(0.25, 0.4)], [(0.75, 0.8)]], "t2": [[(0.1, 1.0)]]}
-    # t1: (0, .2, .6); t2: (0, 1, 1); t3: no rollout -> 0; mean over 3 tasks.
+    curves = {
+        "t1": [([(0.25, 0.4)], (1.0, 0.4)), ([(0.75, 0.8)], (1.0, 0.7))],
+        "t2": [([(0.1, 1.0)], (0.9, 1.0))],
+    }
+    # t1: (0, .2, .55); t2: (0, 1, 1); t3: no rollout -> 0; mean over 3 tasks.
     result = agg.budget_curve(curves, ["t1", "t2", "t3"], grid)
-    assert result.tolist() == pytest.approx([0.0, 1.2 / 3, 1.6 / 3])
+    assert result.tolist() == pytest.approx([0.0, 1.2 / 3, 1.55 / 3])
 
 
 @pytest.mark.parametrize(

@@ -43,3 +43,44 @@ def test_leaderboard_and_heatmap_show_the_real_trials(client, imported):
     assert "0.910" in html and "flux2_klein_lora" in html
     html = client.get(reverse("evaluations:leaderboard"), {"version": "1.1"}).content.decode()
     assert "1/10 tasks, 1 rollout" in html
+
+
+def test_every_curve_of_the_real_trials_agrees_with_their_rewards(client, imported):
+    """flux2_klein_lora's verifier scored against 0.0 -> 0.62, not task.toml's 0.0 -> 0.88."""
+    import json
+    import re
+
+    from evaluations import leaderboard as lb
+    from tasks.models import Task
+    from trajectories.models import Rollout
+
+    opus = Rollout.objects.get(model__name="claude-opus-4.6")
+    assert (opus.anchors["baseline"], opus.anchors["reference"], opus.anchors["status"]) == (0.0, 0.62, "reproduced")
+    # The verifier's own metric normalises to its reward, and so does the best local benchmark call
+    # (the same 0.5643 as the verifier measured).
+    assert opus.curve[-1]["best_metric"] == pytest.approx(0.5643)
+    assert opus.curve[-1]["best_score"] == pytest.approx(0.9102, abs=5e-4)
+    assert opus.best_score == pytest.approx(0.9102, abs=5e-4)
+    scores = list(opus.steps.filter(metric_value__isnull=False).values_list("metric_score", flat=True))
+    assert scores and max(scores) == pytest.approx(0.9102, abs=5e-4)
+
+    # The rollout page plots against the verifier's anchors and says which they are.
+    html = client.get(reverse("trajectories:rollout_detail", args=[opus.pk])).content.decode()
+    plot = json.loads(re.search(r'<script id="plot-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert (plot["baseline"], plot["reference"]) == (0.0, 0.62)
+    assert "reference 0.62 (reward.json reference_score)" in html
+    grok = Rollout.objects.get(model__name__contains="grok")
+    html = client.get(reverse("trajectories:rollout_detail", args=[grok.pk])).content.decode()
+    assert "cannot be checked" in html
+
+    # The task page states the formula the verifier used.
+    task = Task.objects.get(name="flux2_klein_lora")
+    html = client.get(reverse("tasks:detail", args=["1.1", task.name])).content.decode()
+    scoring = html.split('id="scoring"', 1)[1].split("</section>", 1)[0]
+    assert "with baseline 0 and reference 0.62 composite_quality" in scoring
+    assert "1 of 2 rollouts" in scoring and "reward.json reference_score" in scoring
+
+    # The score-against-budget curve ends at the entry's Avg@k: its last point is the reward.
+    data = lb.board(task.version)
+    for entry in data["entries"]:
+        assert entry["budget_curve"][-1] == pytest.approx(entry["overall"]["avg"], abs=1e-9)
