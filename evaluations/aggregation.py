@@ -322,11 +322,13 @@ def medals_for_task(per_task: Mapping[Hashable, float]) -> dict[Hashable, str]:
     return won
 
 
-def medal_table(table: ScoreTable, comparison: Iterable[Hashable]) -> dict[Hashable, dict[str, int]]:
-    """Medal counts per comparison entry over all tasks, by per-task Avg@k."""
+def medal_table(
+    table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None
+) -> dict[Hashable, dict[str, int]]:
+    """Medal counts per comparison entry over all tasks (or one category's), by per-task Avg@k."""
     members = [e for e in table.entries if e in set(comparison)]
     counts = {e: dict.fromkeys(MEDALS, 0) for e in members}
-    for task in table.tasks:
+    for task in table.tasks_in(category):
         per_task = {e: float(np.mean(table.scores[(e, task)])) if table.scores.get((e, task)) else 0.0 for e in members}
         for entry, medal in medals_for_task(per_task).items():
             counts[entry][medal] += 1
@@ -349,14 +351,17 @@ def expected_best_of_k(scores: Sequence[float], k: int) -> float:
     return sum(s * math.comb(i, k - 1) for i, s in enumerate(ordered)) / total
 
 
-def score_at_k(table: ScoreTable, entry: Hashable, max_k: int | None = None) -> list[float]:
-    """[score@1, ..., score@K] over all tasks, missing tasks counting 0."""
-    per_task = [table.scores.get((entry, t), ()) for t in table.tasks]
+def score_at_k(
+    table: ScoreTable, entry: Hashable, max_k: int | None = None, category: str | None = None
+) -> list[float]:
+    """[score@1, ..., score@K] over all tasks (or one category's), missing tasks counting 0."""
+    tasks = table.tasks_in(category)
+    per_task = [table.scores.get((entry, t), ()) for t in tasks]
     if max_k is None:
         max_k = max((len(s) for s in per_task), default=0)
-    if not table.tasks:
+    if not tasks:
         return []
-    return [sum(expected_best_of_k(s, k) for s in per_task) / len(table.tasks) for k in range(1, max_k + 1)]
+    return [sum(expected_best_of_k(s, k) for s in per_task) / len(tasks) for k in range(1, max_k + 1)]
 
 
 def score_at_cut(

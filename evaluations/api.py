@@ -23,7 +23,7 @@ MAX_PAGE_SIZE = 500
 DEFINITIONS = {
     "avg": "Avg@k: mean of a task's counted rollouts, then over all tasks of the version or category; a task without a counted rollout counts 0.",
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
-    "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set.",
+    "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set. The comparison set is the entries the filters (harness, open_weight) choose.",
     "ci": "95% percentile bootstrap over tasks and rollouts within tasks, seeded.",
     "rank": "1 + the number of comparison-set entries whose Avg@k 95% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
     "rank_range": "The 2.5-97.5% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
@@ -65,10 +65,11 @@ def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
     """One flat row per entry: overall figures (or the category's), per-category Avg, usage."""
     category = filters["category"] if filters["category"] in data["categories"] else None
     rows = []
-    entries = lb.sort_entries(lb.select_entries(data, filters["harness"], filters["open_weight"]), "avg", True, category)
+    entries = lb.sort_entries(data["entries"], "avg", True, category)
     for entry in entries:
         figures = lb.figures_of(entry, category) or {}
-        usage = entry["usage"]
+        scope = lb.scope_of(entry, category)
+        usage = scope["usage"]
         row = {
             "version": data["version"]["name"],
             "scope": category or "all",
@@ -96,9 +97,9 @@ def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
             row[f"avg_{name}"] = (entry["categories"].get(name) or {}).get("avg")
         row.update(
             {
-                "gold": (entry["medals"] or {}).get("gold"),
-                "silver": (entry["medals"] or {}).get("silver"),
-                "bronze": (entry["medals"] or {}).get("bronze"),
+                "gold": (scope["medals"] or {}).get("gold"),
+                "silver": (scope["medals"] or {}).get("silver"),
+                "bronze": (scope["medals"] or {}).get("bronze"),
                 "cost_usd": usage["cost_usd"],
                 "cost_known_rollouts": usage["cost_known_rollouts"],
                 "input_tokens": usage["input_tokens"],
@@ -115,33 +116,30 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     filters = api_filters(request)
     if isinstance(filters, JsonResponse):
         return filters
-    data = lb.board(filters["version"])
+    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     rows = leaderboard_rows(data, filters)
     if wants_csv(request, csv_url):
         return csv_response(rows, f"leaderboard-{data['version']['name']}.csv")
-    published = [
-        {k: v for k, v in p.items() if k != "harness_id"}
-        for p in data["published"]
-        if filters["harness"] is None or p["harness_id"] == filters["harness"]
-    ]
+    category = filters["category"] if filters["category"] in data["categories"] else None
     return JsonResponse(
         {
             "api_version": API_VERSION,
             "version": data["version"],
+            "scope": category or "all",
             "categories": data["categories"],
             "definitions": DEFINITIONS,
             "entries": rows,
-            "published": published,
+            "published": [{k: v for k, v in p.items() if k != "harness_id"} for p in data["published"]],
             "curves": {
                 "budget_fraction": data["budget_grid"],
                 "entries": [
                     {
                         "model": e["model"],
                         "harness": e["harness"],
-                        "score_vs_budget": e["budget_curve"],
-                        "score_at_k": e["score_at_k"],
+                        "score_vs_budget": lb.scope_of(e, category)["budget_curve"],
+                        "score_at_k": lb.scope_of(e, category)["score_at_k"],
                     }
-                    for e in lb.select_entries(data, filters["harness"], filters["open_weight"])
+                    for e in data["entries"]
                 ],
             },
         }
@@ -150,7 +148,7 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
 
 def heatmap_rows(data: dict, filters: dict) -> list[dict]:
     """One row per (task, entry) with a rollout: long format, easy to pivot."""
-    entries = lb.select_entries(data, filters["harness"], filters["open_weight"])
+    entries = data["entries"]
     rows = []
     for task in data["tasks"]:
         if filters["category"] and task["category"] != filters["category"]:
@@ -180,7 +178,7 @@ def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     filters = api_filters(request)
     if isinstance(filters, JsonResponse):
         return filters
-    data = lb.board(filters["version"])
+    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     rows = heatmap_rows(data, filters)
     if wants_csv(request, csv_url):
         return csv_response(rows, f"heatmap-{data['version']['name']}.csv")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -150,10 +151,17 @@ def _curve_points(curve: Any, budget: float | None, clip: bool) -> list[tuple[fl
     return points
 
 
-def _published(version: BenchmarkVersion, tasks: list[dict]) -> list[dict]:
+def _published(
+    version: BenchmarkVersion, tasks: list[dict], harness: int | None = None, open_weight: bool | None = None
+) -> list[dict]:
     """Published scores grouped by (model, harness, source), aggregated as ours."""
+    rows = PublishedResult.objects.filter(version=version)
+    if harness is not None:
+        rows = rows.filter(harness_id=harness)
+    if open_weight is not None:
+        rows = rows.filter(model__open_weight=open_weight)
     rows = (
-        PublishedResult.objects.filter(version=version)
+        rows
         .select_related("model", "harness")
         .order_by("model__name", "harness__name", "source", "task_id", "rollout_index")
     )
@@ -190,105 +198,97 @@ def _published(version: BenchmarkVersion, tasks: list[dict]) -> list[dict]:
     return published
 
 
-def compute_board(version: BenchmarkVersion) -> dict:
-    """Every figure of one benchmark version, uncached."""
-    clip = version.clip_rewards
-    tasks = [
-        {"id": t.id, "name": t.name, "category": t.category, "budget_sec": t.budget_sec}
-        for t in Task.objects.filter(version=version).order_by("category", "name")
-    ]
-    task_by_id = {t["id"]: t for t in tasks}
-    rollouts = list(Rollout.objects.filter(task__version=version).order_by("index", "id").values(*ROLLOUT_FIELDS))
+@dataclass
+class Counted:
+    """What the counted (and the excluded) rollouts of one board contribute."""
 
-    pairs = sorted({(r["model_id"], r["harness_id"]) for r in rollouts})
-    models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
-    harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
-    settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
+    scores: dict[tuple[str, int], list[float]] = field(default_factory=lambda: defaultdict(list))
+    rollout_ids: dict[tuple[str, int], list[int]] = field(default_factory=lambda: defaultdict(list))
+    excluded: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    flagged: dict[tuple[str, int], list[int]] = field(default_factory=lambda: defaultdict(list))
+    # Usage per (entry, category); category None is all tasks.
+    usage: dict[tuple[str, str | None], agg.Usage] = field(default_factory=lambda: defaultdict(agg.Usage))
+    # Per entry and task: each counted rollout's (curve points, (end, score)).
+    curves: dict[str, dict[int, list]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
 
-    scores: dict[tuple[str, int], list[float]] = defaultdict(list)
-    rollout_ids: dict[tuple[str, int], list[int]] = defaultdict(list)
-    excluded: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    flagged: dict[tuple[str, int], list[int]] = defaultdict(list)
-    usage: dict[str, agg.Usage] = defaultdict(agg.Usage)
-    curves: dict[str, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+
+def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool) -> Counted:
+    counted = Counted()
     for r in rollouts:
         key = entry_key(r["model_id"], r["harness_id"])
         kind = agg.disposition(r["status"], r["superseded"], r["infra_error"])
         if kind != agg.COUNTED:
-            excluded[key][kind] += 1
+            counted.excluded[key][kind] += 1
             if kind == agg.INFRA:
-                flagged[(key, r["task_id"])].append(r["id"])
+                counted.flagged[(key, r["task_id"])].append(r["id"])
             continue
-        scores[(key, r["task_id"])].append(agg.rollout_score(r["reward"], clip))
-        rollout_ids[(key, r["task_id"])].append(r["id"])
+        score = agg.rollout_score(r["reward"], clip)
+        counted.scores[(key, r["task_id"])].append(score)
+        counted.rollout_ids[(key, r["task_id"])].append(r["id"])
         seconds = None
         if r["agent_started_at"] and r["agent_finished_at"]:
             seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
-        usage[key].add(r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"])
-        budget = task_by_id.get(r["task_id"], {}).get("budget_sec") or seconds
+        task = task_by_id.get(r["task_id"], {})
+        for scope in (None, task.get("category")):
+            counted.usage[(key, scope)].add(
+                r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"]
+            )
+        budget = task.get("budget_sec") or seconds
         end = min(1.0, seconds / budget) if seconds is not None and budget else 1.0
-        curves[key][r["task_id"]].append((_curve_points(r["curve"], budget, clip), (end, scores[(key, r["task_id"])][-1])))
+        counted.curves[key][r["task_id"]].append((_curve_points(r["curve"], budget, clip), (end, score)))
+    return counted
 
-    entries = []
-    for model_id, harness_id in pairs:
-        model, harness = models[model_id], harnesses[harness_id]
-        setting = settings.get((model_id, harness_id))
-        ablation = bool(setting and setting.ablation)
-        in_comparison = setting.in_comparison if setting else True
-        entries.append(
-            {
-                "key": entry_key(model_id, harness_id),
-                "model_id": model_id,
-                "model": model.name,
-                "model_label": model.label,
-                "open_weight": model.open_weight,
-                "scripted": model.is_scripted,
-                "harness_id": harness_id,
-                "harness": str(harness),
-                "ablation": ablation,
-                "in_comparison": in_comparison,
-                # Scripted stubs are shown but never compete.
-                "comparison": in_comparison and not ablation and not model.is_scripted,
-                "note": setting.note if setting else "",
-            }
-        )
 
-    keys = [e["key"] for e in entries]
-    task_ids = [t["id"] for t in tasks]
-    table = agg.ScoreTable(
-        entries=keys, tasks=task_ids, scores=scores, categories={t["id"]: t["category"] for t in tasks}
-    )
-    # An entry with nothing counted is listed, but compared with no one.
-    counted = {key for key, _ in scores}
-    for entry in entries:
-        entry["comparison"] = entry["comparison"] and entry["key"] in counted
-    comparison = {e["key"] for e in entries if e["comparison"]}
-    scopes = agg.all_figures(table, comparison, n_resamples=N_RESAMPLES)
-    medals = agg.medal_table(table, comparison)
-    cost_points = {k: (usage[k].cost_per_rollout, scopes[None][k].avg) for k in keys} if task_ids else {}
-    token_points = {k: (usage[k].tokens_per_rollout, scopes[None][k].avg) for k in keys} if task_ids else {}
-    cost_frontier = agg.pareto_frontier(cost_points)
-    token_frontier = agg.pareto_frontier(token_points)
+def _entry(model: AgentModel, harness: Harness, setting: Entry | None) -> dict:
+    ablation = bool(setting and setting.ablation)
+    in_comparison = setting.in_comparison if setting else True
+    return {
+        "key": entry_key(model.id, harness.id),
+        "model_id": model.id,
+        "model": model.name,
+        "model_label": model.label,
+        "open_weight": model.open_weight,
+        "scripted": model.is_scripted,
+        "harness_id": harness.id,
+        "harness": str(harness),
+        "ablation": ablation,
+        "in_comparison": in_comparison,
+        # Scripted stubs are shown but never compete.
+        "comparison": in_comparison and not ablation and not model.is_scripted,
+        "note": setting.note if setting else "",
+    }
 
-    for entry in entries:
-        key = entry["key"]
-        entry["overall"] = scopes[None][key].as_dict() if task_ids else None
-        entry["categories"] = {c: scopes[c][key].as_dict() for c in table.category_names()}
-        entry["usage"] = usage[key].as_dict()
-        entry["excluded"] = dict(excluded[key])
-        entry["medals"] = medals.get(key)
-        entry["score_at_k"] = agg.score_at_k(table, key)
-        entry["budget_curve"] = agg.budget_curve(curves[key], task_ids, BUDGET_GRID).tolist()
-        entry["pareto_cost"] = key in cost_frontier
-        entry["pareto_tokens"] = key in token_frontier
 
+def _scope_extras(
+    table: agg.ScoreTable, counted: Counted, figures: dict, comparison: set, category: str | None
+) -> dict[str, dict]:
+    """Per entry, everything besides the figures that one scope shows: usage, medals, curves, Pareto."""
+    tasks = table.tasks_in(category)
+    medals = agg.medal_table(table, comparison, category)
+    usage = {key: counted.usage[(key, category)] for key in table.entries}
+    cost = agg.pareto_frontier({k: (usage[k].cost_per_rollout, figures[k].avg) for k in table.entries})
+    tokens = agg.pareto_frontier({k: (usage[k].tokens_per_rollout, figures[k].avg) for k in table.entries})
+    return {
+        key: {
+            "usage": usage[key].as_dict(),
+            "medals": medals.get(key),
+            "score_at_k": agg.score_at_k(table, key, category=category),
+            "budget_curve": agg.budget_curve(counted.curves[key], tasks, BUDGET_GRID).tolist(),
+            "pareto_cost": key in cost,
+            "pareto_tokens": key in tokens,
+        }
+        for key in table.entries
+    }
+
+
+def _cells(tasks: list[dict], keys: list[str], counted: Counted) -> dict[int, dict[str, dict]]:
     cells: dict[int, dict[str, dict]] = {}
     for task in tasks:
         row = {}
         for key in keys:
-            got = scores.get((key, task["id"]), [])
-            ids = rollout_ids.get((key, task["id"]), [])
-            infra = flagged.get((key, task["id"]), [])
+            got = counted.scores.get((key, task["id"]), [])
+            ids = counted.rollout_ids.get((key, task["id"]), [])
+            infra = counted.flagged.get((key, task["id"]), [])
             if not got and not infra:
                 continue
             best_at = int(np.argmax(got)) if got else None
@@ -301,6 +301,56 @@ def compute_board(version: BenchmarkVersion) -> dict:
                 "infra_rollout_ids": infra,
             }
         cells[task["id"]] = row
+    return cells
+
+
+def compute_board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> dict:
+    """Every figure of one benchmark version, uncached.
+
+    `harness` (an id) and `open_weight` choose the entries: everything on
+    the board, Dominance, ranks and medals included, is of those entries
+    alone, so every figure of a filtered page agrees with every other.
+    """
+    clip = version.clip_rewards
+    tasks = [
+        {"id": t.id, "name": t.name, "category": t.category, "budget_sec": t.budget_sec}
+        for t in Task.objects.filter(version=version).order_by("category", "name")
+    ]
+    task_by_id = {t["id"]: t for t in tasks}
+    chosen = Rollout.objects.filter(task__version=version)
+    if harness is not None:
+        chosen = chosen.filter(harness_id=harness)
+    if open_weight is not None:
+        chosen = chosen.filter(model__open_weight=open_weight)
+    rollouts = list(chosen.order_by("index", "id").values(*ROLLOUT_FIELDS))
+
+    pairs = sorted({(r["model_id"], r["harness_id"]) for r in rollouts})
+    models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
+    harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
+    settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
+    counted = _count(rollouts, task_by_id, clip)
+    entries = [_entry(models[m], harnesses[h], settings.get((m, h))) for m, h in pairs]
+    # An entry with nothing counted is listed, but compared with no one.
+    has_counted = {key for key, _ in counted.scores}
+    for entry in entries:
+        entry["comparison"] = entry["comparison"] and entry["key"] in has_counted
+
+    keys = [e["key"] for e in entries]
+    table = agg.ScoreTable(
+        entries=keys, tasks=[t["id"] for t in tasks], scores=counted.scores,
+        categories={t["id"]: t["category"] for t in tasks},
+    )
+    comparison = {e["key"] for e in entries if e["comparison"]}
+    scopes = agg.all_figures(table, comparison, n_resamples=N_RESAMPLES)
+    extras = {
+        scope: _scope_extras(table, counted, scopes[scope], comparison, scope) for scope in scopes if scopes[scope]
+    }
+    for entry in entries:
+        key = entry["key"]
+        entry["overall"] = scopes[None][key].as_dict() if tasks else None
+        entry["categories"] = {c: scopes[c][key].as_dict() for c in table.category_names()}
+        entry["scopes"] = {scope or "": extras[scope][key] for scope in extras}
+        entry["excluded"] = dict(counted.excluded[key])
 
     entries.sort(key=lambda e: (e["overall"] is None, -(e["overall"] or {}).get("avg", 0), e["model"], e["harness"]))
     return {
@@ -311,22 +361,29 @@ def compute_board(version: BenchmarkVersion) -> dict:
             "label": str(version),
             "clip_rewards": clip,
         },
+        "filters": {"harness": harness, "open_weight": open_weight},
         "categories": table.category_names(),
         "tasks": tasks,
         "entries": entries,
-        "cells": cells,
+        "n_comparison": len(comparison),
+        "cells": _cells(tasks, keys, counted),
         "budget_grid": BUDGET_GRID.tolist(),
-        "published": _published(version, tasks),
+        "published": _published(version, tasks, harness, open_weight),
         "n_resamples": N_RESAMPLES,
     }
 
 
-def board(version: BenchmarkVersion) -> dict:
-    """`compute_board(version)`, from the cache when nothing has changed."""
-    key = f"evaluations:board:{version.pk}:{generation()}"
+def board_key(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
+    """The cache key of a board under the current generation."""
+    return f"evaluations:board:{version_id}:{harness}:{open_weight}:{generation()}"
+
+
+def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> dict:
+    """`compute_board(...)`, from the cache when nothing has changed."""
+    key = board_key(version.pk, harness, open_weight)
     data = cache.get(key)
     if data is None:
-        data = compute_board(version)
+        data = compute_board(version, harness, open_weight)
         cache.set(key, data, BOARD_TIMEOUT)
     return data
 
@@ -390,18 +447,18 @@ def model_board(model: AgentModel) -> list[dict]:
     return found
 
 
-# --- filtering and sorting rows (shared by pages, API and CSV) ---------------
+# --- reading and sorting rows (shared by pages, API and CSV) -----------------
 
 
-def select_entries(data: dict, harness: int | None = None, open_weight: bool | None = None) -> list[dict]:
-    """Entries shown under the filters. Filters hide rows; figures stay those
-    of the whole comparison set, so a number never changes with a filter."""
-    rows = data["entries"]
-    if harness is not None:
-        rows = [e for e in rows if e["harness_id"] == harness]
-    if open_weight is not None:
-        rows = [e for e in rows if e["open_weight"] == open_weight]
-    return rows
+def scope_of(entry: dict, category: str | None) -> dict:
+    """An entry's usage, medals, curves and Pareto flags over all tasks or one category."""
+    return entry["scopes"].get(category or "", EMPTY_SCOPE)
+
+
+EMPTY_SCOPE = {
+    "usage": agg.Usage().as_dict(), "medals": None, "score_at_k": [], "budget_curve": [],
+    "pareto_cost": False, "pareto_tokens": False,
+}
 
 
 def figures_of(entry: dict, category: str | None) -> dict | None:
@@ -418,7 +475,7 @@ DESCENDING_FIRST = {"avg", "best", "dom", "tasks", "rollouts"}
 def sort_value(entry: dict, key: str, category: str | None) -> Any:
     """The value a column sorts by; None sorts last in either direction."""
     figures = figures_of(entry, category) or {}
-    usage = entry["usage"]
+    usage = scope_of(entry, category)["usage"]
     if key.startswith("cat:"):
         return (entry["categories"].get(key[4:]) or {}).get("avg")
     return {

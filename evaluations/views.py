@@ -82,29 +82,30 @@ def sort_headers(request: HttpRequest, current: str, columns: list[tuple[str, st
 
 
 def chart_data(rows: list[dict], category: str | None, grid: list[float]) -> dict:
-    """What the plotly charts draw, embedded with json_script."""
+    """What the plotly charts draw, embedded with json_script: all of the scope shown."""
     bars, pareto, budget, at_k = [], [], [], []
     for entry in rows:
         figures = lb.figures_of(entry, category)
         if not figures:
             continue
+        scope = lb.scope_of(entry, category)
         label = f"{entry['model_label']} / {entry['harness']}"
         bars.append(
             {"label": label, "avg": figures["avg"], "avg_ci": figures["avg_ci"], "best": figures["best"]}
         )
-        usage = entry["usage"]
+        usage = scope["usage"]
         pareto.append(
             {
                 "label": label,
-                "score": entry["overall"]["avg"],
+                "score": figures["avg"],
                 "cost": usage["cost_per_rollout"],
                 "tokens": usage["tokens_per_rollout"],
-                "frontier_cost": entry["pareto_cost"],
-                "frontier_tokens": entry["pareto_tokens"],
+                "frontier_cost": scope["pareto_cost"],
+                "frontier_tokens": scope["pareto_tokens"],
             }
         )
-        budget.append({"label": label, "y": entry["budget_curve"]})
-        at_k.append({"label": label, "y": entry["score_at_k"]})
+        budget.append({"label": label, "y": scope["budget_curve"]})
+        at_k.append({"label": label, "y": scope["score_at_k"]})
     return {"bars": bars, "pareto": pareto, "budget": {"x": grid, "series": budget}, "score_at_k": at_k}
 
 
@@ -116,27 +117,22 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = read_filters(request)
     if filters["version"] is None:
         return empty_page(request, "evaluations/leaderboard.html")
-    data = lb.board(filters["version"])
+    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     category = filters["category"] if filters["category"] in data["categories"] else None
     sort_key, descending = lb.parse_sort(request.GET.get("sort"), data["categories"])
-    rows = lb.select_entries(data, filters["harness"], filters["open_weight"])
-    rows = lb.sort_entries(rows, sort_key, descending, category)
-    table = [{"entry": e, "fig": lb.figures_of(e, category)} for e in rows]
-    published = [
-        p
-        for p in data["published"]
-        if (filters["harness"] is None or p["harness_id"] == filters["harness"])
-        and (filters["open_weight"] is None or p["open_weight"] == filters["open_weight"])
+    rows = lb.sort_entries(data["entries"], sort_key, descending, category)
+    table = [
+        {"entry": e, "fig": lb.figures_of(e, category), "usage": lb.scope_of(e, category)["usage"]} for e in rows
     ]
     medals = sorted(
-        (e for e in rows if e["medals"]),
+        ({**e, "medals": lb.scope_of(e, category)["medals"]} for e in rows if lb.scope_of(e, category)["medals"]),
         key=lambda e: (-e["medals"]["gold"], -e["medals"]["silver"], -e["medals"]["bronze"], e["model"]),
     )
     context = {
         "nav": "leaderboard",
         "data": data,
         "rows": table,
-        "published": published,
+        "published": data["published"],
         "medals": medals,
         "category": category,
         "filters": filters,
@@ -205,9 +201,9 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     filters = read_filters(request)
     if filters["version"] is None:
         return empty_page(request, "evaluations/heatmap.html")
-    data = lb.board(filters["version"])
+    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     category = filters["category"] if filters["category"] in data["categories"] else None
-    entries = lb.sort_entries(lb.select_entries(data, filters["harness"], filters["open_weight"]), "avg", True, category)
+    entries = lb.sort_entries(data["entries"], "avg", True, category)
     order = request.GET.get("order", "task")
     rows = heatmap_rows(data, entries, category, order)
     plot = {
@@ -250,7 +246,15 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
                     "url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
                 }
             )
-        sections.append({"entry": entry, "version": data["version"], "categories": data["categories"], "tasks": tasks})
+        sections.append(
+            {
+                "entry": entry,
+                "usage": lb.scope_of(entry, None)["usage"],
+                "version": data["version"],
+                "categories": data["categories"],
+                "tasks": tasks,
+            }
+        )
     rollouts = list(
         Rollout.objects.filter(model=model)
         .select_related("task", "task__version", "harness")
