@@ -15,10 +15,10 @@ Definitions (the leaderboard page and the API documentation repeat them):
 - Dominance: per task, the fraction of the *other* entries of the comparison
   set whose per-task Avg@k this entry beats (ties count one half), averaged
   over tasks. Over a comparison set it averages to exactly 0.5.
-- 95% intervals: percentile bootstrap that resamples tasks (the same task
-  draw for every entry, so comparisons are paired) and, within each task,
-  the entry's rollouts (redrawn once per replicate). Seeded, so pages are
-  reproducible.
+- 95% intervals (Avg@k, Best@k, Dominance): percentile bootstrap that
+  resamples tasks (the same task draw for every entry, so comparisons are
+  paired) and, within each task, the entry's rollouts (redrawn once per
+  replicate). Seeded, so pages are reproducible.
 - Rank (evaluations.ranking): among the comparison set's entries with at
   least one counted rollout in the scope, 1 + the number of entries whose
   Avg@k interval lies wholly above this one's (LMArena's rule); entries with
@@ -120,6 +120,7 @@ class Figures:
     avg: float
     best: float
     avg_ci: tuple[float, float]
+    best_ci: tuple[float, float]
     dominance: float | None
     dominance_ci: tuple[float, float] | None
     rank: int | None
@@ -133,6 +134,7 @@ class Figures:
             "avg": self.avg,
             "avg_ci": list(self.avg_ci),
             "best": self.best,
+            "best_ci": list(self.best_ci),
             "dominance": self.dominance,
             "dominance_ci": list(self.dominance_ci) if self.dominance_ci else None,
             "rank": self.rank,
@@ -183,36 +185,39 @@ def dominance(means: np.ndarray) -> np.ndarray:
     return beats(means).mean(axis=-1)
 
 
-def resample_rollout_means(
+def resample_rollouts(
     values: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(E, B, T): per replicate, the mean of each task's rollouts drawn with replacement.
+    """(2, E, B, T): per replicate, the mean [0] and the best [1] of each task's rollouts drawn with replacement.
 
     One entry at a time, so memory stays at B x T x K floats however many
     entries there are.
     """
     n_entries, n_tasks, k = values.shape
-    result = np.zeros((n_entries, n_resamples, n_tasks))
+    result = np.zeros((2, n_entries, n_resamples, n_tasks))
     slots = np.arange(k)
     for e in range(n_entries):
         n = counts[e][None, :, None]  # (1, T, 1)
         picks = (rng.random((n_resamples, n_tasks, k)) * n).astype(np.int64)
         picked = values[e][np.arange(n_tasks)[None, :, None], picks]  # (B, T, K)
-        sums = np.where(slots < n, picked, 0.0).sum(axis=-1)
-        result[e] = np.where(counts[e] > 0, sums / np.maximum(counts[e], 1), 0.0)
+        present = slots < n
+        sums = np.where(present, picked, 0.0).sum(axis=-1)
+        result[0, e] = np.where(counts[e] > 0, sums / np.maximum(counts[e], 1), 0.0)
+        result[1, e] = np.where(counts[e] > 0, np.where(present, picked, -np.inf).max(axis=-1), 0.0)
     return result
 
 
-def bootstrap_task_means(rollout_means: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(E, B, T') per-task means of B resamples of the tasks at `positions`.
+def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(..., B, T') per-task figures of B resamples of the tasks at `positions`.
 
-    Every entry sees the same drawn tasks in a replicate (a paired
-    bootstrap); a task's rollouts are redrawn once per replicate (in
-    `resample_rollout_means`), so one computation serves every category.
+    `rollouts` is `resample_rollouts`' (..., B, T). Every entry (and both
+    figures) sees the same drawn tasks in a replicate: a paired bootstrap. A
+    task's rollouts are redrawn once per replicate (in `resample_rollouts`),
+    so one computation serves every category.
     """
-    n_resamples = rollout_means.shape[1]
+    n_resamples = rollouts.shape[-2]
     drawn = positions[rng.integers(0, len(positions), size=(n_resamples, len(positions)))]  # (B, T')
-    return rollout_means[:, np.arange(n_resamples)[:, None], drawn]
+    return rollouts[..., np.arange(n_resamples)[:, None], drawn]
 
 
 def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -221,7 +226,7 @@ def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
     values, counts = table.arrays()
-    return resample_rollout_means(values, counts, n_resamples, np.random.default_rng((seed, 0)))
+    return resample_rollouts(values, counts, n_resamples, np.random.default_rng((seed, 0)))
 
 
 def scope_figures(
@@ -230,12 +235,12 @@ def scope_figures(
     category: str | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    rollout_means: np.ndarray | None = None,
+    rollouts: np.ndarray | None = None,
 ) -> dict[Hashable, Figures]:
     """Figures of every entry over all tasks (category None) or one category.
 
-    `rollout_means` is `rollout_resamples(table, n_resamples, seed)`, passed
-    in when several scopes share it; the result is the same either way.
+    `rollouts` is `rollout_resamples(table, n_resamples, seed)`, passed in
+    when several scopes share it; the result is the same either way.
     """
     tasks = table.tasks_in(category)
     comparison = set(comparison)
@@ -246,12 +251,13 @@ def scope_figures(
     avg = means.mean(axis=1)
     best = task_bests(values, counts).mean(axis=1)
 
-    if rollout_means is None:
-        rollout_means = rollout_resamples(table, n_resamples, seed)
+    if rollouts is None:
+        rollouts = rollout_resamples(table, n_resamples, seed)
     wanted = set(tasks)
     positions = np.array([j for j, t in enumerate(table.tasks) if t in wanted])
-    resampled = bootstrap_task_means(rollout_means, positions, np.random.default_rng((seed, 1)))  # (E, B, T)
+    resampled, resampled_best = bootstrap_tasks(rollouts, positions, np.random.default_rng((seed, 1)))  # (E, B, T) each
     avg_ci = percentile_interval(resampled.mean(axis=-1), axis=1).T  # (E, 2)
+    best_ci = percentile_interval(resampled_best.mean(axis=-1), axis=1).T
 
     members = [i for i, e in enumerate(table.entries) if e in comparison]
     dom: dict[int, float] = {}
@@ -273,6 +279,7 @@ def scope_figures(
             avg=float(avg[i]),
             best=float(best[i]),
             avg_ci=(float(avg_ci[i, 0]), float(avg_ci[i, 1])),
+            best_ci=(float(best_ci[i, 0]), float(best_ci[i, 1])),
             dominance=dom.get(i),
             dominance_ci=dom_ci.get(i),
             rank=rank_of.get(i),

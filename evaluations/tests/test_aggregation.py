@@ -71,6 +71,9 @@ def test_intervals_contain_the_point_estimate_and_are_reproducible(table):
         assert lo < hi
         dlo, dhi = first[entry].dominance_ci
         assert 0 <= dlo <= dhi <= 1
+        blo, bhi = first[entry].best_ci
+        assert blo <= first[entry].best <= bhi
+        assert first[entry].best_ci == again[entry].best_ci
         assert first[entry].avg_ci == again[entry].avg_ci
 
 
@@ -80,6 +83,16 @@ def test_single_entry_has_no_dominance():
     assert figures["A"].dominance is None
     assert figures["A"].rank == 1
     assert figures["A"].avg_ci == (0.5, 0.5)
+    assert figures["A"].best_ci == (0.5, 0.5)
+
+
+def test_best_interval_comes_from_the_best_of_redrawn_rollouts():
+    # One task, rollouts 0 and 1: a redraw of two is best 1 unless both draws are the 0 (1 in 4).
+    table = agg.ScoreTable(entries=["A"], tasks=["t1"], scores={("A", "t1"): [0.0, 1.0]})
+    figures = agg.scope_figures(table, comparison={"A"}, n_resamples=2000)
+    assert figures["A"].best == 1.0
+    assert figures["A"].best_ci == (0.0, 1.0)
+    assert figures["A"].avg_ci == (0.0, 1.0)
 
 
 def test_medal_table_with_ties(table):
