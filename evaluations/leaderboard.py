@@ -15,6 +15,7 @@ before a change. Code that changes rollouts with `QuerySet.update()`,
 """
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -391,8 +392,14 @@ def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bo
 # --- what pages ask for -----------------------------------------------------
 
 
+def release_key(name: str) -> tuple:
+    """Orders version names as releases: "1.10" after "1.9", numbers before words."""
+    parts = re.findall(r"\d+|[^\d.\-_ ]+", name.lower().lstrip("v"))
+    return tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in parts)
+
+
 def versions_with_results() -> list[BenchmarkVersion]:
-    """Versions that have rollouts or published results, most rollouts first.
+    """Versions that have rollouts or published results: real releases, newest first, then demo content.
 
     Cached like boards: counting rollouts per version on every page view
     would cost more than the rest of a warm page.
@@ -404,13 +411,15 @@ def versions_with_results() -> list[BenchmarkVersion]:
             n_rollouts=Count("tasks__rollouts", distinct=True),
             n_published=Count("published_results", distinct=True),
         ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0))
-        ids = [v.id for v in sorted(versions, key=lambda v: (-v.n_rollouts, v.benchmark, v.name))]
+        ordered = sorted(versions, key=lambda v: (release_key(v.name), v.created_at), reverse=True)
+        ids = [v.id for v in sorted(ordered, key=lambda v: v.demo)]
         cache.set(key, ids, BOARD_TIMEOUT)
     found = BenchmarkVersion.objects.in_bulk(ids)
     return [found[i] for i in ids if i in found]
 
 
 def default_version() -> BenchmarkVersion | None:
+    """The newest real release with results; demo content only when there is nothing else."""
     versions = versions_with_results()
     if versions:
         return versions[0]

@@ -5,8 +5,8 @@ from .models import BenchmarkVersion, Task, TaskRevision
 
 @admin.register(BenchmarkVersion)
 class BenchmarkVersionAdmin(admin.ModelAdmin):
-    list_display = ("name", "benchmark", "clip_rewards", "released_on", "created_at")
-    list_filter = ("benchmark", "clip_rewards")
+    list_display = ("name", "benchmark", "clip_rewards", "demo", "released_on", "created_at")
+    list_filter = ("benchmark", "clip_rewards", "demo")
     search_fields = ("name", "benchmark", "description")
 
 

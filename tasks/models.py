@@ -34,6 +34,9 @@ class BenchmarkVersion(models.Model):
     name = models.CharField(max_length=50, unique=True, help_text='e.g. "1.1"')
     # v1.0 published rewards above 1; later versions clip to [0, 1].
     clip_rewards = models.BooleanField(default=True)
+    # Example tasks and synthetic data: shown when asked for, never the
+    # leaderboard's default.
+    demo = models.BooleanField(default=False, help_text="example or synthetic content, never the default leaderboard")
     description = models.TextField(blank=True)
     released_on = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

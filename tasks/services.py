@@ -104,19 +104,31 @@ class TaskImportReport:
         }
 
 
-def ensure_version(name: str, clip_rewards: bool | None = None, benchmark: str = "AutoLab") -> BenchmarkVersion:
+def ensure_version(
+    name: str, clip_rewards: bool | None = None, benchmark: str = "AutoLab", demo: bool = False
+) -> BenchmarkVersion:
     """The named BenchmarkVersion, created if missing.
 
     `clip_rewards` None keeps an existing version's setting (new versions
-    clip); True/False sets it.
+    clip); True/False sets it. `demo` marks example or synthetic content.
     """
     version, created = BenchmarkVersion.objects.get_or_create(
         name=name,
-        defaults={"benchmark": benchmark, "clip_rewards": True if clip_rewards is None else clip_rewards},
+        defaults={
+            "benchmark": benchmark,
+            "clip_rewards": True if clip_rewards is None else clip_rewards,
+            "demo": demo,
+        },
     )
+    changed = []
     if not created and clip_rewards is not None and version.clip_rewards != clip_rewards:
         version.clip_rewards = clip_rewards
-        version.save(update_fields=["clip_rewards"])
+        changed.append("clip_rewards")
+    if not created and demo and not version.demo:
+        version.demo = True
+        changed.append("demo")
+    if changed:
+        version.save(update_fields=changed)
     return version
 
 

@@ -71,7 +71,7 @@ class Command(BaseCommand):
             if existing:
                 self.delete_version(existing)
             bench = BenchmarkVersion.objects.create(
-                name=version, benchmark="Synthetic", description="Synthetic data from generate_synthetic."
+                name=version, benchmark="Synthetic", description="Synthetic data from generate_synthetic.", demo=True
             )
             task_rows = self.make_tasks(bench, tasks, rng)
             pairs = self.make_entries(entries, rng)

@@ -32,7 +32,7 @@ class Command(BaseCommand):
     def handle(self, *args, no_campaign=False, run_now=False, **options):
         from tasks.services import ensure_version, import_tasks
 
-        ensure_version(EXAMPLES_VERSION, benchmark="autolab-site")
+        ensure_version(EXAMPLES_VERSION, benchmark="autolab-site", demo=True)
         report = import_tasks(settings.BASE_DIR / "examples" / "tasks", version=EXAMPLES_VERSION)
         self.stdout.write(f"example tasks: {report.summary()}")
 
