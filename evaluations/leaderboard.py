@@ -363,7 +363,8 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
             "clip_rewards": clip,
         },
         "filters": {"harness": harness, "open_weight": open_weight},
-        "categories": table.category_names(),
+        # The biggest category first, as AutoLab's tables put them.
+        "categories": sorted(table.category_names(), key=lambda c: (-len(table.tasks_in(c)), c)),
         "tasks": tasks,
         "entries": entries,
         "n_comparison": len(comparison),
@@ -479,6 +480,8 @@ def figures_of(entry: dict, category: str | None) -> dict | None:
 SORT_KEYS = ("rank", "model", "harness", "avg", "best", "dom", "tasks", "rollouts", "cost", "tokens", "hours", "calls")
 # Columns where bigger is better sort descending by default.
 DESCENDING_FIRST = {"avg", "best", "dom", "tasks", "rollouts"}
+# "cat:<category>[:best|:dom]" sorts by a category's figure; Avg@k without a suffix.
+FIGURE_KEYS = {"avg": "avg", "best": "best", "dom": "dominance"}
 
 
 def sort_value(entry: dict, key: str, category: str | None) -> Any:
@@ -486,7 +489,8 @@ def sort_value(entry: dict, key: str, category: str | None) -> Any:
     figures = figures_of(entry, category) or {}
     usage = scope_of(entry, category)["usage"]
     if key.startswith("cat:"):
-        return (entry["categories"].get(key[4:]) or {}).get("avg")
+        _, name, figure = (key.split(":") + ["avg"])[:3]
+        return (entry["categories"].get(name) or {}).get(FIGURE_KEYS.get(figure, "avg"))
     return {
         "rank": figures.get("rank"),
         "model": entry["model_label"].lower(),
@@ -508,7 +512,10 @@ def parse_sort(value: str | None, categories: list[str]) -> tuple[str, bool]:
     value = (value or "").strip()
     descending = value.startswith("-")
     key = value.lstrip("-")
-    if key in SORT_KEYS or (key.startswith("cat:") and key[4:] in categories):
+    if key in SORT_KEYS:
+        return key, descending
+    parts = key.split(":")
+    if parts[0] == "cat" and len(parts) in (2, 3) and parts[1] in categories and parts[2:] in ([], ["best"], ["dom"]):
         return key, descending
     return "avg", True
 

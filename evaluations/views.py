@@ -113,6 +113,37 @@ def empty_page(request: HttpRequest, template: str, nav: str = "leaderboard") ->
     return render(request, template, {"nav": nav, "data": None})
 
 
+FIGURE_COLUMNS = (("avg", "Avg@k"), ("best", "Best@k"), ("dom", "Dom."))
+
+
+def figure_groups(data: dict, category: str | None) -> list[dict]:
+    """The paper table's column groups: the scope shown, then (over all tasks) each category."""
+    if category:
+        return [{"category": category, "label": category_label(category), "prefix": ""}]
+    groups = [{"category": None, "label": "All tasks", "prefix": ""}]
+    groups += [{"category": c, "label": category_label(c), "prefix": f"cat:{c}"} for c in data["categories"]]
+    return groups
+
+
+def group_columns(group: dict) -> list[tuple[str, str]]:
+    """Sort keys and labels of one group: "avg" or "cat:<c>", "cat:<c>:best", ..."""
+    if not group["prefix"]:
+        return list(FIGURE_COLUMNS)
+    return [(group["prefix"] if key == "avg" else f"{group['prefix']}:{key}", label) for key, label in FIGURE_COLUMNS]
+
+
+def board_rows(entries: list[dict], groups: list[dict], category: str | None) -> list[dict]:
+    return [
+        {
+            "entry": e,
+            "fig": lb.figures_of(e, category),
+            "groups": [lb.figures_of(e, g["category"]) or {} for g in groups],
+            "usage": lb.scope_of(e, category)["usage"],
+        }
+        for e in entries
+    ]
+
+
 def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = read_filters(request)
     if filters["version"] is None:
@@ -120,32 +151,37 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     category = filters["category"] if filters["category"] in data["categories"] else None
     sort_key, descending = lb.parse_sort(request.GET.get("sort"), data["categories"])
+    sort = ("-" if descending else "") + sort_key
     rows = lb.sort_entries(data["entries"], sort_key, descending, category)
-    table = [
-        {"entry": e, "fig": lb.figures_of(e, category), "usage": lb.scope_of(e, category)["usage"]} for e in rows
-    ]
+    groups = figure_groups(data, category)
     medals = sorted(
         ({**e, "medals": lb.scope_of(e, category)["medals"]} for e in rows if lb.scope_of(e, category)["medals"]),
         key=lambda e: (-e["medals"]["gold"], -e["medals"]["silver"], -e["medals"]["bronze"], e["model"]),
     )
+    headers = sort_headers(request, sort, [("rank", "Rank"), ("model", "Entry")] + [c for g in groups for c in group_columns(g)])
+    for position, header in enumerate(headers):
+        # Column groups after the scope's own are the categories: the phone layout leaves them out.
+        group = (position - 2) // len(FIGURE_COLUMNS) if position >= 2 else None
+        header["extra"] = bool(group)
+        header["group_start"] = group is not None and (position - 2) % len(FIGURE_COLUMNS) == 0
     context = {
         "nav": "leaderboard",
         "data": data,
-        "rows": table,
+        # The paper's main table: the comparison set, then ablations and the rest apart.
+        "rows": board_rows([e for e in rows if e["comparison"]], groups, category),
+        "other_rows": board_rows([e for e in rows if not e["comparison"]], groups, category),
+        "groups": groups,
         "published": data["published"],
         "medals": medals,
         "category": category,
         "filters": filters,
-        "sort": ("-" if descending else "") + sort_key,
+        "sort": sort,
         "scope_query": query_without(request, "category"),
-        "headers": sort_headers(
-            request,
-            ("-" if descending else "") + sort_key,
-            [("rank", "Rank"), ("model", "Model"), ("harness", "Harness"), ("avg", "Avg@k"), ("best", "Best@k"),
-             ("dom", "Dominance")]
-            + ([] if category else [(f"cat:{c}", category_label(c)) for c in data["categories"]])
-            + [("rollouts", "Counted"), ("cost", "Cost"), ("tokens", "Tokens in / out"), ("hours", "Agent hours"),
-               ("calls", "Calls / h")],
+        "headers": headers,
+        "usage_headers": sort_headers(
+            request, sort,
+            [("model", "Entry"), ("rollouts", "Counted"), ("cost", "Cost"), ("tokens", "Tokens in / out"),
+             ("hours", "Agent hours"), ("calls", "Benchmark calls / h")],
         ),
         "charts": chart_data(rows, category, data["budget_grid"]),
         "scope_tasks": sum(1 for t in data["tasks"] if not category or t["category"] == category),

@@ -26,11 +26,12 @@ def score(value) -> str:
 
 
 @register.filter
-def interval(value) -> str:
+def interval(value, digits: int = 3) -> str:
+    """A 95% interval as "0.415–0.565" (`|interval:2` for "0.42–0.57" where room is short)."""
     if not value:
         return ""
     lo, hi = value
-    return f"[{lo:.3f}, {hi:.3f}]"
+    return f"{lo:.{int(digits)}f}–{hi:.{int(digits)}f}"
 
 
 @register.filter

@@ -20,14 +20,17 @@
   }
 
   function sortTable(table, th) {
-    var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var headerRow = table.tHead.rows[table.tHead.rows.length - 1];
+    var headers = Array.prototype.slice.call(headerRow.cells);
     var index = headers.indexOf(th);
     var current = th.getAttribute("aria-sort");
     var descending = current ? current === "ascending" : (th.dataset.sortFirst || "").charAt(0) === "-";
-    var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows).filter(function (r) { return r.cells.length > 1; });
-    rows.sort(function (r1, r2) { return compare(cellValue(r1, index), cellValue(r2, index), descending); });
-    rows.forEach(function (r) { body.appendChild(r); });
+    // Each body sorts on its own: the comparison set, then ablations and the rest.
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      var rows = Array.prototype.slice.call(body.rows).filter(function (r) { return r.cells.length > 1; });
+      rows.sort(function (r1, r2) { return compare(cellValue(r1, index), cellValue(r2, index), descending); });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
     headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", descending ? "descending" : "ascending");
     var params = new URLSearchParams(window.location.search);
@@ -39,7 +42,7 @@
   }
 
   document.querySelectorAll("table.sortable").forEach(function (table) {
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+    Array.prototype.forEach.call(table.tHead.rows[table.tHead.rows.length - 1].cells, function (th) {
       if (!th.dataset.sortKey) return;
       th.addEventListener("click", function (event) {
         event.preventDefault();
