@@ -191,8 +191,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 def heatmap_rows(data: dict, entries: list[dict], category: str | None, order: str) -> list[dict]:
-    """Task rows grouped by category, each with one cell per entry."""
-    by_key = {e["key"] for e in entries}
+    """Task rows grouped by category, each with one cell per entry.
+
+    `order`: "score" (the default: within each category, tasks by their mean
+    Avg@k over the shown entries, easiest first, a missing cell counting 0
+    as in Avg@k), "task" (by name) or an entry's key (by that entry's score).
+    """
     rows = []
     for task in data["tasks"]:
         if category and task["category"] != category:
@@ -209,16 +213,20 @@ def heatmap_rows(data: dict, entries: list[dict], category: str | None, order: s
                     "title": cell_title(task, entry, cell),
                 }
             )
-        rows.append({"task": task, "cells": row_cells})
-    if order in by_key:
+        averages = [(c["cell"] or {}).get("avg") or 0.0 for c in row_cells]
+        rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0})
+    place = {name: i for i, name in enumerate(data["categories"])}
 
-        def avg_of(row: dict) -> float:
-            cell = data["cells"].get(row["task"]["id"], {}).get(order)
-            return cell["avg"] if cell and cell["avg"] is not None else -1.0
+    def by_entry(row: dict) -> float:
+        cell = data["cells"].get(row["task"]["id"], {}).get(order)
+        return cell["avg"] if cell and cell["avg"] is not None else -1.0
 
-        rows.sort(key=lambda r: (r["task"]["category"], -avg_of(r), r["task"]["name"]))
+    if order == "task":
+        rows.sort(key=lambda r: (place.get(r["task"]["category"], len(place)), r["task"]["name"]))
+    elif order in {e["key"] for e in entries}:
+        rows.sort(key=lambda r: (place.get(r["task"]["category"], len(place)), -by_entry(r), r["task"]["name"]))
     else:
-        rows.sort(key=lambda r: (r["task"]["category"], r["task"]["name"]))
+        rows.sort(key=lambda r: (place.get(r["task"]["category"], len(place)), -r["mean"], r["task"]["name"]))
     return rows
 
 
@@ -240,16 +248,8 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     category = filters["category"] if filters["category"] in data["categories"] else None
     entries = lb.sort_entries(data["entries"], "avg", True, category)
-    order = request.GET.get("order", "task")
+    order = request.GET.get("order", "score")
     rows = heatmap_rows(data, entries, category, order)
-    plot = {
-        "tasks": [r["task"]["name"] for r in rows],
-        "categories": [r["task"]["category"] for r in rows],
-        "entries": [f"{e['model_label']} / {e['harness']}" for e in entries],
-        "z": [[(c["cell"] or {}).get("avg") for c in r["cells"]] for r in rows],
-        "text": [[c["title"] for c in r["cells"]] for r in rows],
-        "urls": [[c["url"] for c in r["cells"]] for r in rows],
-    }
     context = {
         "nav": "leaderboard",
         "data": data,
@@ -259,7 +259,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         "category": category,
         "filters": filters,
         "order_query": query_without(request, "order"),
-        "plot": plot,
+        "entry_figures": [lb.figures_of(e, category) or {} for e in entries],
         **filter_choices(data),
     }
     return render(request, "evaluations/heatmap.html", context)

@@ -67,16 +67,21 @@ def get(mapping, key):
     return mapping.get(key)
 
 
+HEAT_STEPS = 10
+
+
 @register.filter
 def heat(value) -> str:
-    """Background colour of a heatmap cell: white at 0, deep blue at 1."""
+    """CSS classes of a heatmap cell: `heat-0` (white, score 0) to `heat-10` (deep blue, 1), `heat-none` for no rollout.
+
+    Classes, not inline styles: each step's text colour is chosen in
+    leaderboard.css to stay legible on its background.
+    """
     value = _number(value)
     if value is None:
-        return "background:#f3f4f6"
-    v = min(1.0, max(0.0, value))
-    lightness = 97 - 55 * v
-    colour = "#fff" if lightness < 60 else "#1d2330"
-    return f"background:hsl(220,70%,{lightness:.0f}%);color:{colour}"
+        return "heat heat-none"
+    step = round(min(1.0, max(0.0, value)) * HEAT_STEPS)
+    return f"heat heat-{step}"
 
 
 @register.filter

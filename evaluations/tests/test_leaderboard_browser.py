@@ -74,7 +74,6 @@ def test_category_tabs(page, live_server, world):
 
 def test_heatmap_cell_links_to_the_rollouts(page, live_server, world, errors):
     page.goto(live_server.url + "/heatmap/")
-    page.wait_for_selector("#heatmap-chart .main-svg")
     t3, a = world["tasks"]["t3"], world["models"]["A"]
     cell = page.locator(f'#heatmap-table a[href*="task={t3.id}&model={a.id}&"]')
     assert cell.inner_text().strip() == "0.700"

@@ -1,4 +1,4 @@
-/* Leaderboard and heatmap pages: column sorting and plotly charts.
+/* Leaderboard page: column sorting and plotly charts.
  * The server already renders a sorted table and ?sort= links work without
  * JavaScript; this only re-sorts in place and draws the charts. */
 (function () {
@@ -108,19 +108,4 @@
     }), layout({ xaxis: { title: { text: "k" }, dtick: 1 }, yaxis: { title: { text: "score@k" }, rangemode: "tozero" } }), config);
   }
 
-  var heat = readJSON("heatmap-data");
-  if (heat && Plotly && heat.tasks.length) {
-    var rows = heat.tasks.map(function (t, i) { return heat.categories[i] + " · " + t; });
-    var node = document.getElementById("heatmap-chart");
-    node.style.height = Math.max(300, 22 * rows.length + 160) + "px";
-    Plotly.newPlot(node, [{
-      type: "heatmap", x: heat.entries, y: rows, z: heat.z, text: heat.text, hoverinfo: "text",
-      zmin: 0, zmax: 1, colorscale: [[0, "#f7f8fb"], [1, "#1f3f99"]], xgap: 1, ygap: 1
-    }], layout({ margin: { t: 10, r: 10, b: 140, l: 260 }, yaxis: { autorange: "reversed" } }), config);
-    node.on("plotly_click", function (event) {
-      var point = event.points[0];
-      var url = heat.urls[point.pointIndex[0]][point.pointIndex[1]];
-      if (url) window.location.href = url;
-    });
-  }
 })();
