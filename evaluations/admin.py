@@ -5,7 +5,7 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .models import AgentModel, Campaign, Entry, Harness, PublishedResult
+from .models import AgentModel, Campaign, Entry, Harness, PublishedFigure, PublishedResult
 
 
 # --- Leaderboard settings and published results (evaluations.leaderboard) ---
@@ -28,6 +28,14 @@ class PublishedResultAdmin(admin.ModelAdmin):
     list_filter = ("version", "source")
     search_fields = ("model__name", "task__name", "source")
     raw_id_fields = ("model", "harness", "task")
+
+
+@admin.register(PublishedFigure)
+class PublishedFigureAdmin(admin.ModelAdmin):
+    list_display = ("model", "harness", "version", "scope", "measure", "value", "source", "imported_at")
+    list_filter = ("version", "measure", "source")
+    search_fields = ("model__name", "source")
+    raw_id_fields = ("model", "harness")
 
 
 # --- Evaluation runner: models, harnesses, campaigns (evaluations.campaigns) ---

@@ -501,3 +501,19 @@ class Usage:
             "agent_hours": self.agent_hours if self.n_time_known else None,
             "benchmark_calls_per_hour": self.calls_per_hour,
         }
+
+
+def printed_decimals(text: str) -> int:
+    """How many decimals a published number was printed with: "0.350" -> 3, "0.2" -> 1, "1" -> 0."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        exponent = Decimal(text.strip()).as_tuple().exponent
+    except (InvalidOperation, AttributeError):
+        return 3
+    return max(0, -exponent) if isinstance(exponent, int) else 3
+
+
+def reproduces(published: float, decimals: int, ours: float) -> bool:
+    """True when `ours` rounds to the published figure as printed (half a unit of its last digit)."""
+    return abs(ours - published) <= 0.5 * 10.0 ** -decimals + 1e-9

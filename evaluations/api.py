@@ -129,7 +129,7 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
             "categories": data["categories"],
             "definitions": DEFINITIONS,
             "entries": rows,
-            "published": [{k: v for k, v in p.items() if k != "harness_id"} for p in data["published"]],
+            "published": [{k: v for k, v in p.items() if k not in ("key", "model_id", "harness_id")} for p in data["published"]],
             "curves": {
                 "budget_fraction": data["budget_grid"],
                 "entries": [

@@ -7,6 +7,7 @@ RESULT_MODELS = (
     "trajectories.FailureLabel",
     "evaluations.Entry",
     "evaluations.PublishedResult",
+    "evaluations.PublishedFigure",
     "evaluations.AgentModel",
     "evaluations.Harness",
     "tasks.Task",

@@ -31,7 +31,7 @@ from trajectories.models import Rollout
 
 from . import aggregation as agg
 from .links import rollout_url, rollouts_url
-from .models import AgentModel, Entry, Harness, PublishedResult
+from .models import AgentModel, Entry, Harness, PublishedFigure, PublishedResult
 
 GENERATION_KEY = "evaluations:board-generation"
 BOARD_TIMEOUT = 24 * 3600
@@ -152,27 +152,35 @@ def _curve_points(curve: Any, budget: float | None, clip: bool) -> list[tuple[fl
     return points
 
 
+# A published figure against the per-task scores of its entry: status -> how reports count it.
+FIGURE_VERDICTS = {"reproduced": "reproduced", "differs": "differing", "unchecked": "unchecked"}
+MEASURE_FIELDS = {"avg": "avg", "best": "best", "dom": "dominance"}
+
+
 def _published(
     version: BenchmarkVersion, tasks: list[dict], harness: int | None = None, open_weight: bool | None = None
 ) -> list[dict]:
-    """Published scores grouped by (model, harness, source), aggregated as ours."""
-    rows = PublishedResult.objects.filter(version=version)
+    """Published entries (model, harness, source) with figures aggregated as ours, and the paper's own figures.
+
+    Dominance compares the published entries that have per-task scores with
+    each other, as a paper compares its entries. Each figure of the paper's
+    table is set beside the one its entry's per-task scores give.
+    """
+    scores = PublishedResult.objects.filter(version=version)
+    figures = PublishedFigure.objects.filter(version=version)
     if harness is not None:
-        rows = rows.filter(harness_id=harness)
+        scores, figures = scores.filter(harness_id=harness), figures.filter(harness_id=harness)
     if open_weight is not None:
-        rows = rows.filter(model__open_weight=open_weight)
-    rows = (
-        rows
-        .select_related("model", "harness")
-        .order_by("model__name", "harness__name", "source", "task_id", "rollout_index")
-    )
+        scores, figures = scores.filter(model__open_weight=open_weight), figures.filter(model__open_weight=open_weight)
     groups: dict[tuple, dict] = {}
-    for row in rows:
+
+    def group_of(row) -> dict:
         key = (row.model_id, row.harness_id, row.source)
-        group = groups.setdefault(
-            key,
-            {
+        if key not in groups:
+            groups[key] = {
+                "key": f"p{len(groups)}",
                 "model": row.model.name,
+                "model_id": row.model_id,
                 "model_label": row.model.label,
                 "open_weight": row.model.open_weight,
                 "harness": str(row.harness),
@@ -180,23 +188,57 @@ def _published(
                 "version": str(version),
                 "source": row.source,
                 "scores": defaultdict(list),
-            },
+                "paper": [],
+                "overall": None,
+                "categories": {},
+                "avg": None,
+                "best": None,
+                "n_tasks": 0,
+                "n_tasks_total": len(tasks),
+                "n_scores": 0,
+            }
+        return groups[key]
+
+    for row in scores.select_related("model", "harness").order_by("model__name", "harness__name", "source", "task_id", "rollout_index"):
+        group_of(row)["scores"][row.task_id].append(agg.rollout_score(row.score, version.clip_rewards))
+    scored = [g for g in groups.values() if g["scores"]]
+    table = agg.ScoreTable(
+        entries=[g["key"] for g in scored],
+        tasks=[t["id"] for t in tasks],
+        scores={(g["key"], task): s for g in scored for task, s in g["scores"].items()},
+        categories={t["id"]: t["category"] for t in tasks},
+    )
+    scopes = agg.all_figures(table, {g["key"] for g in scored}, n_resamples=N_RESAMPLES)
+    for group in scored:
+        mine = scopes[None][group["key"]]
+        group["overall"] = mine.as_dict()
+        group["categories"] = {c: scopes[c][group["key"]].as_dict() for c in scopes if c}
+        group.update(avg=mine.avg, best=mine.best, n_tasks=mine.n_tasks, n_scores=mine.n_rollouts)
+
+    for figure in figures.select_related("model", "harness").order_by("model__name", "scope", "measure"):
+        same_entry = [g for g in groups.values() if (g["model_id"], g["harness_id"]) == (figure.model_id, figure.harness_id)]
+        checked = [g for g in same_entry if g["overall"]]
+        group = next((g for g in checked if g["source"] == figure.source), None) or (checked or [None])[0]
+        group = group or next((g for g in same_entry if g["source"] == figure.source), None) or group_of(figure)
+        ours = (figures_of(group, figure.scope) or {}).get(MEASURE_FIELDS[figure.measure]) if group["overall"] else None
+        if ours is None:
+            status = "unchecked"
+        else:
+            status = "reproduced" if agg.reproduces(figure.value, figure.decimals, ours) else "differs"
+        group["paper"].append(
+            {
+                "scope": figure.scope,
+                "measure": figure.measure,
+                "value": figure.value,
+                "printed": f"{figure.value:.{figure.decimals}f}",
+                "ours": ours,
+                "status": status,
+                "source": figure.source,
+            }
         )
-        group["scores"][row.task_id].append(agg.rollout_score(row.score, version.clip_rewards))
-    task_ids = [t["id"] for t in tasks]
-    published = []
     for group in groups.values():
-        scores = group.pop("scores")
-        table = agg.ScoreTable(entries=["p"], tasks=task_ids, scores={("p", t): s for t, s in scores.items()})
-        values, counts = table.arrays()
-        group["avg"] = float(agg.task_means(values, counts).mean()) if task_ids else None
-        group["best"] = float(agg.task_bests(values, counts).mean()) if task_ids else None
-        group["n_tasks"] = int((counts > 0).sum())
-        group["n_tasks_total"] = len(task_ids)
-        group["n_scores"] = int(counts.sum())
-        published.append(group)
-    published.sort(key=lambda g: -(g["avg"] or 0))
-    return published
+        del group["scores"]
+    return sorted(groups.values(), key=lambda g: (g["avg"] is None, -(g["avg"] or 0), g["model"], g["source"]))
 
 
 @dataclass
@@ -411,7 +453,8 @@ def versions_with_results() -> list[BenchmarkVersion]:
         versions = BenchmarkVersion.objects.annotate(
             n_rollouts=Count("tasks__rollouts", distinct=True),
             n_published=Count("published_results", distinct=True),
-        ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0))
+            n_figures=Count("published_figures", distinct=True),
+        ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0) | Q(n_figures__gt=0))
         ordered = sorted(versions, key=lambda v: (release_key(v.name), v.created_at), reverse=True)
         ids = [v.id for v in sorted(ordered, key=lambda v: v.demo)]
         cache.set(key, ids, BOARD_TIMEOUT)

@@ -161,3 +161,36 @@ class PublishedResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} {self.task} = {self.score}"
+
+
+class PublishedFigure(models.Model):
+    """One figure of a paper's main table: an entry's Avg@k, Best@k or Dominance, overall or in a category.
+
+    Kept as printed (`decimals` says how many digits were printed), so that
+    the per-task scores of the same entry can be checked against it: the
+    figure is reproduced when they give a number that rounds to it.
+    """
+
+    class Measure(models.TextChoices):
+        AVG = "avg", "Avg@k"
+        BEST = "best", "Best@k"
+        DOMINANCE = "dom", "Dominance"
+
+    model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="published_figures")
+    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="published_figures")
+    version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="published_figures")
+    # A task category, or "" for all tasks of the version.
+    scope = models.CharField(max_length=100, blank=True)
+    measure = models.CharField(max_length=10, choices=Measure.choices)
+    value = models.FloatField()
+    decimals = models.PositiveSmallIntegerField(default=3)
+    source = models.TextField(help_text="citation or URL")
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model", "harness", "version", "scope", "measure"], name="unique_published_figure"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.scope or 'all'} {self.measure} = {self.value}"

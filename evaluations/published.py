@@ -1,14 +1,28 @@
-"""Import published scores (a paper's per-task or per-rollout table).
+"""Import published results: a paper's per-task (or per-rollout) scores, or its main table.
+
+Two shapes, told apart by the header (or, in JSON, by the keys):
+
+- scores: model, harness, version, task, rollout_index (optional), score,
+  source. A task's score is either one published figure or per-rollout
+  scores.
+- the paper's table: model, harness, version, source and figure columns
+  named `<scope>_<measure>`: scope `overall` (or `all`) or a category of the
+  version, measure `avg`, `best` or `dom` (`dominance`): `overall_avg`,
+  `cuda_dom`. An empty cell is a figure the paper does not give.
 
 Every row is checked before anything is written, and then all rows are
 written in one transaction: a file either imports completely or not at all,
 with every problem reported by row number (CSV rows count the header as row
-1, so the first data row is row 2; JSON items count from 1).
+1, so the first data row is row 2; JSON items count from 1). A score above 1
+on a version that clips rewards is refused, never clipped: either the
+version should not clip (AutoLab v1.0 published rewards above 1) or the
+score is wrong.
 
-Columns: model, harness, version, task, rollout_index (optional), score,
-source. Models and harnesses that are not known yet are created (published
-results are often for models never run here); versions and tasks must exist.
-Importing a row again replaces its score and source.
+Models and harnesses that are not known yet are created (published results
+are often for models never run here); versions and tasks must exist.
+Importing a row again replaces it. After an import the report says, for
+every published figure of the entries it touched, whether the per-task
+scores of the same entry reproduce it (`aggregation.reproduces`).
 """
 from __future__ import annotations
 
@@ -22,11 +36,17 @@ from django.db import transaction
 
 from tasks.models import BenchmarkVersion, Task
 
-from .models import Harness, PublishedResult
+from . import aggregation as agg
+from . import leaderboard as lb
+from .models import Harness, PublishedFigure, PublishedResult
 from .services import ensure_harness, ensure_model, normalise_model_name
 
 COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source")
 REQUIRED = ("model", "harness", "version", "task", "score", "source")
+FIGURE_KEYS = ("model", "harness", "version", "source")
+MEASURES = {"avg": "avg", "best": "best", "dom": "dom", "dominance": "dom"}
+ALL_TASKS = ("overall", "all")
+MEASURE_LABELS = dict(PublishedFigure.Measure.choices)
 
 
 class ResultsImportError(Exception):
@@ -39,12 +59,22 @@ class ResultsImportError(Exception):
 
 @dataclass
 class ImportReport:
+    kind: str = "scores"  # or "figures"
     created: int = 0
     updated: int = 0
     sources: set[str] = field(default_factory=set)
+    checks: list[str] = field(default_factory=list)
+    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(lb.FIGURE_VERDICTS, 0))
 
     def summary(self) -> str:
-        return f"{self.created} published scores created, {self.updated} updated ({len(self.sources)} source(s))"
+        what = "published figures" if self.kind == "figures" else "published scores"
+        text = f"{self.created} {what} created, {self.updated} updated ({len(self.sources)} source(s))"
+        if self.checks:
+            text += "; " + ", ".join(f"{n} {lb.FIGURE_VERDICTS[status]}" for status, n in self.verdicts.items())
+        return text
+
+    def lines(self) -> list[str]:
+        return [self.summary(), *self.checks]
 
 
 @dataclass
@@ -58,8 +88,18 @@ class CleanRow:
     source: str
 
 
+@dataclass
+class CleanFigures:
+    number: str
+    model: str
+    harness: str
+    version: BenchmarkVersion
+    source: str
+    figures: list[tuple[str, str, float, int]]  # (scope, measure, value, decimals)
+
+
 def read_rows(text: str, as_json: bool) -> list[tuple[str, dict]]:
-    """(label, raw row) pairs; a file that cannot be read at all is rejected."""
+    """(label, raw row) pairs, keys lower-cased; a file that cannot be read at all is rejected."""
     if as_json:
         try:
             items = json.loads(text)
@@ -73,15 +113,28 @@ def read_rows(text: str, as_json: bool) -> list[tuple[str, dict]]:
         for number, item in enumerate(items, start=1):
             if not isinstance(item, dict):
                 raise ResultsImportError([f"item {number}: not an object"])
-            rows.append((f"item {number}", {k: "" if v is None else str(v) for k, v in item.items()}))
+            rows.append((f"item {number}", {str(k).strip().lower(): "" if v is None else str(v) for k, v in item.items()}))
         return rows
     reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip().lower() for h in (reader.fieldnames or [])]
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise ResultsImportError([f"row 1 (header): missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}"])
-    reader.fieldnames = header
+    reader.fieldnames = [h.strip().lower() for h in (reader.fieldnames or [])]
     return [(f"row {number}", row) for number, row in enumerate(reader, start=2)]
+
+
+def header_of(rows: list[tuple[str, dict]], text: str, as_json: bool) -> list[str]:
+    if not as_json:
+        return [h.strip().lower() for h in next(csv.reader(io.StringIO(text)), [])]
+    keys: list[str] = []
+    for _, row in rows:
+        keys.extend(k for k in row if k not in keys)
+    return keys
+
+
+def figure_column(name: str) -> tuple[str, str] | None:
+    """"cuda_dom" -> ("cuda", "dom"), "overall_avg" -> ("overall", "avg"); None for other columns."""
+    scope, _, measure = name.rpartition("_")
+    if scope and measure in MEASURES:
+        return scope, MEASURES[measure]
+    return None
 
 
 def _find_harness(value: str) -> tuple[str, str]:
@@ -92,15 +145,41 @@ def _find_harness(value: str) -> tuple[str, str]:
     return value, ""
 
 
+def _number(text: str, name: str, problems: list[str]) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        problems.append(f"{name} {text!r} is not a number")
+        return None
+    if not math.isfinite(value):
+        problems.append(f"{name} {text!r} is not finite")
+        return None
+    return value
+
+
+def check_range(name: str, value: float, version: BenchmarkVersion, measure: str = "avg") -> str:
+    """A problem with a published value's range, or ""."""
+    if value < 0:
+        return f"{name} {value:g} is below 0: no normalised score is"
+    if measure == "dom" and value > 1:
+        return f"{name} {value:g} is above 1: Dominance is a share of entries beaten"
+    if version.clip_rewards and value > 1:
+        return (
+            f"{name} {value:g} is above 1, but version {version.name} clips rewards to [0, 1]: "
+            "fix the value, or import the version's tasks with --no-clip if its published rewards exceed 1 (as AutoLab v1.0's did)"
+        )
+    return ""
+
+
 def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
     errors: list[str] = []
     clean: list[CleanRow] = []
     versions = {v.name: v for v in BenchmarkVersion.objects.all()}
     seen: dict[tuple, str] = {}
     for label, raw in rows:
-        row = {k.strip().lower(): (v or "").strip() for k, v in raw.items() if k}
+        row = {k: (v or "").strip() for k, v in raw.items() if k}
         problems = [f"missing {c}" for c in REQUIRED if not row.get(c)]
-        task = None
+        task = version = None
         if row.get("version"):
             version = versions.get(row["version"])
             if version is None:
@@ -109,16 +188,9 @@ def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
                 task = Task.objects.filter(version=version, name=row["task"]).first()
                 if task is None:
                     problems.append(f"no task {row['task']!r} in version {row['version']}")
-        score = None
-        if row.get("score"):
-            try:
-                score = float(row["score"])
-            except ValueError:
-                problems.append(f"score {row['score']!r} is not a number")
-            else:
-                if not math.isfinite(score):
-                    problems.append(f"score {row['score']!r} is not finite")
-                    score = None
+        score = _number(row["score"], "score", problems) if row.get("score") else None
+        if score is not None and version is not None and (problem := check_range("score", score, version)):
+            problems.append(problem)
         index = None
         if row.get("rollout_index"):
             try:
@@ -151,18 +223,91 @@ def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
     return clean, errors
 
 
+def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[list[CleanFigures], list[str]]:
+    """The paper's table: every row an entry, every figure column a scope's Avg@k, Best@k or Dominance."""
+    errors: list[str] = []
+    columns = [c for c in header if c not in FIGURE_KEYS]
+    figures = {c: figure_column(c) for c in columns}
+    for column in (c for c, parsed in figures.items() if parsed is None):
+        errors.append(
+            f"row 1 (header): column {column!r} is neither one of {', '.join(FIGURE_KEYS)} "
+            "nor a figure named <scope>_avg, <scope>_best or <scope>_dom (scope: overall or a category)"
+        )
+    versions = {v.name: v for v in BenchmarkVersion.objects.all()}
+    categories: dict[int, list[str]] = {}
+    reported: set[tuple[str, str]] = set()
+    clean: list[CleanFigures] = []
+    seen: dict[tuple, str] = {}
+    for label, raw in rows:
+        row = {k: (v or "").strip() for k, v in raw.items() if k}
+        problems = [f"missing {c}" for c in FIGURE_KEYS if not row.get(c)]
+        version = versions.get(row.get("version", ""))
+        if row.get("version") and version is None:
+            problems.append(f"unknown benchmark version {row['version']!r}")
+        given = []
+        for column, parsed in figures.items():
+            if parsed is None or not row.get(column):
+                continue
+            scope, measure = parsed
+            value = _number(row[column], column, problems)
+            if value is None or version is None:
+                continue
+            if scope in ALL_TASKS:
+                scope = ""
+            else:
+                names = categories.setdefault(version.id, sorted(set(version.tasks.values_list("category", flat=True))))
+                if scope not in names:
+                    if (column, version.name) not in reported:
+                        reported.add((column, version.name))
+                        problems.append(f"column {column!r}: no category {scope!r} in version {version.name} ({', '.join(names)})")
+                    continue
+            if problem := check_range(column, value, version, measure):
+                problems.append(problem)
+                continue
+            given.append((scope, measure, value, agg.printed_decimals(row[column])))
+        if not problems and not given:
+            problems.append("no figure given")
+        if row.get("model") and not normalise_model_name(row["model"]):
+            problems.append(f"model {row['model']!r} is empty once normalised")
+        if problems:
+            errors.append(f"{label}: {'; '.join(problems)}")
+            continue
+        model = normalise_model_name(row["model"])
+        key = (model, row["harness"], version.id)
+        if key in seen:
+            errors.append(f"{label}: the same model, harness and version as {seen[key]}")
+            continue
+        seen[key] = label
+        clean.append(CleanFigures(label, model, row["harness"], version, row["source"], given))
+    if not rows:
+        errors.append("the file holds no rows")
+    return clean, errors
+
+
 def import_results(text: str, as_json: bool = False) -> ImportReport:
-    """Validate every row, then import all of them in one transaction."""
-    clean, errors = validate(read_rows(text, as_json))
+    """Validate every row, then import all of them in one transaction, then check the published figures."""
+    rows = read_rows(text, as_json)
+    header = header_of(rows, text, as_json)
+    if "task" not in header and "score" not in header and any(figure_column(c) for c in header):
+        return _import_figures(rows, header)
+    missing = [c for c in REQUIRED if c not in header]
+    if missing and not as_json:
+        raise ResultsImportError(
+            [f"row 1 (header): missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}, "
+             "or the paper's table: model, harness, version, source and <scope>_avg / _best / _dom columns"]
+        )
+    clean, errors = validate(rows)
     if errors:
         raise ResultsImportError(errors)
     report = ImportReport()
+    touched = set()
     with transaction.atomic():
         for row in clean:
             name, version = _find_harness(row.harness)
+            model, harness = ensure_model(row.model), ensure_harness(name, version)
             _, created = PublishedResult.objects.update_or_create(
-                model=ensure_model(row.model),
-                harness=ensure_harness(name, version),
+                model=model,
+                harness=harness,
                 version=row.task.version,
                 task=row.task,
                 rollout_index=row.rollout_index,
@@ -171,4 +316,49 @@ def import_results(text: str, as_json: bool = False) -> ImportReport:
             report.created += created
             report.updated += not created
             report.sources.add(row.source)
+            touched.add((model.id, harness.id, row.task.version_id))
+    check_figures(report, touched)
     return report
+
+
+def _import_figures(rows: list[tuple[str, dict]], header: list[str]) -> ImportReport:
+    clean, errors = validate_figures(rows, header)
+    if errors:
+        raise ResultsImportError(errors)
+    report = ImportReport(kind="figures")
+    touched = set()
+    with transaction.atomic():
+        for row in clean:
+            name, version = _find_harness(row.harness)
+            model, harness = ensure_model(row.model), ensure_harness(name, version)
+            for scope, measure, value, decimals in row.figures:
+                _, created = PublishedFigure.objects.update_or_create(
+                    model=model, harness=harness, version=row.version, scope=scope, measure=measure,
+                    defaults={"value": value, "decimals": decimals, "source": row.source},
+                )
+                report.created += created
+                report.updated += not created
+            report.sources.add(row.source)
+            touched.add((model.id, harness.id, row.version.id))
+    check_figures(report, touched)
+    return report
+
+
+def check_figures(report: ImportReport, touched: set[tuple[int, int, int]]) -> None:
+    """Add to `report` a verdict on every published figure of the touched (model, harness, version)."""
+    for version in BenchmarkVersion.objects.filter(id__in={v for _, _, v in touched}).order_by("name"):
+        for group in lb.board(version)["published"]:
+            if (group["model_id"], group["harness_id"], version.id) not in touched:
+                continue
+            for figure in group["paper"]:
+                report.verdicts[figure["status"]] += 1
+                report.checks.append(describe_check(group, figure))
+
+
+def describe_check(group: dict, figure: dict) -> str:
+    where = f"{group['model']} / {group['harness']}, {figure['scope'] or 'all tasks'}, {MEASURE_LABELS[figure['measure']]} {figure['printed']}"
+    if figure["status"] == "reproduced":
+        return f"{where}: reproduced ({figure['ours']:.4f})"
+    if figure["status"] == "differs":
+        return f"{where}: differs, the per-task scores give {figure['ours']:.4f}"
+    return f"{where}: no per-task scores to check it against"

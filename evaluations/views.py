@@ -21,7 +21,7 @@ from trajectories.models import Rollout
 
 from . import leaderboard as lb
 from .links import rollout_url, rollouts_url
-from .models import AgentModel, PublishedResult
+from .models import AgentModel, PublishedFigure, PublishedResult
 from .templatetags.board import category_label
 
 
@@ -144,6 +144,29 @@ def board_rows(entries: list[dict], groups: list[dict], category: str | None) ->
     ]
 
 
+def published_rows(published: list[dict], groups: list[dict]) -> list[dict]:
+    """Published entries laid out like the main table, each figure beside the paper's own where it gives one."""
+    rows = []
+    for entry in published:
+        paper = {(f["scope"], f["measure"]): f for f in entry["paper"]}
+        cells = []
+        for position, group in enumerate(groups):
+            figures = (lb.figures_of(entry, group["category"]) or {}) if entry["overall"] else {}
+            for column, (measure, _) in enumerate(FIGURE_COLUMNS):
+                field = lb.MEASURE_FIELDS[measure]
+                cells.append(
+                    {
+                        "value": figures.get(field),
+                        "ci": figures.get(f"{field}_ci"),
+                        "paper": paper.get((group["category"] or "", measure)),
+                        "extra": position > 0,
+                        "group_start": column == 0,
+                    }
+                )
+        rows.append({"entry": entry, "cells": cells})
+    return rows
+
+
 def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = read_filters(request)
     if filters["version"] is None:
@@ -171,7 +194,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "rows": board_rows([e for e in rows if e["comparison"]], groups, category),
         "other_rows": board_rows([e for e in rows if not e["comparison"]], groups, category),
         "groups": groups,
-        "published": data["published"],
+        "published": published_rows(data["published"], groups),
         "medals": medals,
         "category": category,
         "filters": filters,
@@ -328,10 +351,9 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
 def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[dict]:
     """Published results of a model on versions where it has no rollouts."""
     rows = []
-    versions = (
-        PublishedResult.objects.filter(model=model).exclude(version_id__in=seen_versions).values_list("version", flat=True)
-    )
-    for version in BenchmarkVersion.objects.filter(id__in=set(versions)):
+    versions = set(PublishedResult.objects.filter(model=model).values_list("version", flat=True))
+    versions |= set(PublishedFigure.objects.filter(model=model).values_list("version", flat=True))
+    for version in BenchmarkVersion.objects.filter(id__in=versions - seen_versions):
         rows.extend(p for p in lb.board(version)["published"] if p["model"] == model.name)
     return rows
 
@@ -356,5 +378,8 @@ def import_results_upload(request: HttpRequest) -> HttpResponse:
                 errors = error.errors
             else:
                 messages.success(request, report.summary())
+                # The figures the per-task scores do not reproduce are what staff must look at.
+                for line in [c for c in report.checks if ": differs," in c][:50]:
+                    messages.warning(request, line)
                 return redirect("evaluations:import_results")
     return render(request, "evaluations/import_results.html", {"nav": "leaderboard", "errors": errors})

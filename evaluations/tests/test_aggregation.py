@@ -274,3 +274,24 @@ def test_score_at_k_runs_from_avg_at_1_to_best_at_k(per_task):
     assert curve[0] == pytest.approx(figures.avg)
     assert curve[-1] == pytest.approx(figures.best)
     assert all(a <= b + 1e-12 for a, b in zip(curve, curve[1:]))
+
+
+@pytest.mark.parametrize(
+    "text, decimals", [("0.350", 3), ("0.2", 1), ("1", 0), ("0.4375", 4), ("4.4e-1", 2), ("", 3), ("n/a", 3)]
+)
+def test_printed_decimals(text, decimals):
+    assert agg.printed_decimals(text) == decimals
+
+
+@pytest.mark.parametrize(
+    "published, decimals, ours, expected",
+    [
+        (0.44, 2, 0.4375, True),  # rounds to .44
+        (0.44, 2, 0.4349, False),
+        (0.350, 3, 0.3504999, True),
+        (0.350, 3, 0.3506, False),
+        (1.0, 0, 0.6, True),  # printed as "1": anything that rounds to 1
+    ],
+)
+def test_reproduces(published, decimals, ours, expected):
+    assert agg.reproduces(published, decimals, ours) is expected

@@ -12,7 +12,9 @@ class Command(BaseCommand):
     help = (
         "Import published per-task or per-rollout scores (columns: "
         + ", ".join(COLUMNS)
-        + "). Every row is validated first; nothing is imported if any row is wrong."
+        + "), or a paper's main table (model, harness, version, source and <scope>_avg / _best / _dom columns), "
+        "and report which published figures the per-task scores reproduce. "
+        "Every row is validated first; nothing is imported if any row is wrong."
     )
 
     def add_arguments(self, parser):
@@ -32,3 +34,5 @@ class Command(BaseCommand):
             lines = "\n".join(f"  {e}" for e in error.errors)
             raise CommandError(f"{file}: nothing imported, {len(error.errors)} problem(s):\n{lines}") from None
         self.stdout.write(self.style.SUCCESS(report.summary()))
+        for line in report.checks:
+            self.stdout.write(f"  {line}")

@@ -1,0 +1,133 @@
+"""Published results reproduce the paper: Dominance among published entries, the paper's own table, clipping."""
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.core.management import CommandError, call_command
+
+from evaluations import leaderboard as lb
+from evaluations.models import PublishedFigure, PublishedResult
+from tasks.models import BenchmarkVersion, Task
+
+pytestmark = pytest.mark.django_db
+
+PER_TASK = "model,harness,version,task,score,source\n"
+# Per-task means A: .5 .2 .7 0 | B: .5 .1 1 .2 | C: 0 .2 .7 .2 (board_factories.SCORES, one score per task).
+TABLE = {
+    "model-a": {"t1": 0.5, "t2": 0.2, "t3": 0.7},
+    "model-b": {"t1": 0.5, "t2": 0.1, "t3": 1.0, "t4": 0.2},
+    "model-c": {"t1": 0.0, "t2": 0.2, "t3": 0.7, "t4": 0.2},
+}
+
+
+@pytest.fixture
+def version():
+    cache.clear()
+    version = BenchmarkVersion.objects.create(name="1.1", clip_rewards=True)
+    for name, category in (("t1", "alpha"), ("t2", "alpha"), ("t3", "beta"), ("t4", "beta")):
+        Task.objects.create(version=version, name=name, category=category)
+    return version
+
+
+def write(tmp_path, text: str, name: str = "results.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def import_per_task(tmp_path, source: str = "Paper 2026, Table 9"):
+    rows = "".join(
+        f"{model},terminus-2,1.1,{task},{score},{source}\n" for model, tasks in TABLE.items() for task, score in tasks.items()
+    )
+    call_command("import_results", str(write(tmp_path, PER_TASK + rows, "per_task.csv")), stdout=open("/dev/null", "w"))
+
+
+def published(version) -> dict:
+    return {p["model"]: p for p in lb.board(version)["published"]}
+
+
+def test_dominance_among_the_published_entries_of_a_version(tmp_path, version):
+    import_per_task(tmp_path)
+    rows = published(version)
+    assert rows["model-a"]["overall"]["avg"] == pytest.approx(0.35)
+    assert rows["model-b"]["overall"]["dominance"] == pytest.approx(0.625)
+    assert rows["model-a"]["overall"]["dominance"] == pytest.approx(0.4375)
+    assert sum(r["overall"]["dominance"] for r in rows.values()) / 3 == pytest.approx(0.5)
+    assert rows["model-a"]["categories"]["alpha"]["dominance"] == pytest.approx(0.75)
+    assert rows["model-a"]["overall"]["n_tasks"] == 3
+
+
+def test_the_papers_table_imports_and_says_which_figures_reproduce(tmp_path, version, capsys):
+    import_per_task(tmp_path)
+    paper = (
+        "model,harness,version,source,overall_avg,overall_best,overall_dom,alpha_avg,beta_dom\n"
+        "model-a,terminus-2,1.1,Paper 2026 Table 2,0.350,0.350,0.44,0.35,\n"  # .4375 rounds to .44
+        "model-b,terminus-2,1.1,Paper 2026 Table 2,0.460,,0.625,0.3,0.875\n"  # .45, not .46
+        "model-z,terminus-2,1.1,Paper 2026 Table 2,0.2,,,,\n"  # no per-task scores
+    )
+    call_command("import_results", str(write(tmp_path, paper, "paper.csv")))
+    out = capsys.readouterr().out
+    assert PublishedFigure.objects.count() == 9
+    assert "9 published figures created" in out
+    assert "model-a / terminus-2, all tasks, Avg@k 0.350: reproduced (0.3500)" in out
+    assert "model-a / terminus-2, all tasks, Dominance 0.44: reproduced (0.4375)" in out
+    assert "model-b / terminus-2, all tasks, Avg@k 0.460: differs, the per-task scores give 0.4500" in out
+    assert "model-b / terminus-2, beta, Dominance 0.875: reproduced (0.8750)" in out
+    assert "model-z / terminus-2, all tasks, Avg@k 0.2: no per-task scores to check it against" in out
+    assert "7 reproduced, 1 differing, 1 unchecked" in out
+    # The page shows each paper figure beside ours, with its verdict.
+    rows = published(version)
+    figures = {(f["scope"], f["measure"]): f for f in rows["model-b"]["paper"]}
+    assert figures[("", "avg")]["status"] == "differs" and figures[("", "avg")]["ours"] == pytest.approx(0.45)
+    assert rows["model-z"]["n_scores"] == 0 and rows["model-z"]["overall"] is None
+    # Paper-only entries are not in the published comparison set.
+    assert rows["model-b"]["overall"]["dominance"] == pytest.approx(0.625)
+
+
+def test_paper_table_problems_are_reported_by_row_and_column(tmp_path, version):
+    paper = (
+        "model,harness,version,source,overall_avg,gamma_avg,overall_speed\n"
+        "model-a,terminus-2,1.1,paper,1.2,,\n"
+        "model-a,terminus-2,1.1,paper,0.3,0.2,\n"
+    )
+    with pytest.raises(CommandError) as raised:
+        call_command("import_results", str(write(tmp_path, paper)))
+    message = str(raised.value)
+    assert "column 'gamma_avg': no category 'gamma' in version 1.1 (alpha, beta)" in message
+    assert "column 'overall_speed'" in message
+    assert PublishedFigure.objects.count() == 0
+
+
+def test_a_score_above_1_on_a_clipping_version_is_refused_not_clipped(tmp_path, version):
+    with pytest.raises(CommandError) as raised:
+        call_command("import_results", str(write(tmp_path, PER_TASK + "model-a,terminus-2,1.1,t1,1.25,paper\n")))
+    assert "row 2: score 1.25 is above 1, but version 1.1 clips rewards to [0, 1]" in str(raised.value)
+    assert not PublishedResult.objects.exists()
+    paper = "model,harness,version,source,overall_avg\nmodel-a,terminus-2,1.1,paper,1.1\n"
+    with pytest.raises(CommandError, match="row 2: overall_avg 1.1 is above 1, but version 1.1 clips"):
+        call_command("import_results", str(write(tmp_path, paper, "paper.csv")))
+
+
+def test_a_version_that_does_not_clip_keeps_scores_above_1(tmp_path):
+    cache.clear()
+    v10 = BenchmarkVersion.objects.create(name="1.0", clip_rewards=False)
+    Task.objects.create(version=v10, name="t1", category="alpha")
+    call_command("import_results", str(write(tmp_path, PER_TASK + "model-a,terminus-2,1.0,t1,1.25,paper\n")), stdout=open("/dev/null", "w"))
+    assert published(v10)["model-a"]["overall"]["avg"] == pytest.approx(1.25)
+
+
+def test_a_negative_score_is_refused(tmp_path, version):
+    with pytest.raises(CommandError, match="row 2: score -0.1 is below 0"):
+        call_command("import_results", str(write(tmp_path, PER_TASK + "model-a,terminus-2,1.1,t1,-0.1,paper\n")))
+
+
+def test_the_leaderboard_sets_the_papers_figures_beside_ours(client, tmp_path, version):
+    import_per_task(tmp_path)
+    paper = "model,harness,version,source,overall_avg,overall_dom\nmodel-b,terminus-2,1.1,Table 2,0.460,0.625\n"
+    call_command("import_results", str(write(tmp_path, paper, "paper.csv")), stdout=open("/dev/null", "w"))
+    html = client.get("/?version=1.1").content.decode()
+    table = html.split('id="published-table"', 1)[1].split("</table>", 1)[0]
+    assert "paper 0.460 ≠" in table and "paper 0.625 ✓" in table
+    assert "0.625" in table and "Table 2" in table
+    model_page = client.get("/models/model-b/").content.decode()
+    assert "all tasks dom 0.625 ✓" in model_page
