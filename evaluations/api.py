@@ -6,11 +6,14 @@ into rows; `?format=csv` (or the `.csv` URLs) gives the same rows as CSV.
 from __future__ import annotations
 
 import csv
+import json
 
 from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from trajectories import failure_service
+from trajectories.failures import FLAGS
 from trajectories.models import Rollout
 
 from . import aggregation as agg
@@ -186,6 +189,8 @@ def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
 
 
 def rollout_row(r: Rollout) -> dict:
+    """A rollout as its page shows it: results, failure analysis, verifier output, anchors, usage."""
+    anchors = r.anchors or {}
     return {
         "id": r.id,
         "trial_name": r.trial_name,
@@ -204,19 +209,50 @@ def rollout_row(r: Rollout) -> dict:
         "counted": agg.disposition(r.status, r.superseded, r.infra_error),
         "superseded": r.superseded,
         "infra_error": r.infra_error,
-        "failure_cause": r.failure_cause,
+        "outcome": r.outcome,
+        "cause": failure_service.effective_cause(r),
+        "cause_source": failure_service.cause_source(r),
+        "automatic_cause": r.failure_cause,
+        "secondary_causes": list(r.failure_secondary or []),
+        "behaviour_flags": list(r.behaviour_flags or []),
+        "exception_type": r.exception_type,
+        "exception_message": r.exception_message,
+        "verifier_fields": r.verifier_fields or {},
+        "anchors_baseline": anchors.get("baseline"),
+        "anchors_reference": anchors.get("reference"),
+        "anchors_status": anchors.get("status", ""),
         "cost_usd": r.cost_usd,
         "input_tokens": r.n_input_tokens,
         "output_tokens": r.n_output_tokens,
         "agent_seconds": r.agent_duration_sec,
         "n_steps": r.n_steps,
         "n_benchmark_calls": r.n_benchmark_calls,
+        "best_score": r.best_score,
+        "budget_used_fraction": r.budget_used_fraction,
         "url": rollout_url(r.id),
     }
 
 
+def csv_cells(row: dict) -> dict:
+    """A rollout row for CSV: lists joined with "; ", objects as JSON."""
+    flat = {}
+    for key, value in row.items():
+        if isinstance(value, list):
+            value = "; ".join(str(item) for item in value)
+        elif isinstance(value, dict):
+            value = json.dumps(value, sort_keys=True)
+        flat[key] = value
+    return flat
+
+
+class BadFilter(ValueError):
+    """A filter value the API does not know; the message lists the ones it does."""
+
+
 def filter_rollouts(request: HttpRequest):
-    rollouts = Rollout.objects.select_related("task", "task__version", "model", "harness").order_by("id")
+    rollouts = failure_service.with_effective_cause(
+        Rollout.objects.select_related("task", "task__version", "model", "harness", "label")
+    ).order_by("id")
     get = request.GET
     if get.get("version"):
         rollouts = rollouts.filter(task__version__name=get["version"])
@@ -227,18 +263,26 @@ def filter_rollouts(request: HttpRequest):
         elif value:
             name_field = {"task": "task__name", "model": "model__name", "harness": "harness__name"}[param]
             rollouts = rollouts.filter(**{name_field: value})
-    if get.get("status"):
-        rollouts = rollouts.filter(status=get["status"])
-    if get.get("category"):
-        rollouts = rollouts.filter(task__category=get["category"])
+    for param, field in (("status", "status"), ("category", "task__category"), ("outcome", "outcome"), ("cause", "effective_cause")):
+        if get.get(param):
+            rollouts = rollouts.filter(**{field: get[param].strip()})
+    flag = get.get("flag", "").strip()
+    if flag:
+        if flag not in FLAGS:
+            raise BadFilter(f"unknown flag {flag!r}; flags: {', '.join(FLAGS)}")
+        # The JSON text of the list holds each flag in quotes: no flag is a part of another.
+        rollouts = rollouts.filter(behaviour_flags__icontains=f'"{flag}"')
     return rollouts
 
 
 def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
-    """Rollouts, filtered by version, task, model, harness (id or name), status, category."""
-    queryset = filter_rollouts(request)
+    """Rollouts, filtered by version, task, model, harness (id or name), status, category, outcome, cause, flag."""
+    try:
+        queryset = filter_rollouts(request)
+    except BadFilter as error:
+        return JsonResponse({"error": str(error)}, status=400)
     if wants_csv(request, csv_url):
-        return csv_response([rollout_row(r) for r in queryset], "rollouts.csv")
+        return csv_response([csv_cells(rollout_row(r)) for r in queryset], "rollouts.csv")
     try:
         size = min(MAX_PAGE_SIZE, max(1, int(request.GET.get("page_size", 100))))
         number = max(1, int(request.GET.get("page", 1)))
@@ -269,4 +313,4 @@ def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
 
 
 def docs(request: HttpRequest) -> HttpResponse:
-    return render(request, "evaluations/api.html", {"nav": "leaderboard", "definitions": DEFINITIONS})
+    return render(request, "evaluations/api.html", {"nav": "leaderboard", "definitions": DEFINITIONS, "flags": FLAGS})

@@ -274,6 +274,11 @@ def _effective_cause_expr():
     return Coalesce(NullIf(F("label__cause"), Value("")), F("failure_cause"))
 
 
+def with_effective_cause(rollouts: QuerySet[Rollout]) -> QuerySet[Rollout]:
+    """`rollouts` annotated with `effective_cause`: a staff label's cause, else the automatic one."""
+    return rollouts.annotate(effective_cause=_effective_cause_expr())
+
+
 def _base(filters: FailureFilters) -> QuerySet[Rollout]:
     """Non-superseded, finished rollouts matching every filter except cause."""
     qs = Rollout.objects.filter(superseded=False).exclude(status__in=ACTIVE_STATUSES)
