@@ -17,12 +17,14 @@ class AgentModel(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     display_name = models.CharField(max_length=200, blank=True)
+    # Who made the model ("anthropic"), not the gateway it is called through; blank is unknown.
     provider = models.CharField(max_length=100, blank=True)
     litellm_model = models.CharField(max_length=300, blank=True)
     api_base = models.CharField(max_length=500, blank=True)
     api_key_env = models.CharField(max_length=100, blank=True)
     sampling_params = models.JSONField(default=dict, blank=True)
-    open_weight = models.BooleanField(default=False)
+    # Inferred from the name where certain (evaluations.model_metadata); None is unknown.
+    open_weight = models.BooleanField(null=True, blank=True, default=None, help_text="empty: unknown")
     # Scripted stubs and similar are results of a kind, but not a model's.
     is_scripted = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -5,47 +5,8 @@ through these functions, so that names are normalised in one place.
 """
 from __future__ import annotations
 
+from .model_metadata import PROVIDER_PREFIXES, infer
 from .models import AgentModel, Harness
-
-# litellm-style routing prefixes that say how a model was called, not which
-# model it is: "openai/claude-opus-4.6" is Claude served behind an
-# OpenAI-compatible endpoint. Only the first segment is ever stripped, so a
-# name such as "meta-llama/Llama-3-70b" keeps its organisation.
-PROVIDER_PREFIXES = frozenset(
-    {
-        "openai",
-        "anthropic",
-        "azure",
-        "azure_ai",
-        "bedrock",
-        "vertex_ai",
-        "gemini",
-        "google",
-        "xai",
-        "groq",
-        "together_ai",
-        "togetherai",
-        "fireworks_ai",
-        "deepseek",
-        "mistral",
-        "openrouter",
-        "hosted_vllm",
-        "vllm",
-        "ollama",
-        "ollama_chat",
-        "huggingface",
-        "litellm_proxy",
-        "cohere",
-        "perplexity",
-        "deepinfra",
-        "cerebras",
-        "sambanova",
-        "nebius",
-        "moonshot",
-        "dashscope",
-    }
-)
-
 
 def normalise_model_name(name: str) -> str:
     """The leaderboard name of a model: provider routing prefixes removed.
@@ -67,21 +28,30 @@ def normalise_model_name(name: str) -> str:
 def ensure_model(name: str, *, provider: str = "", litellm_model: str = "") -> AgentModel:
     """The AgentModel called `name` (normalised), created when missing.
 
-    An existing row is never overwritten except to fill blank provider and
-    litellm fields: staff may have edited display names and settings.
+    Provider (the maker) and open weights come from the name where it is
+    certain (evaluations.model_metadata), else stay unknown; a `provider`
+    that is only a routing prefix ("openai" for Claude behind a gateway) is
+    not the maker and is ignored. An existing row is never overwritten
+    except to fill what is still unknown: staff may have edited it.
     """
     normalised = normalise_model_name(name)[: AgentModel._meta.get_field("name").max_length]
     if not normalised:
         raise ValueError("a model name is required")
+    maker, open_weight = infer(name, litellm_model)
+    if not maker and provider and provider.lower() not in PROVIDER_PREFIXES:
+        maker = provider
     model, created = AgentModel.objects.get_or_create(
         name=normalised,
-        defaults={"provider": (provider or "")[:100], "litellm_model": (litellm_model or "")[:300]},
+        defaults={"provider": maker[:100], "litellm_model": (litellm_model or "")[:300], "open_weight": open_weight},
     )
     if not created:
         changed = []
-        if provider and not model.provider:
-            model.provider = provider[:100]
+        if maker and not model.provider:
+            model.provider = maker[:100]
             changed.append("provider")
+        if open_weight is not None and model.open_weight is None:
+            model.open_weight = open_weight
+            changed.append("open_weight")
         if litellm_model and not model.litellm_model:
             model.litellm_model = litellm_model[:300]
             changed.append("litellm_model")

@@ -55,9 +55,9 @@ def hand_table(version_name: str = "1.1", with_excluded: bool = True) -> dict:
     }
     harness = Harness.objects.create(name="terminus-2", version="2.0.0")
     models = {
-        "A": AgentModel.objects.create(name="model-a", display_name="Model A"),
+        "A": AgentModel.objects.create(name="model-a", display_name="Model A", open_weight=False),
         "B": AgentModel.objects.create(name="model-b", display_name="Model B", open_weight=True),
-        "C": AgentModel.objects.create(name="model-c", display_name="Model C"),
+        "C": AgentModel.objects.create(name="model-c", display_name="Model C", open_weight=False),
     }
     for (entry, task), scores in SCORES.items():
         for index, score in enumerate(scores):

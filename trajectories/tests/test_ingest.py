@@ -46,7 +46,11 @@ def test_opus_rollout_matches_its_files(real_import):
     trials, _ = real_import
     rollout = Rollout.objects.get(trial_name="musubi-tuner__flux2_klein_lora__2TyoFTQ")
     assert rollout.model.name == "claude-opus-4.6"
-    assert rollout.model.provider == "openai"
+    # Called through an OpenAI-compatible gateway, made by Anthropic, weights closed.
+    assert rollout.model.litellm_model == "openai/claude-opus-4.6"
+    assert (rollout.model.provider, rollout.model.open_weight) == ("anthropic", False)
+    grok = Rollout.objects.get(trial_name="musubi-tuner__flux2_klein_lora__dJkbgCB").model
+    assert (grok.provider, grok.open_weight) == ("xai", False)
     assert (rollout.harness.name, rollout.harness.version) == ("terminus-2", "2.0.0")
     assert rollout.status == RolloutStatus.FINISHED
     assert rollout.reward == pytest.approx(0.9102)
@@ -577,7 +581,9 @@ def test_model_name_from_config_when_result_has_none(tmp_path, task):
     write_json(folder / "result.json", result)
     import_trial_dir(folder)
     assert Rollout.objects.get().model.name == "test-model"
-    assert Rollout.objects.get().model.provider == "openai"
+    # "openai/" in the config is how it was called, not who made it: unknown.
+    assert Rollout.objects.get().model.provider == ""
+    assert Rollout.objects.get().model.litellm_model == "openai/test-model"
 
 
 def test_overlong_names_are_cut_to_fit(tmp_path, task):
