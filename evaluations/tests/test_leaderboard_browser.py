@@ -101,3 +101,18 @@ def test_csv_export(page, live_server, world):
     assert [r["model"] for r in rows] == ["model-a", "model-b", "model-c"]
     assert {r["scope"] for r in rows} == {"alpha"}
     assert float(rows[0]["avg"]) == pytest.approx(0.35)
+
+
+def test_charts_load_after_the_page(page, live_server, world, errors):
+    """The table is there and DOMContentLoaded has fired before the chart bundle runs."""
+    page.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => {"
+        " window.__plotlyAtReady = typeof window.Plotly;"
+        " window.__rowsAtReady = document.querySelectorAll('#leaderboard-table tbody tr').length; });"
+    )
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("#chart-bars .main-svg")
+    assert page.evaluate("window.__plotlyAtReady") == "undefined"
+    assert page.evaluate("window.__rowsAtReady") == 3
+    assert page.evaluate("typeof window.Plotly") == "object"
+    assert errors == []

@@ -52,7 +52,9 @@ def test_page_shows_sorted_table_with_counts_and_note(client, world):
     assert "3/4 tasks, 9 rollouts" in html
     assert "1 infra" in html
     assert "How rollouts count" in html and "counts 0" in html
-    assert 'id="board-charts"' in html and "vendor/plotly.min.js" in html
+    assert 'id="board-charts"' in html and 'data-plotly-src="/static/vendor/plotly-basic.min.js"' in html
+    # The chart bundle is no script of the page's: static/js/charts.js loads it after the page.
+    assert not re.search(r"<script[^>]+plotly", html)
     assert response.context["nav"] == "leaderboard"
 
 
@@ -256,3 +258,9 @@ def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
     assert response.status_code == 302
     b = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-b")
     assert b["ablation"] and b["overall"]["dominance"] is None and b["note"] == "prompt ablation"
+
+
+def test_pages_without_charts_load_no_chart_code(client, world):
+    for url in (reverse("evaluations:heatmap"), reverse("evaluations:model_detail", args=["model-a"])):
+        html = client.get(url).content.decode()
+        assert "plotly" not in html and "charts.js" not in html, url

@@ -199,10 +199,14 @@
     if (!plot.el) return;
     plot.series = series;
     plot.data = series[0].data;
-    drawPlot();
-    plot.el.on && plot.el.on("plotly_click", function (event) {
-      var p = event.points && event.points[0];
-      if (p && p.customdata !== undefined && p.customdata !== null) onClick(p.customdata, p);
+    // The chart bundle arrives after the steps are shown (static/js/charts.js).
+    if (window.autolabCharts) window.autolabCharts.whenReady(function () {
+      drawPlot();
+      updateCurrentOnPlot();
+      plot.el.on && plot.el.on("plotly_click", function (event) {
+        var p = event.points && event.points[0];
+        if (p && p.customdata !== undefined && p.customdata !== null) onClick(p.customdata, p);
+      });
     });
     document.querySelectorAll('.plot-controls input[type=radio]').forEach(function (input) {
       input.addEventListener("change", function () {

@@ -51,7 +51,6 @@
     });
   });
 
-  var Plotly = window.Plotly;
   var layoutBase = { margin: { t: 10, r: 10, b: 40, l: 50 }, font: { size: 12 }, height: 380,
     legend: { orientation: "h", y: -0.25, yanchor: "top" } };
   var config = { displaylogo: false, responsive: true };
@@ -64,7 +63,9 @@
   function layout(extra) { return Object.assign({}, layoutBase, extra); }
 
   var charts = readJSON("board-charts");
-  if (charts && Plotly) {
+  if (charts && window.autolabCharts) window.autolabCharts.whenReady(function (Plotly) { drawBoard(Plotly, charts); });
+
+  function drawBoard(Plotly, charts) {
     // Horizontal bars: entry labels are long. Best first, from the top.
     var labels = charts.bars.map(function (b) { return b.label; });
     Plotly.newPlot("chart-bars", [
