@@ -14,6 +14,16 @@ SHARED_TRIALS = SHARED / "autolab" / "trials"
 EXAMPLE_TASKS = ROOT / "examples" / "tasks"
 
 
+@pytest.fixture(autouse=True)
+def plain_static_files(settings):
+    """Pages name static files plainly in tests, whatever a `make demo` left in staticfiles/.
+
+    WhiteNoise then serves them from the finders, so tests always see the
+    files of the checkout, never a stale collected copy.
+    """
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+
+
 @pytest.fixture
 def shared_tasks_dir() -> Path:
     if not SHARED_TASKS.is_dir():

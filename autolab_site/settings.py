@@ -115,12 +115,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    # plotly.js comes from the installed plotly package, never a CDN.
-    "autolab_site.staticfinders.PlotlyFinder",
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # After collectstatic: hashed names, gzip copies, far-future cache headers (autolab_site.storage).
+    "staticfiles": {"BACKEND": "autolab_site.storage.StaticStorage"},
     # Trial folders, once their trial ends (trajectories.artifacts): shared by
     # the web servers and every worker host. A folder by default; an
     # S3-compatible bucket (django-storages) with AUTOLAB_ARTIFACTS_S3_BUCKET.

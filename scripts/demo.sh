@@ -10,6 +10,8 @@ HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 
 $PY manage.py migrate --noinput
+# As in production: hashed, precompressed static files with far-future cache headers.
+$PY manage.py collectstatic --noinput --verbosity 0
 # Podman runs the demo in containers; its tasks build FROM the project's base
 # image. Without podman (or without the image) the demo uses bubblewrap.
 if command -v podman >/dev/null 2>&1; then
