@@ -75,11 +75,25 @@
           arrayminus: charts.bars.map(function (b) { return b.avg - b.avg_ci[0]; }) } },
       { type: "scatter", mode: "markers", name: "Best@k", y: labels, x: charts.bars.map(function (b) { return b.best; }),
         marker: { symbol: "diamond", size: 10 } }
-    ], layout({ height: Math.max(260, 28 * labels.length + 120), xaxis: { title: { text: "score" }, rangemode: "tozero" },
-      yaxis: { autorange: "reversed", automargin: true }, legend: { orientation: "h", y: -0.2 } }), config);
+    ], layout({ height: Math.max(260, 28 * labels.length + 120), margin: { t: 40, r: 10, b: 50, l: 50 },
+      xaxis: { title: { text: "score" }, rangemode: "tozero" }, yaxis: { autorange: "reversed", automargin: true },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } }), config);
 
     var drawPareto = function (axis) {
       var points = charts.pareto.filter(function (p) { return p[axis] !== null; });
+      var node = document.getElementById("chart-pareto");
+      var missing = charts.pareto.length - points.length;
+      document.getElementById("pareto-missing").textContent = missing
+        ? missing + " entr" + (missing === 1 ? "y" : "ies") + " without a recorded " + axis + " not shown." : "";
+      if (!points.length) {
+        // Nothing to place on the axes: say so instead of drawing empty ones.
+        Plotly.purge(node);
+        node.setAttribute("data-state", "empty");
+        node.textContent = "No entry has a recorded " + axis + ".";
+        return;
+      }
+      node.removeAttribute("data-state");
+      node.textContent = "";
       var frontier = points.filter(function (p) { return p["frontier_" + axis]; })
         .sort(function (a, b) { return a[axis] - b[axis]; });
       Plotly.react("chart-pareto", [
@@ -91,9 +105,6 @@
           marker: { size: 16, symbol: "circle-open", line: { width: 2 } } }
       ], layout({ xaxis: { title: { text: axis === "cost" ? "USD per rollout" : "tokens per rollout" }, type: "log" },
         yaxis: { title: { text: "Avg@k" } } }), config);
-      var missing = charts.pareto.length - points.length;
-      document.getElementById("pareto-missing").textContent = missing
-        ? missing + " entr" + (missing === 1 ? "y" : "ies") + " without a recorded " + axis + " not shown." : "";
     };
     drawPareto("cost");
     document.querySelectorAll('input[name="pareto-x"]').forEach(function (input) {
