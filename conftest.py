@@ -25,6 +25,23 @@ def plain_static_files(settings):
 
 
 @pytest.fixture
+def migrate():
+    """`migrate([(app, migration)])` moves the test database to a migration and returns that state's apps;
+    the database is moved forward again afterwards. For tests of data migrations."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    def to(target):
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(target)
+        return executor.loader.project_state(target).apps
+
+    yield to
+    to(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+@pytest.fixture
 def shared_tasks_dir() -> Path:
     if not SHARED_TASKS.is_dir():
         pytest.skip(f"real AutoLab tasks not found at {SHARED_TASKS} (../shared is absent)")

@@ -157,6 +157,21 @@ def _number(text: str, name: str, problems: list[str]) -> float | None:
     return value
 
 
+def _model_problems(row: dict) -> list[str]:
+    if row.get("model") and not normalise_model_name(row["model"]):
+        return [f"model {row['model']!r} is empty once normalised"]
+    return []
+
+
+def _first(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], what: str) -> bool:
+    """True the first time `key` comes; after that an error naming the row it repeats."""
+    if key in seen:
+        errors.append(f"{label}: the same {what} as {seen[key]}")
+        return False
+    seen[key] = label
+    return True
+
+
 def check_range(name: str, value: float, version: BenchmarkVersion, measure: str = "avg") -> str:
     """A problem with a published value's range, or ""."""
     if value < 0:
@@ -199,17 +214,13 @@ def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
                     raise ValueError
             except ValueError:
                 problems.append(f"rollout_index {row['rollout_index']!r} is not a whole number >= 0")
-        if row.get("model") and not normalise_model_name(row["model"]):
-            problems.append(f"model {row['model']!r} is empty once normalised")
+        problems += _model_problems(row)
         if problems:
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
         model = normalise_model_name(row["model"])
-        key = (model, row["harness"], task.id, index)
-        if key in seen:
-            errors.append(f"{label}: the same model, harness, task and rollout_index as {seen[key]}")
+        if not _first(seen, (model, row["harness"], task.id, index), label, errors, "model, harness, task and rollout_index"):
             continue
-        seen[key] = label
         clean.append(CleanRow(label, model, row["harness"], task, index, score, row["source"]))
     # A task's score is either one published figure or per-rollout scores.
     kinds: dict[tuple, set] = {}
@@ -267,17 +278,13 @@ def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[l
             given.append((scope, measure, value, agg.printed_decimals(row[column])))
         if not problems and not given:
             problems.append("no figure given")
-        if row.get("model") and not normalise_model_name(row["model"]):
-            problems.append(f"model {row['model']!r} is empty once normalised")
+        problems += _model_problems(row)
         if problems:
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
         model = normalise_model_name(row["model"])
-        key = (model, row["harness"], version.id)
-        if key in seen:
-            errors.append(f"{label}: the same model, harness and version as {seen[key]}")
+        if not _first(seen, (model, row["harness"], version.id), label, errors, "model, harness and version"):
             continue
-        seen[key] = label
         clean.append(CleanFigures(label, model, row["harness"], version, row["source"], given))
     if not rows:
         errors.append("the file holds no rows")

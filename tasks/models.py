@@ -36,7 +36,10 @@ class BenchmarkVersion(models.Model):
     clip_rewards = models.BooleanField(default=True)
     # Example tasks and synthetic data: shown when asked for, never the
     # leaderboard's default.
-    demo = models.BooleanField(default=False, help_text="example or synthetic content, never the default leaderboard")
+    # db_default: rows written by code that predates the field (older migrations' states) get False too.
+    demo = models.BooleanField(
+        default=False, db_default=False, help_text="example or synthetic content, never the default leaderboard"
+    )
     description = models.TextField(blank=True)
     released_on = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

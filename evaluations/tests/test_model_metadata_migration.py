@@ -1,22 +1,8 @@
 """Migration 0005 mends what imports stored before: routing prefixes as providers, every model closed."""
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("evaluations", "0004_published_figure")]
 AFTER = [("evaluations", "0005_model_metadata")]
-
-
-@pytest.fixture
-def migrate():
-    def to(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(target)
-        return executor.loader.project_state(target).apps
-
-    yield to
-    to(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='benchmarkversion',
             name='demo',
-            field=models.BooleanField(default=False, help_text='example or synthetic content, never the default leaderboard'),
+            field=models.BooleanField(db_default=False, default=False, help_text='example or synthetic content, never the default leaderboard'),
         ),
         migrations.RunPython(mark_demo_versions, migrations.RunPython.noop),
     ]

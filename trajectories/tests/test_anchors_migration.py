@@ -1,22 +1,8 @@
 """Migration 0013 resolves stored rollouts' anchors and re-scores those the verifier scored otherwise."""
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("trajectories", "0012_rollout_anchors")]
 AFTER = [("trajectories", "0013_resolve_rollout_anchors")]
-
-
-@pytest.fixture
-def migrate():
-    def to(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(target)
-        return executor.loader.project_state(target).apps
-
-    yield to
-    to(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,22 +1,8 @@
 """Migration 0006 gives rollouts stored before it their search documents."""
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("trajectories", "0005_h8speed_capped_search_indexes")]
 AFTER = [("trajectories", "0008_rollout_verifier_outputs")]
-
-
-@pytest.fixture
-def migrate():
-    def to(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(target)
-        return executor.loader.project_state(target).apps
-
-    yield to
-    to(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)
