@@ -2,30 +2,39 @@
  *
  * A page with charts names the bundle on an element: data-plotly-src="...".
  * Deferred scripts still run before DOMContentLoaded, so a deferred 1 MB
- * bundle would hold back the page; a script inserted from here loads on its
- * own and runs when it arrives, after the tables are shown. Page scripts ask
- * for it with autolabCharts.whenReady(draw). */
+ * bundle would hold back the page; a script inserted from here once the page
+ * is parsed loads on its own and runs when it arrives, after the tables are
+ * shown. Page scripts hand over their drawing, before or after this script
+ * has run (both may load async, in either order):
+ *
+ *   (window.autolabCharts = window.autolabCharts || []).push(function (Plotly) { ... });
+ */
 (function () {
   "use strict";
-  var waiting = [];
-  var state = "idle";
+  var waiting = Array.isArray(window.autolabCharts) ? window.autolabCharts.slice() : [];
+  var ready = false;
 
-  function flush() {
-    var queue = waiting;
-    waiting = [];
-    queue.forEach(function (draw) { draw(window.Plotly); });
-  }
+  function draw(callback) { callback(window.Plotly); }
+
+  window.autolabCharts = {
+    push: function (callback) {
+      if (ready) draw(callback); else waiting.push(callback);
+    }
+  };
 
   function load() {
     var holder = document.querySelector("[data-plotly-src]");
     if (!holder) return;
-    state = "loading";
     var script = document.createElement("script");
     script.src = holder.getAttribute("data-plotly-src");
     script.async = true;
-    script.onload = function () { state = "ready"; flush(); };
+    script.onload = function () {
+      ready = true;
+      var queue = waiting;
+      waiting = [];
+      queue.forEach(draw);
+    };
     script.onerror = function () {
-      state = "failed";
       document.querySelectorAll("[data-plotly-src], .chart, .plot").forEach(function (el) {
         el.setAttribute("data-state", "no-charts");
       });
@@ -33,11 +42,5 @@
     document.head.appendChild(script);
   }
 
-  window.autolabCharts = {
-    whenReady: function (draw) {
-      if (state === "ready") { draw(window.Plotly); return; }
-      waiting.push(draw);
-      if (state === "idle") load();
-    }
-  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", load); else load();
 })();

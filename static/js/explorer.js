@@ -200,7 +200,7 @@
     plot.series = series;
     plot.data = series[0].data;
     // The chart bundle arrives after the steps are shown (static/js/charts.js).
-    if (window.autolabCharts) window.autolabCharts.whenReady(function () {
+    (window.autolabCharts = window.autolabCharts || []).push(function () {
       drawPlot();
       updateCurrentOnPlot();
       plot.el.on && plot.el.on("plotly_click", function (event) {

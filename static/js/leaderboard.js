@@ -41,15 +41,17 @@
     if (hidden) hidden.value = params.get("sort");
   }
 
-  document.querySelectorAll("table.sortable").forEach(function (table) {
-    Array.prototype.forEach.call(table.tHead.rows[table.tHead.rows.length - 1].cells, function (th) {
-      if (!th.dataset.sortKey) return;
-      th.addEventListener("click", function (event) {
-        event.preventDefault();
-        sortTable(table, th);
+  function initSorting() {
+    document.querySelectorAll("table.sortable").forEach(function (table) {
+      Array.prototype.forEach.call(table.tHead.rows[table.tHead.rows.length - 1].cells, function (th) {
+        if (!th.dataset.sortKey) return;
+        th.addEventListener("click", function (event) {
+          event.preventDefault();
+          sortTable(table, th);
+        });
       });
     });
-  });
+  }
 
   var layoutBase = { margin: { t: 10, r: 10, b: 40, l: 50 }, font: { size: 12 }, height: 380,
     legend: { orientation: "h", y: -0.25, yanchor: "top" } };
@@ -62,8 +64,13 @@
 
   function layout(extra) { return Object.assign({}, layoutBase, extra); }
 
-  var charts = readJSON("board-charts");
-  if (charts && window.autolabCharts) window.autolabCharts.whenReady(function (Plotly) { drawBoard(Plotly, charts); });
+  // Loaded async: the page may or may not be parsed yet.
+  function init() {
+    initSorting();
+    var charts = readJSON("board-charts");
+    if (charts) (window.autolabCharts = window.autolabCharts || []).push(function (Plotly) { drawBoard(Plotly, charts); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 
   function drawBoard(Plotly, charts) {
     // Horizontal bars: entry labels are long. Best first, from the top.
