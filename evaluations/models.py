@@ -27,6 +27,11 @@ class AgentModel(models.Model):
     open_weight = models.BooleanField(null=True, blank=True, default=None, help_text="empty: unknown")
     # Scripted stubs and similar are results of a kind, but not a model's.
     is_scripted = models.BooleanField(default=False)
+    # Human baselines (RE-Bench's experts) are entries of their own kind: a
+    # cohort ("Human experts, 8 h") whose attempts are rollouts.
+    kind = models.CharField(
+        max_length=10, choices=[("agent", "agent"), ("human", "human")], default="agent", db_default="agent"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -38,6 +43,10 @@ class AgentModel(models.Model):
     @property
     def label(self) -> str:
         return self.display_name or self.name
+
+    @property
+    def is_human(self) -> bool:
+        return self.kind == "human"
 
 
 class Harness(models.Model):
@@ -120,6 +129,8 @@ class Entry(models.Model):
     version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.CASCADE, related_name="entries")
     ablation = models.BooleanField(default=False)
     in_comparison = models.BooleanField(default=True)
+    # Human cohorts stay out of the agents' Dominance set unless staff tick this.
+    humans_compete = models.BooleanField(default=False, help_text="human cohorts only: compare with the agents")
     note = models.TextField(blank=True)
 
     class Meta:

@@ -60,6 +60,24 @@ def ensure_model(name: str, *, provider: str = "", litellm_model: str = "") -> A
     return model
 
 
+HUMAN_HARNESS = "human"
+
+
+def ensure_human_cohort(name: str) -> tuple[AgentModel, Harness]:
+    """The entry of a human cohort ("Human experts, 8 h"): a model of the human kind, harness "human".
+
+    Raises ValueError when an agent's model already has that name: a cohort
+    must never be merged into an agent's results.
+    """
+    name = " ".join((name or "").split())[: AgentModel._meta.get_field("name").max_length]
+    if not name:
+        raise ValueError("a human cohort needs a name")
+    model, _ = AgentModel.objects.get_or_create(name=name, defaults={"kind": "human", "provider": "human"})
+    if model.kind != "human":
+        raise ValueError(f"{name!r} is an agent's model, not a human cohort: choose another cohort name")
+    return model, ensure_harness(HUMAN_HARNESS)
+
+
 def ensure_harness(name: str, version: str = "", *, import_path: str = "") -> Harness:
     """The Harness (name, version), created when missing."""
     name = (name or "").strip()[: Harness._meta.get_field("name").max_length]

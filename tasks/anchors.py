@@ -154,6 +154,8 @@ def resolve(
     fields: Mapping | None = None,
     outputs: Mapping | None = None,
     tolerance: float = TOLERANCE,
+    transform: str = "identity",
+    offset: float = 0.0,
 ) -> Anchors:
     """The anchors that turn the verifier's metric into its reward (see the module doc)."""
     fields = fields if isinstance(fields, Mapping) else {}
@@ -179,10 +181,10 @@ def resolve(
             if not anchors_agree(direction, baseline.value, reference.value):
                 continue
             tried += 1
-            score = score_with(rule, metric, baseline.value, reference.value, clip)
+            score = score_with(rule, metric, baseline.value, reference.value, clip, transform, offset)
             if score is None or abs(score - reward) > tolerance:
                 continue
-            raw = raw_score(rule, metric, baseline.value, reference.value)
+            raw = raw_score(rule, metric, baseline.value, reference.value, transform, offset)
             exact = raw is not None and abs(raw - reward) <= tolerance
             matches.append((not exact, b_order + r_order, b_order, baseline, reference))
     if not matches:

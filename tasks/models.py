@@ -24,6 +24,21 @@ class ScoringRule(models.TextChoices):
     AUTO = "", "by category"
     LOG_STRETCH = "log_stretch", "log-stretch"
     ANCHORED_LINEAR = "anchored_linear", "anchored linear"
+    REBENCH = "rebench", "RE-Bench normalised"
+
+
+class Transform(models.TextChoices):
+    """RE-Bench's f before normalising: the raw score, or its log."""
+
+    IDENTITY = "identity", "identity"
+    LOG = "log", "log"
+
+
+class ScoringConvention(models.TextChoices):
+    """How a benchmark version turns a rollout into its score; see tasks.scoring."""
+
+    VERIFIER_REWARD = "verifier_reward", "the verifier's reward (AutoLab)"
+    BEST_OF_SCORE_LOG = "best_of_score_log", "best of the score log (RE-Bench)"
 
 
 class BenchmarkVersion(models.Model):
@@ -34,6 +49,12 @@ class BenchmarkVersion(models.Model):
     name = models.CharField(max_length=50, unique=True, help_text='e.g. "1.1"')
     # v1.0 published rewards above 1; later versions clip to [0, 1].
     clip_rewards = models.BooleanField(default=True)
+    scoring = models.CharField(
+        max_length=30, choices=ScoringConvention.choices, default=ScoringConvention.VERIFIER_REWARD,
+        db_default=ScoringConvention.VERIFIER_REWARD,
+    )
+    # What an hour of a human expert costs, for the score-against-cost chart (RE-Bench's Figure 11).
+    human_hourly_rate_usd = models.FloatField(null=True, blank=True, help_text="USD per hour of a human attempt")
     # Example tasks and synthetic data: shown when asked for, never the
     # leaderboard's default.
     # db_default: rows written by code that predates the field (older migrations' states) get False too.
@@ -49,6 +70,10 @@ class BenchmarkVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.benchmark} {self.label}"
+
+    @property
+    def keeps_score_logs(self) -> bool:
+        return self.scoring == ScoringConvention.BEST_OF_SCORE_LOG
 
     @property
     def label(self) -> str:
@@ -80,6 +105,10 @@ class Task(models.Model):
     reference_method = models.TextField(blank=True)
     reference_source = models.TextField(blank=True)
     scoring_rule = models.CharField(max_length=20, choices=ScoringRule.choices, blank=True, default="")
+    # RE-Bench's rule: f(y) = y or ln(y - transform_offset); final-only tasks count their last score alone.
+    transform = models.CharField(max_length=10, choices=Transform.choices, default=Transform.IDENTITY, db_default="identity")
+    transform_offset = models.FloatField(default=0.0, db_default=0.0)
+    final_only = models.BooleanField(default=False, db_default=False)
     # Per-task hints for trajectory analysis: a regex that recognises the
     # task's local benchmark command, and one that extracts its metric.
     benchmark_pattern = models.TextField(blank=True)

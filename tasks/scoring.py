@@ -19,6 +19,18 @@ ln(reference/baseline)`` is the same number). A score no better than the
 baseline earns 0 under both rules, clipped or not. Clipping to at most 1 is a
 benchmark-version setting: AutoLab v1.0 published rewards above 1.
 
+RE-Bench (METR) scores differently, and a benchmark version says which
+convention its rollouts follow (`CONVENTIONS`):
+
+- normalised (rule ``rebench``): ``(f(y) - f(y_s)) / (f(y_r) - f(y_s))`` of
+  the raw score y, with f the task's transform (identity, or log for a time
+  or a loss; ``log(loss - c)`` with an offset c), y_s the starting
+  solution's score and y_r the reference solution's. Anything worse than
+  the start scores 0; there is no upper cap (the paper saw about 2).
+- a rollout's score is the best of its score log (every intermediate
+  score), except on final-only tasks, where only the final submission
+  counts (`run_score`). AutoLab's is the verifier's reward.
+
 Errors: `log_stretch` and `anchored_linear` raise ValueError for inputs they
 cannot score (non-finite numbers, equal anchors, non-positive values or
 anchors under log-stretch). `normalised_score` never raises for such input:
@@ -28,12 +40,24 @@ leaderboard can show a gap instead of crashing.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from .spec import TaskSpec
 
 LOG_STRETCH = "log_stretch"
 ANCHORED_LINEAR = "anchored_linear"
-RULES = (LOG_STRETCH, ANCHORED_LINEAR)
+REBENCH = "rebench"
+RULES = (LOG_STRETCH, ANCHORED_LINEAR, REBENCH)
+
+# RE-Bench's transforms of the raw score before normalising.
+IDENTITY = "identity"
+LOG = "log"
+TRANSFORMS = (IDENTITY, LOG)
+
+# How a benchmark version turns a rollout into its score.
+VERIFIER_REWARD = "verifier_reward"  # AutoLab: the verifier's reward is the score
+BEST_OF_SCORE_LOG = "best_of_score_log"  # RE-Bench: the best normalised score of the run's score log
+CONVENTIONS = (VERIFIER_REWARD, BEST_OF_SCORE_LOG)
 
 # Which rule a category uses when the task does not override it. Unknown
 # categories use anchored-linear: it needs nothing of the metric but two
@@ -111,18 +135,28 @@ def anchors_agree(direction: str, baseline: float, reference: float) -> bool:
     return baseline != reference
 
 
-def score_with(rule: str, value: float, baseline: float, reference: float, clip: bool) -> float | None:
-    """`rule`'s reward for `value` against the given anchors, or None when it cannot be scored."""
+def score_with(
+    rule: str, value: float, baseline: float, reference: float, clip: bool, transform: str = IDENTITY, offset: float = 0.0
+) -> float | None:
+    """`rule`'s reward for `value` against the given anchors, or None when it cannot be scored.
+
+    For RE-Bench's rule the baseline is the starting solution's score and
+    `transform`/`offset` its f; RE-Bench never caps, so `clip` does not apply.
+    """
     if not anchors_agree("", baseline, reference):
         return None
-    scorer = log_stretch if rule == LOG_STRETCH else anchored_linear
     try:
+        if rule == REBENCH:
+            return rebench_normalised(value, baseline, reference, transform, offset)
+        scorer = log_stretch if rule == LOG_STRETCH else anchored_linear
         return scorer(value, baseline, reference, clip=clip)
     except (ValueError, TypeError, ZeroDivisionError):
         return None
 
 
-def raw_score(rule: str, value: float, baseline: float, reference: float) -> float | None:
+def raw_score(
+    rule: str, value: float, baseline: float, reference: float, transform: str = IDENTITY, offset: float = 0.0
+) -> float | None:
     """`rule`'s formula before flooring at 0 and clipping, or None where it is undefined.
 
     Tells a reward the anchors reproduce exactly from one they reproduce
@@ -133,6 +167,8 @@ def raw_score(rule: str, value: float, baseline: float, reference: float) -> flo
         _check_finite(value=value, baseline=baseline, reference=reference)
         if baseline == reference:
             return None
+        if rule == REBENCH:
+            return rebench_unfloored(value, baseline, reference, transform, offset)
         if rule == LOG_STRETCH:
             if min(value, baseline, reference) <= 0:
                 return None
@@ -159,7 +195,61 @@ def normalised_score(spec: TaskSpec, value: float) -> float | None:
         return None
     if not anchors_agree(spec.direction, baseline, reference):
         return None
-    return score_with(rule, value, baseline, reference, spec.clip)
+    return score_with(rule, value, baseline, reference, spec.clip, spec.transform, spec.transform_offset)
+
+
+# --- RE-Bench ---------------------------------------------------------------
+
+
+def transformed(value: float, transform: str, offset: float = 0.0) -> float:
+    """f(y): y itself, or ln(y - offset) (a time, or a loss above its floor c)."""
+    _check_finite(value=value, offset=offset)
+    if transform == IDENTITY:
+        return float(value)
+    if transform == LOG:
+        if value - offset <= 0:
+            raise ValueError(f"the log transform needs a score above {offset:g}, not {value:g}")
+        return math.log(value - offset)
+    raise ValueError(f"unknown transform {transform!r}; expected one of {', '.join(TRANSFORMS)}")
+
+
+def rebench_unfloored(value: float, start: float, reference: float, transform: str = IDENTITY, offset: float = 0.0) -> float:
+    """(f(y) - f(y_s)) / (f(y_r) - f(y_s)) before flooring; raises ValueError where undefined."""
+    _check_finite(value=value, start=start, reference=reference)
+    low, high = transformed(start, transform, offset), transformed(reference, transform, offset)
+    if low == high:
+        raise ValueError(f"the starting and reference scores are equal after the transform ({start:g}, {reference:g})")
+    return (transformed(value, transform, offset) - low) / (high - low)
+
+
+def rebench_normalised(value: float, start: float, reference: float, transform: str = IDENTITY, offset: float = 0.0) -> float:
+    """RE-Bench's normalised score: 0 at the start (and for anything worse), 1 at the reference, no cap.
+
+    A value the transform cannot take (a loss at or below the log's offset)
+    raises ValueError: it is a broken measurement, not a great score.
+    """
+    return max(0.0, rebench_unfloored(value, start, reference, transform, offset))
+
+
+def run_score(convention: str, final: float | None, score_log: Sequence[float] = (), final_only: bool = False) -> float | None:
+    """A run's score under a version's convention, before the version's clipping; None when it has none.
+
+    VERIFIER_REWARD: the final score (the verifier's reward). BEST_OF_SCORE_LOG:
+    the best of the score log's normalised scores and the final score,
+    floored at 0; on a final-only task the final score alone. Non-finite
+    entries are ignored.
+    """
+    final = float(final) if _usable(final) else None
+    if convention != BEST_OF_SCORE_LOG:
+        return final
+    if final_only:
+        return None if final is None else max(0.0, final)
+    scores = [float(s) for s in score_log if _usable(s)] + ([final] if final is not None else [])
+    return max(0.0, *scores) if scores else None
+
+
+def _usable(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _number(value: float | None) -> str:
@@ -176,6 +266,19 @@ def describe_rule(spec: TaskSpec) -> str:
     metric = spec.metric or "the metric"
     direction = {"lower": "lower is better", "higher": "higher is better"}.get(spec.direction, "direction unknown")
     origin = "set for this task" if spec.scoring_rule else f"the default for {spec.category or 'uncategorised'} tasks"
+    if rule == REBENCH:
+        f = {"log": "ln(y)" if not spec.transform_offset else f"ln(y − {spec.transform_offset:g})"}.get(spec.transform, "y")
+        words = (
+            f"RE-Bench normalised score (set for this task): score = (f(y) − f(start)) / (f(reference) − f(start)) "
+            f"with f(y) = {f}, starting solution {baseline} and reference solution {reference} {metric} ({direction}). "
+            "The starting solution and anything worse score 0, the reference scores 1, and there is no upper cap. "
+        )
+        words += (
+            "Only the final submission counts (final-only task)."
+            if spec.final_only
+            else "A run scores the best of its score log (every intermediate score)."
+        )
+        return words
     if rule == LOG_STRETCH:
         words = (
             f"Log-stretch ({origin}): reward = 0.5 × ln(baseline / score) / ln(baseline / reference), "

@@ -17,8 +17,8 @@ from django.db import DatabaseError, IntegrityError, transaction
 from . import anchors as anchor_rule
 from .anchors import Anchors
 from .anchors import describe as describe_anchors
-from .models import BenchmarkVersion, Task, TaskRevision
-from .scoring import DEFAULT_RULE, rule_for
+from .models import BenchmarkVersion, ScoringConvention, Task, TaskRevision
+from .scoring import DEFAULT_RULE, REBENCH, rule_for
 from .spec import TaskSpec
 from .taskdir import ParsedTask, TaskDirError, find_task_dirs, parse_task_dir
 
@@ -132,13 +132,18 @@ def ensure_version(
     return version
 
 
-def import_tasks(path: Path | str, version: str = "1.1", clip_rewards: bool | None = None) -> TaskImportReport:
+def import_tasks(
+    path: Path | str, version: str = "1.1", clip_rewards: bool | None = None, benchmark: str | None = None
+) -> TaskImportReport:
     """Import one task folder or a folder of task folders into `version`.
 
     Each task is imported in its own transaction: a broken task is reported
     with its error and the others still import. Re-importing an unchanged
     task (same content checksum) does nothing; a changed one is updated in
     place with a TaskRevision listing what changed.
+
+    A version this import creates whose tasks all use RE-Bench's rule takes
+    RE-Bench's convention (the best of the score log, never clipped).
     """
     root = Path(path)
     report = TaskImportReport(version=version, path=str(root))
@@ -151,11 +156,19 @@ def import_tasks(path: Path | str, version: str = "1.1", clip_rewards: bool | No
             TaskImportResult(root.name, str(root), FAILED, error=f"{root}: no task.toml here or in any subfolder")
         )
         return report
-    benchmark_version = ensure_version(version, clip_rewards)
+    created = not BenchmarkVersion.objects.filter(name=version).exists()
+    benchmark_version = ensure_version(version, clip_rewards, benchmark=benchmark or "AutoLab")
     seen: dict[str, str] = {}
     for directory in directories:
         result = import_task_dir(directory, benchmark_version, seen)
         report.results.append(result)
+    rules = {result.fields.get("scoring_rule") for result in report.results if result.outcome != FAILED}
+    if created and rules == {REBENCH}:
+        benchmark_version.scoring = ScoringConvention.BEST_OF_SCORE_LOG
+        benchmark_version.clip_rewards = bool(clip_rewards)
+        if benchmark is None:
+            benchmark_version.benchmark = "RE-Bench"
+        benchmark_version.save(update_fields=["scoring", "clip_rewards", "benchmark"])
     return report
 
 
@@ -245,6 +258,9 @@ def task_spec(task: Task, anchors: Anchors | None = None) -> TaskSpec:
         baseline_score=baseline,
         reference_score=reference,
         scoring_rule=task.scoring_rule,
+        transform=task.transform or "identity",
+        transform_offset=task.transform_offset or 0.0,
+        final_only=task.final_only,
         clip=task.version.clip_rewards,
         benchmark_pattern=task.benchmark_pattern,
         metric_pattern=task.metric_pattern,
@@ -273,6 +289,8 @@ def rollout_anchors(task: Task, reward: float | None, fields: dict | None, outpu
         reward,
         fields,
         outputs,
+        transform=task.transform or "identity",
+        offset=task.transform_offset or 0.0,
     )
 
 

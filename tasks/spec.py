@@ -14,7 +14,11 @@ class TaskSpec:
     direction: str = ""  # lower | higher
     baseline_score: float | None = None
     reference_score: float | None = None
-    scoring_rule: str = ""  # "" (by category) | log_stretch | anchored_linear
+    scoring_rule: str = ""  # "" (by category) | log_stretch | anchored_linear | rebench
+    # RE-Bench's f: "identity" or "log" (of y - transform_offset); final_only: only the last score counts.
+    transform: str = "identity"
+    transform_offset: float = 0.0
+    final_only: bool = False
     clip: bool = True
     benchmark_pattern: str = ""
     metric_pattern: str = ""

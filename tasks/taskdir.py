@@ -24,7 +24,8 @@ from autolab_site.checksums import tree_checksum
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
 DIRECTIONS = ("lower", "higher")
-SCORING_RULES = ("log_stretch", "anchored_linear")
+SCORING_RULES = ("log_stretch", "anchored_linear", "rebench")
+TRANSFORMS = ("identity", "log")
 KNOWN_CATEGORIES = ("system_optimization", "puzzle_and_challenge", "model_development", "cuda")
 
 # Left out of the checksum: caches that running a task's scripts on the host
@@ -63,6 +64,9 @@ class ParsedTask:
     reference_method: str = ""
     reference_source: str = ""
     scoring_rule: str = ""
+    transform: str = "identity"
+    transform_offset: float = 0.0
+    final_only: bool = False
     benchmark_pattern: str = ""
     metric_pattern: str = ""
     budget_sec: int | None = None
@@ -173,6 +177,27 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
     scoring_rule = reader.text(optimization, "scoring", "[optimization]").strip()
     if scoring_rule and scoring_rule not in SCORING_RULES:
         reader.fail(f"[optimization] scoring must be one of {', '.join(SCORING_RULES)}, not {scoring_rule!r}")
+    scoring = reader.table("scoring")
+    if scoring:
+        declared = reader.text(scoring, "rule", "[scoring]").strip()
+        if declared and declared not in SCORING_RULES:
+            reader.fail(f"[scoring] rule must be one of {', '.join(SCORING_RULES)}, not {declared!r}")
+        if declared and scoring_rule and declared != scoring_rule:
+            reader.fail(f"[scoring] rule {declared!r} contradicts [optimization] scoring {scoring_rule!r}")
+        scoring_rule = declared or scoring_rule
+    transform = reader.text(scoring, "transform", "[scoring]").strip() or "identity"
+    if transform not in TRANSFORMS:
+        reader.fail(f"[scoring] transform must be one of {', '.join(TRANSFORMS)}, not {transform!r}")
+    offset = reader.number(scoring, "log_offset", "[scoring]") or 0.0
+    if offset and transform != "log":
+        reader.fail("[scoring] log_offset only applies to transform = \"log\"")
+    final_only = scoring.get("final_only", False)
+    if not isinstance(final_only, bool):
+        reader.fail(f"[scoring] final_only must be true or false, not {final_only!r}")
+    if scoring_rule == "rebench" and transform == "log":
+        for label, value in (("baseline", baseline_score), ("reference", reference_score)):
+            if value - offset <= 0:
+                reader.fail(f"[optimization.{label}] score {value:g} must exceed log_offset {offset:g} under the log transform")
     commands = reader.commands(optimization)
     benchmark_pattern = reader.text(optimization, "benchmark_pattern", "[optimization]")
     if not benchmark_pattern and commands:
@@ -199,6 +224,9 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
         reference_method=reader.text(reference, "method", "[optimization.reference]"),
         reference_source=reader.text(reference, "source", "[optimization.reference]"),
         scoring_rule=scoring_rule,
+        transform=transform,
+        transform_offset=offset,
+        final_only=final_only,
         benchmark_pattern=benchmark_pattern,
         metric_pattern=metric_pattern,
         budget_sec=reader.seconds(agent, "timeout_sec", "[agent]"),

@@ -32,7 +32,9 @@ from .atif import _text
 from .models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, SubTrajectory, ToolCall
 from .parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
 from .search_document import trajectory_documents
-from .trial_folder import FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, snapshot_folder
+from .trial_folder import (
+    FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, score_log_entries, snapshot_folder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -382,6 +384,7 @@ def _fill_rollout(
     rollout.verifier_fields = folder.verifier_fields
     rollout.verifier_stdout = folder.verifier_stdout
     rollout.verifier_outputs = folder.verifier_outputs
+    rollout.score_log = score_log_entries(folder)
 
     rollout.source_path = source[:1000]
     rollout.checksum = folder.checksum

@@ -94,6 +94,10 @@ class Rollout(models.Model):
     # The anchors its reward was computed with (tasks.anchors.Anchors.as_dict()):
     # its benchmark calls' scores and its curve use them. {} until resolved.
     anchors = models.JSONField(default=dict, blank=True)
+    # RE-Bench's score log: every intermediate score of the run, normalised,
+    # with its elapsed time ([{"t": sec, "score": s, "raw": y}]); the final
+    # score is the reward. Versions scored by the best of the log read it.
+    score_log = models.JSONField(default=list, blank=True)
 
     source_path = models.CharField(max_length=1000, blank=True)
     checksum = models.CharField(max_length=64, blank=True)

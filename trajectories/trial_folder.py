@@ -19,7 +19,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,10 @@ class TrialFolder:
     subtrajectory_files: dict[str, ParsedTrajectory] = field(default_factory=dict)
     checksum: str = ""
     warnings: list[str] = field(default_factory=list)
+    # Intermediate scores read from the log itself (Inspect's score events):
+    # [{"t": elapsed sec, "score": s, "raw": y}]. Harbor trials bring theirs in
+    # the verifier's score_log.json instead (see score_log_entries).
+    score_log: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def agent_started_at(self) -> datetime | None:
@@ -116,6 +120,36 @@ class TrialFolder:
                 if step.timestamp:
                     return step.timestamp
         return None
+
+
+SCORE_LOG_FILE = "score_log.json"
+
+
+def score_log_entries(folder: TrialFolder) -> list[dict[str, Any]]:
+    """The run's score log: the log's own, else the verifier's score_log.json ({"entries": [{"at", "raw", "score"}]}).
+
+    A task's scoring tool stamps each entry with the Unix time it scored;
+    the elapsed time is counted from the agent's start. Entries without a
+    usable time or score are skipped; the result is ordered by time.
+    """
+    if folder.score_log:
+        return sorted(folder.score_log, key=lambda e: e["t"])
+    data = folder.verifier_outputs.get(SCORE_LOG_FILE)
+    entries = data.get("entries") if isinstance(data, dict) else None
+    start = folder.agent_started_at
+    if not isinstance(entries, list) or start is None:
+        return []
+    origin = start.timestamp() if start.tzinfo else start.replace(tzinfo=timezone.utc).timestamp()
+    found = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        at, score, raw = entry.get("at"), entry.get("score"), entry.get("raw")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (at, score)):
+            continue
+        raw = raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw) else None
+        found.append({"t": max(0.0, at - origin), "score": float(score), "raw": raw})
+    return sorted(found, key=lambda e: e["t"])
 
 
 def is_trial_dir(path: Path) -> bool:

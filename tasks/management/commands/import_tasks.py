@@ -32,12 +32,16 @@ class Command(BaseCommand):
             action="store_true",
             help="do not cap rewards at 1 in this version (AutoLab v1.0 published rewards above 1)",
         )
+        parser.add_argument(
+            "--benchmark", default=None,
+            help='the benchmark a new version belongs to (default "AutoLab", or "RE-Bench" for tasks scored by its rule)',
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
 
     def handle(self, *args, **options):
         version = options["version"]
         clip_rewards = False if options["no_clip"] else None
-        report = import_tasks(options["path"], version=version, clip_rewards=clip_rewards)
+        report = import_tasks(options["path"], version=version, clip_rewards=clip_rewards, benchmark=options["benchmark"])
         if options["json"]:
             self.stdout.write(dumps(json_document(report)))
         else:

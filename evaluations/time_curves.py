@@ -1,0 +1,157 @@
+"""RE-Bench's curves from score logs: score@k by total time budget, score over elapsed time, score against cost.
+
+Pure functions over plain runs (no ORM, no HTTP); `evaluations.leaderboard`
+feeds them every counted rollout of a version scored by the best of its
+score log. Definitions, as RE-Bench's paper plots them:
+
+- A run cut at L seconds scores what it would have scored had it stopped
+  then (`score_at`): the best of its score log up to L (0 before its first
+  score), its final score from its end on. On a final-only task only a
+  submission counts: the last score up to L, the final one from its end on.
+- score@k at total budget B (`allocation`): B split into k runs of L = B/k;
+  per task, the expected best of k runs drawn without replacement from the
+  task's runs, each cut at L (exact over subsets,
+  `aggregation.expected_best_of_k`); then the mean over all tasks, a task
+  without runs counting 0 (as Avg@k). A k needs k runs on every task that
+  has any. The best allocation at B is the k that scores most.
+- No extrapolation: a cut longer than the entry's longest run is beyond its
+  data; such budgets are not plotted and `data_end` says where the data ends.
+- Score over elapsed time (`elapsed_curve`): score@1 at each time, that is
+  the mean over runs of their best so far (per task, then over tasks).
+- Score against cost (`cost_points`): every point of the best-allocation
+  curve at its cost, the budget times the entry's dollars per hour (agents:
+  their rollouts' recorded cost over their hours; humans: the staff-set rate).
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .aggregation import expected_best_of_k
+
+
+@dataclass(frozen=True)
+class Run:
+    """One counted run: its score log as (elapsed seconds, normalised score), its end and final score."""
+
+    points: tuple[tuple[float, float], ...]
+    end: float
+    final: float | None = None
+    final_only: bool = False
+
+
+def score_at(run: Run, cut: float) -> float:
+    """The run's score had it stopped at `cut` seconds (see the module doc)."""
+    seen = [(t, s) for t, s in sorted(run.points) if t <= cut]
+    if cut >= run.end and run.final is not None:
+        seen.append((run.end, run.final))
+    if not seen:
+        return 0.0
+    if run.final_only:
+        return max(0.0, seen[-1][1])
+    return max(0.0, max(s for _, s in seen))
+
+
+def budget_ks(runs: Mapping[Hashable, Sequence[Run]]) -> list[int]:
+    """k = 1, 2, 4, ... up to the fewest runs any task with runs has."""
+    counts = [len(r) for r in runs.values() if r]
+    if not counts:
+        return []
+    ks, k = [], 1
+    while k <= min(counts):
+        ks.append(k)
+        k *= 2
+    return ks
+
+
+def data_end(runs: Mapping[Hashable, Sequence[Run]]) -> float:
+    """The longest run's length: cuts beyond it would be extrapolation."""
+    return max((run.end for rs in runs.values() for run in rs), default=0.0)
+
+
+def score_at_budget(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], k: int, cut: float) -> float | None:
+    """score@k with every run cut at `cut`: per-task expected best of k, mean over all tasks; None if k is not available."""
+    if not tasks:
+        return None
+    total = 0.0
+    for task in tasks:
+        task_runs = runs.get(task) or ()
+        if not task_runs:
+            continue
+        if len(task_runs) < k:
+            return None
+        total += expected_best_of_k([score_at(run, cut) for run in task_runs], k)
+    return total / len(tasks)
+
+
+@dataclass
+class Allocation:
+    """score@k at one total budget: every available k's score and the best one."""
+
+    budget: float
+    by_k: dict[int, float]
+    best_k: int | None
+    best: float | None
+
+    def as_dict(self) -> dict:
+        return {"budget": self.budget, "by_k": {str(k): v for k, v in self.by_k.items()}, "best_k": self.best_k,
+                "best": self.best}
+
+
+def allocation(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], budget: float) -> Allocation:
+    """Every k whose cut L = budget / k lies within the data, and the best of them (the smallest k on ties)."""
+    end = data_end(runs)
+    by_k: dict[int, float] = {}
+    for k in budget_ks(runs):
+        cut = budget / k
+        if cut > end * (1 + 1e-9):
+            continue
+        value = score_at_budget(runs, tasks, k, cut)
+        if value is not None:
+            by_k[k] = value
+    if not by_k:
+        return Allocation(budget, {}, None, None)
+    best_k = max(by_k, key=lambda k: (by_k[k], -k))
+    return Allocation(budget, by_k, best_k, by_k[best_k])
+
+
+def budget_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: int = 25) -> list[float]:
+    """Shared total budgets (seconds), log-spaced from the shortest first score to the largest k times the longest run."""
+    starts = [t for runs in all_runs for rs in runs.values() for run in rs for t, _ in run.points if t > 0]
+    starts += [run.end for runs in all_runs for rs in runs.values() for run in rs if run.end > 0]
+    if not starts:
+        return []
+    high = max((max(budget_ks(runs), default=1) * data_end(runs) for runs in all_runs), default=0.0)
+    low = min(starts)
+    if high <= low:
+        return [low]
+    return [float(b) for b in np.geomspace(low, high, points)]
+
+
+def budget_curve(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], grid: Sequence[float]) -> list[Allocation]:
+    """The allocation at each budget of `grid` (budgets beyond the data come back empty)."""
+    return [allocation(runs, tasks, budget) for budget in grid]
+
+
+def elapsed_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: int = 41) -> list[float]:
+    end = max((data_end(runs) for runs in all_runs), default=0.0)
+    return [float(t) for t in np.linspace(0.0, end, points)] if end > 0 else []
+
+
+def elapsed_curve(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], grid: Sequence[float]) -> list[float | None]:
+    """Mean best-so-far at each elapsed time (score@1), None past the entry's data."""
+    end = data_end(runs)
+    return [score_at_budget(runs, tasks, 1, t) if t <= end * (1 + 1e-9) else None for t in grid]
+
+
+def cost_points(curve: Sequence[Allocation], dollars_per_hour: float | None) -> list[dict]:
+    """The best-allocation curve against its cost: (budget in hours x dollars per hour, score)."""
+    if dollars_per_hour is None:
+        return []
+    return [
+        {"cost": a.budget / 3600 * dollars_per_hour, "score": a.best, "budget": a.budget, "k": a.best_k}
+        for a in curve
+        if a.best is not None
+    ]

@@ -1,0 +1,14 @@
+#!/bin/bash
+# Verifier for scaling_forecast. Paths default to the task container's layout;
+# APP_DIR, TESTS_DIR and LOGS_DIR override them for runs on a host.
+APP_DIR=${APP_DIR:-/app}
+TESTS_DIR=${TESTS_DIR:-/tests}
+LOGS_DIR=${LOGS_DIR:-/logs}
+mkdir -p "$LOGS_DIR/verifier"
+export APP_DIR TESTS_DIR LOGS_DIR
+python3 "$TESTS_DIR/verify.py"
+status=$?
+if [ ! -s "$LOGS_DIR/verifier/reward.json" ]; then
+  echo '{"reward": 0.0}' > "$LOGS_DIR/verifier/reward.json"
+fi
+exit $status
