@@ -81,6 +81,7 @@ def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
             "open_weight": entry["open_weight"],
             "ablation": entry["ablation"],
             "in_comparison": entry["comparison"],
+            "kind": "human" if entry.get("human") else "agent",
             "rank": figures.get("rank"),
             "rank_range_low": (figures.get("rank_range") or [None, None])[0],
             "rank_range_high": (figures.get("rank_range") or [None, None])[1],
@@ -132,6 +133,7 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
             "categories": data["categories"],
             "definitions": DEFINITIONS,
             "entries": rows,
+            "scoring": data.get("scoring"),
             "published": [{k: v for k, v in p.items() if k not in ("key", "model_id", "harness_id")} for p in data["published"]],
             "curves": {
                 "budget_fraction": data["budget_grid"],
@@ -147,6 +149,70 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
             },
         }
     )
+
+
+TIME_CURVE_DEFINITIONS = {
+    "run_score": "A run's score is the best of its score log (every intermediate normalised score) and its final score; on a final-only task its final score alone.",
+    "score_at_budget": "For a total time budget B split into k runs of L = B / k: per task, the expected best of k runs drawn without replacement from the task's runs, each cut at L (what it had scored by then), exact over subsets; then the mean over all tasks of the scope (a task without runs counts 0). best_k is the allocation that scores most.",
+    "data_end": "The entry's longest run in hours: budgets whose runs would be longer are not extrapolated (null).",
+    "elapsed": "The mean over runs (per task, then over tasks) of the best score so far at each elapsed time.",
+    "cost": "The best-allocation curve at its cost: budget hours x the entry's dollars per hour (agents: their recorded cost over their hours; humans: the version's staff-set hourly rate).",
+}
+
+
+def time_curve_rows(data: dict, scope: str | None) -> list[dict]:
+    """One row per entry x curve x point of the version's RE-Bench curves."""
+    curves = data["time_curves"]["scopes"].get(scope or "") or {"entries": {}, "budgets": [], "elapsed": []}
+    rows = []
+    for entry in data["entries"]:
+        mine = curves["entries"].get(entry["key"])
+        if mine is None:
+            continue
+        base = {"version": data["version"]["name"], "scope": scope or "all", "model": entry["model"],
+                "harness": entry["harness"], "kind": "human" if entry.get("human") else "agent"}
+        for point in mine["budget"]:
+            rows.append({**base, "curve": "score_at_budget", "hours": point["budget"] / 3600, "k": point["best_k"],
+                         "score": point["best"], "by_k": json.dumps(point["by_k"]), "cost_usd": None})
+        for t, value in zip(curves["elapsed"], mine["elapsed"]):
+            rows.append({**base, "curve": "elapsed", "hours": t / 3600, "k": 1, "score": value, "by_k": "", "cost_usd": None})
+        for point in mine["cost"]:
+            rows.append({**base, "curve": "cost", "hours": point["budget"] / 3600, "k": point["k"], "score": point["score"],
+                         "by_k": "", "cost_usd": point["cost"]})
+    return rows
+
+
+def time_curves(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+    """RE-Bench's three curves of a version scored by the best of the score log, as JSON or CSV."""
+    filters = api_filters(request)
+    if isinstance(filters, JsonResponse):
+        return filters
+    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
+    if not data.get("time_curves"):
+        return JsonResponse(
+            {"error": f"{data['version']['label']} is scored by the verifier's reward: it has no score-log curves"}, status=404
+        )
+    scope = filters["category"] if filters["category"] in data["categories"] else None
+    if wants_csv(request, csv_url):
+        return csv_response(time_curve_rows(data, scope), f"time-curves-{data['version']['name']}.csv")
+    curves = data["time_curves"]["scopes"].get(scope or "")
+    entries = []
+    for entry in data["entries"]:
+        mine = curves["entries"].get(entry["key"])
+        if mine is None:
+            continue
+        entries.append({
+            "model": entry["model"], "harness": entry["harness"], "kind": "human" if entry.get("human") else "agent",
+            "in_comparison": entry["comparison"], "n_runs": mine["n_runs"], "data_end_hours": mine["data_end"] / 3600,
+            "dollars_per_hour": mine["dollars_per_hour"],
+            "score_at_budget": [{"hours": p["budget"] / 3600, "best_k": p["best_k"], "score": p["best"], "by_k": p["by_k"]}
+                                for p in mine["budget"]],
+            "elapsed": [{"hours": t / 3600, "score": v} for t, v in zip(curves["elapsed"], mine["elapsed"])],
+            "cost": [{"cost_usd": p["cost"], "score": p["score"], "hours": p["budget"] / 3600, "k": p["k"]} for p in mine["cost"]],
+        })
+    return JsonResponse({
+        "api_version": API_VERSION, "version": data["version"], "scope": scope or "all", "scoring": data["scoring"],
+        "human_hourly_rate_usd": data["human_hourly_rate_usd"], "definitions": TIME_CURVE_DEFINITIONS, "entries": entries,
+    })
 
 
 def heatmap_rows(data: dict, filters: dict) -> list[dict]:
@@ -205,7 +271,13 @@ def rollout_row(r: Rollout) -> dict:
         "index": r.index,
         "status": r.status,
         "reward": r.reward,
-        "score": agg.rollout_score(r.reward, r.task.version.clip_rewards),
+        # The version's convention: the reward (AutoLab) or the best of the score log (RE-Bench).
+        "score": lb.counted_score(
+            {"reward": r.reward, "score_log": r.score_log}, {"final_only": r.task.final_only},
+            r.task.version.scoring, r.task.version.clip_rewards,
+        ),
+        "score_log": list(r.score_log or []),
+        "kind": r.model.kind,
         "counted": agg.disposition(r.status, r.superseded, r.infra_error),
         "superseded": r.superseded,
         "infra_error": r.infra_error,

@@ -27,9 +27,11 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from tasks.models import BenchmarkVersion, Task
+from tasks.scoring import BEST_OF_SCORE_LOG, run_score
 from trajectories.models import Rollout
 
 from . import aggregation as agg
+from . import time_curves as tc
 from .links import rollout_url, rollouts_url
 from .models import AgentModel, Entry, Harness, PublishedFigure, PublishedResult
 
@@ -81,6 +83,7 @@ def on_result_change(sender, **kwargs) -> None:
 BOARD_STATE_FIELDS = (
     "task_id", "model_id", "harness_id", "index", "reward", "status", "superseded", "infra_error", "cost_usd",
     "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls", "curve",
+    "score_log",
 )
 
 
@@ -135,6 +138,7 @@ ROLLOUT_FIELDS = (
     "agent_finished_at",
     "n_benchmark_calls",
     "curve",
+    "score_log",
 )
 
 
@@ -183,6 +187,7 @@ def _published(
                 "model_id": row.model_id,
                 "model_label": row.model.label,
                 "open_weight": row.model.open_weight,
+                "human": row.model.is_human,
                 "harness": str(row.harness),
                 "harness_id": row.harness_id,
                 "version": str(version),
@@ -253,9 +258,30 @@ class Counted:
     usage: dict[tuple[str, str | None], agg.Usage] = field(default_factory=lambda: defaultdict(agg.Usage))
     # Per entry and task: each counted rollout's (curve points, (end, score)).
     curves: dict[str, dict[int, list]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    # Per entry and task: each counted rollout's score log as a time_curves.Run (RE-Bench versions).
+    runs: dict[str, dict[int, list]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
 
 
-def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool) -> Counted:
+def _score_log(value: Any) -> list[tuple[float, float]]:
+    """(elapsed seconds, normalised score) of a stored score log, unusable entries left out."""
+    if not isinstance(value, list):
+        return []
+    points = []
+    for entry in value:
+        if isinstance(entry, dict) and isinstance(entry.get("t"), (int, float)) and isinstance(entry.get("score"), (int, float)):
+            points.append((float(entry["t"]), float(entry["score"])))
+    return points
+
+
+def counted_score(r: dict, task: dict, convention: str, clip: bool) -> float:
+    """A counted rollout's score under its version's convention (tasks.scoring.run_score), a missing one 0."""
+    if convention == BEST_OF_SCORE_LOG:
+        score = run_score(convention, r["reward"], [s for _, s in _score_log(r.get("score_log"))], task.get("final_only", False))
+        return agg.rollout_score(score, clip)
+    return agg.rollout_score(r["reward"], clip)
+
+
+def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, convention: str = "") -> Counted:
     counted = Counted()
     for r in rollouts:
         key = entry_key(r["model_id"], r["harness_id"])
@@ -265,13 +291,13 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool) -> Cou
             if kind == agg.INFRA:
                 counted.flagged[(key, r["task_id"])].append(r["id"])
             continue
-        score = agg.rollout_score(r["reward"], clip)
+        task = task_by_id.get(r["task_id"], {})
+        score = counted_score(r, task, convention, clip)
         counted.scores[(key, r["task_id"])].append(score)
         counted.rollout_ids[(key, r["task_id"])].append(r["id"])
         seconds = None
         if r["agent_started_at"] and r["agent_finished_at"]:
             seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
-        task = task_by_id.get(r["task_id"], {})
         for scope in (None, task.get("category")):
             counted.usage[(key, scope)].add(
                 r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"]
@@ -279,12 +305,24 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool) -> Cou
         budget = task.get("budget_sec") or seconds
         end = min(1.0, seconds / budget) if seconds is not None and budget else 1.0
         counted.curves[key][r["task_id"]].append((_curve_points(r["curve"], budget, clip), (end, score)))
+        if convention == BEST_OF_SCORE_LOG:
+            points = _score_log(r.get("score_log"))
+            length = seconds if seconds is not None else max((t for t, _ in points), default=0.0)
+            final = agg.rollout_score(r["reward"], clip) if r["reward"] is not None else None
+            if clip:
+                points = [(t, min(1.0, max(0.0, s))) for t, s in points]
+            counted.runs[key][r["task_id"]].append(
+                tc.Run(points=tuple(points), end=length, final=final, final_only=task.get("final_only", False))
+            )
     return counted
 
 
 def _entry(model: AgentModel, harness: Harness, setting: Entry | None) -> dict:
     ablation = bool(setting and setting.ablation)
     in_comparison = setting.in_comparison if setting else True
+    human = model.is_human
+    # Human cohorts are a reference, not competitors: out of the agents' set unless staff include them.
+    competes = in_comparison and not ablation and not model.is_scripted and (not human or bool(setting and setting.humans_compete))
     return {
         "key": entry_key(model.id, harness.id),
         "model_id": model.id,
@@ -292,12 +330,13 @@ def _entry(model: AgentModel, harness: Harness, setting: Entry | None) -> dict:
         "model_label": model.label,
         "open_weight": model.open_weight,
         "scripted": model.is_scripted,
+        "human": human,
         "harness_id": harness.id,
         "harness": str(harness),
         "ablation": ablation,
         "in_comparison": in_comparison,
-        # Scripted stubs are shown but never compete.
-        "comparison": in_comparison and not ablation and not model.is_scripted,
+        # Scripted stubs are shown but never compete; nor do humans unless staff say so.
+        "comparison": competes,
         "note": setting.note if setting else "",
     }
 
@@ -356,7 +395,7 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
     """
     clip = version.clip_rewards
     tasks = [
-        {"id": t.id, "name": t.name, "category": t.category, "budget_sec": t.budget_sec}
+        {"id": t.id, "name": t.name, "category": t.category, "budget_sec": t.budget_sec, "final_only": t.final_only}
         for t in Task.objects.filter(version=version).order_by("category", "name")
     ]
     task_by_id = {t["id"]: t for t in tasks}
@@ -371,7 +410,7 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
     models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
     harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
     settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
-    counted = _count(rollouts, task_by_id, clip)
+    counted = _count(rollouts, task_by_id, clip, version.scoring)
     entries = [_entry(models[m], harnesses[h], settings.get((m, h))) for m, h in pairs]
     # An entry with nothing counted is listed, but compared with no one.
     has_counted = {key for key, _ in counted.scores}
@@ -414,7 +453,42 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
         "budget_grid": BUDGET_GRID.tolist(),
         "published": _published(version, tasks, harness, open_weight),
         "n_resamples": N_RESAMPLES,
+        "scoring": version.scoring,
+        "human_hourly_rate_usd": version.human_hourly_rate_usd,
+        "time_curves": _time_curves(version, entries, table, counted) if version.scoring == BEST_OF_SCORE_LOG else None,
     }
+
+
+def _time_curves(version: BenchmarkVersion, entries: list[dict], table: agg.ScoreTable, counted: Counted) -> dict:
+    """RE-Bench's three curves (evaluations.time_curves) for every entry, over all tasks and per category."""
+    scopes: list[str | None] = [None, *table.category_names()]
+    result: dict[str, Any] = {"scopes": {}}
+    for scope in scopes:
+        tasks = table.tasks_in(scope)
+        wanted = set(tasks)
+        runs = {e["key"]: {t: r for t, r in counted.runs[e["key"]].items() if t in wanted} for e in entries}
+        budgets = tc.budget_grid(list(runs.values()))
+        elapsed = tc.elapsed_grid(list(runs.values()))
+        per_entry = {}
+        for entry in entries:
+            key = entry["key"]
+            mine = runs[key]
+            curve = tc.budget_curve(mine, tasks, budgets)
+            usage = counted.usage[(key, scope)]
+            if entry["human"]:
+                rate = version.human_hourly_rate_usd
+            else:
+                rate = usage.cost_usd / usage.agent_hours if usage.n_cost_known and usage.agent_seconds > 0 else None
+            per_entry[key] = {
+                "data_end": tc.data_end(mine),
+                "budget": [a.as_dict() for a in curve],
+                "elapsed": tc.elapsed_curve(mine, tasks, elapsed),
+                "dollars_per_hour": rate,
+                "cost": tc.cost_points(curve, rate),
+                "n_runs": sum(len(r) for r in mine.values()),
+            }
+        result["scopes"][scope or ""] = {"budgets": budgets, "elapsed": elapsed, "entries": per_entry}
+    return result
 
 
 def board_key(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:

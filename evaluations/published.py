@@ -39,7 +39,7 @@ from tasks.models import BenchmarkVersion, Task
 from . import aggregation as agg
 from . import leaderboard as lb
 from .models import Harness, PublishedFigure, PublishedResult
-from .services import ensure_harness, ensure_model, normalise_model_name
+from .services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
 
 COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source")
 REQUIRED = ("model", "harness", "version", "task", "score", "source")
@@ -170,6 +170,17 @@ def _first(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], wh
         return False
     seen[key] = label
     return True
+
+
+def published_entry(model_name: str, harness_text: str):
+    """The (model, harness) a published row belongs to; harness "human" names a human cohort (RE-Bench's experts)."""
+    name, version = _find_harness(harness_text)
+    if name == HUMAN_HARNESS and not version:
+        try:
+            return ensure_human_cohort(model_name)
+        except ValueError as error:
+            raise ResultsImportError([str(error)]) from None
+    return ensure_model(model_name), ensure_harness(name, version)
 
 
 def check_range(name: str, value: float, version: BenchmarkVersion, measure: str = "avg") -> str:
@@ -310,8 +321,7 @@ def import_results(text: str, as_json: bool = False) -> ImportReport:
     touched = set()
     with transaction.atomic():
         for row in clean:
-            name, version = _find_harness(row.harness)
-            model, harness = ensure_model(row.model), ensure_harness(name, version)
+            model, harness = published_entry(row.model, row.harness)
             _, created = PublishedResult.objects.update_or_create(
                 model=model,
                 harness=harness,
@@ -336,8 +346,7 @@ def _import_figures(rows: list[tuple[str, dict]], header: list[str]) -> ImportRe
     touched = set()
     with transaction.atomic():
         for row in clean:
-            name, version = _find_harness(row.harness)
-            model, harness = ensure_model(row.model), ensure_harness(name, version)
+            model, harness = published_entry(row.model, row.harness)
             for scope, measure, value, decimals in row.figures:
                 _, created = PublishedFigure.objects.update_or_create(
                     model=model, harness=harness, version=row.version, scope=scope, measure=measure,

@@ -109,6 +109,32 @@ def chart_data(rows: list[dict], category: str | None, grid: list[float]) -> dic
     return {"bars": bars, "pareto": pareto, "budget": {"x": grid, "series": budget}, "score_at_k": at_k}
 
 
+def time_chart_data(data: dict, rows: list[dict], category: str | None) -> dict | None:
+    """RE-Bench's three curves of the scope shown (versions scored by the best of the score log), in hours."""
+    curves = (data.get("time_curves") or {}).get("scopes", {}).get(category or "")
+    if not curves:
+        return None
+    series = []
+    for entry in rows:
+        mine = curves["entries"].get(entry["key"])
+        if mine is None or not mine["n_runs"]:
+            continue
+        budget = [p for p in mine["budget"] if p["best"] is not None]
+        series.append({
+            "label": f"{entry['model_label']} / {entry['harness']}" if not entry.get("human") else entry["model_label"],
+            "human": bool(entry.get("human")),
+            "data_end": mine["data_end"] / 3600,
+            "budget": {"x": [p["budget"] / 3600 for p in budget], "y": [p["best"] for p in budget],
+                       "k": [p["best_k"] for p in budget]},
+            "elapsed": {"x": [t / 3600 for t, v in zip(curves["elapsed"], mine["elapsed"]) if v is not None],
+                        "y": [v for v in mine["elapsed"] if v is not None]},
+            "cost": {"x": [p["cost"] for p in mine["cost"]], "y": [p["score"] for p in mine["cost"]],
+                     "hours": [p["budget"] / 3600 for p in mine["cost"]]},
+            "dollars_per_hour": mine["dollars_per_hour"],
+        })
+    return {"series": series, "human_hourly_rate_usd": data.get("human_hourly_rate_usd")}
+
+
 def empty_page(request: HttpRequest, template: str, nav: str = "leaderboard") -> HttpResponse:
     return render(request, template, {"nav": nav, "data": None})
 
@@ -192,7 +218,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "data": data,
         # The paper's main table: the comparison set, then ablations and the rest apart.
         "rows": board_rows([e for e in rows if e["comparison"]], groups, category),
-        "other_rows": board_rows([e for e in rows if not e["comparison"]], groups, category),
+        # Human baselines apart (unless staff put them in the comparison set), then the rest.
+        "human_rows": board_rows([e for e in rows if not e["comparison"] and e.get("human")], groups, category),
+        "other_rows": board_rows([e for e in rows if not e["comparison"] and not e.get("human")], groups, category),
+        "time_charts": time_chart_data(data, rows, category),
         "groups": groups,
         "published": published_rows(data["published"], groups),
         "medals": medals,

@@ -1,0 +1,65 @@
+/* RE-Bench's curves on the leaderboard: score@k by total time budget, score
+ * over elapsed time, score against cost. Agents solid, human baselines
+ * dashed; every line ends where its data ends (no extrapolation). The data
+ * is the server's (json_script "time-charts"); drawing waits for charts.js. */
+(function () {
+  "use strict";
+
+  var config = { displaylogo: false, responsive: true };
+  var base = { margin: { t: 10, r: 10, b: 50, l: 55 }, font: { size: 12 }, height: 400,
+    legend: { orientation: "h", y: -0.22, yanchor: "top" } };
+
+  function layout(extra) { return Object.assign({}, base, extra); }
+
+  function line(s, xy, extra) {
+    return Object.assign({ type: "scatter", mode: "lines+markers", name: s.label + (s.human ? " (human)" : ""),
+      x: xy.x, y: xy.y, line: { dash: s.human ? "dash" : "solid", width: s.human ? 3 : 2 }, marker: { size: 5 } }, extra || {});
+  }
+
+  function dataEnds(series) {
+    // One marker per line at the last point it has: where its data ends.
+    var ends = series.filter(function (s) { return s.budget.x.length; });
+    return { type: "scatter", mode: "markers", name: "data ends", hoverinfo: "text", showlegend: true,
+      x: ends.map(function (s) { return s.budget.x[s.budget.x.length - 1]; }),
+      y: ends.map(function (s) { return s.budget.y[s.budget.y.length - 1]; }),
+      text: ends.map(function (s) { return s.label + ": no data beyond " + s.data_end.toPrecision(3) + " h per run"; }),
+      marker: { symbol: "diamond-open", size: 12, line: { width: 2 } } };
+  }
+
+  function draw(Plotly, charts) {
+    var series = charts.series;
+    Plotly.newPlot("chart-time-budget", series.map(function (s) {
+      return line(s, s.budget, { text: s.budget.k.map(function (k) { return "best with k = " + k; }),
+        hovertemplate: "%{x:.3g} h total<br>score %{y:.3f}<br>%{text}<extra>" + s.label + "</extra>" });
+    }).concat([dataEnds(series)]), layout({
+      xaxis: { title: { text: "total time budget (hours, log scale)" }, type: "log" },
+      yaxis: { title: { text: "score@k (best allocation)" }, rangemode: "tozero" } }), config);
+
+    Plotly.newPlot("chart-elapsed", series.map(function (s) { return line(s, s.elapsed, { mode: "lines" }); }),
+      layout({ xaxis: { title: { text: "elapsed time of a run (hours)" } },
+        yaxis: { title: { text: "mean best score so far" }, rangemode: "tozero" } }), config);
+
+    var priced = series.filter(function (s) { return s.cost.x.length; });
+    var node = document.getElementById("chart-time-cost");
+    if (!priced.length) {
+      node.setAttribute("data-state", "empty");
+      node.textContent = "No entry has a recorded cost or an hourly rate.";
+      return;
+    }
+    Plotly.newPlot("chart-time-cost", priced.map(function (s) {
+      return line(s, s.cost, { text: s.cost.hours.map(function (h) { return h.toPrecision(3) + " h"; }),
+        hovertemplate: "$%{x:.3s}<br>score %{y:.3f}<br>%{text}<extra>" + s.label +
+          (s.dollars_per_hour !== null ? " at $" + s.dollars_per_hour.toPrecision(3) + "/h" : "") + "</extra>" });
+    }), layout({ xaxis: { title: { text: "cost (USD, log scale)" }, type: "log" },
+      yaxis: { title: { text: "score@k (best allocation)" }, rangemode: "tozero" } }), config);
+  }
+
+  function init() {
+    var node = document.getElementById("time-charts");
+    if (!node) return;
+    var charts = JSON.parse(node.textContent);
+    if (!charts) return;
+    (window.autolabCharts = window.autolabCharts || []).push(function (Plotly) { draw(Plotly, charts); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

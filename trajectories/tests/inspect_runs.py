@@ -1,0 +1,139 @@
+"""Real Inspect AI logs made by the test suite: a tiny task run offline on Inspect's `mockllm`.
+
+The task is RE-Bench-like: the model calls `bash` to run a scoring tool
+(`python3 /app/score.py`), which records a runtime; after every tool call
+the solver asks Inspect for an intermediate score (a ScoreEvent with
+`intermediate=True`, as METR's task bridge records a scoring tool's
+scores). The scorer normalises the runtime under the window_sums rule
+(start 5 ms, reference 0.1 ms, log) and carries the raw runtime in its
+metadata. The model's replies are scripted ModelOutputs with their usage
+set, so no token counting (which would download tiktoken) ever happens.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from pathlib import Path
+
+START_MS, REFERENCE_MS = 5.0, 0.1
+
+
+def normalised(runtime_ms: float) -> float:
+    return max(0.0, (math.log(runtime_ms) - math.log(START_MS)) / (math.log(REFERENCE_MS) - math.log(START_MS)))
+
+
+def make_eval_log(
+    log_dir: Path,
+    runtimes: list[float],
+    *,
+    task_name: str = "window_sums",
+    final_runtime: float | None = None,
+    samples: int = 1,
+    model: str = "mockllm/model",
+    solver_name: str = "scored_agent",
+    cost_per_call: float = 0.01,
+    log_format: str = "eval",
+) -> Path:
+    """Run the task once per sample; return the log's path (.eval, or .json with log_format="json")."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, execute_tools, get_model
+    from inspect_ai.model._providers.mockllm import MockLLM
+    from inspect_ai.scorer import Score, mean, score, scorer
+    from inspect_ai.solver import solver
+    from inspect_ai.tool import tool
+    from inspect_ai.util import store
+
+    @tool(name="bash")
+    def bash():
+        async def execute(cmd: str) -> str:
+            """Run a shell command.
+
+            Args:
+                cmd: The command to run.
+            """
+            found = re.search(r"--runtime ([0-9.]+)", cmd)
+            if "score.py" in cmd and found:
+                store().set("runtime_ms", float(found.group(1)))
+                return f"correct: yes\nruntime_ms: {float(found.group(1)):.4f}\n"
+            return "solve.py starter.py score.py\n"
+
+        return execute
+
+    @scorer(metrics=[mean()])
+    def runtime_score():
+        async def do_score(state, target):
+            runtime = store().get("runtime_ms")
+            if runtime is None:
+                return Score(value=0.0, explanation="not scored yet")
+            return Score(value=round(normalised(runtime), 6), metadata={"raw": runtime})
+
+        return do_score
+
+    @solver(name=solver_name)
+    def scored_agent():
+        async def solve(state, generate):
+            state.tools = [bash()]
+            while True:
+                output = await get_model().generate(state.messages, tools=state.tools)
+                state.output = output
+                state.messages.append(output.message)
+                if not output.message.tool_calls:
+                    break
+                result = await execute_tools(state.messages, state.tools)
+                state.messages.extend(m for m in result.messages if isinstance(m, ChatMessageTool))
+                await score(state)  # an intermediate score, as a scoring tool records it
+            if final_runtime is not None:
+                store().set("runtime_ms", final_runtime)
+            return state
+
+        return solve
+
+    def replies():
+        for _ in range(samples):
+            calls = [("ls /app", None)] + [(f"python3 /app/score.py --runtime {r}", r) for r in runtimes]
+            for number, (command, _) in enumerate(calls):
+                out = ModelOutput.for_tool_call(model="mockllm", tool_name="bash", tool_arguments={"cmd": command},
+                                                content=f"Step {number}: run it.")
+                out.usage = ModelUsage(input_tokens=100 + number, output_tokens=20, total_tokens=120 + number,
+                                       total_cost=cost_per_call)
+                yield out
+            done = ModelOutput.from_content(model="mockllm", content="Done.")
+            done.usage = ModelUsage(input_tokens=200, output_tokens=5, total_tokens=205, total_cost=cost_per_call)
+            yield done
+
+    task = Task(
+        name=task_name,
+        dataset=[Sample(id=f"run-{i + 1}", input="Make window_sums fast; score with python3 /app/score.py.", target="")
+                 for i in range(samples)],
+        solver=scored_agent(),
+        scorer=runtime_score(),
+    )
+    with _offline_token_count(MockLLM):
+        logs = eval(
+            task,
+            model=get_model(model, custom_outputs=replies()),
+            log_dir=str(log_dir),
+            log_format=log_format,
+            display="none",
+            max_samples=1,
+        )
+    log = logs[0]
+    assert log.status == "success", log.error
+    return Path(log.location)
+
+
+@contextlib.contextmanager
+def _offline_token_count(mock_class):
+    """mockllm counts tokens with tiktoken, which downloads its encoding: count characters instead."""
+    original = mock_class.count_text_tokens
+
+    async def by_characters(self, text: str) -> int:
+        return max(1, len(text) // 4)
+
+    mock_class.count_text_tokens = by_characters
+    try:
+        yield
+    finally:
+        mock_class.count_text_tokens = original

@@ -1,0 +1,124 @@
+"""Inspect AI logs in: real .eval/.json logs made here by running a tiny task on mockllm."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tasks.models import BenchmarkVersion
+from tasks.services import import_tasks
+from trajectories.inspect_import import import_inspect_log
+from trajectories.inspect_log import InspectLogError, read_log
+from trajectories.models import Rollout, Step
+
+from .inspect_runs import make_eval_log, normalised
+
+REBENCH_TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebench"
+RUNTIMES = [4.0, 0.5, 0.2]
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inspect-logs")
+    return {
+        "eval": make_eval_log(folder / "eval", RUNTIMES, final_runtime=0.3, samples=2),
+        "json": make_eval_log(folder / "json", [2.0], log_format="json"),
+        "other_task": make_eval_log(folder / "other", [1.0], task_name="no_such_task"),
+    }
+
+
+@pytest.fixture
+def version(db):
+    report = import_tasks(REBENCH_TASKS, version="rebench-examples")
+    assert report.ok, report.summary()
+    return BenchmarkVersion.objects.get(name="rebench-examples")
+
+
+def test_the_reader_gives_one_folder_per_sample_with_its_score_log(logs):
+    folders = read_log(logs["eval"])
+    assert len(folders) == 2
+    folder = folders[0]
+    assert folder.task_name == "window_sums" and folder.model_provider == "mockllm" and folder.agent_name == "scored_agent"
+    # The intermediate scores: after ls (nothing scored yet), then each scoring call.
+    assert [e["raw"] for e in folder.score_log] == [None, *RUNTIMES]
+    assert [e["score"] for e in folder.score_log] == pytest.approx([0.0, *(round(normalised(r), 6) for r in RUNTIMES)])
+    times = [e["t"] for e in folder.score_log]
+    assert times == sorted(times) and times[0] >= 0
+    assert folder.reward == pytest.approx(round(normalised(0.3), 6))  # the final score
+    assert folder.verifier_fields["metric"] == 0.3
+    assert (folder.n_input_tokens, folder.n_output_tokens, folder.cost_usd) == (606, 85, pytest.approx(0.05))
+    agent = [s for s in folder.trajectory.steps if s.source == "agent"]
+    assert [c.arguments for s in agent for c in s.tool_calls][1] == {"cmd": "python3 /app/score.py --runtime 4.0"}
+    assert "runtime_ms: 4.0000" in agent[1].observations[0].content
+
+
+@pytest.mark.django_db
+def test_import_makes_rollouts_with_analysed_steps(logs, version):
+    outcomes = import_inspect_log(logs["eval"])
+    assert [o.outcome for o in outcomes] == ["created", "created"], [o.error for o in outcomes]
+    rollout = Rollout.objects.get(pk=outcomes[0].rollout_id)
+    assert rollout.task.name == "window_sums" and rollout.task.version == version
+    assert str(rollout.harness) == "scored_agent" and rollout.model.name == "model"
+    assert rollout.reward == pytest.approx(normalised(0.3), abs=1e-6)
+    assert [e["raw"] for e in rollout.score_log] == [None, *RUNTIMES]
+    assert (rollout.n_input_tokens, rollout.n_output_tokens) == (606, 85) and rollout.cost_usd == pytest.approx(0.05)
+    # The same analysis as Harbor steps: the scoring calls are benchmark calls with their metric.
+    benchmarks = Step.objects.filter(rollout=rollout, kinds__contains=" benchmark ").order_by("position")
+    assert [s.metric_value for s in benchmarks] == RUNTIMES
+    assert rollout.n_benchmark_calls == 3
+    assert rollout.best_metric == 0.2
+    assert benchmarks[0].metric_score == pytest.approx(normalised(4.0), abs=1e-6)
+    assert Step.objects.filter(rollout=rollout, kinds__contains=" inspect ").exists()  # ls /app
+    assert [r.index for r in Rollout.objects.order_by("trial_name")] == [0, 1]
+
+
+@pytest.mark.django_db
+def test_import_again_changes_nothing(logs, version):
+    first = import_inspect_log(logs["eval"])
+    before = list(Rollout.objects.order_by("id").values_list("id", "updated_at"))
+    again = import_inspect_log(logs["eval"])
+    assert [o.outcome for o in again] == ["unchanged", "unchanged"]
+    assert [o.rollout_id for o in again] == [o.rollout_id for o in first]
+    assert list(Rollout.objects.order_by("id").values_list("id", "updated_at")) == before
+
+
+@pytest.mark.django_db
+def test_json_logs_import_too(logs, version):
+    outcomes = import_inspect_log(logs["json"])
+    assert [o.outcome for o in outcomes] == ["created"]
+    assert Rollout.objects.get().score_log[-1]["raw"] == 2.0
+
+
+@pytest.mark.django_db
+def test_a_damaged_log_fails_alone_with_a_clear_message(logs, version, tmp_path):
+    damaged = tmp_path / "damaged.eval"
+    damaged.write_bytes(logs["eval"].read_bytes()[:300])
+    outcomes = import_inspect_log(damaged)
+    assert len(outcomes) == 1 and not outcomes[0].ok
+    assert str(damaged) in outcomes[0].error and "not a readable Inspect log" in outcomes[0].error
+    assert Rollout.objects.count() == 0
+    with pytest.raises(InspectLogError):
+        read_log(damaged)
+    # The good log beside it still imports, through the command.
+    (tmp_path / "good.eval").write_bytes(logs["eval"].read_bytes())
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 log"):
+        call_command("import_inspect", str(tmp_path), stdout=out)
+    assert "failed: " in out.getvalue() and "2 created" in out.getvalue()
+    assert Rollout.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_sample_that_cannot_be_stored_rolls_back_its_whole_log(logs, version):
+    outcomes = import_inspect_log(logs["other_task"])
+    assert len(outcomes) == 1 and "no_such_task" in outcomes[0].error and "nothing of this log" in outcomes[0].error
+    assert Rollout.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_human_cohort_run(logs, version):
+    outcomes = import_inspect_log(logs["json"], human_cohort="Human experts, 8 h")
+    rollout = Rollout.objects.get(pk=outcomes[0].rollout_id)
+    assert rollout.model.kind == "human" and rollout.model.name == "Human experts, 8 h" and str(rollout.harness) == "human"
