@@ -203,7 +203,7 @@ def time_curves(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
         entries.append({
             "model": entry["model"], "harness": entry["harness"], "kind": "human" if entry.get("human") else "agent",
             "in_comparison": entry["comparison"], "n_runs": mine["n_runs"], "data_end_hours": mine["data_end"] / 3600,
-            "dollars_per_hour": mine["dollars_per_hour"],
+            "dollars_per_hour": mine["dollars_per_hour"], "score_at_data_end": mine["score_at_data_end"],
             "score_at_budget": [{"hours": p["budget"] / 3600, "best_k": p["best_k"], "score": p["best"], "by_k": p["by_k"]}
                                 for p in mine["budget"]],
             "elapsed": [{"hours": t / 3600, "score": v} for t, v in zip(curves["elapsed"], mine["elapsed"])],

@@ -479,8 +479,11 @@ def _time_curves(version: BenchmarkVersion, entries: list[dict], table: agg.Scor
                 rate = version.human_hourly_rate_usd
             else:
                 rate = usage.cost_usd / usage.agent_hours if usage.n_cost_known and usage.agent_seconds > 0 else None
+            end = tc.data_end(mine)
             per_entry[key] = {
-                "data_end": tc.data_end(mine),
+                "data_end": end,
+                # Every run complete: score@1 here is the entry's Avg@k (the curves end at the table's figure).
+                "score_at_data_end": tc.score_at_budget(mine, tasks, 1, end) if end else None,
                 "budget": [a.as_dict() for a in curve],
                 "elapsed": tc.elapsed_curve(mine, tasks, elapsed),
                 "dollars_per_hour": rate,

@@ -234,7 +234,8 @@ def default_scripts() -> list[Script]:
     """Scripts for every task under examples/tasks and the runner's own test tasks."""
     root = Path(__file__).resolve().parent.parent
     scripts = []
-    for folder in [root / "examples" / "tasks", Path(__file__).resolve().parent / "tests" / "tasks"]:
+    folders = [root / "examples" / "tasks", root / "examples" / "tasks" / "rebench", Path(__file__).resolve().parent / "tests" / "tasks"]
+    for folder in folders:
         if not folder.is_dir():
             continue
         for task_dir in sorted(folder.iterdir()):

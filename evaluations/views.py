@@ -122,6 +122,7 @@ def time_chart_data(data: dict, rows: list[dict], category: str | None) -> dict 
         budget = [p for p in mine["budget"] if p["best"] is not None]
         series.append({
             "label": f"{entry['model_label']} / {entry['harness']}" if not entry.get("human") else entry["model_label"],
+            "model": entry["model"],
             "human": bool(entry.get("human")),
             "data_end": mine["data_end"] / 3600,
             "budget": {"x": [p["budget"] / 3600 for p in budget], "y": [p["best"] for p in budget],
