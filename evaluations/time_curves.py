@@ -135,9 +135,19 @@ def budget_curve(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashabl
     return [allocation(runs, tasks, budget) for budget in grid]
 
 
-def elapsed_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: int = 41) -> list[float]:
-    end = max((data_end(runs) for runs in all_runs), default=0.0)
-    return [float(t) for t in np.linspace(0.0, end, points)] if end > 0 else []
+def elapsed_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: int = 40) -> list[float]:
+    """0, then log-spaced times from the first score to the longest run, and every entry's own data end.
+
+    Log-spaced because agents' runs of minutes and humans' of hours share the
+    axis; each entry's data end is on the grid so its line reaches it.
+    """
+    ends = [data_end(runs) for runs in all_runs if data_end(runs) > 0]
+    if not ends:
+        return []
+    firsts = [t for runs in all_runs for rs in runs.values() for run in rs for t, _ in run.points if t > 0]
+    low = min(firsts + ends)
+    times = {0.0, *ends, *(float(t) for t in np.geomspace(low, max(ends), points))} if max(ends) > low else {0.0, *ends}
+    return sorted(times)
 
 
 def elapsed_curve(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], grid: Sequence[float]) -> list[float | None]:

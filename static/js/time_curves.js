@@ -6,8 +6,9 @@
   "use strict";
 
   var config = { displaylogo: false, responsive: true };
-  var base = { margin: { t: 10, r: 10, b: 50, l: 55 }, font: { size: 12 }, height: 400,
-    legend: { orientation: "h", y: -0.22, yanchor: "top" } };
+  // Room below the plot for the axis title and a legend of several lines, inside the card.
+  var base = { margin: { t: 10, r: 10, b: 110, l: 55 }, font: { size: 12 }, height: 440,
+    legend: { orientation: "h", y: -0.2, yanchor: "top" } };
 
   function layout(extra) { return Object.assign({}, base, extra); }
 
@@ -35,8 +36,12 @@
       xaxis: { title: { text: "total time budget (hours, log scale)" }, type: "log" },
       yaxis: { title: { text: "score@k (best allocation)" }, rangemode: "tozero" } }), config);
 
-    Plotly.newPlot("chart-elapsed", series.map(function (s) { return line(s, s.elapsed, { mode: "lines" }); }),
-      layout({ xaxis: { title: { text: "elapsed time of a run (hours)" } },
+    // Log time, as the budget chart: agents' minutes and humans' hours on one axis (t = 0 has no place on it).
+    Plotly.newPlot("chart-elapsed", series.map(function (s) {
+      var keep = s.elapsed.x.map(function (x) { return x > 0; });
+      return line(s, { x: s.elapsed.x.filter(function (_, i) { return keep[i]; }),
+        y: s.elapsed.y.filter(function (_, i) { return keep[i]; }) }, { mode: "lines", line: { shape: "hv", dash: s.human ? "dash" : "solid" } });
+    }), layout({ xaxis: { title: { text: "elapsed time of a run (hours, log scale)" }, type: "log" },
         yaxis: { title: { text: "mean best score so far" }, rangemode: "tozero" } }), config);
 
     var priced = series.filter(function (s) { return s.cost.x.length; });

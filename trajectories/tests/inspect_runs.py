@@ -11,6 +11,7 @@ set, so no token counting (which would download tiktoken) ever happens.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import math
 import re
@@ -110,15 +111,20 @@ def make_eval_log(
         solver=scored_agent(),
         scorer=runtime_score(),
     )
-    with _offline_token_count(MockLLM):
-        logs = eval(
-            task,
-            model=get_model(model, custom_outputs=replies()),
-            log_dir=str(log_dir),
-            log_format=log_format,
-            display="none",
-            max_samples=1,
-        )
+    def run():
+        with _offline_token_count(MockLLM):
+            return eval(
+                task,
+                model=get_model(model, custom_outputs=replies()),
+                log_dir=str(log_dir),
+                log_format=log_format,
+                display="none",
+                max_samples=1,
+            )
+
+    # A thread of its own: Inspect runs an event loop, and the caller may have one running (Playwright's).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        logs = pool.submit(run).result()
     log = logs[0]
     assert log.status == "success", log.error
     return Path(log.location)
