@@ -15,7 +15,7 @@ from .models import AgentModel, Campaign, Entry, Harness, PublishedFigure, Publi
 class EntryAdmin(admin.ModelAdmin):
     """Per-entry leaderboard flags; saving one refreshes the cached boards."""
 
-    list_display = ("model", "harness", "version", "ablation", "in_comparison", "note")
+    list_display = ("model", "harness", "version", "ablation", "in_comparison", "humans_compete", "note")
     list_filter = ("version", "ablation", "in_comparison")
     list_editable = ("ablation", "in_comparison")
     search_fields = ("model__name", "harness__name", "note")
@@ -47,8 +47,8 @@ class AgentModelAdmin(admin.ModelAdmin):
     """Models as workers call them. API keys stay in the workers' environment:
     `api_key_env` only names the variable."""
 
-    list_display = ("name", "display_name", "provider", "litellm_model", "api_key_env", "open_weight", "is_scripted")
-    list_filter = ("provider", "open_weight", "is_scripted")
+    list_display = ("name", "display_name", "kind", "provider", "litellm_model", "api_key_env", "open_weight", "is_scripted")
+    list_filter = ("kind", "provider", "open_weight", "is_scripted")
     search_fields = ("name", "display_name", "litellm_model")
     actions = ["evaluate_model"]
 

@@ -400,10 +400,12 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
     ]
     task_by_id = {t["id"]: t for t in tasks}
     chosen = Rollout.objects.filter(task__version=version)
+    # Human baselines are the agents' reference: the agent filters (harness, open weights) keep them.
+    humans = Q(model__kind="human")
     if harness is not None:
-        chosen = chosen.filter(harness_id=harness)
+        chosen = chosen.filter(Q(harness_id=harness) | humans)
     if open_weight is not None:
-        chosen = chosen.filter(model__open_weight=open_weight)
+        chosen = chosen.filter(Q(model__open_weight=open_weight) | humans)
     rollouts = list(chosen.order_by("index", "id").values(*ROLLOUT_FIELDS))
 
     pairs = sorted({(r["model_id"], r["harness_id"]) for r in rollouts})

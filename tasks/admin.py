@@ -5,7 +5,7 @@ from .models import BenchmarkVersion, Task, TaskRevision
 
 @admin.register(BenchmarkVersion)
 class BenchmarkVersionAdmin(admin.ModelAdmin):
-    list_display = ("name", "benchmark", "clip_rewards", "demo", "released_on", "created_at")
+    list_display = ("name", "benchmark", "scoring", "clip_rewards", "human_hourly_rate_usd", "demo", "released_on", "created_at")
     list_filter = ("benchmark", "clip_rewards", "demo")
     search_fields = ("name", "benchmark", "description")
 
@@ -52,6 +52,9 @@ class TaskAdmin(admin.ModelAdmin):
                     "reference_method",
                     "reference_source",
                     "scoring_rule",
+                    "transform",
+                    "transform_offset",
+                    "final_only",
                     "benchmark_pattern",
                     "metric_pattern",
                 )

@@ -136,3 +136,13 @@ def test_the_papers_human_figures_are_published_results(version, tmp_path):
     published = lb.compute_board(version)["published"]
     assert {p["model"] for p in published} == {"Human experts, 8 h", "Human experts, 8 h (professional networks)"}
     assert all(p["human"] and p["source"].startswith("RE-Bench") for p in published)
+
+
+def test_the_agent_filters_keep_the_human_reference(version):
+    import_human_csv(CSV, version)
+    model, harness = AgentModel.objects.create(name="agent-x", open_weight=False), Harness.objects.create(name="inspect")
+    make_rollout(version.tasks.get(name="window_sums"), model, harness, 0.5)
+    for data in (lb.compute_board(version, harness=harness.id), lb.compute_board(version, open_weight=False)):
+        assert {e["model"] for e in data["entries"]} == {"agent-x", "Human experts, 8 h"}
+        assert data["n_comparison"] == 1
+        assert set(data["time_curves"]["scopes"][""]["entries"]) == {e["key"] for e in data["entries"]}

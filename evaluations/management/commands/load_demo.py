@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 EXAMPLES_VERSION = "examples"
+REBENCH_EXAMPLES_VERSION = "rebench-examples"
 AUTOLAB_VERSION = "1.1"
 
 
@@ -35,6 +36,10 @@ class Command(BaseCommand):
         ensure_version(EXAMPLES_VERSION, benchmark="autolab-site", demo=True)
         report = import_tasks(settings.BASE_DIR / "examples" / "tasks", version=EXAMPLES_VERSION)
         self.stdout.write(f"example tasks: {report.summary()}")
+        # The RE-Bench-style examples: a version of their own, scored by the best of the score log.
+        report = import_tasks(settings.BASE_DIR / "examples" / "tasks" / "rebench", version=REBENCH_EXAMPLES_VERSION)
+        ensure_version(REBENCH_EXAMPLES_VERSION, demo=True)
+        self.stdout.write(f"RE-Bench-style example tasks: {report.summary()}")
 
         shared = shared_dir()
         if (shared / "tasks").is_dir():
