@@ -309,7 +309,9 @@ def csv_cells(row: dict) -> dict:
     """A rollout row for CSV: lists joined with "; ", objects as JSON."""
     flat = {}
     for key, value in row.items():
-        if isinstance(value, list):
+        if key == "score_log":
+            value = json.dumps(value)  # a list of objects: JSON, not joined
+        elif isinstance(value, list):
             value = "; ".join(str(item) for item in value)
         elif isinstance(value, dict):
             value = json.dumps(value, sort_keys=True)

@@ -146,3 +146,17 @@ def test_the_agent_filters_keep_the_human_reference(version):
         assert {e["model"] for e in data["entries"]} == {"agent-x", "Human experts, 8 h"}
         assert data["n_comparison"] == 1
         assert set(data["time_curves"]["scopes"][""]["entries"]) == {e["key"] for e in data["entries"]}
+
+
+def test_the_page_shows_humans_apart_and_published_human_figures_as_published(version, client, tmp_path):
+    import_human_csv(CSV, version)
+    table = tmp_path / "paper.csv"
+    table.write_text('model,harness,version,source,overall_avg\n"Human experts, 8 h (paper)",human,rebench-examples,"RE-Bench paper",0.64\n')
+    call_command("import_results", str(table), stdout=io.StringIO())
+    html = client.get("/", {"version": "rebench-examples"}).content.decode()
+    humans = html.split('id="human-baselines"')[1].split("</tbody>")[0]
+    assert "Human experts, 8 h" in humans and "a human baseline: a reference, not ranked" in humans
+    published = html.split('id="published-table"')[1].split("</table>")[0]
+    assert "Human experts, 8 h (paper)" in published and ">published</span>" in published and "RE-Bench paper" in published
+    rows = client.get("/api/v1/rollouts.csv", {"version": "rebench-examples"}).content.decode()
+    assert '""t"": 3600' in rows  # the score log as JSON
