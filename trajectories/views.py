@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
+from tasks.scoring import run_score
 
 from . import artifacts, explorer, search
 from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
@@ -192,6 +193,7 @@ def rollout_detail(request, pk: int):
         "plot": explorer.plot_data(rollout, outline),
         "anchors": explorer.rollout_anchors(rollout),
         "files_changed": explorer.file_changes(rollout.files_changed),
+        "score_log": _score_log_summary(rollout),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,
@@ -200,6 +202,19 @@ def rollout_detail(request, pk: int):
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)
+
+
+def _score_log_summary(rollout: Rollout) -> dict | None:
+    """What the leaderboard counts for a rollout of a version scored by the best of its score log (RE-Bench)."""
+    version = rollout.task.version
+    if not version.keeps_score_logs:
+        return None
+    entries = [e for e in rollout.score_log or [] if isinstance(e, dict) and isinstance(e.get("score"), (int, float))]
+    return {
+        "score": run_score(version.scoring, rollout.reward, [e["score"] for e in entries], rollout.task.final_only),
+        "entries": entries,
+        "final_only": rollout.task.final_only,
+    }
 
 
 def _redirect_to_step(rollout: Rollout, request, outline: list, shown: list, only: list[str]):

@@ -160,3 +160,15 @@ def test_the_page_shows_humans_apart_and_published_human_figures_as_published(ve
     assert "Human experts, 8 h (paper)" in published and ">published</span>" in published and "RE-Bench paper" in published
     rows = client.get("/api/v1/rollouts.csv", {"version": "rebench-examples"}).content.decode()
     assert '""t"": 3600' in rows  # the score log as JSON
+
+
+def test_the_rollout_page_says_what_the_leaderboard_counts(version, client):
+    import_human_csv(CSV, version)
+    h2 = Rollout.objects.get(trial_name="human__rebench-examples__h2")
+    h3 = Rollout.objects.get(trial_name="human__rebench-examples__h3")
+    html = client.get(f"/rollouts/{h2.pk}/").content.decode()
+    run = html.split('id="run-score"')[1].split("</dd>")[0]
+    ln = math.log
+    assert f"<strong>{(ln(0.5) - ln(5)) / (ln(0.1) - ln(5)):.4f}</strong>" in run and "the best of 2 intermediate scores" in run
+    run = client.get(f"/rollouts/{h3.pk}/").content.decode().split('id="run-score"')[1].split("</dd>")[0]
+    assert "<strong>0.4</strong>" in run and "final-only" in run  # its final, not its earlier 0.9
