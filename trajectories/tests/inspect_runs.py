@@ -1,8 +1,8 @@
 """Real Inspect AI logs made by the test suite: a tiny task run offline on Inspect's `mockllm`.
 
 The task is RE-Bench-like: the model calls `bash` to run a scoring tool
-(`python3 /app/score.py`), which records a runtime; after every tool call
-the solver asks Inspect for an intermediate score (a ScoreEvent with
+(`python3 /app/score.py`), which records a runtime and then an
+intermediate score (Inspect's `score()`: a ScoreEvent with
 `intermediate=True`, as METR's task bridge records a scoring tool's
 scores). The scorer normalises the runtime under the window_sums rule
 (start 5 ms, reference 0.1 ms, log) and carries the raw runtime in its
@@ -38,6 +38,7 @@ def make_eval_log(
 ) -> Path:
     """Run the task once per sample; return the log's path (.eval, or .json with log_format="json")."""
     from inspect_ai import Task, eval
+    from inspect_ai.agent import AgentState
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, execute_tools, get_model
     from inspect_ai.model._providers.mockllm import MockLLM
@@ -56,7 +57,9 @@ def make_eval_log(
             """
             found = re.search(r"--runtime ([0-9.]+)", cmd)
             if "score.py" in cmd and found:
+                # The scoring tool: it measures, then records an intermediate score as METR's bridge does.
                 store().set("runtime_ms", float(found.group(1)))
+                await score(AgentState(messages=[]))
                 return f"correct: yes\nruntime_ms: {float(found.group(1)):.4f}\n"
             return "solve.py starter.py score.py\n"
 
@@ -84,7 +87,6 @@ def make_eval_log(
                     break
                 result = await execute_tools(state.messages, state.tools)
                 state.messages.extend(m for m in result.messages if isinstance(m, ChatMessageTool))
-                await score(state)  # an intermediate score, as a scoring tool records it
             if final_runtime is not None:
                 store().set("runtime_ms", final_runtime)
             return state

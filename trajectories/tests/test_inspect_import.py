@@ -41,9 +41,9 @@ def test_the_reader_gives_one_folder_per_sample_with_its_score_log(logs):
     assert len(folders) == 2
     folder = folders[0]
     assert folder.task_name == "window_sums" and folder.model_provider == "mockllm" and folder.agent_name == "scored_agent"
-    # The intermediate scores: after ls (nothing scored yet), then each scoring call.
-    assert [e["raw"] for e in folder.score_log] == [None, *RUNTIMES]
-    assert [e["score"] for e in folder.score_log] == pytest.approx([0.0, *(round(normalised(r), 6) for r in RUNTIMES)])
+    # The intermediate scores: one per call of the scoring tool (not for ls).
+    assert [e["raw"] for e in folder.score_log] == RUNTIMES
+    assert [e["score"] for e in folder.score_log] == pytest.approx([round(normalised(r), 6) for r in RUNTIMES])
     times = [e["t"] for e in folder.score_log]
     assert times == sorted(times) and times[0] >= 0
     assert folder.reward == pytest.approx(round(normalised(0.3), 6))  # the final score
@@ -62,7 +62,7 @@ def test_import_makes_rollouts_with_analysed_steps(logs, version):
     assert rollout.task.name == "window_sums" and rollout.task.version == version
     assert str(rollout.harness) == "scored_agent" and rollout.model.name == "model"
     assert rollout.reward == pytest.approx(normalised(0.3), abs=1e-6)
-    assert [e["raw"] for e in rollout.score_log] == [None, *RUNTIMES]
+    assert [e["raw"] for e in rollout.score_log] == RUNTIMES
     assert (rollout.n_input_tokens, rollout.n_output_tokens) == (606, 85) and rollout.cost_usd == pytest.approx(0.05)
     # The same analysis as Harbor steps: the scoring calls are benchmark calls with their metric.
     benchmarks = Step.objects.filter(rollout=rollout, kinds__contains=" benchmark ").order_by("position")
