@@ -1,7 +1,8 @@
 """Public API of the trajectories app for other apps, commands and views.
 
 - import_path: import a trial folder, a Harbor job folder, a folder of jobs,
-  or an archive of any of these; one transaction per trial.
+  or an archive of any of these; one transaction per trial. An Inspect AI
+  log (.eval, .json) goes to trajectories.inspect_import: one per log.
 - import_trial_dir: import (or re-import) one trial folder, also while the
   trial is still running (the runner calls it after every episode).
 - store_trial_files: copy a trial folder's files to the shared artifact
@@ -27,6 +28,8 @@ from . import artifacts, bulk
 from .archives import ArchiveError, is_archive, unpacked
 from .failure_service import classify_and_store
 from .failures import exception_family
+from .inspect_import import import_inspect_log
+from .inspect_log import is_inspect_log
 from .ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
 from .models import Rollout
 from .trial_folder import find_trial_dirs
@@ -106,7 +109,14 @@ def import_path(
     """
     path = Path(path)
     report = ImportReport(source=str(path))
-    if is_archive(path) and path.is_file():
+    if path.is_file() and is_inspect_log(path):
+        # An Inspect AI log is not an archive of trials: each of its samples is a rollout.
+        report.total = 1
+        for outcome in import_inspect_log(path, version=version):
+            report.outcomes.append(outcome)
+            if on_progress:
+                on_progress(report, outcome)
+    elif is_archive(path) and path.is_file():
         try:
             with unpacked(path, parent=settings.UPLOADS_DIR) as folder:
                 _import_folder(folder, report, version, on_progress, should_stop, jobs, label=path.name, force=force)

@@ -122,3 +122,12 @@ def test_a_human_cohort_run(logs, version):
     outcomes = import_inspect_log(logs["json"], human_cohort="Human experts, 8 h")
     rollout = Rollout.objects.get(pk=outcomes[0].rollout_id)
     assert rollout.model.kind == "human" and rollout.model.name == "Human experts, 8 h" and str(rollout.harness) == "human"
+
+
+@pytest.mark.django_db
+def test_import_trials_takes_an_inspect_log_too(logs, version):
+    out = io.StringIO()
+    call_command("import_trials", str(logs["eval"]), stdout=out)
+    assert Rollout.objects.count() == 2
+    call_command("import_trials", str(logs["eval"]), stdout=out)
+    assert Rollout.objects.count() == 2 and "2 unchanged" in out.getvalue()
