@@ -194,6 +194,8 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
     final_only = scoring.get("final_only", False)
     if not isinstance(final_only, bool):
         reader.fail(f"[scoring] final_only must be true or false, not {final_only!r}")
+    if scoring_rule != "rebench" and (scoring.get("transform") is not None or scoring.get("final_only") is not None):
+        reader.fail('[scoring] transform and final_only belong to rule = "rebench"')
     if scoring_rule == "rebench" and transform == "log":
         for label, value in (("baseline", baseline_score), ("reference", reference_score)):
             if value - offset <= 0:
