@@ -11,6 +11,10 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+from autolab_site.secret_key import MissingSecretKey, resolve_secret_key
 
 # litellm otherwise fetches a price list from the internet at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -35,11 +39,15 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-# The fallback key is only for local use; docker-compose and any public
-# deployment must set SECRET_KEY.
-SECRET_KEY = os.environ.get("SECRET_KEY", "autolab-site-local-insecure-key-change-me")
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# Tests add Django's "testserver" themselves.
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Never a constant: SECRET_KEY from the environment, else (local hosts or
+# DEBUG only) one generated into the data directory (autolab_site.secret_key).
+try:
+    SECRET_KEY = resolve_secret_key(os.environ.get("SECRET_KEY"), debug=DEBUG, hosts=ALLOWED_HOSTS, data_dir=DATA_DIR)
+except MissingSecretKey as error:
+    raise ImproperlyConfigured(str(error)) from None
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,7 +64,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "autolab_site.middleware.RejectInvalidInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -75,6 +85,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -155,6 +166,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 LOGIN_URL = "admin:login"
+# Where a login goes when its `next` is missing or refused (Django's default, /accounts/profile/, is no page here).
+LOGIN_REDIRECT_URL = "evaluations:leaderboard"
 
 CACHES = {
     "default": {
@@ -230,3 +243,35 @@ LOGGING = {
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+
+# A site served over HTTPS (behind a proxy that terminates TLS and sets
+# X-Forwarded-Proto): cookies only over HTTPS, HSTS, http:// redirected.
+# `manage.py check --deploy` is clean with it (tests/test_settings.py).
+HTTPS = env_bool("AUTOLAB_HTTPS", False)
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("AUTOLAB_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("AUTOLAB_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("AUTOLAB_HSTS_PRELOAD", True)
+
+# Content-Security-Policy on every response: scripts and styles from our own
+# static files only (the few inline blocks carry the request's nonce), no
+# inline handlers, no style attributes (static/js/layout.js sets computed
+# sizes through the CSSOM, which CSP allows), nothing from another origin.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    # plotly.js adds its rules through the CSSOM to a <style> element the chart pages give a nonce.
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
