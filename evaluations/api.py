@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import json
 
+from autolab_site.spreadsheet import safe_cell
+
 from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -43,7 +45,7 @@ def csv_response(rows: list[dict], filename: str) -> HttpResponse:
     writer = csv.DictWriter(response, fieldnames=columns)
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow({k: "" if v is None else safe_cell(v) for k, v in row.items()})
     return response
 
 

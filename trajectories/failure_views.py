@@ -4,7 +4,6 @@ Thin: the queries and rules live in `failure_service` and `failures`.
 """
 from __future__ import annotations
 
-import csv
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -14,6 +13,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonRes
 from django.shortcuts import get_object_or_404, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
+
+from autolab_site import spreadsheet
 
 from . import failure_service
 from .failure_service import FailureFilters, LabelError
@@ -91,7 +92,7 @@ def export_csv(request: HttpRequest) -> HttpResponse:
     rows = failure_service.export_rows(FailureFilters.from_query(request.GET))
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="failures.csv"'
-    writer = csv.writer(response)
+    writer = spreadsheet.writer(response)
     writer.writerow(failure_service.EXPORT_COLUMNS)
     for row in rows:
         writer.writerow(failure_service.flat_row(row))
