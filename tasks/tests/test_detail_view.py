@@ -105,3 +105,15 @@ def test_hostile_instruction_on_the_page(client):
     assert "<script>alert" not in html
     assert "javascript:" not in html
     assert "onclick" not in html
+
+
+def test_the_servers_path_is_shown_to_staff_only(client, make_task, django_user_model):
+    folder = make_task("toy")
+    import_tasks(folder, version="1.1")
+    task = Task.objects.get()
+    assert task.source_path and str(folder) in task.source_path
+    public = client.get(url(task)).content.decode()
+    assert task.source_path not in public and "imported from" not in public
+    assert task.checksum in public
+    client.force_login(django_user_model.objects.create_user("staff", password="pw", is_staff=True))
+    assert task.source_path in client.get(url(task)).content.decode()
