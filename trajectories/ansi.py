@@ -3,7 +3,7 @@
 Agent observations are raw terminal captures: colour codes, cursor moves,
 carriage returns. They are untrusted text, so the text is HTML-escaped
 *first* and only then wrapped in spans whose classes (and, for 24-bit
-colours, inline colours built from integers) come from our own tables.
+colours, data attributes built from integers) come from our own tables.
 Nothing from the input ever reaches the markup unescaped.
 """
 from __future__ import annotations
@@ -46,13 +46,14 @@ class Style:
             names.append(f"ansi-bg-{self.bg}")
         return names
 
-    def css(self) -> str:
+    def data_attributes(self) -> str:
+        """24-bit colours as data attributes: static/js/layout.js applies them (the CSP forbids style attributes)."""
         parts = []
         if self.fg_rgb:
-            parts.append("color:rgb(%d,%d,%d)" % self.fg_rgb)
+            parts.append(' data-rgb-fg="%d,%d,%d"' % self.fg_rgb)
         if self.bg_rgb:
-            parts.append("background-color:rgb(%d,%d,%d)" % self.bg_rgb)
-        return ";".join(parts)
+            parts.append(' data-rgb-bg="%d,%d,%d"' % self.bg_rgb)
+        return "".join(parts)
 
     def is_plain(self) -> bool:
         return self == Style()
@@ -128,9 +129,7 @@ def _span(text: str, style: Style) -> str:
     classes = style.classes()
     if classes:
         attrs += ' class="%s"' % " ".join(classes)
-    css = style.css()
-    if css:
-        attrs += ' style="%s"' % css
+    attrs += style.data_attributes()
     return f"<span{attrs}>{escaped}</span>"
 
 

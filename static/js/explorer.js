@@ -522,6 +522,8 @@
   function initFind() {
     var box = document.getElementById("step-search");
     if (!box) return;
+    // The find never leaves the page (no inline onsubmit: the CSP forbids it).
+    if (box.form) box.form.addEventListener("submit", function (event) { event.preventDefault(); });
     box.addEventListener("input", function () {
       clearTimeout(find.timer);
       find.timer = setTimeout(function () { runFind(box.value.trim()); }, 250);

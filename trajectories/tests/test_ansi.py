@@ -15,7 +15,9 @@ ESC = "\x1b"
         (f"{ESC}[91mhi{ESC}[39m", '<span class="ansi-fg-bright-red">hi</span>'),
         (f"{ESC}[44mbg{ESC}[49m", '<span class="ansi-bg-blue">bg</span>'),
         (f"{ESC}[38;5;9mx", '<span class="ansi-fg-bright-red">x</span>'),
-        (f"{ESC}[38;2;10;300;0mx", '<span style="color:rgb(10,255,0)">x</span>'),
+        # 24-bit colours: numbers in data attributes (static/js/layout.js applies them; the CSP forbids style attributes).
+        (f"{ESC}[38;2;10;300;0mx", '<span data-rgb-fg="10,255,0">x</span>'),
+        (f"{ESC}[48;2;1;2;3;1mx", '<span class="ansi-bold" data-rgb-bg="1,2,3">x</span>'),
         # Cursor moves and OSC titles are dropped, not shown as garbage.
         (f"a{ESC}[2Kb{ESC}[1Ac", "abc"),
         (f"{ESC}]0;title{ESC}\\after", "after"),
