@@ -11,6 +11,7 @@
  *
  * and this script applies them, on the page and on every fragment inserted
  * later (outputs loaded on demand, live steps). Only numbers are accepted.
+ * Pages that show trajectories (rollout, subagent, compare) load it.
  */
 (function () {
   "use strict";

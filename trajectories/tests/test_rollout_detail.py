@@ -33,7 +33,7 @@ def test_header_shows_task_result_and_run(client):
     for field in ("reason", "ok", "speedup", "1.7", "<dd>true</dd>", "{&quot;raw&quot;: 0.69}"):
         assert field in html
     assert "$1.25" in html
-    assert 'class="phase-bar"' in html and "width: " in html
+    assert 'class="phase-bar"' in html and 'data-width="' in html
 
 
 def test_unknown_rollout_is_404(client):
