@@ -113,7 +113,8 @@ def test_grid_refreshes_itself(live_server, page):
     assert cell.locator('[data-cell="status"]').inner_text() == "queued"
     Rollout.objects.filter(pk=rollout.pk).update(status=RolloutStatus.FINISHED, reward=0.75)
     page.wait_for_function(
-        f"document.querySelector('td[data-rollout=\"{rollout.pk}\"] [data-cell=\"reward\"]').textContent === '0.750'",
+        # A function, not an expression string: Playwright evals a string, which the site's CSP refuses.
+        f"() => document.querySelector('td[data-rollout=\"{rollout.pk}\"] [data-cell=\"reward\"]').textContent === '0.750'",
         timeout=10_000,
     )
     assert "status-finished" in cell.get_attribute("class")
