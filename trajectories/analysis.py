@@ -16,16 +16,20 @@ show the previous run's result.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import NamedTuple
+
+from . import tool_vocabulary as vocabulary
 
 from .benchmark_commands import matcher_for
 from .curve import Reading, aware, best_so_far
 from .edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
 from .metrics import find_metric
-from .parsed import MetricReading, ParsedStep, RolloutAnalysis, StepAnalysis, TaskSpec
+from .parsed import MetricReading, ParsedStep, ParsedToolCall, RolloutAnalysis, StepAnalysis, TaskSpec
 from .shell import Command, split_commands
 from .step_kinds import Context, StepKind, call_kinds, shell_text, union
+from .tool_vocabulary import message_commands
 
 __all__ = ["StepKind", "analyse_rollout"]
 
@@ -71,8 +75,11 @@ def analyse_rollout(
         logs: set[str] = set()
         typed: list[str] = []
         reads_files = False
-        for call in step.tool_calls:
+        calls = step.tool_calls or _message_calls(step)
+        commands_of_calls: list[list[Command]] = []
+        for call in calls:
             text, commands, kinds, reads = _classify(call, context, classified)
+            commands_of_calls.append(commands)
             reads_files = reads_files or reads
             per_call.append(list(kinds))
             if commands:
@@ -91,12 +98,15 @@ def analyse_rollout(
             skip = set(edited)
             for observation in step.observations:
                 _learn(tracker, observation.content, skip=skip, reads_files=reads_files)
+            _learn_from_reads(tracker, step, calls, commands_of_calls, skip)
         # One call's kinds (ordered, "other" only alone) are already its step's kinds.
         kinds = list(per_call[0]) if len(per_call) == 1 else union(per_call)
         if step.extra.get("task_complete") is True and SUBMIT not in kinds:
             # terminus-2 may record `"task_complete": true` on the step itself.
             kinds = union(per_call + [[SUBMIT]])
-        analyses.append(StepAnalysis(kinds=kinds, call_kinds=per_call, diff="".join(diffs), edited_files=edited))
+        # Commands read from the message are no stored tool calls: their kinds are the step's only.
+        call_kinds_stored = per_call if step.tool_calls else []
+        analyses.append(StepAnalysis(kinds=kinds, call_kinds=call_kinds_stored, diff="".join(diffs), edited_files=edited))
         step_commands.append(commands_here)
         if typed:
             benchmark_call_ids.append(benchmark_ids)
@@ -167,6 +177,71 @@ def _apply_edits(tracker: FileTracker, call, commands):
             yield tracker.apply(write)
         return
     yield from tracker.apply_commands(commands or [])
+
+
+def _message_calls(step: ParsedStep) -> list[ParsedToolCall]:
+    """An agent step without tool calls may hold its commands in its message (tool_vocabulary.message_commands)."""
+    if step.source != "agent" or not step.message:
+        return []
+    calls = []
+    for command in message_commands(step.message):
+        if command.submit:
+            calls.append(ParsedToolCall("", "mark_task_complete", {}))
+        elif command.keystrokes:
+            calls.append(ParsedToolCall("", "bash_command", {"keystrokes": command.text}))
+        else:
+            calls.append(ParsedToolCall("", "bash", {"command": command.text}))
+    return calls
+
+
+def _learn_from_reads(tracker: FileTracker, step: ParsedStep, calls, commands_of_calls, skip: set[str]) -> None:
+    """Seed file contents from what a read tool (Read, read_file, view) or a lone `cat file` command showed.
+
+    A terminal's `cat` output is read from its screen (cat_outputs); a
+    tool's output is the file itself, once its line numbers are taken off.
+    """
+    for call, commands in zip(calls, commands_of_calls):
+        use = vocabulary.tool_use(call.function_name, call.arguments)
+        path = ""
+        if use.role == vocabulary.READ or (use.role == vocabulary.EDITOR and use.action == "view"):
+            path = use.path if use.whole_file else ""
+        elif use.role == vocabulary.SHELL and not use.keystrokes:
+            path = _lone_cat(commands)
+        if not path or tracker.resolve(path) in skip:
+            continue
+        output = _output_of(step, call, len(calls))
+        content = vocabulary.read_output_content(_unwrap(output)) if output is not None else None
+        if content is not None:
+            tracker.seed(path, content)
+
+
+def _lone_cat(commands: list[Command]) -> str:
+    """The file of a call that is one `cat <file>` and nothing else, or ""."""
+    if len(commands) != 1:
+        return ""
+    command = commands[0]
+    words = command.words
+    if command.program != "cat" or len(words) != 2 or words[1].startswith("-") or command.output_files or len(command.stages) != 1:
+        return ""
+    return words[1]
+
+
+def _output_of(step: ParsedStep, call, n_calls: int) -> str | None:
+    linked = [obs.content for obs in step.observations if call.call_id and obs.source_call_id == call.call_id]
+    if linked:
+        return linked[0]
+    if n_calls == 1 and len(step.observations) == 1:
+        return step.observations[0].content
+    return None
+
+
+# mini-swe-agent wraps a command's output: <returncode>0</returncode>\n<output>\n...</output>
+_MINI_OUTPUT = re.compile(r"\A\s*<returncode>0</returncode>\s*<output>\n?(.*)</output>\s*\Z", re.S)
+
+
+def _unwrap(output: str) -> str:
+    match = _MINI_OUTPUT.match(output)
+    return match.group(1) if match else output
 
 
 def _learn(tracker: FileTracker, content: str, skip: set[str], reads_files: bool) -> None:

@@ -18,16 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .parsed import FileChange, ParsedToolCall
+from .patches import ADD, DELETE, Hunk, apply_hunks, parse_patch
 from .sed import apply_sed
+from . import tool_vocabulary as vocabulary
 from .shell import Command
+from .tool_vocabulary import ToolUse, tool_use
 
-# Editor-style tools across harnesses (Anthropic's text editor, OpenHands,
-# SWE-agent, mini-swe-agent variants).
-EDITOR_TOOLS = {
-    "str_replace_based_edit_tool", "str_replace_editor", "edit", "edit_file", "editor", "text_editor",
-    "write_file", "create_file", "write", "file_write", "insert", "replace_in_file", "view", "read_file",
-}
-PATCH_TOOLS = {"apply_patch", "patch"}
 # File extensions that make a copy or a redirection an edit of the solution
 # rather than a log or a data dump.
 SOURCE_EXTENSIONS = {
@@ -81,7 +77,7 @@ class FileWrite:
     """One change a command makes to one file."""
 
     path: str
-    mode: str  # write | append | sed | str_replace | insert | copy | patch | unknown
+    mode: str  # write | append | sed | str_replace | replacements | insert | copy | patch | unknown
     content: str | None = None  # full (write) or appended text, when known
     old: str = ""  # str_replace
     new: str = ""  # str_replace / insert
@@ -90,6 +86,8 @@ class FileWrite:
     extended: bool = False  # sed -E
     source: str = ""  # copy: where from
     command: str = ""  # what to show when the edit cannot be replayed
+    hunks: list[Hunk] | None = None  # patch: this file's hunks, to replay (trajectories.patches)
+    replacements: tuple[tuple[str, str], ...] = ()  # replacements: (old, new) in order, one edit
 
 
 # --- what a command writes -------------------------------------------------------------
@@ -165,51 +163,63 @@ def _shell_writes(command: Command) -> list[FileWrite]:
 
 
 def tool_writes(call: ParsedToolCall) -> list[FileWrite] | None:
-    """Writes of an editor or patch tool call; None when `call` is not such a tool."""
-    name = call.function_name
-    args = call.arguments if isinstance(call.arguments, dict) else {}
-    if name in PATCH_TOOLS or (name not in EDITOR_TOOLS and isinstance(args.get("patch"), str)):
-        patch = _first(args, "input", "patch", "diff", "content") or ""
-        return patch_writes(patch, "apply_patch")
-    if name not in EDITOR_TOOLS:
+    """Writes of an editor or patch tool call; None when `call` is not such a tool.
+
+    The tool's role and arguments come from the harness vocabulary
+    (trajectories.tool_vocabulary), whatever the harness calls it.
+    """
+    use = tool_use(call.function_name, call.arguments)
+    return writes_of(use, call.function_name)
+
+
+def writes_of(use: ToolUse, name: str) -> list[FileWrite] | None:
+    """The writes a tool use makes; None for tools that are not editors, readers or patches."""
+    role, path = use.role, use.path
+    if role == vocabulary.PATCH:
+        return patch_writes(use.patch or "", name)
+    if role in (vocabulary.READ, vocabulary.SEARCH):
+        return []
+    if role not in _EDITING_ROLES:
         return None
-    path = _first(args, "path", "file_path", "filename", "file") or ""
-    action = (_first(args, "command", "action", "operation") or "").lower()
-    text = _first(args, "file_text", "content", "text", "contents")
-    old = _first(args, "old_str", "old_string", "old_text", "search")
-    new = _first(args, "new_str", "new_string", "new_text", "replace")
-    if action == "view" or name in ("view", "read_file"):
+    action = use.action
+    if action == "view" or not path:
         return []
-    if not path:
-        return []
-    if action == "create" or (text is not None and old is None):
+    if role == vocabulary.MULTI_REPLACE:
+        return [FileWrite(path, "replacements", replacements=use.edits, command=f"{name} {path}")] if use.edits else []
+    text = use.content
+    if role == vocabulary.WRITE or action == "create" or (text is not None and use.old is None and role != vocabulary.INSERT):
         return [FileWrite(path, "write", text or "", command=f"{name} create {path}")]
-    if action == "insert" or name == "insert":
-        line = args.get("insert_line", args.get("line"))
-        return [FileWrite(path, "insert", new=new or text or "", line=_int(line), command=f"{name} insert {path}")]
-    if old is not None:
-        return [FileWrite(path, "str_replace", old=old, new=new or "", command=f"{name} str_replace {path}")]
+    if role == vocabulary.INSERT or action == "insert":
+        return [FileWrite(path, "insert", new=use.new or text or "", line=use.line, command=f"{name} insert {path}")]
+    if use.old is not None:
+        return [FileWrite(path, "str_replace", old=use.old, new=use.new or "", command=f"{name} str_replace {path}")]
     if action == "undo_edit":
         return [FileWrite(path, "unknown", command=f"{name} undo_edit {path}")]
     return [FileWrite(path, "unknown", command=f"{name} {action} {path}".strip())]
 
 
+_EDITING_ROLES = {vocabulary.EDITOR, vocabulary.WRITE, vocabulary.REPLACE, vocabulary.MULTI_REPLACE, vocabulary.INSERT}
+
+
 def is_editor_view(call: ParsedToolCall) -> bool:
-    args = call.arguments if isinstance(call.arguments, dict) else {}
-    action = str(args.get("command") or args.get("action") or "").lower()
-    return call.function_name in ("view", "read_file") or (call.function_name in EDITOR_TOOLS and action == "view")
+    """A tool call that shows a file or searches files (an inspect step)."""
+    use = tool_use(call.function_name, call.arguments)
+    return use.role in (vocabulary.READ, vocabulary.SEARCH) or (use.role == vocabulary.EDITOR and use.action == "view")
 
 
 def patch_writes(patch: str, command: str) -> list[FileWrite]:
-    """Files named in a unified diff or a Codex-style `*** Update File:` patch."""
-    paths: list[str] = []
-    for match in re.finditer(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\+\+\+ (?:b/)?(\S+)", patch, re.M):
-        path = (match.group(1) or match.group(2) or "").strip()
-        if path and path != "/dev/null" and path not in paths:
-            paths.append(path)
-    if not paths:
+    """Each file a unified diff or a Codex `*** Begin Patch` changes, with its own part of the patch."""
+    writes = []
+    for part in parse_patch(patch):
+        if part.operation == ADD:
+            writes.append(FileWrite(part.path, "write", part.added_content, command=command))
+        elif part.operation == DELETE:
+            writes.append(FileWrite(part.path, "unknown", command=f"{command}: delete {part.path}"))
+        else:
+            writes.append(FileWrite(part.path, "patch", part.text, hunks=part.hunks, command=command))
+    if not writes:
         return [FileWrite("", "patch", patch, command=command)]
-    return [FileWrite(path, "patch", patch, command=command) for path in paths]
+    return writes
 
 
 def python_writes(code: str, command: str = "python") -> list[FileWrite]:
@@ -368,6 +378,16 @@ class FileTracker:
                 new = old.replace(write.old, write.new, 1)
             else:
                 return path, _replacement_hunk(path, write.old, write.new)
+        elif mode == "replacements":
+            new = old
+            for old_text, new_text in write.replacements:
+                if new is None or not old_text or old_text not in new:
+                    new = None
+                    break
+                new = new.replace(old_text, new_text, 1)
+            if new is None:
+                self.known[path] = None
+                return path, "".join(_replacement_hunk(path, a, b) for a, b in write.replacements)
         elif mode == "insert":
             if old is not None and write.line is not None:
                 lines = old.splitlines(keepends=True)
@@ -377,10 +397,12 @@ class FileTracker:
                 self.known[path] = None
                 return path, _added_only(path, write.new, f"inserted after line {write.line}; content unknown")
         elif mode == "patch":
-            # Patches are shown as written, not replayed: the file's content is unknown after.
-            if path:
-                self.known[path] = None
-            return path, write.content or ""
+            new = apply_hunks(old, write.hunks) if old is not None and write.hunks else None
+            if new is None:
+                # Shown as written: the file's content is unknown after.
+                if path:
+                    self.known[path] = None
+                return path, write.content or ""
         else:
             self.known[path] = None
             return path, _pseudo(path, write.command, "change not reconstructed")

@@ -7,13 +7,10 @@ of a shell call (a terminus-2 keystroke string may hold several, joined by
 `&&`, `;` or newlines; heredoc bodies are never split). A step's kinds are
 the union over its calls. A call that no rule claims is "other".
 
-Harness facts this relies on:
-- terminus-2 sends `bash_command` calls with `keystrokes` (text typed into
-  tmux; "" or "\\n" just waits, "C-c" is a key chord) and ends with
-  `mark_task_complete`.
-- mini-swe-agent style harnesses send `bash`/`execute` with a `command`.
-- Editor tools (`str_replace_based_edit_tool`, `edit`, `write_file`, ...)
-  carry `path`, `file_text`, `old_str`/`new_str` and `command`.
+What a tool is (a shell, an editor, a reader, a submit tool), whatever a
+harness calls it, comes from the one vocabulary table in
+trajectories.tool_vocabulary. terminus-2's keystrokes are text typed into
+tmux: "" or "\\n" just waits, "C-c" is a key chord.
 """
 from __future__ import annotations
 
@@ -23,7 +20,8 @@ from enum import Enum
 from typing import Callable
 
 from .benchmark_commands import BenchmarkMatcher
-from .edits import EDITOR_TOOLS, PATCH_TOOLS, is_editor_view, shell_writes, tool_writes
+from . import tool_vocabulary as vocabulary
+from .edits import is_editor_view, shell_writes, tool_writes
 from .parsed import ParsedToolCall
 from .shell import Command, split_commands
 
@@ -43,8 +41,6 @@ class StepKind(str, Enum):
 
 ORDER = [kind.value for kind in StepKind]
 
-SUBMIT_TOOLS = {"mark_task_complete", "task_complete", "submit", "submit_solution", "finish", "complete_task", "done"}
-SHELL_TOOLS = {"bash_command", "bash", "execute", "execute_bash", "execute_command", "shell", "run", "run_command", "terminal", "exec_command", "run_shell_command", "cmd"}
 # tmux key names terminus-2 accepts as keystrokes ("C-c", "Escape", ...).
 _TMUX_KEY = re.compile(r"(?:C|M|S)-\S|Escape|Enter|Tab|BSpace|Up|Down|Left|Right|Home|End|PageUp|PageDown|NPage|PPage")
 
@@ -172,7 +168,9 @@ def _empty_keystrokes(call: ParsedToolCall) -> bool:
 
 def _submits(call: ParsedToolCall) -> bool:
     args = call.arguments if isinstance(call.arguments, dict) else {}
-    return call.function_name in SUBMIT_TOOLS or args.get("task_complete") is True
+    if args.get("task_complete") is True:
+        return True
+    return vocabulary.tool_use(call.function_name, args).role == vocabulary.SUBMIT
 
 
 def _editor_writes(call: ParsedToolCall) -> bool:
@@ -185,11 +183,17 @@ def _submit_echo(command: Command, context: Context) -> bool:
     return command.program == "echo" and any("SUBMIT" in word and "COMPLETE" in word for word in command.words)
 
 
+def _background_output(call: ParsedToolCall) -> bool:
+    """Reading a background job's new output (claude-code's BashOutput): waiting on it."""
+    return vocabulary.tool_use(call.function_name, call.arguments).role == vocabulary.WAIT
+
+
 RULES: tuple[Rule, ...] = (
     Rule(StepKind.SUBMIT, "the harness's submit / task-complete tool", call=_submits),
     Rule(StepKind.WAIT, "empty keystrokes or a bare key chord (C-c): the agent waits", call=_empty_keystrokes),
+    Rule(StepKind.WAIT, "reads a background job's output (BashOutput)", call=_background_output),
     Rule(StepKind.EDIT, "editor or patch tool writing a file", call=_editor_writes),
-    Rule(StepKind.INSPECT, "editor tool viewing a file", call=is_editor_view),
+    Rule(StepKind.INSPECT, "a tool reading or searching files (Read, view, Grep, read_file)", call=is_editor_view),
     Rule(StepKind.BENCHMARK, "runs the task's local evaluation", command=_is_benchmark),
     Rule(StepKind.EDIT, "writes a file (heredoc, echo >, tee, sed -i, python open(...,'w'), cp, patch)",
          command=lambda command, context: bool(shell_writes(command))),
@@ -201,19 +205,12 @@ RULES: tuple[Rule, ...] = (
 
 
 def shell_text(call: ParsedToolCall) -> str | None:
-    """The shell text a call runs, or None when it is not a shell call."""
-    args = call.arguments if isinstance(call.arguments, dict) else {}
-    if call.function_name in EDITOR_TOOLS or call.function_name in PATCH_TOOLS or call.function_name in SUBMIT_TOOLS:
-        return None
-    if "keystrokes" in args:
-        value = args.get("keystrokes")
-        return value if isinstance(value, str) else ""
-    if call.function_name in SHELL_TOOLS or "command" in args or "cmd" in args:
-        value = args.get("command", args.get("cmd", args.get("script", "")))
-        if isinstance(value, list):
-            # ["bash", "-lc", "..."]: the script is the last element.
-            value = value[-1] if value and isinstance(value[-1], str) else " ".join(map(str, value))
-        return value if isinstance(value, str) else None
+    """The shell text a call runs, or None when it is not a shell call (see tool_vocabulary)."""
+    use = vocabulary.tool_use(call.function_name, call.arguments)
+    if use.role == vocabulary.SHELL:
+        return use.command if use.command is not None else ("" if use.keystrokes else None)
+    if use.role == vocabulary.PYTHON:
+        return use.command
     return None
 
 

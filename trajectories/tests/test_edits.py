@@ -167,8 +167,47 @@ def test_write_file_and_apply_patch_tools():
     patch = "*** Begin Patch\n*** Update File: /app/solve.py\n@@\n-x = 1\n+x = 2\n*** End Patch"
     [write] = tool_writes(ParsedToolCall("c", "apply_patch", {"input": patch}))
     assert write.path == "/app/solve.py"
-    assert FileTracker().apply(write) == ("/app/solve.py", patch)
+    # Content unknown: this file's part of the patch is shown as written.
+    assert FileTracker().apply(write) == ("/app/solve.py", "*** Update File: /app/solve.py\n@@\n-x = 1\n+x = 2\n")
+    # Content known: replayed, a real diff.
+    tracker = FileTracker()
+    tracker.seed("/app/solve.py", "import os\nx = 1\n")
+    assert tracker.apply(write) == ("/app/solve.py", "--- a/app/solve.py\n+++ b/app/solve.py\n@@ -1,2 +1,2 @@\n import os\n-x = 1\n+x = 2\n")
+    assert tracker.known["/app/solve.py"] == "import os\nx = 2\n"
     assert tool_writes(ParsedToolCall("c", "bash", {"command": "ls"})) is None
+
+
+PATCHES = [
+    # Codex: an added file is a full write, a deleted one unknown, an updated one its own part.
+    (
+        "*** Begin Patch\n*** Add File: /app/new.py\n+a\n+b\n*** Update File: /app/old.py\n@@ def f():\n-    x\n+    y\n"
+        "*** Delete File: /app/gone.py\n*** End Patch\n",
+        [("/app/new.py", "write", "a\nb\n"), ("/app/old.py", "patch", "*** Update File: /app/old.py\n@@ def f():\n-    x\n+    y\n"),
+         ("/app/gone.py", "unknown", None)],
+    ),
+    # Unified diff of two files.
+    (
+        "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-1\n+2\n--- a/y.py\n+++ b/y.py\n@@ -3 +3 @@\n-3\n+4\n",
+        [("x.py", "patch", "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-1\n+2\n"), ("y.py", "patch", "--- a/y.py\n+++ b/y.py\n@@ -3 +3 @@\n-3\n+4\n")],
+    ),
+    ("not a patch", [("", "patch", "not a patch")]),
+]
+
+
+@pytest.mark.parametrize(("patch", "expected"), PATCHES)
+def test_patch_writes_per_file(patch, expected):
+    assert [(w.path, w.mode, w.content) for w in tool_writes(ParsedToolCall("c", "apply_patch", {"input": patch}))] == expected
+
+
+def test_unified_patch_is_replayed_ignoring_its_line_numbers():
+    tracker = FileTracker()
+    tracker.seed("x.py", "a\nb\nc\n")
+    [write] = tool_writes(ParsedToolCall("c", "apply_patch", {"patch": "--- a/x.py\n+++ b/x.py\n@@ -9,2 +9,2 @@\n b\n-c\n+C\n"}))
+    path, diff = tracker.apply(write)
+    assert tracker.known["x.py"] == "a\nb\nC\n" and "-c\n+C\n" in diff
+    # A hunk that does not fit leaves the content unknown, and shows the part.
+    [write] = tool_writes(ParsedToolCall("c", "apply_patch", {"patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-zzz\n+y\n"}))
+    assert tracker.apply(write)[1].startswith("--- a/x.py") and tracker.known["x.py"] is None
 
 
 PYTHON_WRITES = [
