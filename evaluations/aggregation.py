@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trajectories import statuses
+
 from . import ranking
 from .ranking import TIE_TOLERANCE
 
@@ -47,7 +49,8 @@ SUPERSEDED = "superseded"
 UNFINISHED = "unfinished"
 CANCELLED = "cancelled"
 
-UNFINISHED_STATUSES = frozenset({"queued", "preparing", "running", "verifying"})
+# Queued, running, or imported without result.json (trajectories.statuses).
+UNFINISHED_STATUSES = statuses.UNFINISHED
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260510
 

@@ -272,6 +272,9 @@ def rollout_row(r: Rollout) -> dict:
         "harness_id": r.harness_id,
         "index": r.index,
         "status": r.status,
+        "status_reason": r.status_reason,
+        # "atif", "converted from <native format>", "none" (no trajectory: reward and result only), "" (not recorded).
+        "trajectory": r.trajectory_format,
         "reward": r.reward,
         # The version's convention: the reward (AutoLab) or the best of the score log (RE-Bench).
         "score": lb.counted_score(

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import statuses
+
 # Causes ----------------------------------------------------------------------
 
 INFRASTRUCTURE_ERROR = "infrastructure_error"
@@ -90,6 +92,7 @@ class Outcome:
     NO_REWARD = "no_reward"
     RUNNING = "running"
     CANCELLED = "cancelled"
+    INCOMPLETE = "incomplete"
     INFRA_ERROR = "infra_error"
 
 
@@ -110,7 +113,7 @@ FLAGS: dict[str, str] = {
     REGRESSED_AFTER_BEST: "finished worse than its best-so-far",
 }
 
-_ACTIVE_STATUSES = {"queued", "preparing", "running", "verifying"}
+_ACTIVE_STATUSES = statuses.ACTIVE
 
 
 # Inputs and outputs -------------------------------------------------------------
@@ -723,8 +726,10 @@ def regressed_after_best(facts: RolloutFacts, thresholds: Thresholds = Threshold
 def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Classification:
     if facts.status in _ACTIVE_STATUSES:
         return Classification(outcome=Outcome.RUNNING)
-    if facts.status == "cancelled":
+    if facts.status == statuses.CANCELLED:
         return Classification(outcome=Outcome.CANCELLED)
+    if facts.status == statuses.INCOMPLETE:
+        return Classification(outcome=Outcome.INCOMPLETE)
     flags = behaviour_flags(facts, thresholds)
     if facts.reward is not None and facts.reward > 0:
         return Classification(outcome=Outcome.SCORED, flags=flags)

@@ -27,7 +27,7 @@ from autolab_site.gc_pause import gc_paused
 from evaluations import services as evaluations
 from tasks import services as tasks
 
-from . import analysis, failure_service
+from . import analysis, failure_service, statuses
 from .atif import _text
 from .models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, SubTrajectory, ToolCall
 from .parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
@@ -69,6 +69,9 @@ class TrialOutcome:
     model: str = ""
     harness: str = ""
     status: str = ""
+    status_reason: str = ""
+    # "atif", "converted from <native format>" or "none" (no trajectory: reward and result only).
+    trajectory: str = ""
     n_steps: int = 0
     n_episodes: int | None = None
     n_input_tokens: int | None = None
@@ -181,6 +184,8 @@ def _describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutc
     outcome.model = rollout.model.name
     outcome.harness = str(rollout.harness)
     outcome.status = rollout.status
+    outcome.status_reason = rollout.status_reason
+    outcome.trajectory = rollout.trajectory_format
     outcome.n_steps = rollout.n_steps
     outcome.n_episodes = rollout.n_episodes
     outcome.n_input_tokens = rollout.n_input_tokens
@@ -353,6 +358,11 @@ def _fill_rollout(
     rollout.trial_id = folder.trial_id[:100]
     rollout.job_id = folder.job_id[:100]
     rollout.status = _status(rollout, folder, keep_status=keep_status)
+    if rollout.status == RolloutStatus.INCOMPLETE:
+        rollout.status_reason = statuses.INCOMPLETE_REASON
+        warnings.append(f"incomplete: {statuses.INCOMPLETE_REASON}; left out of the figures")
+    elif not keep_status and rollout.status_reason == statuses.INCOMPLETE_REASON:
+        rollout.status_reason = ""
     if folder.started_at or folder.finished:
         rollout.started_at = folder.started_at
         rollout.finished_at = folder.finished_at
@@ -389,6 +399,9 @@ def _fill_rollout(
     rollout.source_path = source[:1000]
     rollout.checksum = folder.checksum
     rollout.schema_version = trajectory.schema_version if trajectory else ""
+    rollout.trajectory_format = folder.trajectory_format
+    rollout.session_id = trajectory.session_id[:200] if trajectory else ""
+    rollout.final_metrics = final if isinstance(final, dict) else {}
     rollout.validation_warnings = warnings
     rollout.agent_extra = trajectory.agent_extra if trajectory else {}
     rollout.config = folder.config
@@ -423,18 +436,12 @@ def files_changed(files: list[FileChange]) -> list[dict[str, Any]]:
 
 
 def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
-    """An imported trial's status; a rollout our runner owns keeps its own (evaluations.lifecycle sets it)."""
-    if keep_status and rollout.pk:
-        return rollout.status
-    if folder.finished:
-        if rollout.status == RolloutStatus.CANCELLED:
-            return RolloutStatus.CANCELLED
-        if folder.exception_type and folder.reward is None:
-            return RolloutStatus.FAILED
-        return RolloutStatus.FINISHED
-    if rollout.pk and rollout.status == RolloutStatus.VERIFYING:
-        return rollout.status
-    return RolloutStatus.RUNNING
+    """An imported trial's status (trajectories.statuses); a rollout our runner owns keeps its own (evaluations.lifecycle sets it)."""
+    owned = bool(rollout.pk) and (keep_status or (rollout.campaign_id is not None and rollout.is_active))
+    return statuses.imported_status(
+        finished=folder.finished, exception_type=folder.exception_type, reward=folder.reward,
+        reward_valid=folder.reward_valid, previous=rollout.status if rollout.pk else "", runner_active=owned,
+    )
 
 
 def _first(*values: Any) -> int | None:

@@ -10,20 +10,24 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from . import statuses
 from .fields import SearchDocumentField
 
 
 class RolloutStatus(models.TextChoices):
-    QUEUED = "queued"
-    PREPARING = "preparing"
-    RUNNING = "running"
-    VERIFYING = "verifying"
-    FINISHED = "finished"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
+    """The values of trajectories.statuses (which counts where is said there)."""
+
+    QUEUED = statuses.QUEUED
+    PREPARING = statuses.PREPARING
+    RUNNING = statuses.RUNNING
+    VERIFYING = statuses.VERIFYING
+    FINISHED = statuses.FINISHED
+    FAILED = statuses.FAILED
+    CANCELLED = statuses.CANCELLED
+    INCOMPLETE = statuses.INCOMPLETE
 
 
-ACTIVE_STATUSES = (RolloutStatus.QUEUED, RolloutStatus.PREPARING, RolloutStatus.RUNNING, RolloutStatus.VERIFYING)
+ACTIVE_STATUSES = tuple(status for status in RolloutStatus if status.value in statuses.ACTIVE)
 
 
 class Rollout(models.Model):
@@ -102,6 +106,12 @@ class Rollout(models.Model):
     source_path = models.CharField(max_length=1000, blank=True)
     checksum = models.CharField(max_length=64, blank=True)
     schema_version = models.CharField(max_length=30, blank=True)
+    # "atif", "converted from <native format>" or "none" (trial_folder.TrialFolder.trajectory_format);
+    # "" for rollouts imported before it was recorded.
+    trajectory_format = models.CharField(max_length=100, blank=True)
+    # The main trajectory's root session_id and final_metrics (total_steps, extra, ...), as written.
+    session_id = models.CharField(max_length=200, blank=True)
+    final_metrics = models.JSONField(default=dict, blank=True)
     validation_warnings = models.JSONField(default=list, blank=True)
     agent_extra = models.JSONField(default=dict, blank=True)
     config = models.JSONField(default=dict, blank=True)
@@ -147,7 +157,12 @@ class Rollout(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.status in ACTIVE_STATUSES
+        return self.status in statuses.ACTIVE
+
+    @property
+    def has_no_trajectory(self) -> bool:
+        """Imported with its reward and result but without steps (no ATIF file, nothing to convert)."""
+        return self.trajectory_format == "none"
 
     @property
     def agent_duration_sec(self) -> float | None:

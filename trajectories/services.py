@@ -24,7 +24,7 @@ from django.conf import settings
 
 from tasks.services import stored_anchors
 
-from . import artifacts, bulk
+from . import artifacts, bulk, native_formats
 from .archives import ArchiveError, is_archive, unpacked
 from .failure_service import classify_and_store
 from .failures import exception_family
@@ -125,7 +125,9 @@ def import_path(
     elif path.is_dir():
         _import_folder(path, report, version, on_progress, should_stop, jobs, force=force)
     elif path.exists():
-        report.errors.append(f"{path}: neither a folder nor an archive (.tar.gz, .tgz, .tar, .zip)")
+        report.errors.append(
+            native_formats.single_file_error(path) or f"{path}: neither a folder nor an archive (.tar.gz, .tgz, .tar, .zip)"
+        )
     else:
         report.errors.append(f"{path}: no such file or folder")
     return report

@@ -1,6 +1,6 @@
 """Reading one Harbor trial folder into plain data, without the database.
 
-A Harbor 0.25 trial folder holds `config.json` (TrialConfig), `result.json`
+A Harbor 0.25 or 0.26 trial folder holds `config.json` (TrialConfig), `result.json`
 (TrialResult, written only when the trial ends), `agent/trajectory.json`
 (ATIF, rewritten after every episode while the agent runs), terminus-2's
 summarisation subagents `agent/trajectory.summarization-*.json` and, with
@@ -11,7 +11,10 @@ main trajectory after each summarisation, and `verifier/` (`reward.json`,
 
 The JSON files are read as plain dicts rather than Harbor's pydantic
 `TrialResult`: results written by other Harbor versions, or by a verifier
-whose reward.json has non-numeric fields, must import all the same.
+whose reward.json has non-numeric fields, must import all the same. Harbor
+0.26's result.json adds `schema_version`, the exception's `policy` and
+`reward_valid`, which says whether the reward counts; 0.25's has none of
+them (and `failure_cause`, which 0.26 dropped, is not read).
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ from typing import Any
 from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import read_file
 
-from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_file, read_json_file
+from . import native_formats
+from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, read_json_file
 from .parsed import ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
@@ -94,12 +98,20 @@ class TrialFolder:
     exception_traceback: str = ""
 
     reward: float | None = None
+    # Harbor 0.26's verdict on whether the reward counts (result.json
+    # `reward_valid`); None for results that do not say (Harbor 0.25).
+    reward_valid: bool | None = None
+    # result.json's `schema_version` (Harbor 0.26 writes 1; absent before).
+    result_schema_version: int | None = None
     verifier_fields: dict[str, Any] = field(default_factory=dict)
     verifier_stdout: str = ""
     # The verifier's other JSON files by name ("optimized_score.json": {...}).
     verifier_outputs: dict[str, Any] = field(default_factory=dict)
 
     trajectory: ParsedTrajectory | None = None
+    # Where the steps come from: "atif" (agent/trajectory.json), "converted from
+    # <native format>" (Harbor's converter, run at import), or "none".
+    trajectory_format: str = ""
     # terminus-2 summarisation subagents saved beside the main trajectory.
     subtrajectory_files: dict[str, ParsedTrajectory] = field(default_factory=dict)
     checksum: str = ""
@@ -386,6 +398,10 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
         folder.exception_type = _text(exception.get("exception_type"))[:200]
         folder.exception_message = _text(exception.get("exception_message"))
         folder.exception_traceback = _text(exception.get("exception_traceback"))
+    if isinstance(result.get("reward_valid"), bool):
+        folder.reward_valid = result["reward_valid"]
+    version = result.get("schema_version")
+    folder.result_schema_version = version if isinstance(version, int) and not isinstance(version, bool) else None
 
 
 def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) -> None:
@@ -410,6 +426,12 @@ def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) 
             reward = _number(float(_read_text(folder.path, "verifier/reward.txt").strip()))
         except ValueError:
             folder.warnings.append(f"{folder.path / 'verifier' / 'reward.txt'}: not a number")
+    if reward is not None and folder.reward_valid is False:
+        # Harbor 0.26 says this reward does not count (the trial's exception
+        # voids it): it stays among the verifier's fields, not as the reward.
+        why = f" ({folder.exception_type})" if folder.exception_type else ""
+        folder.warnings.append(f"result.json: Harbor marks the reward {reward:g} invalid{why}; it is kept but not counted")
+        reward = None
     folder.reward = reward
     if "verifier/test-stdout.txt" in snapshot.names:
         folder.verifier_stdout = _read_text(folder.path, "verifier/test-stdout.txt")
@@ -472,6 +494,44 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
             folder.subtrajectory_files[sub.name] = parsed
     if continuations:
         _join_continuations(folder, continuations)
+    if folder.trajectory is not None:
+        folder.trajectory_format = "atif"
+    elif folder.finished:
+        _read_native_logs(folder, snapshot)
+
+
+def _read_native_logs(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
+    """A finished trial without agent/trajectory.json: convert its harness's own logs, or say there are none.
+
+    Only ended trials: while an agent runs, Harbor has not converted yet,
+    and the runner imports again when it ends.
+    """
+    fmt = native_formats.detect(snapshot.names)
+    if fmt is None:
+        folder.trajectory_format = "none"
+        has_agent = any(name.startswith("agent/") for name in snapshot.names)
+        where = "agent/ holds no trajectory.json and no agent log we know" if has_agent else "there is no agent/ folder"
+        folder.warnings.append(f"no trajectory: {where}; the reward and result are imported without steps")
+        return
+    try:
+        data = native_formats.convert(
+            folder.path, fmt, snapshot.names, model_name=folder.model_name,
+            read=lambda relative: read_file(folder.path, relative),
+        )
+        parsed = parse_trajectory_data(data, source=f"agent/ ({fmt.name})")
+    except (native_formats.ConversionError, AtifError, OSError) as exc:
+        folder.trajectory_format = "none"
+        folder.warnings.append(
+            f"no trajectory: agent/ holds a {fmt.name} but no trajectory.json, and it could not be converted "
+            f"({exc}); the reward and result are imported without steps"[:400]
+        )
+        return
+    folder.trajectory = parsed
+    folder.trajectory_format = f"converted from {fmt.name}"
+    folder.warnings.append(
+        f"agent/trajectory.json is missing: converted from the {fmt.name} by Harbor {native_formats.harbor_version()}'s converter"
+    )
+    folder.warnings.extend(f"converted trajectory: {w}" for w in parsed.warnings)
 
 
 def _join_continuations(folder: TrialFolder, continuations: dict[int, ParsedTrajectory]) -> None:

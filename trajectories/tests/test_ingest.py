@@ -420,7 +420,8 @@ def test_live_trial_then_completed(tmp_path, task):
     outcome = import_trial_dir(folder, live=True)
     assert outcome.outcome == "created", outcome.error
     rollout = Rollout.objects.get()
-    assert rollout.status == RolloutStatus.RUNNING
+    # Not our runner's: a trial without result.json is incomplete, never "running".
+    assert rollout.status == RolloutStatus.INCOMPLETE
     assert rollout.n_steps == 2 and rollout.reward is None
     # Tokens so far come from the trajectory's running totals.
     assert rollout.n_input_tokens == 100 and rollout.n_output_tokens == 10

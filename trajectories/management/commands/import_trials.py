@@ -154,9 +154,16 @@ def describe(outcome: TrialOutcome) -> str:
         extra = f" ({reason})"
     if outcome.exception_type:
         extra += f", {outcome.exception_type}"
+    steps = f"{outcome.n_steps} steps"
+    if outcome.trajectory == "none":
+        steps = "NO TRAJECTORY (reward and result only)"
+    elif outcome.trajectory.startswith("converted "):
+        steps += f" ({outcome.trajectory})"
+    if outcome.status == "incomplete":
+        extra += f"; INCOMPLETE: {outcome.status_reason}"
     return (
         f"{outcome.trial_name}: {outcome.outcome}: {outcome.task}, {outcome.model}, {outcome.harness}, "
-        f"{outcome.n_steps} steps, reward {_number(outcome.reward)}{extra}"
+        f"{steps}, reward {_number(outcome.reward)}{extra}"
     )
 
 
@@ -167,6 +174,15 @@ def summary_line(report: ImportReport) -> str:
         f"{counts['created']} created, {counts['updated']} updated, {counts['unchanged']} unchanged, "
         f"{counts['failed']} failed of {report.total} trials ({steps} steps stored) in {report.elapsed:.1f} s"
     )
+    stored = [o for o in report.outcomes if o.outcome in ("created", "updated")]
+    notes = [
+        (sum(o.trajectory == "none" for o in stored), "without a trajectory"),
+        (sum(o.trajectory.startswith("converted ") for o in stored), "converted from a native agent log"),
+        (sum(o.status == "incomplete" for o in stored), "incomplete (no result.json)"),
+    ]
+    for n, what in notes:
+        if n:
+            text += f"; {n} {what}"
     if report.interrupted:
         text += "; interrupted"
     return text
