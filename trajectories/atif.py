@@ -106,17 +106,17 @@ def parse_trajectory_file(
 ) -> ParsedTrajectory:
     path = Path(path)
     with gc_paused():
-        data, storable = _read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
-        return _parse(data, source=str(path), storable=storable)
+        data, storable, notes = _read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
+        return _parse(data, source=str(path), storable=storable, notes=notes)
 
 
 def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> ParsedTrajectory:
     with gc_paused():
         try:
-            data, storable = decode_json(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data, storable, notes = _decode_tolerantly(text)
+        except json.JSONDecodeError as exc:
             raise AtifError(source, f"is not valid JSON ({exc})") from exc
-        return _parse(data, source=source, storable=storable)
+        return _parse(data, source=source, storable=storable, notes=notes)
 
 
 def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTrajectory:
@@ -146,9 +146,27 @@ def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
     return json.loads(raw), False
 
 
+def _decode_tolerantly(raw: str | bytes | bytearray) -> tuple[Any, bool, list[str]]:
+    """decode_json, but bytes that are not UTF-8 become U+FFFD, with a note, instead of refusing the file.
+
+    One bad byte in one observation (a binary dump in a terminal) must not
+    lose the whole trajectory.
+    """
+    try:
+        data, storable = decode_json(raw)
+        return data, storable, []
+    except UnicodeDecodeError:
+        if not isinstance(raw, (bytes, bytearray)):
+            raise
+    text = bytes(raw).decode("utf-8", "replace")
+    replaced = text.count("\ufffd") - bytes(raw).count("\ufffd".encode())
+    data = json.loads(text)
+    return data, False, [f"{replaced} byte{'s' if replaced != 1 else ''} that are not UTF-8 replaced with U+FFFD"]
+
+
 def _read_json(
     path: Path, *, attempts: int, delay: float, first_read: bytes | None = None, read: Callable[[], bytes] | None = None
-) -> tuple[Any, bool]:
+) -> tuple[Any, bool, list[str]]:
     for attempt in range(max(1, attempts)):
         if attempt == 0 and first_read is not None:
             raw = first_read
@@ -158,7 +176,7 @@ def _read_json(
             except OSError as exc:
                 raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
         try:
-            return decode_json(raw)
+            return _decode_tolerantly(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             if attempt + 1 >= max(1, attempts):
                 raise AtifError(str(path), f"is not valid JSON ({exc})") from exc
@@ -166,12 +184,12 @@ def _read_json(
     raise AssertionError("unreachable")
 
 
-def _parse(data: Any, *, source: str, storable: bool) -> ParsedTrajectory:
+def _parse(data: Any, *, source: str, storable: bool, notes: list[str] = ()) -> ParsedTrajectory:
     if not isinstance(data, dict):
         raise AtifError(source, f"is not an ATIF trajectory (a JSON {type(data).__name__}, not an object)")
     if not isinstance(data.get("steps"), list):
         raise AtifError(source, "is not an ATIF trajectory (no list of steps)")
-    warnings = validation_warnings(data)
+    warnings = [*notes, *validation_warnings(data)]
     trajectory = _Converter(warnings, storable).trajectory(data, depth=0)
     trajectory.warnings = _cap(warnings)
     return trajectory

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from operator import itemgetter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -790,7 +791,7 @@ def _kinds(kinds: list[str]) -> str:
 
 def _subtrajectories(rollout: Rollout, folder: TrialFolder) -> list[tuple[SubTrajectory, ParsedTrajectory]]:
     """Unsaved SubTrajectory rows: summarisation files, then embedded subagents."""
-    found: list[tuple[str, ParsedTrajectory]] = list(folder.subtrajectory_files.items())
+    found: list[tuple[str, ParsedTrajectory]] = sorted(folder.subtrajectory_files.items(), key=_run_order)
     pending = [(index, sub) for index, sub in enumerate(folder.trajectory.subagents if folder.trajectory else [])]
     while pending:
         index, sub = pending.pop(0)
@@ -821,6 +822,24 @@ def _subtrajectories(rollout: Rollout, folder: TrialFolder) -> list[tuple[SubTra
             )
         )
     return rows
+
+
+# terminus-2 runs each summarisation's subagents in this order.
+_SUMMARISATION = re.compile(r"trajectory\.summarization-(\d+)-(summary|questions|answers)\.json")
+_SUMMARISATION_ROLES = {"summary": 0, "questions": 1, "answers": 2}
+
+
+def _run_order(item: tuple[str, ParsedTrajectory]) -> tuple:
+    """Subagent files in the order they ran (their pages list them so), not by file name.
+
+    Their first own step's time (copied context carries older times), then
+    terminus-2's summarisation number and role, then the name.
+    """
+    name, sub = item
+    first = next((s.timestamp for s in sub.steps if s.timestamp and not s.extra.get("is_copied_context")), None)
+    match = _SUMMARISATION.fullmatch(name)
+    rank = (int(match.group(1)), _SUMMARISATION_ROLES[match.group(2)]) if match else (0, 0)
+    return (first is None, first or _EARLIEST, rank, name)
 
 
 def _link_subtrajectories(

@@ -541,13 +541,16 @@ def _join_continuations(folder: TrialFolder, continuations: dict[int, ParsedTraj
     summarisation and goes on in trajectory.cont-1.json, then cont-2, ...
     Each continuation starts with the earlier conversation again, marked
     `is_copied_context`; those steps are left out. The rest restart their
-    step ids, so they are numbered on from the main trajectory's last (the
-    explorer's links name steps by id) and keep their own id and file in
-    `extra["continuation"]`. Final metrics are the run's totals, so the
+    step ids, so they are numbered on from the main trajectory's last and
+    keep their own id and file in `extra["continuation"]`. The copied
+    context ends with the handoff prompt holding the summary and answers,
+    which no earlier file has: copied steps are left out only when an
+    earlier file holds the same message. Final metrics are the run's totals, so the
     last file's are kept.
     """
     main = folder.trajectory
     expected = 1
+    seen = {(step.source, step.message) for step in main.steps}
     for index in sorted(continuations):
         if index != expected:
             folder.warnings.append(f"trajectory.cont-{expected}.json is missing; steps after it may be out of order")
@@ -555,10 +558,18 @@ def _join_continuations(folder: TrialFolder, continuations: dict[int, ParsedTraj
         part = continuations[index]
         last_id = max((step.step_id for step in main.steps), default=0)
         for step in part.steps:
-            if step.extra.get("is_copied_context"):
+            copied = bool(step.extra.get("is_copied_context"))
+            # Copied context the earlier files already hold is left out; the
+            # handoff prompt with the answers the continuation acts on is
+            # copied context too, but no earlier file has it: it is kept.
+            if copied and (step.source, step.message) in seen:
                 continue
+            seen.add((step.source, step.message))
             last_id += 1
-            step.extra = dict(step.extra, continuation={"file": f"trajectory.cont-{index}.json", "step_id": step.step_id})
+            where = {"file": f"trajectory.cont-{index}.json", "step_id": step.step_id}
+            if copied:
+                where["copied_context"] = True
+            step.extra = dict(step.extra, continuation=where)
             step.step_id = last_id
             main.steps.append(step)
         if part.final_metrics:
