@@ -250,6 +250,7 @@ class _Converter:
                 warnings.append(_short(f"steps.{position}: not an object, skipped"))
                 continue
             steps.append(self.step(raw, position))
+        number_by_position(steps, warnings)
 
         subagents = []
         embedded = data.get("subagent_trajectories")
@@ -412,6 +413,58 @@ class _Converter:
         if value is None:
             return {}
         return {"_value": self.json(value)}
+
+
+# -- Step numbers -------------------------------------------------------------
+
+# How many repeated ids and gaps a warning lists before "and N more".
+LISTED = 5
+
+
+def number_by_position(steps: list[ParsedStep], warnings: list[str]) -> None:
+    """Number steps 1, 2, 3, ... by position when their ids are not; keep the file's id in extra["atif_step_id"].
+
+    ATIF ids are sequential from 1, and pages and permalinks address a step
+    by that number. A file whose ids repeat (ten steps all "10") or skip
+    would give several steps one address, or addresses that lead nowhere;
+    numbering by position keeps every step reachable. The warning says how
+    many ids repeat and how many are missing, and lists the first few.
+    """
+    ids = [step.step_id for step in steps]
+    if ids == list(range(1, len(ids) + 1)):
+        return
+    counts: dict[int, int] = {}
+    for step_id in ids:
+        counts[step_id] = counts.get(step_id, 0) + 1
+    repeated = [(step_id, n) for step_id, n in counts.items() if n > 1]
+    gaps = _gaps(sorted(counts))
+    parts = []
+    if repeated:
+        extra = sum(n - 1 for _, n in repeated)
+        listed = ", ".join(f"{step_id} ×{n}" for step_id, n in repeated[:LISTED])
+        more = f", and {len(repeated) - LISTED} more" if len(repeated) > LISTED else ""
+        parts.append(f"{extra} step{'s' if extra != 1 else ''} repeat an id ({listed}{more})")
+    if gaps:
+        listed = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in gaps[:LISTED])
+        more = f", and {len(gaps) - LISTED} more" if len(gaps) > LISTED else ""
+        parts.append(f"{len(gaps)} gap{'s' if len(gaps) != 1 else ''} (missing {listed}{more})")
+    if not parts:
+        parts.append("ids out of order")
+    warnings.append(_short(f"step ids: {'; '.join(parts)}; steps are numbered by position (the file's id kept as atif_step_id)"))
+    for position, step in enumerate(steps, 1):
+        if step.step_id != position:
+            step.extra = dict(step.extra, atif_step_id=step.step_id)
+            step.step_id = position
+
+
+def _gaps(ids: list[int]) -> list[tuple[int, int]]:
+    """Missing runs between 1 and the largest id, as (first, last)."""
+    gaps, expected = [], 1
+    for step_id in ids:
+        if step_id > expected:
+            gaps.append((expected, step_id - 1))
+        expected = max(expected, step_id + 1)
+    return gaps
 
 
 # -- Scalars ------------------------------------------------------------------

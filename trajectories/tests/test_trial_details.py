@@ -76,3 +76,35 @@ def test_linear_history_continuation_keeps_the_handoff_with_the_answers(tmp_path
     handoff_step = next(s for s in steps if s.message == handoff)
     assert handoff_step.position == 3 and handoff_step.extra["continuation"]["copied_context"] is True
     assert rollout.n_steps == len(steps) == 3 + 1 + 1  # main, the handoff, the continuation's own agent step
+
+
+def test_repeated_and_gapped_step_ids_get_one_address_each(tmp_path, task, client):
+    data = trajectory(12)
+    for step in data["steps"][3:13]:
+        step["step_id"] = 10  # ten steps share id 10
+    data["steps"].append(dict(data["steps"][1], step_id=40))
+    import_trial_dir(make_trial(tmp_path, trajectory_data=data))
+    rollout = Rollout.objects.get()
+    steps = list(rollout.steps.filter(subtrajectory=None).order_by("position"))
+    assert [s.step_id for s in steps] == list(range(1, 15))
+    # The file's ids are kept where they differ from the position (the tenth step's is 10 anyway).
+    assert [s.extra.get("atif_step_id") for s in steps][3:] == [10] * 6 + [None] + [10] * 3 + [40]
+    [warning] = [w for w in rollout.validation_warnings if "step ids:" in w]
+    assert "9 steps repeat an id (10 ×10)" in warning and "2 gaps (missing 4-9, 11-39)" in warning
+    page = client.get(reverse("trajectories:rollout_detail", args=[rollout.pk])).content.decode()
+    assert page.count('id="step-10"') == 1 and page.count('id="step-14"') == 1
+    assert "(file id 10)" in page
+    # ?step=N is the step at position N.
+    response = client.get(reverse("trajectories:rollout_detail", args=[rollout.pk]) + "?step=12")
+    assert response.status_code in (200, 302)
+
+
+def test_warnings_about_ids_list_the_first_few_and_count_the_rest():
+    from trajectories.atif import parse_trajectory_data
+
+    data = trajectory(20)
+    for n, step in enumerate(data["steps"]):
+        step["step_id"] = 1 + 2 * n  # every other id missing
+    warnings = parse_trajectory_data(data).warnings
+    [warning] = [w for w in warnings if w.startswith("step ids:")]
+    assert "20 gaps (missing 2, 4, 6, 8, 10, and 15 more)" in warning
