@@ -148,6 +148,8 @@ class RolloutFacts:
 
     status: str = "finished"
     reward: float | None = None
+    # Harbor 0.26's verdict that the reward counts (True), does not (False), or none given (None).
+    reward_valid: bool | None = None
     verifier_fields: dict[str, Any] = field(default_factory=dict)
     verifier_stdout: str = ""
     exception_type: str = ""
@@ -734,6 +736,12 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
     if facts.reward is not None and facts.reward > 0:
         return Classification(outcome=Outcome.SCORED, flags=flags)
     cause, secondary, evidence = find_causes(facts, thresholds)
+    if cause in NOT_THE_AGENTS and facts.reward_valid and facts.reward is not None:
+        # Harbor 0.26 says the reward counts despite the fault (an exit code, an
+        # unknown exception): the agent's result, not left out; the fault stays a secondary cause.
+        secondary = [cause, *secondary]
+        cause = next((c for c in secondary if c not in NOT_THE_AGENTS), UNKNOWN)
+        secondary = [c for c in secondary if c != cause]
     if cause in NOT_THE_AGENTS:
         outcome = Outcome.INFRA_ERROR
     elif facts.reward is None:

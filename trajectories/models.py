@@ -89,6 +89,8 @@ class Rollout(models.Model):
     exception_traceback = models.TextField(blank=True)
 
     reward = models.FloatField(null=True, blank=True, db_index=True)
+    # Harbor 0.26's result.json says whether the reward counts; None when it does not say (0.25).
+    reward_valid = models.BooleanField(null=True, blank=True)
     # Every field of reward.json, numeric or not ("reason": "no_lora_file").
     verifier_fields = models.JSONField(default=dict, blank=True)
     verifier_stdout = models.TextField(blank=True)

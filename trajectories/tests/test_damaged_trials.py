@@ -224,3 +224,20 @@ def test_harbor_025_exception_with_a_reward_still_counts(tmp_path, task):
                  "occurred_at": "2026-01-02T10:30:00Z"}
     import_trial_dir(make_trial(tmp_path, exception=exception))
     assert Rollout.objects.get().status == RolloutStatus.FINISHED
+
+
+def test_harbor_026_valid_reward_is_never_left_out_as_an_infrastructure_error(tmp_path, task):
+    """An exception our table calls infrastructure, but Harbor 0.26 says the reward counts: it counts."""
+    folder = make_trial(tmp_path, reward={"reward": 0.0})
+    harbor_026(folder, exception_type="SandboxCrashedError", reward_valid=True,
+               policy={"should_retry": True, "should_grade": True, "has_valid_reward": True})
+    import_trial_dir(folder)
+    rollout = Rollout.objects.get()
+    assert (rollout.reward, rollout.reward_valid, rollout.infra_error) == (0.0, True, False)
+    assert rollout.outcome == "zero" and "infrastructure_error" in rollout.failure_secondary
+    # The same trial from Harbor 0.25 (no verdict) is left out as before.
+    other = make_trial(tmp_path, "lib__demo_task__025", reward={"reward": 0.0}, exception={
+        "exception_type": "SandboxCrashedError", "exception_message": "boom", "exception_traceback": "",
+        "occurred_at": "2026-01-02T10:30:00Z"})
+    import_trial_dir(other)
+    assert Rollout.objects.get(trial_name="lib__demo_task__025").infra_error is True
