@@ -86,6 +86,7 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
         status=rollout.status,
         reward=rollout.reward,
         reward_valid=rollout.reward_valid,
+        has_trajectory=rollout.trajectory_format != "none",
         verifier_fields=rollout.verifier_fields if isinstance(rollout.verifier_fields, dict) else {},
         verifier_stdout=rollout.verifier_stdout or "",
         exception_type=rollout.exception_type or "",

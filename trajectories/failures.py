@@ -150,6 +150,8 @@ class RolloutFacts:
     reward: float | None = None
     # Harbor 0.26's verdict that the reward counts (True), does not (False), or none given (None).
     reward_valid: bool | None = None
+    # False when the trial was imported without a trajectory: its steps are unknown.
+    has_trajectory: bool = True
     verifier_fields: dict[str, Any] = field(default_factory=dict)
     verifier_stdout: str = ""
     exception_type: str = ""
@@ -649,6 +651,9 @@ class Rule:
     cause: str
     detect: Detector
     why: str
+    # Reads the steps: not tried on a rollout imported without a trajectory,
+    # whose zero steps and benchmark calls are unknown, not none.
+    needs_steps: bool = False
 
 
 # The one table. Order = priority: the first row with evidence is the primary cause.
@@ -664,8 +669,10 @@ RULES: tuple[Rule, ...] = (
     Rule(NONDETERMINISTIC, detect_nondeterministic, "verifier reason or stdout: results differ between runs"),
     Rule(CORRECTNESS_FAILED, detect_correctness_failed, "verifier: correctness false, wrong results"),
     Rule(NO_ARTIFACT, detect_no_artifact, "verifier reason no_* / missing / not found, or stdout says so"),
-    Rule(PROTECTED_FILE_MODIFIED, detect_protected_by_edit, "trajectory: an edit to a file the instruction marks read-only"),
-    Rule(PREMATURE_TERMINATION, detect_premature_termination, "stopped with most of the budget unused, few benchmark calls"),
+    Rule(PROTECTED_FILE_MODIFIED, detect_protected_by_edit, "trajectory: an edit to a file the instruction marks read-only",
+         needs_steps=True),
+    Rule(PREMATURE_TERMINATION, detect_premature_termination, "stopped with most of the budget unused, few benchmark calls",
+         needs_steps=True),
     Rule(NO_IMPROVEMENT, detect_no_improvement, "verifier ran cleanly, reward 0"),
 )
 
@@ -678,6 +685,8 @@ def find_causes(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> t
     causes: list[str] = []
     evidence: list[dict[str, Any]] = []
     for rule in RULES:
+        if rule.needs_steps and not facts.has_trajectory:
+            continue
         found = rule.detect(facts, thresholds)
         if not found:
             continue
@@ -700,7 +709,7 @@ def behaviour_flags(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) 
     family = exception_family(facts.exception_type, facts.exception_message)
     if family == "timeout" and facts.reward is not None and facts.reward > 0:
         flags.append(TIMED_OUT_BUT_SCORED)
-    if facts.n_benchmark_calls == 0:
+    if facts.n_benchmark_calls == 0 and facts.has_trajectory:
         flags.append(NEVER_CALLED_BENCHMARK)
     if regressed_after_best(facts, thresholds):
         flags.append(REGRESSED_AFTER_BEST)

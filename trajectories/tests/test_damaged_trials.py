@@ -49,6 +49,17 @@ def test_trial_without_agent_folder_is_marked_no_trajectory(tmp_path, task, clie
     assert row["trajectory"] == "none"
 
 
+def test_no_trajectory_is_not_evidence_of_stopping_early(tmp_path, task):
+    """Zero steps of a trial without a trajectory are unknown steps: no cause or flag is read from them."""
+    folder = make_trial(tmp_path, reward={"reward": 0.0})
+    shutil.rmtree(folder / "agent")
+    import_trial_dir(folder)
+    rollout = Rollout.objects.get()
+    assert rollout.outcome == "zero"
+    assert rollout.failure_cause != "premature_termination" and "premature_termination" not in rollout.failure_secondary
+    assert "never_called_benchmark" not in rollout.behaviour_flags
+
+
 @pytest.mark.parametrize(
     ("harness", "fmt"),
     [
