@@ -76,10 +76,8 @@ def analyse_rollout(
         typed: list[str] = []
         reads_files = False
         calls = step.tool_calls or _message_calls(step)
-        commands_of_calls: list[list[Command]] = []
         for call in calls:
             text, commands, kinds, reads = _classify(call, context, classified)
-            commands_of_calls.append(commands)
             reads_files = reads_files or reads
             per_call.append(list(kinds))
             if commands:
@@ -94,11 +92,13 @@ def analyse_rollout(
                     diffs.append(diff)
                     if path and path not in edited:
                         edited.append(path)
+            if step.observations:
+                # Before the next call: it may edit what this one read (Codex bundles calls in one step).
+                _learn_from_read(tracker, step, call, commands, len(calls), skip=set(edited))
         if step.observations:
             skip = set(edited)
             for observation in step.observations:
                 _learn(tracker, observation.content, skip=skip, reads_files=reads_files)
-            _learn_from_reads(tracker, step, calls, commands_of_calls, skip)
         # One call's kinds (ordered, "other" only alone) are already its step's kinds.
         kinds = list(per_call[0]) if len(per_call) == 1 else union(per_call)
         if step.extra.get("task_complete") is True and SUBMIT not in kinds:
@@ -194,25 +194,24 @@ def _message_calls(step: ParsedStep) -> list[ParsedToolCall]:
     return calls
 
 
-def _learn_from_reads(tracker: FileTracker, step: ParsedStep, calls, commands_of_calls, skip: set[str]) -> None:
-    """Seed file contents from what a read tool (Read, read_file, view) or a lone `cat file` command showed.
+def _learn_from_read(tracker: FileTracker, step: ParsedStep, call, commands: list[Command], n_calls: int, skip: set[str]) -> None:
+    """Seed a file's content from what a read tool (Read, read_file, view) or a lone `cat file` command showed.
 
     A terminal's `cat` output is read from its screen (cat_outputs); a
     tool's output is the file itself, once its line numbers are taken off.
     """
-    for call, commands in zip(calls, commands_of_calls):
-        use = vocabulary.tool_use(call.function_name, call.arguments)
-        path = ""
-        if use.role == vocabulary.READ or (use.role == vocabulary.EDITOR and use.action == "view"):
-            path = use.path if use.whole_file else ""
-        elif use.role == vocabulary.SHELL and not use.keystrokes:
-            path = _lone_cat(commands)
-        if not path or tracker.resolve(path) in skip:
-            continue
-        output = _output_of(step, call, len(calls))
-        content = vocabulary.read_output_content(_unwrap(output)) if output is not None else None
-        if content is not None:
-            tracker.seed(path, content)
+    use = vocabulary.tool_use(call.function_name, call.arguments)
+    path = ""
+    if use.role == vocabulary.READ or (use.role == vocabulary.EDITOR and use.action == "view"):
+        path = use.path if use.whole_file else ""
+    elif use.role == vocabulary.SHELL and not use.keystrokes:
+        path = _lone_cat(commands)
+    if not path or tracker.resolve(path) in skip:
+        return
+    output = _output_of(step, call, n_calls)
+    content = vocabulary.read_output_content(_unwrap(output)) if output is not None else None
+    if content is not None:
+        tracker.seed(path, content)
 
 
 def _lone_cat(commands: list[Command]) -> str:

@@ -121,6 +121,83 @@ def write_native(agent_dir: Path, harness: str) -> Path:
         path = agent_dir / "sessions" / "projects" / "-app" / f"{SESSION_ID}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(line) + "\n" for line in claude_code_session()))
+    elif harness == "openhands":
+        path = write_openhands(agent_dir)
+    elif harness == "codex":
+        path = write_codex(agent_dir)
     else:
         raise ValueError(harness)
+    return path
+
+
+def openhands_events() -> list[dict]:
+    """OpenHands' event files (sessions/<id>/events/N.json): actions and their observations, linked by cause."""
+    events: list[dict] = []
+
+    def add(**event) -> int:
+        event.setdefault("id", len(events))
+        event.setdefault("timestamp", T.format(len(events)).replace("Z", ""))
+        events.append(event)
+        return event["id"]
+
+    def tool(name: str, arguments: dict, output: str, action: str, observation: str) -> None:
+        call_id = f"toolu_{len(events)}"
+        metadata = {
+            "function_name": name, "tool_call_id": call_id,
+            "model_response": {"choices": [{"message": {"role": "assistant", "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}}]},
+        }
+        cause = add(source="agent", message=f"Running {name}", action=action, args=arguments, tool_call_metadata=metadata,
+                    llm_metrics={"accumulated_cost": 0.001 * len(events),
+                                 "accumulated_token_usage": {"prompt_tokens": 100 * len(events), "completion_tokens": 10 * len(events)}})
+        add(source="agent", cause=cause, observation=observation, content=output, message="", tool_call_metadata=metadata)
+
+    add(source="user", message="Make solve.py fast; run python3 bench.py.", action="message", args={"content": "..."})
+    view = f"Here's the result of running `cat -n` on {PATH}:\n" + "".join(f"{i:6d}\t{line}\n" for i, line in enumerate(BEFORE.splitlines(), 1))
+    tool("str_replace_editor", {"command": "view", "path": PATH}, view, "read", "read")
+    tool("str_replace_editor", {"command": "str_replace", "path": PATH, "old_str": "return slow()", "new_str": "return fast()"},
+         "The file has been edited.", "edit", "edit")
+    tool("execute_bash", {"command": "python3 bench.py"}, BENCH_OUTPUT, "run", "run")
+    tool("finish", {"message": "done"}, "", "finish", "agent_state_changed")
+    return events
+
+
+def write_openhands(agent_dir: Path) -> Path:
+    events_dir = agent_dir / "sessions" / "5b7c0c1d" / "events"
+    events_dir.mkdir(parents=True, exist_ok=True)
+    for event in openhands_events():
+        (events_dir / f"{event['id']}.json").write_text(json.dumps(event))
+    return events_dir / "1.json"
+
+
+def codex_session() -> list[dict]:
+    """The lines of a Codex rollout-*.jsonl: session_meta, then response items (calls and their outputs)."""
+    lines: list[dict] = []
+
+    def item(payload_type: str, payload: dict, kind: str = "response_item") -> None:
+        lines.append({"timestamp": T.format(len(lines)), "type": kind, "payload": {"type": payload_type, **payload}})
+
+    lines.append({"timestamp": T.format(0), "type": "session_meta",
+                  "payload": {"id": "0199a1b2-0000-7000-8000-000000000001", "cwd": "/app", "cli_version": "0.46.0",
+                              "originator": "codex_exec", "instructions": None}})
+    lines.append({"timestamp": T.format(1), "type": "turn_context", "payload": {"cwd": "/app", "model": "gpt-5-codex"}})
+    item("message", {"role": "user", "content": [{"type": "input_text", "text": "Make solve.py fast; run python3 bench.py."}]})
+    patch = f"*** Begin Patch\n*** Update File: {PATH}\n@@\n def solve():\n-    return slow()\n+    return fast()\n*** End Patch\n"
+    calls = [
+        ("function_call", "shell", {"arguments": json.dumps({"command": ["bash", "-lc", f"cat {PATH}"], "workdir": "/app"})}, BEFORE),
+        ("custom_tool_call", "apply_patch", {"input": patch}, "Success. Updated the following files:\nM /app/solve.py\n"),
+        ("function_call", "shell", {"arguments": json.dumps({"command": ["bash", "-lc", "python3 bench.py"]})}, BENCH_OUTPUT),
+    ]
+    for n, (kind, name, arguments, output) in enumerate(calls, 1):
+        item(kind, {"name": name, "call_id": f"call_{n}", **arguments})
+        blob = json.dumps({"output": output, "metadata": {"exit_code": 0, "duration_seconds": 0.1}})
+        item(f"{kind}_output", {"call_id": f"call_{n}", "output": blob if kind == "function_call" else output})
+    item("message", {"role": "assistant", "content": [{"type": "output_text", "text": "solve() now calls fast()."}]})
+    return lines
+
+
+def write_codex(agent_dir: Path) -> Path:
+    path = agent_dir / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T10-00-00-0199a1b2.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in codex_session()))
     return path

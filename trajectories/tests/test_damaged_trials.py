@@ -66,6 +66,8 @@ def test_no_trajectory_is_not_evidence_of_stopping_early(tmp_path, task):
         ("mini-swe-agent", "mini-swe-agent trajectory"),
         ("gemini-cli", "gemini-cli session"),
         ("claude-code", "claude-code session JSONL"),
+        ("openhands", "OpenHands event list"),
+        ("codex", "Codex session JSONL"),
     ],
 )
 def test_native_agent_log_is_converted_with_harbors_converter(tmp_path, task, harness, fmt):
@@ -77,9 +79,13 @@ def test_native_agent_log_is_converted_with_harbors_converter(tmp_path, task, ha
     assert outcome.trajectory == f"converted from {fmt}"
     assert any(f"converted from the {fmt} by Harbor" in w for w in outcome.warnings)
     rollout = Rollout.objects.get()
-    assert rollout.trajectory_format == f"converted from {fmt}" and rollout.n_steps >= 5
+    assert rollout.trajectory_format == f"converted from {fmt}"
+    # Harbor's Codex converter bundles one model request's calls into one step.
     kinds = [s.kind_list for s in rollout.steps.order_by("position") if s.kind_list]
-    assert kinds[:3] == [["inspect"], ["edit"], ["benchmark"]]
+    if harness == "codex":
+        assert kinds[0] == ["benchmark", "edit", "inspect"]
+    else:
+        assert kinds[:3] == [["inspect"], ["edit"], ["benchmark"]]
     edit = rollout.steps.get(kinds__contains=" edit ")
     assert DIFF_LINES in edit.diff
     assert rollout.steps.get(kinds__contains=" benchmark ").metric_value == 8.0
@@ -104,14 +110,14 @@ def test_agent_folder_with_unknown_logs_is_no_trajectory(tmp_path, task):
     assert any("agent/ holds no trajectory.json and no agent log we know" in w for w in outcome.warnings)
 
 
-@pytest.mark.parametrize("harness", ["mini-swe-agent", "gemini-cli", "claude-code"])
+@pytest.mark.parametrize("harness", ["mini-swe-agent", "gemini-cli", "claude-code", "openhands", "codex"])
 def test_a_native_log_given_as_path_names_its_format_and_what_to_do(tmp_path, task, harness):
     folder = make_trial(tmp_path)
     log = native_logs.write_native(folder / "agent", harness)
     report = import_path(log)
     assert not report.ok
     [error] = report.errors
-    assert harness.split("-")[0] in error and "not a trial folder" in error
+    assert harness.split("-")[0] in error.lower() and "not a trial folder" in error
     assert f"Import the trial folder that holds it ({folder})" in error
 
 
