@@ -88,6 +88,7 @@ class FileWrite:
     command: str = ""  # what to show when the edit cannot be replayed
     hunks: list[Hunk] | None = None  # patch: this file's hunks, to replay (trajectories.patches)
     replacements: tuple[tuple[str, str], ...] = ()  # replacements: (old, new) in order, one edit
+    every: bool = False  # replacements: every occurrence, not the first
 
 
 # --- what a command writes -------------------------------------------------------------
@@ -191,6 +192,9 @@ def writes_of(use: ToolUse, name: str) -> list[FileWrite] | None:
         return [FileWrite(path, "write", text or "", command=f"{name} create {path}")]
     if role == vocabulary.INSERT or action == "insert":
         return [FileWrite(path, "insert", new=use.new or text or "", line=use.line, command=f"{name} insert {path}")]
+    if use.old is not None and use.replace_all:
+        return [FileWrite(path, "replacements", replacements=((use.old, use.new or ""),), every=True,
+                          command=f"{name} replace_all {path}")]
     if use.old is not None:
         return [FileWrite(path, "str_replace", old=use.old, new=use.new or "", command=f"{name} str_replace {path}")]
     if action == "undo_edit":
@@ -384,7 +388,7 @@ class FileTracker:
                 if new is None or not old_text or old_text not in new:
                     new = None
                     break
-                new = new.replace(old_text, new_text, 1)
+                new = new.replace(old_text, new_text, -1 if write.every else 1)
             if new is None:
                 self.known[path] = None
                 return path, "".join(_replacement_hunk(path, a, b) for a, b in write.replacements)

@@ -141,6 +141,7 @@ class ToolUse:
     edits: tuple[tuple[str, str], ...] = ()  # MULTI_REPLACE: (old, new) pairs
     line: int | None = None  # INSERT
     whole_file: bool = True  # READ: no offset or line range, so its output is the whole file
+    replace_all: bool = False  # REPLACE: every occurrence (claude-code's Edit with replace_all)
     keystrokes: bool = False  # SHELL: typed into a terminal (tmux), not run as one command
 
 
@@ -177,7 +178,7 @@ def tool_use(name: str, arguments: Any) -> ToolUse:
     if role == WRITE:
         return ToolUse(WRITE, path=path, content=_first(args, tool.content))
     if role == REPLACE:
-        return ToolUse(REPLACE, path=path, old=_first(args, tool.old), new=_first(args, tool.new))
+        return ToolUse(REPLACE, path=path, old=_first(args, tool.old), new=_first(args, tool.new), replace_all=args.get("replace_all") is True)
     if role == MULTI_REPLACE:
         pairs = []
         for edit in args.get("edits") if isinstance(args.get("edits"), list) else []:

@@ -133,3 +133,19 @@ READS = [
 @pytest.mark.parametrize(("output", "content"), READS)
 def test_read_output_content(output, content):
     assert read_output_content(output) == content
+
+
+def test_claude_code_edit_with_replace_all_replaces_every_occurrence():
+    from trajectories.edits import FileTracker, tool_writes
+    from trajectories.parsed import ParsedToolCall
+
+    tracker = FileTracker()
+    tracker.seed("/a.py", "x = 1\ny = x + x\n")
+    call = ParsedToolCall("t", "Edit", {"file_path": "/a.py", "old_string": "x", "new_string": "z", "replace_all": True})
+    [write] = tool_writes(call)
+    tracker.apply(write)
+    assert tracker.known["/a.py"] == "z = 1\ny = z + z\n"
+    call = ParsedToolCall("t", "Edit", {"file_path": "/a.py", "old_string": "z", "new_string": "w"})
+    [write] = tool_writes(call)
+    tracker.apply(write)
+    assert tracker.known["/a.py"] == "w = 1\ny = z + z\n"
