@@ -39,12 +39,10 @@ def imported_status(
     says whether its reward counts (`reward_valid`), earlier versions do not,
     and then any reward counts.
     """
-    if runner_active:
+    if runner_active or previous == CANCELLED:
         return previous
     if not finished:
         return INCOMPLETE
-    if previous == CANCELLED:
-        return CANCELLED
     counts = reward is not None if reward_valid is None else reward_valid and reward is not None
     if exception_type and not counts:
         return FAILED
