@@ -39,6 +39,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     S.FINISHED: frozenset(),
     S.FAILED: frozenset(),
     S.CANCELLED: frozenset(),
+    # An imported trial without result.json (trajectories.statuses): never one of our runner's.
+    S.INCOMPLETE: frozenset(),
 }
 
 
