@@ -11,7 +11,9 @@ worker's start, and as `manage.py reap_rollouts`:
 - a campaign whose preflight no worker answered in time fails with the
   queue nobody serves; one whose preflight could not be sent is sent;
 - on this host, the sandbox folders (and containers, processes) of
-  rollouts that are not running here any more are removed.
+  rollouts that are not running here any more are removed;
+- what ended or killed imports left in the uploads folder is removed
+  (trajectories.services.sweep_uploads).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
+from trajectories import services as trajectories
 from trajectories.models import Rollout, RolloutStatus
 
 from . import campaigns, dispatch, lifecycle, workspace
@@ -36,6 +39,7 @@ class ReapReport:
     resent: list[int] = field(default_factory=list)
     preflights_failed: list[int] = field(default_factory=list)
     swept: list[str] = field(default_factory=list)
+    uploads_swept: list[str] = field(default_factory=list)
     broker_error: str = ""
 
     def __str__(self) -> str:
@@ -43,6 +47,8 @@ class ReapReport:
             f"{len(self.requeued)} re-queued, {len(self.failed)} failed, {len(self.cancelled)} cancelled, "
             f"{len(self.resent)} sent again, {len(self.swept)} sandboxes removed"
         )
+        if self.uploads_swept:
+            text += f", {len(self.uploads_swept)} upload leftovers removed"
         if self.preflights_failed:
             text += f", {len(self.preflights_failed)} campaigns failed their preflight (no worker answered)"
         if self.broker_error:
@@ -60,6 +66,10 @@ def reap(*, stale_after: float | None = None, enqueue: bool = True) -> ReapRepor
                 break
         resend_lost(report)
     report.swept += workspace.sweep_sandboxes()
+    try:
+        report.uploads_swept += trajectories.sweep_uploads()
+    except Exception:  # noqa: BLE001  (a sweep must not stop the reaper)
+        logger.exception("sweeping the uploads folder failed")
     return report
 
 

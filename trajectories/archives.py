@@ -9,7 +9,9 @@ zip header may lie about sizes.
 """
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import stat
 import tarfile
 import tempfile
@@ -43,17 +45,65 @@ def limits() -> tuple[int, int]:
     )
 
 
+EXTRACTION_PREFIX = "extract-"
+
+
 @contextmanager
 def unpacked(archive: Path | str, *, parent: Path | str | None = None) -> Iterator[Path]:
-    """A temporary folder holding the archive's contents, removed afterwards."""
+    """A temporary folder holding the archive's contents, removed afterwards.
+
+    The folder's name says which process on which host unpacks into it,
+    so that sweep_extractions can remove it once that process is gone
+    (killed, or its machine restarted) without touching a live import's.
+    """
     if parent is not None:
         Path(parent).mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="autolab-archive-", dir=parent))
+    owner = f"{EXTRACTION_PREFIX}{os.getpid()}@{socket.gethostname()}~"
+    folder = Path(tempfile.mkdtemp(prefix=owner, dir=parent))
     try:
         extract_archive(archive, folder)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_extractions(parent: Path | str) -> list[str]:
+    """Remove the extraction folders under `parent` whose process on this host has ended; their paths."""
+    parent = Path(parent)
+    if not parent.is_dir():
+        return []
+    host = socket.gethostname()
+    swept = []
+    for entry in parent.iterdir():
+        owner = extraction_owner(entry.name)
+        if owner is None or owner[1] != host or process_alive(owner[0]):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        swept.append(str(entry))
+    return swept
+
+
+def extraction_owner(name: str) -> tuple[int, str] | None:
+    """(pid, host) of an extraction folder's name, None for any other name."""
+    if not name.startswith(EXTRACTION_PREFIX) or "~" not in name:
+        return None
+    pid, _, host = name[len(EXTRACTION_PREFIX) :].rpartition("~")[0].partition("@")
+    return (int(pid), host) if pid.isdigit() and host else None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether `pid` runs on this host (a zombie, killed but not yet waited for, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 def extract_archive(archive: Path | str, dest: Path | str, *, max_bytes: int | None = None, max_files: int | None = None) -> None:

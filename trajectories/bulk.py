@@ -10,7 +10,9 @@ always, and the parent only collects outcomes. What makes this safe:
 - models, harnesses and tasks are found or created with get_or_create,
   which survives a race on their unique names;
 - workers are forked after the parent closed its database connections, so
-  none shares a socket.
+  none shares a socket;
+- workers die with their parent (Linux's parent-death signal), so a kill -9
+  of the command leaves no worker importing on, holding a connection.
 
 SQLite allows one writer at a time, so there `jobs` is always 1, as it is
 inside a caller's transaction or beside other threads. Ctrl-C behaves as in
@@ -20,9 +22,12 @@ lists exactly the trials that were stored.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -69,6 +74,8 @@ def import_in_parallel(
     interrupted before every trial was handed out.
     """
     connections.close_all()
+    global _parent_pid
+    _parent_pid = os.getpid()
     context = multiprocessing.get_context("fork")
     outcomes: dict[int, TrialOutcome] = {}
     queue = iter(enumerate(trials))
@@ -122,10 +129,32 @@ def import_in_parallel(
     return [outcomes[index] for index in sorted(outcomes)], interrupted
 
 
+_parent_pid = 0
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
 def _start_worker() -> None:
     # The parent closed its connections before forking: each worker opens its own.
     _lookups.clear()
     signal.signal(signal.SIGINT, _second_interrupt_stops)
+    die_with_parent(_parent_pid)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux; elsewhere nothing).
+
+    A worker killed so in a trial's transaction loses it: PostgreSQL rolls
+    it back when the connection drops. The parent may already have died
+    before the signal was armed; then its pid is no longer our parent's.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if parent_pid and os.getppid() != parent_pid:
+        os._exit(1)
 
 
 _interrupts = 0

@@ -12,6 +12,7 @@ import functools
 import json
 import logging
 import re
+import zlib
 from operator import itemgetter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -48,6 +49,7 @@ OUTCOMES = (CREATED, UPDATED, UNCHANGED, FAILED)
 BATCH_SIZE = 500
 # Advisory lock namespace for renumbering (any constant of ours).
 RENUMBER_LOCK = 7_301_001
+TRIAL_LOCK = 7_301_002
 _EARLIEST = datetime.min.replace(tzinfo=dt_timezone.utc)
 TRIAL_NAME_LENGTH = 300
 KINDS_LENGTH = 200
@@ -148,6 +150,8 @@ def _ingest_trial_dir(
             folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path,
             lookups=lookups if lookups is not None else {}, replace_steps=force,
         )
+    except _StoredMeanwhile as meanwhile:
+        return _describe(outcome, meanwhile.rollout, UNCHANGED)
     except (TrialFolderError, IngestError, tasks.TaskNotFound) as exc:
         outcome.error = str(exc)
         return outcome
@@ -235,6 +239,8 @@ def _store(
 
     with transaction.atomic():
         _commit_without_waiting()
+        if not runner_rollout:
+            existing = _after_other_imports(folder, existing, force=replace_steps)
         created = existing is None
         if created:
             rollout = Rollout(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH])
@@ -257,6 +263,33 @@ def _store(
         if old_group and old_group != (task.pk, model.pk, harness.pk):
             renumber(*old_group)
     return rollout, created
+
+
+class _StoredMeanwhile(Exception):
+    """Another import stored this very trial while this one read it: nothing to do."""
+
+    def __init__(self, rollout: Rollout):
+        super().__init__(rollout.trial_name)
+        self.rollout = rollout
+
+
+def _after_other_imports(folder: TrialFolder, existing: Rollout | None, *, force: bool) -> Rollout | None:
+    """The trial's row as it is once no other import of the same trial is under way.
+
+    Two imports of one folder (two commands, or an upload beside a command)
+    would otherwise both find no row and both insert it: the second fails
+    on the unique trial name. On PostgreSQL the second waits here for the
+    first to commit, then finds its row (SQLite has one writer at a time,
+    and this transaction began with the write lock).
+    """
+    name = folder.trial_name[:TRIAL_NAME_LENGTH]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [TRIAL_LOCK, zlib.crc32(name.encode()) - 2**31])
+    current = _rollouts().filter(trial_name=name).first()
+    if current is not None and existing is None and current.checksum == folder.checksum and not force:
+        raise _StoredMeanwhile(current)
+    return current
 
 
 def _commit_without_waiting() -> None:

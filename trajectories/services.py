@@ -25,7 +25,7 @@ from django.conf import settings
 from tasks.services import stored_anchors
 
 from . import artifacts, bulk, native_formats
-from .archives import ArchiveError, is_archive, unpacked
+from .archives import ArchiveError, is_archive, sweep_extractions, unpacked
 from .failure_service import classify_and_store
 from .failures import exception_family
 from .inspect_import import import_inspect_log
@@ -190,6 +190,15 @@ def _source_label(label: str, folder: Path, trial_dir: Path) -> str:
     return f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
 
 
+def sweep_uploads() -> list[str]:
+    """Remove what ended imports left in the uploads folder (the reaper calls this); the paths removed.
+
+    An import removes its extraction folder when it ends, but not when it
+    is killed: those of processes gone from this host are removed here.
+    """
+    return sweep_extractions(settings.UPLOADS_DIR)
+
+
 def classify(rollout: Rollout) -> str:
     """Classify a rollout from what is stored (outcome, cause, evidence); its cause."""
     return classify_and_store(rollout).cause
@@ -221,6 +230,7 @@ __all__ = [
     "store_trial_files",
     "is_archive",
     "renumber",
+    "sweep_uploads",
 ]
 
 
