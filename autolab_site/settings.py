@@ -162,6 +162,12 @@ MEDIA_ROOT = DATA_DIR / "media"
 TRIALS_DIR = Path(os.environ.get("AUTOLAB_TRIALS_DIR", DATA_DIR / "trials"))
 # Where uploaded archives are unpacked before import.
 UPLOADS_DIR = DATA_DIR / "uploads"
+# Search's bounds (trajectories.search): its time budget per query, the
+# shortest text searched for as typed, and how many such scans of every
+# rollout run at once on the site.
+AUTOLAB_SEARCH_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_SEARCH_TIMEOUT_SEC", "1.0"))
+AUTOLAB_SEARCH_MIN_CHARS = int(os.environ.get("AUTOLAB_SEARCH_MIN_CHARS", "3"))
+AUTOLAB_SEARCH_SCANS = int(os.environ.get("AUTOLAB_SEARCH_SCANS", "1"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

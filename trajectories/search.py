@@ -12,17 +12,31 @@ query as typed (an exact phrase, case aside) rank first. When no step has
 all the words, the search retries as a case-insensitive substring match of
 the whole query over the full texts in SQL: slower, and also finds text
 beyond a document's cap.
+
+Every search has a bounded cost (trajectories.query_bound): a time budget
+(AUTOLAB_SEARCH_TIMEOUT_SEC) past which it returns what it found with a
+notice; substrings shorter than AUTOLAB_SEARCH_MIN_CHARS are not searched
+for; and at most AUTOLAB_SEARCH_SCANS substring searches over all
+rollouts run at once on the site (PostgreSQL advisory locks; per process on
+SQLite), the others are told the search is busy. On PostgreSQL trigram
+indexes (pg_trgm) answer substrings of three letters or digits or more.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from .ansi import strip_ansi
 from .models import Observation, RolloutDocument, Step, ToolCall
+from .query_bound import Budget, OutOfTime, budget
 from .search_document import INCOMPLETE, flatten, infix_filters, query_words, trajectory_documents
 
 SNIPPET_BEFORE = 80
@@ -40,6 +54,13 @@ class Hit:
     where: str  # one of WHERES
     snippet: str
     rank: float = 0.0  # 1 exact phrase, 0.5 words apart, 0 substring fallback
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit] = field(default_factory=list)
+    notice: str = ""  # why the hits may be incomplete, or why there are none
+    cut_short: bool = False  # the time budget ran out
 
 
 @dataclass
@@ -92,26 +113,115 @@ def _first_term(q: str) -> str:
     return re.split(r"\s+", q)[0]
 
 
+# Reading the texts of at most CANDIDATES steps by primary key is cheap
+# and bounded: it may run this long past the budget.
+READING_GRACE_SEC = 2.0
+SCAN_LOCK = 7_301_003  # advisory lock key of the substring scans' slots (PostgreSQL)
+_local_scans = threading.Lock()
+_local_running = 0
+
+
+def timeout_sec() -> float:
+    return float(getattr(settings, "AUTOLAB_SEARCH_TIMEOUT_SEC", 1.0))
+
+
+def min_chars() -> int:
+    return int(getattr(settings, "AUTOLAB_SEARCH_MIN_CHARS", 3))
+
+
 def search_steps(q: str, filters: Filters | None = None, limit: int = 200, substring: bool = False) -> list[Hit]:
-    """Hits (one per step and field) for `q`, best first, at most `limit`.
+    """The hits of search(); see there."""
+    return search(q, filters, limit, substring).hits
+
+
+def search(q: str, filters: Filters | None = None, limit: int = 200, substring: bool = False) -> SearchResult:
+    """Hits (one per step and field) for `q`, best first, at most `limit`, within the time budget.
 
     `substring=True` skips the word stage: exact fragments, as in-page find
     does.
     """
     q = (q or "").strip()
     if not q:
-        return []
+        return SearchResult()
     filters = filters or Filters()
     words = query_words(q)
+    too_short = len(q) < min_chars() and filters.rollout is None
+    if too_short and (substring or not words):
+        return SearchResult(notice=_too_short_notice())
     if words and not substring:
-        candidates = _candidates(words, filters)
-        if candidates:
-            return _word_hits(q, words, candidates, limit)
-    return _substring_hits(q, filters, limit)
+        with budget(timeout_sec()) as bound:
+            candidates, cut = _candidates(words, filters, bound)
+            if candidates:
+                bound.extend(READING_GRACE_SEC)
+                try:
+                    hits = _word_hits(q, words, candidates, limit, bound)
+                except OutOfTime:
+                    hits, cut = [], True
+                return SearchResult(hits, _cut_notice() if cut else "", cut)
+        if cut:
+            return SearchResult(notice=_cut_notice(), cut_short=True)
+        if too_short:
+            return SearchResult(notice=_too_short_notice())
+    if filters.rollout is not None:
+        return _substring_search(q, filters, limit)
+    with _scan_slot() as slot:
+        if not slot:
+            return SearchResult(notice="The search is busy with other searches for text as typed; try again in a moment.")
+        return _substring_search(q, filters, limit)
 
 
-def _candidates(words: list[str], filters: Filters) -> list[int]:
-    """Up to CANDIDATES steps holding every word, in trajectory order.
+def _substring_search(q: str, filters: Filters, limit: int) -> SearchResult:
+    with budget(timeout_sec()) as bound:
+        hits, cut = _substring_hits(q, filters, limit, bound)
+    return SearchResult(hits, _cut_notice() if cut else "", cut)
+
+
+def _too_short_notice() -> str:
+    n = min_chars()
+    return f"No step holds these words, and text as typed is searched for from {n} characters on: type at least {n} characters."
+
+
+def _cut_notice() -> str:
+    return (
+        f"The search reached its time limit ({timeout_sec():g} s): these are the matches found by then. "
+        "Add words or narrow the filters to search further."
+    )
+
+
+@contextmanager
+def _scan_slot() -> Iterator[bool]:
+    """One of AUTOLAB_SEARCH_SCANS slots for a substring scan of every rollout, or False when all are taken."""
+    slots = int(getattr(settings, "AUTOLAB_SEARCH_SCANS", 1))
+    if connection.vendor == "postgresql":
+        held = None
+        with connection.cursor() as cursor:
+            for slot in range(slots):
+                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [SCAN_LOCK, slot])
+                if cursor.fetchone()[0]:
+                    held = slot
+                    break
+        try:
+            yield held is not None
+        finally:
+            if held is not None:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [SCAN_LOCK, held])
+        return
+    global _local_running
+    with _local_scans:
+        free = _local_running < slots
+        if free:
+            _local_running += 1
+    try:
+        yield free
+    finally:
+        if free:
+            with _local_scans:
+                _local_running -= 1
+
+
+def _candidates(words: list[str], filters: Filters, bound: Budget) -> tuple[list[int], bool]:
+    """Up to CANDIDATES steps holding every word, in trajectory order; and whether time ran out.
 
     The rollouts holding them all come from the index; their steps are read
     a growing batch of rollouts at a time, so a common word stops after the
@@ -123,41 +233,48 @@ def _candidates(words: list[str], filters: Filters) -> list[int]:
             rollout_q &= Q(**{f"rollout__{name}_id": getattr(filters, name)})
     if filters.rollout is not None:
         rollout_q &= Q(rollout_id=filters.rollout)
-    rollouts = list(
-        RolloutDocument.objects.filter(rollout_q, words__has_words=words).order_by("rollout_id").values_list("rollout_id", flat=True)
-    )
+    try:
+        rollouts = bound.run(lambda: list(
+            RolloutDocument.objects.filter(rollout_q, words__has_words=words).order_by("rollout_id").values_list("rollout_id", flat=True)
+        ))
+    except OutOfTime:
+        return [], True
     candidates: list[int] = []
     batch = 8
     while rollouts and len(candidates) < CANDIDATES:
         taken, rollouts = rollouts[:batch], rollouts[batch:]
-        candidates += (
+        query = (
             Step.objects.filter(_step_q(filters), rollout_id__in=taken, search_document__has_words=words)
             .order_by("rollout_id", "position")
             .values_list("pk", flat=True)[: CANDIDATES - len(candidates)]
         )
+        try:
+            candidates += bound.run(lambda: list(query))
+        except OutOfTime:
+            return candidates, True
         batch *= 2
-    return candidates
+    return candidates, False
 
 
 # -- Words: the candidates' texts, looked through in Python ---------------------
 
 
-def _word_hits(q: str, words: list[str], candidates: list[int], limit: int) -> list[Hit]:
+def _word_hits(q: str, words: list[str], candidates: list[int], limit: int, bound: Budget) -> list[Hit]:
     steps = {
         pk: (rollout_id, step_id, position, {"message": [message], "reasoning": [reasoning], "command": [], "output": []})
-        for pk, rollout_id, step_id, position, message, reasoning in Step.objects.filter(pk__in=candidates).values_list(
-            "pk", "rollout_id", "step_id", "position", "message", "reasoning"
-        )
+        for pk, rollout_id, step_id, position, message, reasoning in bound.run(lambda: list(
+            Step.objects.filter(pk__in=candidates).values_list("pk", "rollout_id", "step_id", "position", "message", "reasoning")
+        ))
     }
-    for step_pk, arguments in ToolCall.objects.filter(step_id__in=candidates).order_by("step_id", "position").values_list(
-        "step_id", "arguments"
-    ):
+    for step_pk, arguments in bound.run(lambda: list(
+        ToolCall.objects.filter(step_id__in=candidates).order_by("step_id", "position").values_list("step_id", "arguments")
+    )):
         steps[step_pk][3]["command"].append(flatten(arguments))
-    for step_pk, content in (
+    for step_pk, content in bound.run(lambda: list(
         Observation.objects.filter(step_id__in=candidates)
         .order_by("step_id", "position")
         .values_list("step_id", Left("content", OUTPUT_CHARS))
-    ):
+    )):
         steps[step_pk][3]["output"].append(content or "")
     found = []
     phrase = q.lower()
@@ -207,10 +324,17 @@ def _snippet(text: str, at: int) -> str:
 # -- Substring: the whole query in the full texts, in SQL -----------------------
 
 
-def _substring_hits(q: str, filters: Filters, limit: int) -> list[Hit]:
+def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tuple[list[Hit], bool]:
+    """The hits, and whether the time budget ran out before every field was searched."""
     hits: dict[tuple[int, str], Hit] = {}
+    cut = False
     for where, model, prefix, expression in _sources():
-        rows = _containing(model, prefix, expression, q, filters).order_by(f"{prefix}rollout_id", f"{prefix}position")[:limit]
+        query = _containing(model, prefix, expression, q, filters).order_by(f"{prefix}rollout_id", f"{prefix}position")[:limit]
+        try:
+            rows = bound.run(lambda: list(query))
+        except OutOfTime:
+            cut = True
+            break
         for row in rows:
             key = (row["_step"], where)
             if key not in hits:
@@ -223,7 +347,7 @@ def _substring_hits(q: str, filters: Filters, limit: int) -> list[Hit]:
                     snippet=_clean_snippet(row["_snippet"], where, cut_before=(row["_pos"] or 0) > SNIPPET_BEFORE + 1),
                 )
     ordered = sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))
-    return ordered[:limit]
+    return ordered[:limit], cut
 
 
 def _containing(model, prefix: str, expression, q: str, filters: Filters):
@@ -269,13 +393,18 @@ def _clean_snippet(raw: str, where: str, *, cut_before: bool) -> str:
 
 
 def matching_step_ids(rollout_id: int, q: str) -> list[int]:
-    """Step ids of one rollout whose text (outputs included) contains `q`.
+    """Step ids of one rollout whose text (outputs included) contains `q`."""
+    return matching_steps(rollout_id, q)[0]
+
+
+def matching_steps(rollout_id: int, q: str) -> tuple[list[int], bool]:
+    """Step ids of one rollout whose text (outputs included) contains `q`; and whether time ran out.
 
     The rollout page loads outputs lazily, so its in-page search asks this
     for the steps whose full outputs match.
     """
-    hits = search_steps(q, Filters(rollout=rollout_id), limit=5000, substring=True)
-    return sorted({hit.step_id for hit in hits})
+    result = search(q, Filters(rollout=rollout_id), limit=5000, substring=True)
+    return sorted({hit.step_id for hit in result.hits}), result.cut_short
 
 
 def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> int:

@@ -280,7 +280,8 @@ def rollout_search(request, pk: int):
     """Step ids of one rollout whose text, full outputs included, contains q."""
     rollout = get_object_or_404(Rollout.objects.only("id"), pk=pk)
     q = (request.GET.get("q") or "").strip()
-    return JsonResponse({"q": q, "step_ids": search.matching_step_ids(rollout.pk, q) if q else []})
+    step_ids, cut_short = search.matching_steps(rollout.pk, q) if q else ([], False)
+    return JsonResponse({"q": q, "step_ids": step_ids, "cut_short": cut_short})
 
 
 @require_GET
@@ -292,7 +293,8 @@ def search_view(request):
         harness=_int_or_none(request.GET.get("harness")),
         kind=request.GET.get("kind") if request.GET.get("kind") in explorer.STEP_KINDS else "",
     )
-    hits = search.search_steps(q, filters) if q else []
+    found = search.search(q, filters) if q else search.SearchResult()
+    hits = found.hits
     rollouts = Rollout.objects.select_related("task", "model", "harness").in_bulk({h.rollout_id for h in hits})
     results = [(hit, rollouts[hit.rollout_id]) for hit in hits if hit.rollout_id in rollouts]
     page = Paginator(results, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -310,6 +312,7 @@ def search_view(request):
         "query": query.urlencode(),
         "limit_reached": len(hits) >= 200,
         "by_words": by_words,
+        "notice": found.notice,
         "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name"),
         "models": AgentModel.objects.only("id", "name", "display_name"),
         "harnesses": Harness.objects.all(),

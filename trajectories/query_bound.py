@@ -1,0 +1,99 @@
+"""A time budget for a series of SQL statements, on PostgreSQL and SQLite.
+
+A public search must never cost more than a set time, whatever the query:
+one that scans every text would otherwise hold a web worker and a database
+core for seconds, and a few clients sending it stall every other page.
+PostgreSQL cancels a statement past its `statement_timeout` (set with SET
+LOCAL, so it ends with the transaction); SQLite has no timeout, but calls a
+progress handler every few thousand instructions, which interrupts the
+statement once the deadline has passed. Either way the statement raises
+and the caller keeps what earlier statements found.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from django.db import OperationalError, connection, transaction
+
+T = TypeVar("T")
+SQLITE_CHECK_EVERY = 10_000  # virtual machine instructions between two looks at the clock
+
+
+class OutOfTime(Exception):
+    """The budget ran out; what was found before stands."""
+
+
+class Budget:
+    def __init__(self, seconds: float):
+        self.deadline = time.monotonic() + seconds
+        self.timeout = 0.0  # the statement timeout set on PostgreSQL, seconds; 0: none yet
+        self.broken = False  # PostgreSQL cancelled a statement: the transaction is aborted
+
+    def extend(self, seconds: float) -> None:
+        """Allow at least `seconds` more from now (for a step known to be cheap)."""
+        self.deadline = max(self.deadline, time.monotonic() + seconds)
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def run(self, query: Callable[[], T]) -> T:
+        """`query()` (which must evaluate its SQL), stopped at the deadline with OutOfTime."""
+        left = self.left()
+        if left <= 0 or self.broken:
+            raise OutOfTime
+        if connection.vendor == "postgresql":
+            return self._run_postgresql(query, left)
+        try:
+            return query()
+        except OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise OutOfTime from exc
+            raise
+
+    def _run_postgresql(self, query: Callable[[], T], left: float) -> T:
+        from psycopg.errors import QueryCanceled
+
+        # One SET for most searches: the timeout is lowered only once less
+        # than half of it is left, so the whole costs at most 1.5 budgets.
+        if not self.timeout or left < self.timeout / 2:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('statement_timeout', %s, true)", [f"{max(int(left * 1000), 1)}ms"])
+            self.timeout = left
+        try:
+            return query()
+        except OperationalError as exc:
+            if isinstance(exc.__cause__, QueryCanceled):
+                # The transaction is aborted: roll it back at the block's end.
+                self.broken = True
+                connection.set_rollback(True)
+                raise OutOfTime from exc
+            raise
+
+
+@contextmanager
+def budget(seconds: float) -> Iterator[Budget]:
+    """A Budget for the statements run through it in this block; the bound is lifted at its end.
+
+    On PostgreSQL the block is a transaction (a savepoint inside another),
+    which SET LOCAL's timeout ends with; a cancelled statement rolls it
+    back, after which the block runs no more SQL. Reads only.
+    """
+    bound = Budget(seconds)
+    if connection.vendor == "postgresql":
+        outermost = not connection.in_atomic_block
+        with transaction.atomic():
+            yield bound
+            if not outermost and bound.timeout and not bound.broken:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL statement_timeout TO DEFAULT")
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    raw.set_progress_handler(lambda: int(time.monotonic() > bound.deadline), SQLITE_CHECK_EVERY)
+    try:
+        yield bound
+    finally:
+        raw.set_progress_handler(None, 0)
