@@ -168,3 +168,62 @@ def test_import_refuses_an_evil_archive_and_stores_nothing(tmp_path):
     assert not report.ok
     assert "evil.tar.gz" in report.errors[0] and "leaving the archive" in report.errors[0]
     assert not Rollout.objects.exists()
+
+
+# -- Declared sizes and counts are checked before anything is extracted ---------
+
+
+def zip_bomb(path: Path, declared: int) -> Path:
+    """A small zip whose one member inflates to `declared` bytes of zeros."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        with zipped.open("job/trial/agent/trajectory.json", "w", force_zip64=True) as member:
+            chunk = b"\0" * (1 << 20)
+            for _ in range(declared // len(chunk)):
+                member.write(chunk)
+    return path
+
+
+def test_a_zip_declaring_too_much_is_refused_before_anything_is_written(tmp_path):
+    archive = zip_bomb(tmp_path / "bomb.zip", 8 << 20)
+    assert archive.stat().st_size < 100_000
+    dest = tmp_path / "out"
+    dest.mkdir()
+    with pytest.raises(ArchiveError, match="declares 8388608 bytes uncompressed, over the limit of 1048576"):
+        extract_archive(archive, dest, max_bytes=1 << 20)
+    assert list(dest.rglob("*")) == []
+
+
+def test_a_zip_declaring_too_many_entries_is_refused_before_anything_is_written(tmp_path):
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for n in range(20):
+            zipped.writestr(f"job/t{n}.txt", "x")
+    dest = tmp_path / "out"
+    dest.mkdir()
+    with pytest.raises(ArchiveError, match="declares 20 entries, over the limit of 10"):
+        extract_archive(archive, dest, max_files=10)
+    assert list(dest.rglob("*")) == []
+
+
+@pytest.mark.parametrize("suffix, mode", [(".tar", "w"), (".tar.gz", "w:gz")])
+def test_a_tar_over_its_limits_is_refused_before_anything_is_written(tmp_path, suffix, mode):
+    many = tmp_path / f"many{suffix}"
+    with tarfile.open(many, mode) as tar:
+        for n in range(20):
+            info = tarfile.TarInfo(f"job/t{n}.txt")
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    dest = tmp_path / "out"
+    dest.mkdir()
+    with pytest.raises(ArchiveError, match="more than 10 entries"):
+        extract_archive(many, dest, max_files=10)
+    assert list(dest.rglob("*")) == []
+    big = tmp_path / f"big{suffix}"
+    with tarfile.open(big, mode) as tar:
+        for n in range(3):
+            info = tarfile.TarInfo(f"job/t{n}.bin")
+            info.size = 600_000
+            tar.addfile(info, io.BytesIO(b"\0" * info.size))
+    with pytest.raises(ArchiveError, match="declares more than 1048576 bytes uncompressed"):
+        extract_archive(big, dest, max_bytes=1 << 20)
+    assert list(dest.rglob("*")) == []
