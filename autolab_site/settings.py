@@ -162,6 +162,16 @@ MEDIA_ROOT = DATA_DIR / "media"
 TRIALS_DIR = Path(os.environ.get("AUTOLAB_TRIALS_DIR", DATA_DIR / "trials"))
 # Where uploaded archives are unpacked before import.
 UPLOADS_DIR = DATA_DIR / "uploads"
+# Uploads (trajectories.uploads): imported by a Celery worker of this queue.
+# An archive is refused, before anything is extracted, when it declares
+# more than AUTOLAB_ARCHIVE_MAX_BYTES uncompressed or more than
+# AUTOLAB_ARCHIVE_MAX_FILES entries; the upload itself may be at most
+# AUTOLAB_ARCHIVE_MAX_BYTES. An import whose worker on another host has not
+# reported for AUTOLAB_UPLOAD_STALE_SEC is failed by the reaper.
+AUTOLAB_ARCHIVE_MAX_BYTES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_BYTES", str(4 * 1024**3)))
+AUTOLAB_ARCHIVE_MAX_FILES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_FILES", "100000"))
+AUTOLAB_UPLOAD_QUEUE = os.environ.get("AUTOLAB_UPLOAD_QUEUE", "cpu")
+AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900"))
 # Search's bounds (trajectories.search): its time budget per query, the
 # shortest text searched for as typed, and how many such scans of every
 # rollout run at once on the site.
@@ -219,6 +229,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ROUTES = {
     "evaluations.run_rollout": {"queue": "cpu"},
     "evaluations.reap_rollouts": {"queue": "cpu"},
+    "trajectories.import_upload": {"queue": AUTOLAB_UPLOAD_QUEUE},
 }
 if CELERY_BROKER_URL.startswith("redis"):
     # A trial can run 12 h with acks_late: Redis must not hand its message to

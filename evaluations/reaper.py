@@ -67,7 +67,7 @@ def reap(*, stale_after: float | None = None, enqueue: bool = True) -> ReapRepor
         resend_lost(report)
     report.swept += workspace.sweep_sandboxes()
     try:
-        report.uploads_swept += trajectories.sweep_uploads()
+        report.uploads_swept += trajectories.sweep_uploads(enqueue=enqueue)
     except Exception:  # noqa: BLE001  (a sweep must not stop the reaper)
         logger.exception("sweeping the uploads folder failed")
     return report

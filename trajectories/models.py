@@ -316,3 +316,45 @@ class RolloutEvent(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
+
+
+class UploadJob(models.Model):
+    """A staff upload of a trial archive, imported in the background by a Celery worker.
+
+    The web request only stores the archive and sends the task
+    (trajectories.uploads), so no upload can hold a web worker: the page
+    of the job follows its progress and shows its report.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        IMPORTING = "importing"
+        DONE = "done"
+        FAILED = "failed"
+
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    file_name = models.CharField(max_length=255)
+    size = models.BigIntegerField(default=0)
+    version = models.CharField(max_length=50, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=200, blank=True)  # what the worker is doing, in words
+    sent = models.BooleanField(default=False)  # its task message reached the broker
+    worker = models.CharField(max_length=300, blank=True)  # "pid@host" of the process importing it
+    total = models.IntegerField(default=0)
+    done = models.IntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)  # ImportReport.as_dict() once ended
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk}: {self.file_name} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.IMPORTING)

@@ -24,7 +24,7 @@ from django.conf import settings
 
 from tasks.services import stored_anchors
 
-from . import artifacts, bulk, native_formats
+from . import artifacts, bulk, native_formats, uploads
 from .archives import ArchiveError, is_archive, sweep_extractions, unpacked
 from .failure_service import classify_and_store
 from .failures import exception_family
@@ -190,13 +190,20 @@ def _source_label(label: str, folder: Path, trial_dir: Path) -> str:
     return f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
 
 
-def sweep_uploads() -> list[str]:
-    """Remove what ended imports left in the uploads folder (the reaper calls this); the paths removed.
+def sweep_uploads(*, enqueue: bool = True) -> list[str]:
+    """Remove what ended or killed imports left in the uploads folder (the reaper calls this); the paths removed.
 
     An import removes its extraction folder when it ends, but not when it
-    is killed: those of processes gone from this host are removed here.
+    is killed: those of processes gone from this host are removed here,
+    with the stored archives of uploads that ended; uploads whose worker
+    died are failed (trajectories.uploads).
     """
-    return sweep_extractions(settings.UPLOADS_DIR)
+    return uploads.sweep(enqueue=enqueue)
+
+
+def run_upload(job_id: int) -> str:
+    """Import an uploaded archive's job (a Celery worker runs this); its final status."""
+    return uploads.run(job_id, import_path)
 
 
 def classify(rollout: Rollout) -> str:
@@ -231,6 +238,7 @@ __all__ = [
     "is_archive",
     "renumber",
     "sweep_uploads",
+    "run_upload",
 ]
 
 

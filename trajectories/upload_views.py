@@ -1,19 +1,19 @@
-"""Staff upload of an archive of Harbor trials, imported on the spot."""
+"""Staff upload of an archive of Harbor trials, imported in the background (trajectories.uploads)."""
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth.decorators import user_passes_test
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
 
+from . import uploads
 from .archives import ARCHIVE_SUFFIXES, is_archive, limits
-from .services import import_path
+from .models import UploadJob
+
+RECENT_JOBS = 20
 
 
 class UploadForm(forms.Form):
@@ -46,26 +46,21 @@ def safe_file_name(name: str) -> str:
 
 @user_passes_test(_is_staff)
 def upload(request: HttpRequest) -> HttpResponse:
-    report = None
+    """The form; a valid upload is stored, queued for a worker, and its job's page shown."""
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
-            report = _import_upload(form.cleaned_data["archive"], form.cleaned_data["version"] or None)
+            archive = form.cleaned_data["archive"]
+            job = uploads.create(archive, safe_file_name(archive.name), form.cleaned_data["version"], request.user)
+            return redirect("trajectories:upload_job", pk=job.pk)
     else:
         form = UploadForm()
-    status = 400 if report is not None and not report.ok else 200
-    return render(request, "trajectories/upload.html", {"form": form, "report": report, "nav": "rollouts"}, status=status)
+    jobs = UploadJob.objects.select_related("created_by")[:RECENT_JOBS]
+    return render(request, "trajectories/upload.html", {"form": form, "jobs": jobs, "nav": "rollouts"})
 
 
-def _import_upload(upload, version: str | None):
-    """Save the upload under its own name in a private folder, import, delete."""
-    settings.UPLOADS_DIR.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="upload-", dir=settings.UPLOADS_DIR))
-    try:
-        target = folder / safe_file_name(upload.name)
-        with open(target, "wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        return import_path(target, version=version)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+@user_passes_test(_is_staff)
+def upload_job(request: HttpRequest, pk: int) -> HttpResponse:
+    """An upload's progress while it runs (the page refreshes itself, or by its link), then its report."""
+    job = get_object_or_404(UploadJob, pk=pk)
+    return render(request, "trajectories/upload_job.html", {"job": job, "report": job.report, "nav": "rollouts"})

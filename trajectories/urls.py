@@ -7,6 +7,7 @@ app_name = "trajectories"
 urlpatterns = [
     path("rollouts/", views.rollout_list, name="rollout_list"),
     path("rollouts/upload/", upload_views.upload, name="upload"),
+    path("rollouts/upload/<int:pk>/", upload_views.upload_job, name="upload_job"),
     path("rollouts/<int:pk>/", views.rollout_detail, name="rollout_detail"),
     path("rollouts/<int:pk>/steps/<int:step_id>/observations/", views.step_observation, name="step_observation"),
     path("rollouts/<int:pk>/subagents/<int:sub_pk>/", views.subagent_detail, name="subagent_detail"),

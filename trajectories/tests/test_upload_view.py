@@ -1,21 +1,45 @@
-"""The staff-only archive upload form at /rollouts/upload/."""
+"""The staff-only archive upload form at /rollouts/upload/ and an upload's page.
+
+Uploads are imported by a Celery task: most tests run it eagerly (inside
+the request, as a worker would run it), the first one as a worker does,
+after the request has ended.
+"""
 from __future__ import annotations
 
 import io
+import os
+import socket
 import tarfile
+import zipfile
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from trajectories.models import Rollout
+from autolab_site.celery import app
+from trajectories import services
+from trajectories.models import Rollout, UploadJob
 from trajectories.upload_views import safe_file_name
 
 from .trialdata import make_task, make_trial
 
 pytestmark = pytest.mark.django_db
 URL = "/rollouts/upload/"
+
+
+@pytest.fixture(autouse=True)
+def uploads_dir(settings, tmp_path):
+    settings.UPLOADS_DIR = tmp_path / "uploads"
+    return settings.UPLOADS_DIR
+
+
+@pytest.fixture
+def eager():
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
 
 
 @pytest.fixture
@@ -59,34 +83,104 @@ def test_form_shows(staff_client):
     assert b'enctype="multipart/form-data"' in response.content
 
 
-def test_upload_imports_and_reports(staff_client, tmp_path):
+def test_an_upload_is_stored_and_queued_and_imported_by_the_task(staff_client, tmp_path, uploads_dir):
     make_task("demo_task")
     folder = make_trial(tmp_path, "lib__demo_task__up1", reward={"reward": 0.0, "reason": "no_lora_file"})
     response = staff_client.post(URL, {"archive": tarball(folder)})
-    assert response.status_code == 200
+    job = UploadJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("trajectories:upload_job", args=[job.pk])
+    # The request imported nothing: a worker will.
+    assert not Rollout.objects.exists()
+    assert job.status == "queued" and job.sent and job.file_name == "trials.tar.gz"
+    page = staff_client.get(response["Location"]).content.decode()
+    assert "waiting for a worker" in page
+    assert f'href="{response["Location"]}" class="refresh">Refresh</a>' in page
+    assert "js/upload.js" in page and "<script>" not in page
+    assert services.run_upload(job.pk) == "done"
+    assert services.run_upload(job.pk) == "skipped"  # a message delivered twice imports once
     rollout = Rollout.objects.get()
     assert rollout.source_path == "trials.tar.gz:lib__demo_task__up1"
-    text = response.content.decode()
-    assert "1 created" in text and "lib__demo_task__up1" in text and "reason=no_lora_file" in text
-    assert reverse("trajectories:rollout_detail", args=[rollout.pk]) in text
+    page = staff_client.get(response["Location"]).content.decode()
+    assert "1 created" in page and "lib__demo_task__up1" in page and "reason=no_lora_file" in page
+    assert reverse("trajectories:rollout_detail", args=[rollout.pk]) in page
+    assert "Refresh" not in page and "upload.js" not in page
+    assert list(uploads_dir.iterdir()) == []  # the stored archive and its extraction are gone
+    assert f"#{job.pk}" in staff_client.get(URL).content.decode()
 
-    response = staff_client.post(URL, {"archive": tarball(folder)})
+
+def test_upload_imports_and_reports(staff_client, tmp_path, eager):
+    make_task("demo_task")
+    folder = make_trial(tmp_path, "lib__demo_task__up1", reward={"reward": 0.0, "reason": "no_lora_file"})
+    response = staff_client.post(URL, {"archive": tarball(folder)}, follow=True)
+    assert response.status_code == 200
+    assert "1 created" in response.content.decode()
+    response = staff_client.post(URL, {"archive": tarball(folder)}, follow=True)
     assert "1 unchanged" in response.content.decode()
     assert Rollout.objects.count() == 1
 
 
-def test_upload_with_unknown_task_reports_it(staff_client, tmp_path):
+def test_upload_with_unknown_task_reports_it(staff_client, tmp_path, eager):
     folder = make_trial(tmp_path, "lib__nope__1", task_name="lib__nope")
-    response = staff_client.post(URL, {"archive": tarball(folder)})
-    assert response.status_code == 400
+    response = staff_client.post(URL, {"archive": tarball(folder)}, follow=True)
+    assert response.status_code == 200
     assert "no registered task matches" in response.content.decode()
+    assert UploadJob.objects.get().report["counts"]["failed"] == 1
 
 
-def test_evil_archive_is_refused(staff_client, tmp_path):
-    response = staff_client.post(URL, {"archive": tarball(None, extra="../../escape.txt")})
-    assert response.status_code == 400
+def test_evil_archive_is_refused(staff_client, tmp_path, eager):
+    response = staff_client.post(URL, {"archive": tarball(None, extra="../../escape.txt")}, follow=True)
     assert "leaving the archive" in response.content.decode()
+    assert UploadJob.objects.get().status == "failed"
     assert not Rollout.objects.exists()
+
+
+def test_a_zip_bomb_is_refused_before_anything_is_extracted(staff_client, tmp_path, eager, settings, uploads_dir):
+    settings.AUTOLAB_ARCHIVE_MAX_BYTES = 4 << 20
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        with zipped.open("job/trial/agent/trajectory.json", "w", force_zip64=True) as member:
+            for _ in range(16):
+                member.write(b"\0" * (1 << 20))
+    response = staff_client.post(URL, {"archive": SimpleUploadedFile("bomb.zip", buffer.getvalue())}, follow=True)
+    text = response.content.decode()
+    assert "declares 16777216 bytes uncompressed, over the limit of 4194304" in text
+    assert UploadJob.objects.get().status == "failed"
+    assert list(uploads_dir.iterdir()) == []
+
+
+def test_the_sweep_removes_leftovers_and_fails_imports_whose_worker_died(uploads_dir):
+    host = socket.gethostname()
+    ended = UploadJob.objects.create(file_name="a.tar", status="done")
+    dead = UploadJob.objects.create(file_name="b.tar", status="importing", worker=f"999999999@{host}")
+    running = UploadJob.objects.create(file_name="c.tar", status="importing", worker=f"{os.getpid()}@{host}")
+    for job in (ended, dead, running):
+        (uploads_dir / f"job-{job.pk}").mkdir(parents=True)
+    (uploads_dir / f"extract-999999999@{host}~abc").mkdir()
+    (uploads_dir / f"extract-{os.getpid()}@{host}~def").mkdir()
+    (uploads_dir / f"extract-999999999@elsewhere~ghi").mkdir()
+    swept = services.sweep_uploads(enqueue=False)
+    assert sorted(os.path.basename(path) for path in swept) == sorted(
+        [f"job-{ended.pk}", f"extract-999999999@{host}~abc"]
+    )
+    assert sorted(p.name for p in uploads_dir.iterdir()) == sorted(
+        [f"job-{running.pk}", f"extract-{os.getpid()}@{host}~def", "extract-999999999@elsewhere~ghi"]
+    )
+    dead.refresh_from_db()
+    assert dead.status == "failed" and "worker process ended" in dead.error
+    running.refresh_from_db()
+    assert running.status == "importing"
+
+
+def test_a_job_whose_message_was_never_sent_is_sent_by_the_sweep(staff_client, tmp_path, eager):
+    make_task("demo_task")
+    folder = make_trial(tmp_path, "lib__demo_task__up2")
+    job = UploadJob.objects.create(file_name="trials.tar.gz", status="queued", sent=False)
+    target = tmp_path / "uploads" / f"job-{job.pk}"
+    target.mkdir(parents=True)
+    (target / "trials.tar.gz").write_bytes(tarball(folder).read())
+    services.sweep_uploads()
+    job.refresh_from_db()
+    assert job.status == "done" and Rollout.objects.count() == 1
 
 
 def test_not_an_archive_is_a_form_error(staff_client):
