@@ -110,7 +110,7 @@ def run_figures(base: str, args, data: Path, server_pids: list[int], bomb: Path,
     for _ in range(6):  # warm every gunicorn worker's board cache
         requests.get(board, timeout=60)
     unloaded = p50(board, args.requests)
-    print(f"\nleaderboard p50, unloaded:           {unloaded:7.1f} ms")
+    print(f"\nleaderboard p50, unloaded: {unloaded:7.1f} ms")
 
     # (a) 4 clients send the worst search query in a loop, each a process of
     # its own (threads here would share this process's GIL with the timing).
@@ -119,16 +119,26 @@ def run_figures(base: str, args, data: Path, server_pids: list[int], bomb: Path,
     from django.db import connections
 
     connections.close_all()
-    clients = [context.Process(target=search_client, args=(base, time.time() + args.seconds, found)) for _ in range(SEARCH_CLIENTS)]
-    for client in clients:
-        client.start()
-    time.sleep(1)
-    loaded = p50_for(board, args.seconds - 2)
-    searches: list[tuple[int, float, str]] = []
-    for _ in clients:
-        searches += found.get()
-    for client in clients:
-        client.join()
+
+    def under_load(query: str) -> tuple[float, list[tuple[int, float, str]]]:
+        clients = [context.Process(target=search_client, args=(base, query, time.time() + args.seconds, found))
+                   for _ in range(SEARCH_CLIENTS)]
+        for client in clients:
+            client.start()
+        time.sleep(1)
+        p50_loaded = p50_for(board, args.seconds - 2)
+        answers: list[tuple[int, float, str]] = []
+        for _ in clients:
+            answers += found.get()
+        for client in clients:
+            client.join()
+        return p50_loaded, answers
+
+    # A control first: the same 4 clients sending a search that scans nothing
+    # (shorter than the minimum): what any cheap page in a loop costs the
+    # leaderboard on this machine, with 3 sync workers.
+    control, _ = under_load("%")
+    loaded, searches = under_load(WORST_QUERY)
     codes = sorted({code for code, _, _ in searches})
     notices = {}
     for _, _, notice in searches:
@@ -138,48 +148,32 @@ def run_figures(base: str, args, data: Path, server_pids: list[int], bomb: Path,
           f"{'met' if loaded / unloaded <= RATIO_TARGET else 'NOT met'})")
     print(f"    searches: {len(searches)} answered, status {codes}, p50 {statistics.median(t for _, t, _ in searches) * 1000:.0f} ms, "
           f"max {max(t for _, t, _ in searches) * 1000:.0f} ms; notices {notices}")
+    print(f"    control, {SEARCH_CLIENTS} clients sending '%' (no scan) for {args.seconds:.0f} s: "
+          f"{control:7.1f} ms  ratio {control / unloaded:5.2f}x")
 
-    # (b) two zip bombs and one 100k-entry tar at once.
+    # (b) two zip bombs and one 100k-entry tar at once, each sent by a process
+    # of its own from a multipart body written beforehand (streamed, as a
+    # browser sends it).
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', session.get(f"{base}/rollouts/upload/", timeout=60).text)[1]
+    cookies = {name: value for name, value in session.cookies.items()}
+    bodies = [(label, multipart_body(path, name, token, data.parent / f"body-{name}"))
+              for label, path, name in [("zip bomb 1", bomb, "bomb1.zip"), ("zip bomb 2", bomb, "bomb2.zip"),
+                                        (f"tar of {TAR_ENTRIES} files", many, "many.tar")]]
     sampler = Sampler(data, server_pids)
     sampler.start()
-    results: dict[str, dict] = {}
-
-    def upload(label: str, path: Path, name: str) -> None:
-        start = time.perf_counter()
-        token = session.get(f"{base}/rollouts/upload/", timeout=60).cookies.get("csrftoken") or session.cookies["csrftoken"]
-        with open(path, "rb") as handle:
-            response = session.post(
-                f"{base}/rollouts/upload/", files={"archive": (name, handle)}, data={"csrfmiddlewaretoken": token},
-                headers={"Referer": f"{base}/rollouts/upload/"}, allow_redirects=False, timeout=120,
-            )
-        posted = time.perf_counter() - start
-        job_url = base + response.headers.get("Location", "")
-        status, text = "?", ""
-        while time.perf_counter() - start < 120:
-            text = session.get(job_url, timeout=60).text
-            if 'class="badge bad">failed' in text or 'class="badge good">done' in text:
-                status = "refused" if "failed" in text else "imported"
-                break
-            time.sleep(0.05)
-        error = re.search(r'<li class="error">([^<]*)<', text)
-        results[label] = {"posted": posted, "after_post": time.perf_counter() - start - posted, "ended": time.perf_counter() - start, "status": status,
-                          "error": error[1] if error else "", "http": response.status_code}
-
-    uploads = [
-        threading.Thread(target=upload, args=("zip bomb 1", bomb, "bomb1.zip")),
-        threading.Thread(target=upload, args=("zip bomb 2", bomb, "bomb2.zip")),
-        threading.Thread(target=upload, args=(f"tar of {TAR_ENTRIES} files", many, "many.tar")),
-    ]
     before = sampler.disk_now()
-    for thread in uploads:
-        thread.start()
+    done = context.Queue()
+    senders = [context.Process(target=upload, args=(base, cookies, label, body, done)) for label, body in bodies]
+    for sender in senders:
+        sender.start()
     board_times = []
-    while any(thread.is_alive() for thread in uploads) or len(board_times) < 20:
+    while any(sender.is_alive() for sender in senders) and done.qsize() < len(senders) or len(board_times) < 20:
         start = time.perf_counter()
         requests.get(board, timeout=60)
         board_times.append((time.perf_counter() - start) * 1000)
-    for thread in uploads:
-        thread.join()
+    results = dict(done.get() for _ in senders)
+    for sender in senders:
+        sender.join()
     sampler.stop()
     print(f"(b) uploads at once (target: refused before extraction, under {REFUSED_TARGET_S:.0f} s):")
     for label, result in results.items():
@@ -188,7 +182,7 @@ def run_figures(base: str, args, data: Path, server_pids: list[int], bomb: Path,
               f"{result['ended']:5.2f} s after the upload began: {result['error'][:90]}")
     print(f"    peak disk under the data folder: {(sampler.peak_disk - before) / 1e6:7.1f} MB above its "
           f"{before / 1e6:.1f} MB at the start (the stored uploads themselves: "
-          f"{(2 * bomb.stat().st_size + many.stat().st_size) / 1e6:.0f} MB)")
+          f"{(2 * bomb.stat().st_size + many.stat().st_size) / 1e6:.0f} MB; Django's temporary copies in /tmp not counted)")
     print(f"    peak memory of the server's processes: {sampler.peak_rss / 1e6:7.1f} MB "
           f"(at the start {sampler.first_rss / 1e6:.1f} MB)")
     during = statistics.median(board_times)
@@ -196,14 +190,60 @@ def run_figures(base: str, args, data: Path, server_pids: list[int], bomb: Path,
           f"({len(board_times)} requests)")
 
 
-def search_client(base: str, until: float, found) -> None:
+BOUNDARY = "----safety-bench-boundary-7f3a"
+
+
+def multipart_body(path: Path, name: str, token: str, target: Path) -> tuple[Path, str]:
+    """The upload form's multipart body for `path`, written to `target`; (body, content type)."""
+    with open(target, "wb") as out:
+        out.write(f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="csrfmiddlewaretoken"\r\n\r\n{token}\r\n'.encode())
+        out.write(f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="version"\r\n\r\n\r\n'.encode())
+        out.write(f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="archive"; filename="{name}"\r\n'
+                  "Content-Type: application/octet-stream\r\n\r\n".encode())
+        with open(path, "rb") as source:
+            shutil.copyfileobj(source, out, 1 << 20)
+        out.write(f"\r\n--{BOUNDARY}--\r\n".encode())
+    return target, f"multipart/form-data; boundary={BOUNDARY}"
+
+
+def upload(base: str, cookies: dict, label: str, body: tuple[Path, str], done) -> None:
+    """POST one prepared upload, then follow its job's page until it ends; (label, figures) on `done`."""
+    import requests
+
+    session = requests.Session()
+    for name, value in cookies.items():
+        session.cookies.set(name, value)
+    path, content_type = body
+    start = time.perf_counter()
+    with open(path, "rb") as handle:
+        response = session.post(
+            f"{base}/rollouts/upload/", data=handle, allow_redirects=False, timeout=120,
+            headers={"Content-Type": content_type, "Content-Length": str(path.stat().st_size),
+                     "Referer": f"{base}/rollouts/upload/"},
+        )
+    posted = time.perf_counter() - start
+    job_url = base + response.headers.get("Location", "")
+    status, text = "?", ""
+    while time.perf_counter() - start < 120:
+        text = session.get(job_url, timeout=60).text
+        if 'class="badge bad">failed' in text or 'class="badge good">done' in text:
+            status = "refused" if 'class="badge bad">failed' in text else "imported"
+            break
+        time.sleep(0.05)
+    ended = time.perf_counter() - start
+    error = re.search(r'<li class="error">([^<]*)<', text)
+    done.put((label, {"posted": posted, "after_post": ended - posted, "ended": ended, "status": status,
+                      "error": error[1] if error else "", "http": response.status_code}))
+
+
+def search_client(base: str, query: str, until: float, found) -> None:
     import requests
 
     searches = []
     while time.time() < until:
         start = time.perf_counter()
         try:
-            response = requests.get(f"{base}/search/", params={"q": WORST_QUERY}, timeout=60)
+            response = requests.get(f"{base}/search/", params={"q": query}, timeout=60)
             code, text = response.status_code, response.text
         except requests.RequestException as exc:
             code, text = 0, str(exc)
