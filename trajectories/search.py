@@ -147,7 +147,7 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
     words = query_words(q)
     too_short = len(q) < min_chars() and filters.rollout is None
     if too_short and (substring or not words):
-        return SearchResult(notice=_too_short_notice())
+        return SearchResult(notice=_too_short_notice(words))
     if words and not substring:
         with budget(timeout_sec()) as bound:
             candidates, cut = _candidates(words, filters, bound)
@@ -161,7 +161,7 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
         if cut:
             return SearchResult(notice=_cut_notice(), cut_short=True)
         if too_short:
-            return SearchResult(notice=_too_short_notice())
+            return SearchResult(notice=_too_short_notice(words))
     if filters.rollout is not None:
         return _substring_search(q, filters, limit)
     with _scan_slot() as slot:
@@ -176,9 +176,10 @@ def _substring_search(q: str, filters: Filters, limit: int) -> SearchResult:
     return SearchResult(hits, _cut_notice() if cut else "", cut)
 
 
-def _too_short_notice() -> str:
+def _too_short_notice(words: list[str]) -> str:
     n = min_chars()
-    return f"No step holds these words, and text as typed is searched for from {n} characters on: type at least {n} characters."
+    start = "No step holds these words, and text" if words else "Text without letters or digits"
+    return f"{start} is searched for as typed from {n} characters on: type at least {n} characters."
 
 
 def _cut_notice() -> str:
