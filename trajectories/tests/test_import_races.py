@@ -108,20 +108,24 @@ def test_two_imports_of_the_same_new_folder_both_succeed(tmp_path):
 def test_pool_workers_die_with_a_killed_parent(tmp_path):
     make_task("demo_task")
     job = make_job(tmp_path / "job", 60, steps=40)
-    parent = import_trials(command_env(tmp_path / "data"), str(job), "--jobs", "2")
+    # The command's connections carry a name of their own (libpq's PGAPPNAME),
+    # apart from other processes' connections to the test database.
+    app_name = f"import-races-{os.getpid()}"
+    parent = import_trials({**command_env(tmp_path / "data"), "PGAPPNAME": app_name}, str(job), "--jobs", "2")
     workers: list[int] = []
     try:
         wait_for(lambda: len(children_of(parent.pid)) >= 2, 60, "the pool's workers")
         workers = children_of(parent.pid)
         wait_for(lambda: Rollout.objects.exists(), 60, "the first imported trial")
-        os.kill(parent.pid, signal.SIGKILL)
-        parent.wait(timeout=10)
-        wait_for(lambda: not any(alive(pid) for pid in workers), 10, f"pool workers {workers} to die with their parent")
         with connection.cursor() as cursor:
-            def no_connections() -> bool:
-                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()")
-                return cursor.fetchone()[0] == 0
-            wait_for(no_connections, 10, "the workers' database connections to close")
+            def connections_open() -> int:
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [app_name])
+                return cursor.fetchone()[0]
+            assert connections_open() >= 2  # the workers' own
+            os.kill(parent.pid, signal.SIGKILL)
+            parent.wait(timeout=10)
+            wait_for(lambda: not any(alive(pid) for pid in workers), 10, f"pool workers {workers} to die with their parent")
+            wait_for(lambda: connections_open() == 0, 10, "the workers' database connections to close")
     finally:
         for pid in [parent.pid, *workers]:
             try:
