@@ -42,6 +42,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("trajectories", "0013_resolve_rollout_anchors")]
+    dependencies = [("trajectories", "0014_rollout_score_log")]
 
     operations = [migrations.RunPython(forwards, backwards)]
