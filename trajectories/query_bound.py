@@ -19,7 +19,7 @@ from typing import TypeVar
 from django.db import OperationalError, connection, transaction
 
 T = TypeVar("T")
-SQLITE_CHECK_EVERY = 10_000  # virtual machine instructions between two looks at the clock
+SQLITE_CHECK_EVERY = 100  # virtual machine instructions between two looks at the clock (one LIKE over a long text is one)
 
 
 class OutOfTime(Exception):
