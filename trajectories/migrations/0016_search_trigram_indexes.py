@@ -42,6 +42,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("trajectories", "0014_rollout_score_log")]
+    dependencies = [("trajectories", "0015_rollout_incomplete_trajectory_format_reward_valid")]
 
     operations = [migrations.RunPython(forwards, backwards)]

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('trajectories', '0015_search_trigram_indexes'),
+        ('trajectories', '0016_search_trigram_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
