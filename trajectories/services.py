@@ -25,7 +25,7 @@ from django.conf import settings
 from tasks.services import stored_anchors
 
 from . import artifacts, bulk, native_formats, uploads
-from .archives import ArchiveError, is_archive, sweep_extractions, unpacked
+from .archives import ArchiveError, is_archive, unpacked
 from .failure_service import classify_and_store
 from .failures import exception_family
 from .inspect_import import import_inspect_log
