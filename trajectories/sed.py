@@ -74,7 +74,9 @@ def apply_sed(content: str, scripts: list[str], extended: bool = False) -> str |
             elif command.name == "i":
                 before.append(command.text)
             elif command.name == "c":
-                before.append(command.text)
+                # Over a range, GNU sed prints the text once, where the range ends.
+                if not (command.address and command.address[0] == "range" and in_range[index]):
+                    before.append(command.text)
                 deleted = True
                 break
         out.extend(before)
@@ -114,14 +116,30 @@ def _substitute(command: SedCommand, line: str) -> str:
     def expand(match: re.Match) -> str:
         return "".join(part if isinstance(part, str) else (match.group(part) or "") for part in command.replacement)
 
-    if command.count == 0:
-        return command.pattern.sub(expand, line)
+    out: list[str] = []
+    done = 0
     seen = 0
-    for match in command.pattern.finditer(line):
+    for match in _sed_matches(command.pattern, line):
         seen += 1
-        if seen == command.count:
-            return line[: match.start()] + expand(match) + line[match.end() :]
-    return line
+        if command.count in (0, seen):
+            out.append(line[done : match.start()] + expand(match))
+            done = match.end()
+            if command.count:
+                break
+    return "".join(out) + line[done:]
+
+
+def _sed_matches(pattern: re.Pattern, line: str):
+    """Matches as sed counts them: an empty match right after a match is not one.
+
+    `s/a*/y/g` on "a" gives "y" in sed, where Python's re.sub gives "yy".
+    """
+    previous_end = -1
+    for match in pattern.finditer(line):
+        if match.start() == match.end() == previous_end:
+            continue
+        previous_end = match.end()
+        yield match
 
 
 def parse_script(script: str, extended: bool = False) -> list[SedCommand]:
