@@ -160,6 +160,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = DATA_DIR / "media"
 # Where Harbor trial folders produced by our own runner live.
 TRIALS_DIR = Path(os.environ.get("AUTOLAB_TRIALS_DIR", DATA_DIR / "trials"))
+# Characters of one observation (a tool's output) kept in its row: longer
+# ones keep their first and last halves of this, the whole text compressed
+# beside them and streamed on request (trajectories.observation_text). 0: no limit.
+AUTOLAB_OBSERVATION_MAX_CHARS = int(os.environ.get("AUTOLAB_OBSERVATION_MAX_CHARS", str(256 * 1024)))
 # Where uploaded archives are unpacked before import.
 UPLOADS_DIR = DATA_DIR / "uploads"
 # Uploads (trajectories.uploads): imported by a Celery worker of this queue.

@@ -463,7 +463,7 @@ def group_outputs(steps) -> None:
     """
     for s in steps:
         # Empty outputs (a heredoc that printed nothing) show as nothing.
-        observations = [obs for obs in s.observations.all() if getattr(obs, "length", 1)]
+        observations = [obs for obs in s.observations.all() if getattr(obs, "output_length", 1)]
         by_call: dict[int, list] = {}
         loose = []
         for obs in observations:
@@ -496,3 +496,75 @@ def _label_of(rollout):
         return rollout.label
     except ObjectDoesNotExist:
         return None
+
+
+# Runs of at least this many consecutive low-information steps fold into
+# one row of the page. Most of a long training run is the agent waiting on
+# it: 122 of a 139-step rollout's steps, which hid its three edits and its
+# one evaluation among pages of "sleep 600".
+FOLD_MIN_STEPS = 3
+# Kinds that say nothing on their own: a step of only these folds.
+FOLDABLE_KINDS = {"wait"}
+
+
+@dataclass
+class Fold:
+    """Consecutive low-information steps shown as one row until opened."""
+
+    steps: list  # outline rows (step_id, position, elapsed_sec, kinds)
+    seconds: float | None  # from its first step to the step after it (or its last)
+    kind: str = "wait"
+    is_fold = True
+
+    @property
+    def first(self):
+        return self.steps[0]
+
+    @property
+    def last(self):
+        return self.steps[-1]
+
+    @property
+    def step_ids(self) -> list[int]:
+        return [s.step_id for s in self.steps]
+
+    @property
+    def summary(self) -> str:
+        noun = self.kind if len(self.steps) == 1 else f"{self.kind}s"
+        text = f"{len(self.steps)} {noun}"
+        return f"{text}, {format_duration(self.seconds)}" if self.seconds is not None else text
+
+
+def foldable(step) -> bool:
+    kinds = set(step.kind_list)
+    return bool(kinds) and kinds <= FOLDABLE_KINDS
+
+
+def fold_steps(steps: list, following=None, min_steps: int | None = None) -> list:
+    """`steps` in order, each run of `min_steps` or more foldable ones replaced by a Fold.
+
+    `following` is the step after the last of `steps` (on the next page),
+    whose time ends a run that closes this page.
+    """
+    min_steps = min_steps or FOLD_MIN_STEPS
+    rows: list = []
+    run: list = []
+
+    def close(next_step) -> None:
+        if len(run) >= min_steps:
+            start = run[0].elapsed_sec
+            end = next_step.elapsed_sec if next_step is not None and next_step.elapsed_sec is not None else run[-1].elapsed_sec
+            seconds = end - start if start is not None and end is not None and end >= start else None
+            rows.append(Fold(steps=list(run), seconds=seconds))
+        else:
+            rows.extend(run)
+        run.clear()
+
+    for s in steps:
+        if foldable(s):
+            run.append(s)
+            continue
+        close(s)
+        rows.append(s)
+    close(following)
+    return rows

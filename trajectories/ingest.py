@@ -20,18 +20,28 @@ from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, models, transaction
 from psycopg.types.json import set_json_dumps
-from django.db.models.functions import Length
+from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from autolab_site.gc_pause import gc_paused
 from evaluations import services as evaluations
 from tasks import services as tasks
 
-from . import analysis, failure_service, statuses
+from . import analysis, failure_service, observation_text, statuses
 from .atif import _text
-from .models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, SubTrajectory, ToolCall
+from .models import (
+    Observation,
+    ObservationText,
+    Rollout,
+    RolloutDocument,
+    RolloutStatus,
+    Step,
+    SubTrajectory,
+    ToolCall,
+)
 from .parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
 from .search_document import trajectory_documents
 from .trial_folder import (
@@ -555,27 +565,43 @@ def _store_steps(
     insert_rows(ToolCall, call_rows)
 
     observation_rows = []
+    full_texts: list[tuple[dict[str, Any], str]] = []
+    limit = observation_limit()
     for row, (parsed, _), by_id in zip(step_rows, parsed_of_row, calls_by_step):
         for index, observation in enumerate(parsed.observations):
             extra = observation.extra
             if observation.subagent_ref:
                 extra = dict(extra, subagent_ref=observation.subagent_ref)
             call = by_id.get(observation.source_call_id) if observation.source_call_id else None
-            observation_rows.append(
-                {
-                    "id": next(observation_ids, None),
-                    "step_id": row["id"],
-                    "tool_call_id": call["id"] if call else None,
-                    "position": index,
-                    "source_call_id": observation.source_call_id,
-                    "content": observation.content,
-                    "extra": extra,
-                }
-            )
+            bounded = observation_text.bound(observation.content, limit)
+            observation_row = {
+                "id": next(observation_ids, None),
+                "step_id": row["id"],
+                "tool_call_id": call["id"] if call else None,
+                "position": index,
+                "source_call_id": observation.source_call_id,
+                "content": bounded.kept,
+                "cut_at": bounded.cut_at,
+                "full_length": bounded.full_length if bounded.cut else None,
+                "extra": extra,
+            }
+            observation_rows.append(observation_row)
+            if bounded.cut:
+                full_texts.append((observation_row, observation.content))
     insert_rows(Observation, observation_rows)
+    if full_texts:
+        ObservationText.objects.bulk_create(
+            [ObservationText(observation_id=row["id"], data=observation_text.compress(text)) for row, text in full_texts],
+            batch_size=10,
+        )
 
     if subtrajectories:
         _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
+
+
+def observation_limit() -> int:
+    """Characters of an observation kept in its row (0: all of them)."""
+    return int(getattr(settings, "AUTOLAB_OBSERVATION_MAX_CHARS", observation_text.DEFAULT_LIMIT))
 
 
 def reserve_ids(counts: dict[type[models.Model], int]) -> dict[type[models.Model], list[int]]:
@@ -744,7 +770,7 @@ def _appendable_prefix(rollout: Rollout, folder: TrialFolder, result: RolloutAna
         row["step_id"]: (row["n"], row["size"] or 0)
         for row in Observation.objects.filter(step__rollout=rollout)
         .values("step_id")
-        .annotate(n=models.Count("id"), size=models.Sum(Length("content")))
+        .annotate(n=models.Count("id"), size=models.Sum(Coalesce("full_length", Length("content"))))
     }
     if [row[2] for row in stored] != list(range(len(stored))):
         return None

@@ -275,11 +275,45 @@ class Observation(models.Model):
     tool_call = models.ForeignKey(ToolCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="observations")
     position = models.PositiveIntegerField()
     source_call_id = models.CharField(max_length=200, blank=True)
+    # At most settings.AUTOLAB_OBSERVATION_MAX_CHARS of the output: all of it,
+    # or its head and its tail (split at `cut_at`) with the whole text in
+    # ObservationText (trajectories.observation_text).
     content = models.TextField(blank=True)
+    cut_at = models.IntegerField(null=True, blank=True)
+    full_length = models.BigIntegerField(null=True, blank=True, help_text="characters of the whole output, when cut")
     extra = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["step", "position"]
+
+    @property
+    def length(self) -> int:
+        """Characters of the whole output."""
+        return self.full_length if self.full_length is not None else len(self.content)
+
+    @property
+    def head(self) -> str:
+        return self.content if self.cut_at is None else self.content[: self.cut_at]
+
+    @property
+    def tail(self) -> str:
+        return "" if self.cut_at is None else self.content[self.cut_at :]
+
+    @property
+    def cut_length(self) -> int:
+        """Characters between the head and the tail that the row does not hold."""
+        return 0 if self.full_length is None else self.full_length - len(self.content)
+
+
+class ObservationText(models.Model):
+    """The whole text of an observation too long to keep in its row, zlib compressed.
+
+    In the database, so that every web server can stream it; read only on
+    a reader's explicit request.
+    """
+
+    observation = models.OneToOneField(Observation, on_delete=models.CASCADE, primary_key=True, related_name="full_text")
+    data = models.BinaryField()
 
 
 class FailureLabel(models.Model):

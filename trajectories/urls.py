@@ -9,7 +9,13 @@ urlpatterns = [
     path("rollouts/upload/", upload_views.upload, name="upload"),
     path("rollouts/upload/<int:pk>/", upload_views.upload_job, name="upload_job"),
     path("rollouts/<int:pk>/", views.rollout_detail, name="rollout_detail"),
+    path("rollouts/<int:pk>/steps/", views.step_fragment, name="step_fragment"),
     path("rollouts/<int:pk>/steps/<int:step_id>/observations/", views.step_observation, name="step_observation"),
+    path(
+        "rollouts/<int:pk>/steps/<int:step_id>/observations/<int:position>.txt",
+        views.observation_text,
+        name="observation_text",
+    ),
     path("rollouts/<int:pk>/subagents/<int:sub_pk>/", views.subagent_detail, name="subagent_detail"),
     path("rollouts/<int:pk>/live.json", views.rollout_live, name="rollout_live"),
     path("rollouts/<int:pk>/files/<path:path>", artifact_views.trial_file, name="trial_file"),

@@ -9,8 +9,8 @@ from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
-from django.db.models.functions import Length, Substr
-from django.http import Http404, JsonResponse
+from django.db.models.functions import Coalesce, Length, Substr
+from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -20,6 +20,7 @@ from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import run_score
 
 from . import artifacts, explorer, search
+from . import observation_text as observation_text_module
 from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
 from .search_document import highlighted
 
@@ -113,7 +114,9 @@ def rollout_list(request):
 def _observation_previews():
     """Observations with a short preview and the full length, not the text."""
     return (
-        Observation.objects.annotate(preview=Substr("content", 1, PREVIEW_CHARS), length=Length("content"))
+        Observation.objects.annotate(
+            preview=Substr("content", 1, PREVIEW_CHARS), output_length=Coalesce("full_length", Length("content"))
+        )
         .defer("content", "extra")
         .order_by("position")
     )
@@ -157,17 +160,13 @@ def rollout_detail(request, pk: int):
     if "step" in request.GET:
         return _redirect_to_step(rollout, request, outline, shown, only)
     page = explorer.step_page(shown, _int_or_none(request.GET.get("page")), last_by_default=rollout.is_active)
-    steps = list(
-        Step.objects.filter(pk__in=[s.pk for s in page.items])
-        .order_by("position")
-        .defer("extra")
-        .prefetch_related(
-            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
-            Prefetch("observations", queryset=_observation_previews()),
-        )
-    )
-    explorer.decorate_steps(steps, rollout.api_request_times_msec, outline=outline)
-    explorer.group_outputs(steps)
+    # Runs of waits fold into one row each; only the other steps' text is fetched.
+    end = page.items[-1] if page.items else None
+    following = next((s for s in shown if end is not None and s.position > end.position), None)
+    rows = explorer.fold_steps(page.items, following=following) if not only else list(page.items)
+    steps = _full_steps([row.pk for row in rows if not getattr(row, "is_fold", False)], rollout, outline)
+    by_pk = {s.pk: s for s in steps}
+    rows = [row if getattr(row, "is_fold", False) else by_pk[row.pk] for row in rows]
     cause, cause_source = explorer.failure_cause(rollout)
     siblings = (
         Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
@@ -179,8 +178,9 @@ def rollout_detail(request, pk: int):
         "rollout": rollout,
         "task": rollout.task,
         "steps": steps,
+        "rows": rows,
         "page": page,
-        "page_step_ids": {s.step_id for s in steps},
+        "page_step_ids": {s.step_id for s in page.items},
         "only": only,
         "only_param": ",".join(only),
         "kinds": explorer.STEP_KINDS,
@@ -215,6 +215,39 @@ def _score_log_summary(rollout: Rollout) -> dict | None:
         "entries": entries,
         "final_only": rollout.task.final_only,
     }
+
+
+def _full_steps(pks: list[int], rollout: Rollout, outline: list) -> list[Step]:
+    """The rows of steps `pks` with what the page shows of them, in order."""
+    steps = list(
+        Step.objects.filter(pk__in=pks)
+        .order_by("position")
+        .defer("extra")
+        .prefetch_related(
+            Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")),
+            Prefetch("observations", queryset=_observation_previews()),
+        )
+    )
+    explorer.decorate_steps(steps, rollout.api_request_times_msec, outline=outline)
+    explorer.group_outputs(steps)
+    return steps
+
+
+@require_GET
+def step_fragment(request, pk: int):
+    """Main steps at positions `first` to `last` as HTML: what a folded row opens into."""
+    rollout = get_object_or_404(Rollout.objects.only("id", "api_request_times_msec"), pk=pk)
+    first, last = _int_or_none(request.GET.get("first")), _int_or_none(request.GET.get("last"))
+    if first is None or last is None or last < first or last - first >= explorer.STEPS_PER_PAGE:
+        return HttpResponseBadRequest(f"first and last: positions of at most {explorer.STEPS_PER_PAGE} steps, first <= last")
+    outline = list(_main_steps(rollout).only(*OUTLINE_FIELDS))
+    pks = [s.pk for s in outline if first <= s.position <= last]
+    if not pks:
+        raise Http404("No steps there")
+    steps = _full_steps(pks, rollout, outline)
+    return render(
+        request, "trajectories/partials/steps.html", {"rollout": rollout, "steps": steps, "preview_chars": PREVIEW_CHARS}
+    )
 
 
 def _redirect_to_step(rollout: Rollout, request, outline: list, shown: list, only: list[str]):
@@ -252,7 +285,38 @@ def step_observation(request, pk: int, step_id: int):
         observations = observations.filter(position=position) if position is not None else observations.none()
         if not observations:
             raise Http404("No such observation")
-    return render(request, "trajectories/partials/observations.html", {"observations": observations, "full": True})
+    context = {"observations": observations, "full": True, "rollout": rollout, "step": step}
+    if sub:
+        context["sub"] = SubTrajectory(pk=sub)
+    return render(request, "trajectories/partials/observations.html", context)
+
+
+@require_GET
+def observation_text(request, pk: int, step_id: int, position: int):
+    """One observation's whole text, streamed as plain text: only ever on a reader's request.
+
+    A cut observation's text is decompressed a piece at a time, so that a
+    50 MB build log costs the server no more memory than its compressed form.
+    """
+    sub = _int_or_none(request.GET.get("sub"))
+    steps = Step.objects.filter(rollout_id=pk, subtrajectory_id=sub) if sub else Step.objects.filter(
+        rollout_id=pk, subtrajectory__isnull=True
+    )
+    observation = (
+        Observation.objects.filter(step__in=steps.filter(step_id=step_id)[:1], position=position)
+        .select_related("full_text")
+        .first()
+    )
+    if observation is None:
+        raise Http404("No such observation")
+    full = getattr(observation, "full_text", None) if observation.cut_at is not None else None
+    chunks = observation_text_module.decompressed_chunks(bytes(full.data)) if full else observation_text_module.text_chunks(
+        observation.content
+    )
+    response = StreamingHttpResponse(chunks, content_type="text/plain; charset=utf-8")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Disposition"] = f'inline; filename="rollout-{pk}-step-{step_id}-output-{position}.txt"'
+    return response
 
 
 @require_GET

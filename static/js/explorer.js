@@ -39,9 +39,72 @@
     if (url) window.location.assign(url);
   }
 
+  /* ---------- folded runs of waits ---------- */
+
+  /* The folded row holding step `stepId`, if it is in one. */
+  function foldOf(stepId) {
+    var folds = document.querySelectorAll("#steps details.fold");
+    var wanted = String(stepId);
+    for (var i = 0; i < folds.length; i++) {
+      if ((" " + folds[i].getAttribute("data-step-ids") + " ").indexOf(" " + wanted + " ") >= 0) return folds[i];
+    }
+    return null;
+  }
+
+  /* Open a folded row, its steps fetched from the server the first time. */
+  function openFold(fold) {
+    if (fold.hasAttribute("data-loaded")) { fold.open = true; return Promise.resolve(fold); }
+    if (fold.loading) return fold.loading;
+    var box = fold.querySelector(".fold-steps");
+    box.textContent = "Loading…";
+    fold.loading = fetch(fold.getAttribute("data-url"), { headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        // Server-rendered steps: every character of trajectory text is escaped there.
+        var holder = document.createElement("template");
+        holder.innerHTML = html;
+        box.textContent = "";
+        box.appendChild(holder.content);
+        fold.setAttribute("data-loaded", "");
+        fold.open = true;
+        return fold;
+      })
+      .catch(function (error) {
+        fold.loading = null;
+        box.textContent = "Could not load these steps (" + error.message + "); close and open again to retry.";
+        return fold;
+      });
+    return fold.loading;
+  }
+
+  function initFolds() {
+    // "toggle" does not bubble: listen in the capture phase.
+    document.addEventListener("toggle", function (event) {
+      var fold = event.target;
+      if (fold.classList && fold.classList.contains("fold") && fold.open) openFold(fold);
+    }, true);
+  }
+
+  /* Step `stepId`'s element, its folded row opened first if it is in one. */
+  function revealStep(stepId) {
+    var el = document.getElementById("step-" + stepId);
+    if (el) { openAncestors(el); return Promise.resolve(el); }
+    var fold = foldOf(stepId);
+    if (!fold) return Promise.resolve(null);
+    return openFold(fold).then(function () { return document.getElementById("step-" + stepId); });
+  }
+
   function scrollToStep(stepId, updateHash) {
     var el = document.getElementById("step-" + stepId);
-    if (!el) { goToStep(stepId); return false; }
+    if (!el) {
+      if (!foldOf(stepId)) { goToStep(stepId); return false; }
+      revealStep(stepId).then(function (shown) { if (shown) scrollToStep(stepId, updateHash); });
+      return true;
+    }
+    openAncestors(el);
     if (!isVisible(el)) {
       var toggle = document.getElementById("only-toggle");
       if (toggle && toggle.checked) { toggle.checked = false; applyOnly(false); }
@@ -276,17 +339,40 @@
     return (" " + (kinds || "") + " ").indexOf(" " + kind + " ") >= 0;
   }
 
+  /* What j/k step through: shown steps, and closed folded rows as one stop each. */
+  function navItems() {
+    return Array.prototype.slice.call(document.querySelectorAll("#steps .step, #steps details.fold")).filter(function (el) {
+      return el.classList.contains("fold") ? !el.open && isVisible(el) : isVisible(el);
+    });
+  }
+
+  function foldEdge(fold, delta) {
+    var ids = fold.getAttribute("data-step-ids").split(" ");
+    return ids[delta > 0 ? 0 : ids.length - 1];
+  }
+
   function move(delta, kind) {
-    var steps = stepElements().filter(isVisible);
-    if (!steps.length) return;
-    var index = current ? steps.indexOf(current) : -1;
-    for (var i = index + delta; i >= 0 && i < steps.length; i += delta) {
-      if (!kind || hasKind(steps[i].getAttribute("data-kinds"), kind)) {
-        scrollToStep(steps[i].getAttribute("data-step-id"));
-        return;
+    var items = navItems();
+    if (!items.length) return;
+    var index = current ? items.indexOf(current) : -1;
+    if (index < 0 && current && current.closest("details.fold")) index = items.indexOf(current.closest("details.fold"));
+    for (var i = index + delta; i >= 0 && i < items.length; i += delta) {
+      var item = items[i];
+      if (kind && !hasKind(item.getAttribute("data-kinds"), kind)) continue;
+      if (item.classList.contains("fold")) {
+        var target = foldEdge(item, delta);
+        openFold(item).then(function () { scrollToStep(target); });
+      } else {
+        scrollToStep(item.getAttribute("data-step-id"));
       }
+      return;
     }
-    moveAcrossPages(steps[delta > 0 ? steps.length - 1 : 0], delta, kind);
+    var edge = items[delta > 0 ? items.length - 1 : 0];
+    if (edge.classList.contains("fold")) {
+      var id = foldEdge(edge, -delta);
+      edge = { getAttribute: function () { return id; } };
+    }
+    moveAcrossPages(edge, delta, kind);
   }
 
   /* Past the first or last step of this page: the next one in the whole
@@ -490,14 +576,16 @@
         serverBox.appendChild(document.createTextNode("Also in full outputs, or on other pages, of steps: "));
         extra.forEach(function (id, n) {
           var link = document.createElement("a");
-          var here = document.getElementById("step-" + id);
+          var here = document.getElementById("step-" + id) || foldOf(id);
           link.href = here ? "#step-" + id : stepLocation(id, needle);
           link.className = "server-match";
           link.textContent = "#" + id;
           if (here) link.addEventListener("click", function (event) {
             event.preventDefault();
-            scrollToStep(id);
-            loadStepOutputs(id).then(function () { runFind(needle); showHitIn(id); });
+            revealStep(id).then(function () {
+              scrollToStep(id);
+              return loadStepOutputs(id);
+            }).then(function () { runFind(needle); showHitIn(id); });
           });
           if (n) serverBox.appendChild(document.createTextNode(", "));
           serverBox.appendChild(link);
@@ -513,7 +601,7 @@
     if (!box) return;
     box.value = needle;
     box.setAttribute("data-last", needle);
-    loadStepOutputs(stepId).then(function () {
+    revealStep(stepId).then(function () { return loadStepOutputs(stepId); }).then(function () {
       runFind(needle);
       if (!showHitIn(stepId)) scrollToStep(stepId, false);
     });
@@ -553,11 +641,22 @@
     initOnly();
     initOutputs();
     initFind();
+    initFolds();
     trackCurrent();
     var match = /^#step-(\d+)$/.exec(window.location.hash);
     var needle = new URLSearchParams(window.location.search).get("q");
     if (match) {
       var el = document.getElementById("step-" + match[1]);
+      if (!el && foldOf(match[1])) {
+        // A permalink to a folded step opens its row.
+        revealStep(match[1]).then(function (shown) {
+          if (!shown) return;
+          shown.scrollIntoView({ block: "start" });
+          setCurrent(shown);
+          if (needle) findInStep(needle, match[1]);
+        });
+        return;
+      }
       if (!el) { goToStep(match[1], needle); return; }
       el.scrollIntoView({ block: "start" });
       setCurrent(el);
