@@ -102,36 +102,48 @@ def build_timeline(steps, budget_sec: float | None, last_improvement_sec: float 
     """
     elapsed = [s.elapsed_sec for s in steps if s.elapsed_sec is not None]
     span = max([1.0, *elapsed, budget_sec or 0.0, last_improvement_sec or 0.0])
+    # A long rollout has tens of thousands of steps: per step only the column
+    # is worked out; kinds are looked up once per distinct kinds string.
+    scale = TIMELINE_COLUMNS / span
+    kinds_info: dict[str, tuple[str, int]] = {}
     marks: list[dict[str, Any]] = []
+    mark: dict[str, Any] | None = None
     for s in steps:
-        if s.elapsed_sec is None:
+        at = s.elapsed_sec
+        if at is None:
             continue
-        percent = _percent(s.elapsed_sec, span)
-        column = int(percent * TIMELINE_COLUMNS / 100)
-        kind = primary_kind(s.kind_list)
-        if marks and marks[-1]["column"] == column:
-            mark = marks[-1]
+        column = min(TIMELINE_COLUMNS, max(0, int(at * scale)))
+        key = getattr(s, "kinds", None)
+        if key is None:
+            key = " ".join(s.kind_list)
+        info = kinds_info.get(key)
+        if info is None:
+            kind = primary_kind(s.kind_list)
+            info = kinds_info[key] = (kind, _rank(kind))
+        if mark is not None and mark["column"] == column:
             mark["last"] = s.step_id
             mark["count"] += 1
-            mark["kind_set"].update(s.kind_list)
-            if _rank(kind) < _rank(mark["kind"]):
-                mark.update(kind=kind, step_id=s.step_id, percent=percent, elapsed=s.elapsed_sec)
+            mark["kind_strings"].add(key)
+            if info[1] < mark["rank"]:
+                mark.update(kind=info[0], rank=info[1], step_id=s.step_id, elapsed=at)
             continue
-        marks.append(
-            {
-                "column": column,
-                "step_id": s.step_id,
-                "first": s.step_id,
-                "last": s.step_id,
-                "count": 1,
-                "kind": kind,
-                "kind_set": set(s.kind_list),
-                "percent": percent,
-                "elapsed": s.elapsed_sec,
-            }
-        )
+        mark = {
+            "column": column,
+            "step_id": s.step_id,
+            "first": s.step_id,
+            "last": s.step_id,
+            "count": 1,
+            "kind": info[0],
+            "rank": info[1],
+            "kind_strings": {key},
+            "elapsed": at,
+        }
+        marks.append(mark)
     for mark in marks:
-        mark["kinds"] = " ".join(_ordered(mark.pop("kind_set")))
+        kinds = {kind for text in mark.pop("kind_strings") for kind in (text or "").split()}
+        mark["kinds"] = " ".join(_ordered(kinds))
+        mark["percent"] = _percent(mark["elapsed"], span)
+        del mark["rank"]
     step = _tick_step(span)
     ticks = [{"percent": _percent(t, span), "label": tick_label(t)} for t in _frange(0, span, step)]
     return Timeline(
@@ -260,6 +272,58 @@ def curve_points(rollout, steps) -> list[dict[str, Any]]:
     return points
 
 
+class OutlineStep:
+    """The light columns of one step: what the timeline, the plot and page ranges read.
+
+    Plain objects, not model instances: a twelve-hour rollout has tens of
+    thousands of steps and building Django models for each was most of its
+    page's time.
+    """
+
+    __slots__ = ("pk", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score", "kind_list")
+    FIELDS = ("id", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score")
+
+    def __init__(self, pk, step_id, position, source, elapsed_sec, kinds, metric_value, metric_score):
+        self.pk, self.step_id, self.position, self.source = pk, step_id, position, source
+        self.elapsed_sec, self.kinds, self.metric_value, self.metric_score = elapsed_sec, kinds, metric_value, metric_score
+        self.kind_list = kinds.split() if kinds else []
+
+
+# One character per step in the page's outline: the bits of its kinds
+# (STEP_KINDS order) as a base64url digit, safe in JSON and in HTML.
+_KIND_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_KIND_BITS = {kind: 1 << index for index, kind in enumerate(STEP_KINDS)}
+
+
+def compact_outline(steps) -> dict[str, Any]:
+    """Every step's id, elapsed time and kinds, in a few bytes each.
+
+    `ids`: runs [first id, count] of consecutive ids; `t`: whole seconds, each
+    the difference from the previous known time (null where unknown); `k`:
+    one digit of _KIND_DIGITS per step. static/js/explorer.js decodes it.
+    """
+    runs: list[list[int]] = []
+    times: list[int | None] = []
+    digits = []
+    previous = 0
+    for s in steps:
+        if runs and s.step_id == runs[-1][0] + runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([s.step_id, 1])
+        if s.elapsed_sec is None:
+            times.append(None)
+        else:
+            rounded = int(round(s.elapsed_sec))
+            times.append(rounded - previous)
+            previous = rounded
+        bits = 0
+        for kind in s.kind_list:
+            bits |= _KIND_BITS.get(kind, 0)
+        digits.append(_KIND_DIGITS[bits])
+    return {"ids": runs, "t": times, "k": "".join(digits), "kinds": STEP_KINDS}
+
+
 def rollout_anchors(rollout):
     """The anchors the rollout's scores use: those its reward was computed with (tasks.anchors)."""
     return stored_anchors(rollout.task, rollout.anchors)
@@ -280,9 +344,9 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     return {
         "points": points,
         "unparsed": unparsed,
-        # [step id, elapsed, kinds]: the plot marks the current step, and key
-        # navigation crosses pages of steps with it.
-        "steps": [[s.step_id, s.elapsed_sec, " ".join(s.kind_list)] for s in steps],
+        # Every step (compact_outline): the plot marks the current step, and
+        # key navigation crosses pages of steps with it.
+        "outline": compact_outline(steps),
         "metric": task.metric,
         "direction": task.direction,
         "baseline": anchors.baseline,

@@ -126,6 +126,11 @@ def _main_steps(rollout: Rollout):
     return Step.objects.filter(rollout=rollout, subtrajectory__isnull=True).order_by("position")
 
 
+def _outline(rollout: Rollout) -> list[explorer.OutlineStep]:
+    """Every main step's light columns, as plain objects."""
+    return [explorer.OutlineStep(*row) for row in _main_steps(rollout).values_list(*explorer.OutlineStep.FIELDS)]
+
+
 def _get_rollout(pk: int) -> Rollout:
     return get_object_or_404(
         Rollout.objects.select_related("task__version", "model", "harness", "label"), pk=pk
@@ -155,7 +160,7 @@ OUTLINE_FIELDS = ("id", "step_id", "position", "source", "elapsed_sec", "kinds",
 def rollout_detail(request, pk: int):
     rollout = _get_rollout(pk)
     only = explorer.parse_only(request.GET.get("only"))
-    outline = list(_main_steps(rollout).only(*OUTLINE_FIELDS))
+    outline = _outline(rollout)
     shown = [s for s in outline if explorer.step_matches_only(s.kind_list, only)]
     if "step" in request.GET:
         return _redirect_to_step(rollout, request, outline, shown, only)
@@ -240,7 +245,7 @@ def step_fragment(request, pk: int):
     first, last = _int_or_none(request.GET.get("first")), _int_or_none(request.GET.get("last"))
     if first is None or last is None or last < first or last - first >= explorer.STEPS_PER_PAGE:
         return HttpResponseBadRequest(f"first and last: positions of at most {explorer.STEPS_PER_PAGE} steps, first <= last")
-    outline = list(_main_steps(rollout).only(*OUTLINE_FIELDS))
+    outline = _outline(rollout)
     pks = [s.pk for s in outline if first <= s.position <= last]
     if not pks:
         raise Http404("No steps there")
@@ -435,7 +440,7 @@ def compare(request):
         )
         context.update(a=a, b=b)
         return render(request, "trajectories/compare.html", context, status=400)
-    outlines = [list(_main_steps(r).only(*OUTLINE_FIELDS)) for r in (a, b)]
+    outlines = [_outline(r) for r in (a, b)]
     windows = explorer.compare_windows(*outlines)
     window = _compare_window(request, windows, outlines)
     left, right = _compare_side(a, outlines[0], windows.of_a, window), _compare_side(b, outlines[1], windows.of_b, window)

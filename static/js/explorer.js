@@ -12,6 +12,31 @@
     return el ? JSON.parse(el.textContent) : null;
   }
 
+  /* The plot data's compact outline of every step (trajectories.explorer.
+   * compact_outline) as [step id, elapsed seconds, "kind kind"] rows. */
+  var KIND_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+  function decodeOutline(outline) {
+    var ids = [];
+    outline.ids.forEach(function (run) { for (var i = 0; i < run[1]; i++) ids.push(run[0] + i); });
+    var rows = [];
+    var t = 0;
+    for (var n = 0; n < ids.length; n++) {
+      var delta = outline.t[n];
+      var at = null;
+      if (delta !== null && delta !== undefined) { t += delta; at = t; }
+      var bits = KIND_DIGITS.indexOf(outline.k.charAt(n));
+      var kinds = outline.kinds.filter(function (kind, index) { return bits & (1 << index); });
+      rows.push([ids[n], at, kinds.join(" ")]);
+    }
+    return rows;
+  }
+
+  function withSteps(data) {
+    if (data && data.outline && !data.steps) data.steps = decodeOutline(data.outline);
+    return data;
+  }
+
   function stepElements() {
     return Array.prototype.slice.call(document.querySelectorAll("#steps .step"));
   }
@@ -634,7 +659,7 @@
   /* ---------- rollout page ---------- */
 
   function initRolloutPage() {
-    var data = readJSON("plot-data");
+    var data = withSteps(readJSON("plot-data"));
     if (!data) return;
     initPlot([{ data: data }], function (stepId) { scrollToStep(stepId); });
     initKeys();
@@ -697,6 +722,8 @@
   function initCompare() {
     var data = readJSON("compare-data");
     if (!data) return;
+    withSteps(data.a);
+    withSteps(data.b);
     var series = [
       { data: data.a, label: data.a_label, colour: "#2251cc" },
       { data: data.b, label: data.b_label, colour: "#c2410c" }
