@@ -139,14 +139,18 @@ def _get_rollout(pk: int) -> Rollout:
 
 @require_GET
 def rollout_live(request, pk: int):
-    """What a running rollout's page polls: it reloads when this changes."""
+    """What a running rollout's page polls: new steps are fetched and appended (static/js/live.js)."""
+    from .templatetags.explorer_tags import reward as reward_text
+
     rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward", "trial_name", "artifacts"), pk=pk)
     return JsonResponse(
         {
             "status": rollout.status,
+            "status_text": rollout.get_status_display(),
             "active": rollout.is_active,
             "steps": rollout.steps.filter(subtrajectory__isnull=True).count(),
             "reward": rollout.reward,
+            "reward_text": reward_text(rollout.reward),
             "logs": artifacts.log_tails(rollout),
         }
     )

@@ -1,15 +1,20 @@
-// A running rollout's page follows its trajectory: poll the rollout's
-// live.json and reload (keeping the reader's place) when new steps arrive or
-// its status changes. Stops once the rollout has ended and been reloaded.
+// A running rollout's page follows its trajectory: it polls live.json and
+// appends the steps that are new (fetched as HTML from the step fragment
+// view), so open details, a find and the focus stay as they are. When the
+// run ends, the banner goes and the reward is shown; nothing reloads.
 (function () {
   "use strict";
   var banner = document.getElementById("live");
   if (!banner) return;
   var url = banner.dataset.liveUrl;
-  var steps = Number(banner.dataset.steps);
-  var status = banner.dataset.status;
+  var stepsUrl = banner.dataset.stepsUrl;
+  var known = Number(banner.dataset.steps);
+  // Only the last page, unfiltered, is where new steps belong.
+  var follows = banner.dataset.follows === "yes";
+  // At most this many steps per fetch (the server's page size).
+  var BATCH = 200;
 
-  // The log panes follow the run in place; the page reloads for new steps.
+  // The log panes follow the run in place.
   function showLogs(logs) {
     Object.keys(logs).forEach(function (name) {
       var pre = document.querySelector('pre[data-log="' + name + '"]');
@@ -20,16 +25,67 @@
     });
   }
 
+  function appendSteps(upTo) {
+    var list = document.getElementById("steps");
+    var last = Math.min(upTo, known + BATCH) - 1;
+    return fetch(stepsUrl + "?first=" + known + "&last=" + last, { headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        // Server-rendered steps: every character of trajectory text is escaped there.
+        var holder = document.createElement("template");
+        holder.innerHTML = html;
+        var empty = list.querySelector(":scope > p.muted");
+        if (empty) empty.remove();
+        var atEnd = window.innerHeight + window.scrollY >= document.body.scrollHeight - 8;
+        list.appendChild(holder.content);
+        known = last + 1;
+        banner.dataset.steps = String(known);
+        document.dispatchEvent(new CustomEvent("autolab:steps-added", { detail: { steps: known } }));
+        // A reader at the bottom keeps following; one reading above stays put.
+        if (atEnd) window.scrollTo(0, document.body.scrollHeight);
+        if (known < upTo) return appendSteps(upTo);
+      });
+  }
+
+  function noteNewSteps(count) {
+    var note = document.getElementById("live-new-steps");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "live-new-steps";
+      note.className = "muted";
+      banner.appendChild(note);
+    }
+    note.textContent = count + " steps so far; new ones are on the last page.";
+  }
+
+  function ended(live) {
+    var reward = document.querySelector(".reward strong");
+    if (reward) reward.textContent = live.reward_text;
+    document.querySelectorAll(".trial-name .badge.warn").forEach(function (badge) {
+      badge.textContent = live.status;
+    });
+    banner.remove();
+  }
+
   function check() {
     fetch(url, { headers: { Accept: "application/json" } })
       .then(function (response) { return response.ok ? response.json() : null; })
       .then(function (live) {
-        if (live && (live.steps !== steps || live.status !== status)) {
-          window.location.reload();
-          return;
+        if (!live) { window.setTimeout(check, 10000); return; }
+        if (live.logs) showLogs(live.logs);
+        var pending = Promise.resolve();
+        if (live.steps > known) {
+          if (follows) pending = appendSteps(live.steps);
+          else noteNewSteps(live.steps);
         }
-        if (live && live.logs) showLogs(live.logs);
-        window.setTimeout(check, 3000);
+        return pending.then(function () {
+          if (!live.active && known >= live.steps) ended(live);
+          else if (!live.active && !follows) ended(live);
+          else window.setTimeout(check, 3000);
+        });
       })
       .catch(function () { window.setTimeout(check, 10000); });
   }

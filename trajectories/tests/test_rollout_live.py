@@ -15,7 +15,10 @@ def test_live_json_reports_status_and_main_step_count(client):
     factories.add_step(rollout, 1, source="user", message="Go.")
     factories.add_step(rollout, 2, message="Looking.", commands=["ls\n"])
     response = client.get(reverse("trajectories:rollout_live", args=[rollout.pk]))
-    assert response.json() == {"status": "running", "active": True, "steps": 2, "reward": None, "logs": {}}
+    assert response.json() == {
+        "status": "running", "status_text": "Running", "active": True, "steps": 2, "reward": None, "reward_text": "—",
+        "logs": {},
+    }
 
 
 @pytest.mark.django_db
@@ -71,3 +74,33 @@ def test_running_page_shows_steps_that_arrive_and_the_end(page, live_server):
     rollout.save()
     page.wait_for_selector("#live", state="detached", timeout=15_000)
     assert "0.75" in page.inner_text(".reward")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_new_steps_are_appended_without_reloading_the_page(page, live_server):
+    rollout = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None, verifier_fields={})
+    factories.add_step(rollout, 1, source="user", message="Make it faster.")
+    factories.add_step(rollout, 2, message="Reading the code.", reasoning="The hot loop is in main.c.", commands=["cat main.c\n"])
+    page.goto(live_server.url + reverse("trajectories:rollout_detail", args=[rollout.pk]))
+    page.wait_for_selector("#step-2")
+    # What a reload would lose: a mark on the window, an opened detail, the find box's text and focus.
+    page.evaluate("window.stillTheSamePage = true")
+    page.click("#step-2 details.reasoning summary")
+    page.fill("#step-search", "hot loop")
+
+    factories.add_step(rollout, 3, message="A third step arrived.", commands=["make\n"])
+    factories.add_step(rollout, 4, message="And a fourth.", commands=["./bench\n"])
+    page.wait_for_selector("#step-4", timeout=15_000)
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.locator("#step-2 details.reasoning").get_attribute("open") is not None
+    assert page.input_value("#step-search") == "hot loop"
+    assert page.evaluate("document.activeElement.id") == "step-search"
+    assert page.locator("#steps .step").count() == 4
+
+    rollout.status = RolloutStatus.FINISHED
+    rollout.reward = 0.5
+    rollout.save()
+    page.wait_for_selector("#live", state="detached", timeout=15_000)
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.inner_text(".reward") == "0.5"
