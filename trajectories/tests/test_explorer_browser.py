@@ -49,7 +49,10 @@ def step_top(page, step_id: int) -> float:
 
 def wait_step_in_view(page, step_id: int) -> None:
     page.wait_for_function(
-        f"""() => {{ const r = document.getElementById('step-{step_id}').getBoundingClientRect();
+        # A folded step's element arrives once its fold has opened.
+        f"""() => {{ const el = document.getElementById('step-{step_id}');
+                     if (!el) return false;
+                     const r = el.getBoundingClientRect();
                      return r.top >= -2 && r.top < window.innerHeight / 2; }}"""
     )
 
