@@ -93,3 +93,24 @@ def test_consecutive_ids_are_one_run():
     compact = explorer.compact_outline(outline(range(1, 20001), [float(i) for i in range(20000)], ["wait"] * 20000))
     assert compact["ids"] == [[1, 20000]]
     assert set(compact["t"][1:]) == {1}
+
+
+@pytest.mark.django_db
+def test_a_long_rollouts_cached_outline_follows_new_steps_and_changes(client):
+    import json
+    import re
+
+    rollout = long_rollout(2100)
+    url = reverse("trajectories:rollout_detail", args=[rollout.pk])
+
+    def outline_of_page():
+        body = client.get(url).content.decode()
+        data = json.loads(re.search(r'<script id="plot-data" type="application/json">(.*?)</script>', body, re.S).group(1))
+        return decode(data["outline"])
+
+    assert len(outline_of_page()) == 2100
+    Step.objects.create(rollout=rollout, position=2100, step_id=2101, source="agent", elapsed_sec=5000.0, kinds=" submit ")
+    assert outline_of_page()[-1] == [2101, 5000, "submit"]
+    Step.objects.filter(rollout=rollout, step_id=2101).update(kinds=" edit ")
+    rollout.save()  # every import of a rollout saves it
+    assert outline_of_page()[-1] == [2101, 5000, "edit"]
