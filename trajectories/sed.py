@@ -55,7 +55,7 @@ def apply_sed(content: str, scripts: list[str], extended: bool = False) -> str |
     if ends_with_newline:
         lines.pop()
     out: list[str] = []
-    in_range = [False] * len(commands)
+    in_range = [_INACTIVE] * len(commands)
     last = len(lines)
     for number, line in enumerate(lines, start=1):
         before: list[str] = []
@@ -75,7 +75,7 @@ def apply_sed(content: str, scripts: list[str], extended: bool = False) -> str |
                 before.append(command.text)
             elif command.name == "c":
                 # Over a range, GNU sed prints the text once, where the range ends.
-                if not (command.address and command.address[0] == "range" and in_range[index]):
+                if not (command.address and command.address[0] == "range" and in_range[index] == _ACTIVE):
                     before.append(command.text)
                 deleted = True
                 break
@@ -89,7 +89,12 @@ def apply_sed(content: str, scripts: list[str], extended: bool = False) -> str |
     return result
 
 
-def _matches(address, number: int, last: int, line: str, in_range: list[bool], index: int) -> bool:
+# A range's state per command: not started, active, or over for good (a
+# range that starts at a line number starts once).
+_INACTIVE, _ACTIVE, _CLOSED = 0, 1, 2
+
+
+def _matches(address, number: int, last: int, line: str, in_range: list[int], index: int) -> bool:
     if address is None:
         return True
     kind = address[0]
@@ -101,13 +106,27 @@ def _matches(address, number: int, last: int, line: str, in_range: list[bool], i
         return address[1].search(line) is not None
     if kind == "range":
         first, second = address[1], address[2]
-        if in_range[index]:
+        state = in_range[index]
+        if state == _CLOSED:
+            return False
+        if state == _ACTIVE:
             if _matches(second, number, last, line, in_range, index) or (second[0] == "line" and number >= second[1]):
-                in_range[index] = False
+                in_range[index] = _CLOSED if first[0] == "line" else _INACTIVE
             return True
-        if _matches(first, number, last, line, in_range, index):
-            # A line-number end at or before the start closes the range at once.
-            in_range[index] = not (second[0] == "line" and second[1] <= number)
+        # A line-number start that an earlier command kept this range from
+        # seeing (`1d;1,$d`) still starts it, as in GNU sed.
+        if first[0] == "line":
+            # Passed unseen: only while lines up to a line-number end remain.
+            starts = number == first[1] or (number > first[1] and not (second[0] == "line" and number > second[1]))
+        else:
+            starts = _matches(first, number, last, line, in_range, index)
+        if starts:
+            # A line-number end at or before the start, or a `$` end on the
+            # last line, closes the range at once.
+            if (second[0] == "line" and second[1] <= number) or (second[0] == "last" and number == last):
+                in_range[index] = _CLOSED if first[0] == "line" else _INACTIVE
+            else:
+                in_range[index] = _ACTIVE
             return True
     return False
 
