@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('trajectories', '0013_resolve_rollout_anchors'),
+        ('trajectories', '0017_upload_jobs'),
     ]
 
     operations = [
