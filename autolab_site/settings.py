@@ -131,7 +131,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # After collectstatic: hashed names, gzip copies, far-future cache headers (autolab_site.storage).
     "staticfiles": {"BACKEND": "autolab_site.storage.StaticStorage"},
-    # Trial folders, once their trial ends (trajectories.artifacts): shared by
+    # Trial folders, once their trial ends (trajectories.storing.artifacts): shared by
     # the web servers and every worker host. A folder by default; an
     # S3-compatible bucket (django-storages) with AUTOLAB_ARTIFACTS_S3_BUCKET.
     "artifacts": {
@@ -162,11 +162,11 @@ MEDIA_ROOT = DATA_DIR / "media"
 TRIALS_DIR = Path(os.environ.get("AUTOLAB_TRIALS_DIR", DATA_DIR / "trials"))
 # Characters of one observation (a tool's output) kept in its row: longer
 # ones keep their first and last halves of this, the whole text compressed
-# beside them and streamed on request (trajectories.observation_text). 0: no limit.
+# beside them and streamed on request (trajectories.storing.observation_text). 0: no limit.
 AUTOLAB_OBSERVATION_MAX_CHARS = int(os.environ.get("AUTOLAB_OBSERVATION_MAX_CHARS", str(256 * 1024)))
 # Where uploaded archives are unpacked before import.
 UPLOADS_DIR = DATA_DIR / "uploads"
-# Uploads (trajectories.uploads): imported by a Celery worker of this queue.
+# Uploads (trajectories.storing.uploads): imported by a Celery worker of this queue.
 # An archive is refused, before anything is extracted, when it declares
 # more than AUTOLAB_ARCHIVE_MAX_BYTES uncompressed or more than
 # AUTOLAB_ARCHIVE_MAX_FILES entries; the upload itself may be at most
@@ -176,7 +176,7 @@ AUTOLAB_ARCHIVE_MAX_BYTES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_BYTES", str(
 AUTOLAB_ARCHIVE_MAX_FILES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_FILES", "100000"))
 AUTOLAB_UPLOAD_QUEUE = os.environ.get("AUTOLAB_UPLOAD_QUEUE", "cpu")
 AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900"))
-# Search's bounds (trajectories.search): its time budget per query, the
+# Search's bounds (trajectories.search.query): its time budget per query, the
 # shortest text searched for as typed, and how many such scans of every
 # rollout run at once on the site.
 AUTOLAB_SEARCH_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_SEARCH_TIMEOUT_SEC", "1.0"))

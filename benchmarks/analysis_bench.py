@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/analysis_bench.py [--repeat 50]
 
 Parses ../shared/autolab/trials/opus4.6__.../agent/trajectory.json once with
-trajectories.atif, then times `analyse_rollout` on its 139 steps. Printed:
+trajectories.reading.atif, then times `analyse_rollout` on its 139 steps. Printed:
 the median and worst time per rollout and steps per second. Budget: about
 5 ms median per rollout: analysis runs inside every import, and the whole
 import should stay within 5x of Harbor's bare JSON parse of the trajectory.
@@ -38,8 +38,8 @@ def main() -> int:
     from tasks.models import BenchmarkVersion, Task
     from tasks.services import task_spec
     from tasks.taskdir import parse_task_dir
-    from trajectories.analysis import analyse_rollout
-    from trajectories.atif import parse_trajectory_file
+    from trajectories.analysis.rollout import analyse_rollout
+    from trajectories.reading.atif import parse_trajectory_file
 
     # The task as the importer's analysis sees it: read by the project's own
     # reader, described by its own task_spec (an unsaved row; no database).

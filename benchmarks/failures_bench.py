@@ -34,7 +34,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from trajectories import failure_service
+    from trajectories.failures import service as failure_service
     from trajectories.models import Rollout
 
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")

@@ -13,14 +13,14 @@ the two. Beside them, PostgreSQL's part alone: COPYing the trial's rows,
 ready made as PostgreSQL's binary COPY data, into the real tables; no
 importer that stores a row per step can take less. Targets: ratio <= 5, >= 1,000
 steps/s. The same N trials are then imported again on --jobs processes
-(trajectories.bulk; default one per CPU), as `import_trials` does on
+(trajectories.storing.bulk; default one per CPU), as `import_trials` does on
 PostgreSQL: wall time per trial and its ratio are printed beside the
 one-process figures, labelled with the number of processes.
 
 The time per trial is broken down into reading the folder (JSON parse and
 ATIF conversion), trajectory analysis, and storing. Storing includes search
 indexing: the importer splits each step's texts into its search document
-(trajectories.search_document, timed alone), stores the rollout's, and
+(trajectories.search.document, timed alone), stores the rollout's, and
 PostgreSQL keeps its GIN index (migration 0006). Its whole cost is measured
 by importing the same N trials again with empty documents and without the
 index (the difference of the two medians), shown inside the total and
@@ -101,11 +101,11 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
 
     from tasks.services import match_task, task_spec
 
-    from trajectories.analysis import analyse_rollout
-    from trajectories.ingest import parsed_documents
+    from trajectories.analysis.rollout import analyse_rollout
+    from trajectories.storing.ingest import parsed_documents
     from trajectories.models import Rollout, Step
     from trajectories.services import import_path, import_trial_dir
-    from trajectories.trial_folder import read_trial_folder
+    from trajectories.reading.trial_folder import read_trial_folder
 
     harbor_before = _harbor_parse_time(TRIAL / "agent" / "trajectory.json")
     copies = work / "jobs"
@@ -285,12 +285,12 @@ def _drop_search_indexes() -> None:
     """No search index, and an importer that writes empty documents."""
     from django.db import connection
 
-    import trajectories.ingest
+    import trajectories.storing.ingest
 
     def no_documents(steps):
         return [""] * len(list(steps)), ""
 
-    trajectories.ingest.trajectory_documents = no_documents
+    trajectories.storing.ingest.trajectory_documents = no_documents
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("DROP INDEX IF EXISTS trajectories_rolloutdocument_words")

@@ -6,7 +6,7 @@
 A scratch database (--db, dropped at the end) gets N copies of the real opus
 trial (../shared/autolab/trials), about 28,000 steps and 95 MB of terminal
 output for N=200, imported on every CPU. Then each query below runs through
-trajectories.search.search_steps (what the search page calls) and the
+trajectories.search.query.search_steps (what the search page calls) and the
 rollout page's in-page find; printed: hits and the median time of 5 runs.
 Target: the search page's query under 300 ms. A query whose words no step
 holds goes on to the substring stage, which reads only the rollouts whose
@@ -72,7 +72,7 @@ def run(n: int, work: Path) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from trajectories import search
+    from trajectories.search import query as search
     from trajectories.models import Observation, Rollout, Step
     from trajectories.services import import_path
 

@@ -14,8 +14,8 @@ from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from trajectories import failure_service
-from trajectories.failures import FLAGS
+from trajectories.failures import service as failure_service
+from trajectories.failures.rules import FLAGS
 from trajectories.models import Rollout
 
 from . import aggregation as agg

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from tasks.models import BenchmarkVersion
-from trajectories.failure_service import FailureFilters, failed_rollouts
+from trajectories.failures.service import FailureFilters, failed_rollouts
 from trajectories.models import Rollout
 
 from . import leaderboard as lb

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from autolab_site.spreadsheet import safe_cell
-from trajectories import failure_service
+from trajectories.failures import service as failure_service
 from trajectories.tests import factories
 
 CASES = [

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import (
+from trajectories.models import (
     FailureLabel,
     LabelChange,
     Observation,
@@ -24,7 +24,7 @@ class FailureLabelAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         # Edits made here bypass failure_service.set_label; record them all the same.
-        from .failure_service import label_values
+        from trajectories.failures.service import label_values
 
         old = label_values(FailureLabel.objects.filter(pk=obj.pk).first()) if obj.pk else {}
         obj.updated_by = request.user

@@ -1,4 +1,4 @@
-"""A rollout's trial files, served from the shared artifact storage (trajectories.artifacts).
+"""A rollout's trial files, served from the shared artifact storage (trajectories.storing.artifacts).
 
 Only files the rollout lists can be asked for; text is served as plain
 text (never rendered as HTML), anything else as a download.
@@ -11,8 +11,8 @@ from pathlib import PurePosixPath
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 
-from . import artifacts
-from .models import Rollout
+from trajectories.storing import artifacts
+from trajectories.models import Rollout
 
 # Served inline as text/plain: what people open in a browser tab.
 TEXT_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".pane", ".md", ".toml", ".yaml", ".yml", ".py", ".sh", ".csv", ".diff"}

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from tasks.services import describe_anchors, stored_anchors
 
-# Step kinds written by trajectories.analysis, in the order a mark's colour
+# Step kinds written by trajectories.analysis.rollout, in the order a mark's colour
 # is chosen when a step has several (a benchmark run that also edits shows
 # as a benchmark).
 STEP_KINDS = ["benchmark", "edit", "build", "inspect", "wait", "submit"]

@@ -16,10 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from autolab_site import spreadsheet
 
-from . import failure_service
-from .failure_service import FailureFilters, LabelError
-from .failures import CAUSE_HELP, CAUSES
-from .models import Rollout
+from trajectories.failures import service as failure_service
+from trajectories.failures.service import FailureFilters, LabelError
+from trajectories.failures.rules import CAUSE_HELP, CAUSES
+from trajectories.models import Rollout
 
 PAGE_SIZE = 100
 

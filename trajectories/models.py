@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from . import statuses
-from .fields import SearchDocumentField
+from trajectories import statuses
+from trajectories.search.fields import SearchDocumentField
 
 
 class RolloutStatus(models.TextChoices):
@@ -74,7 +74,7 @@ class Rollout(models.Model):
     # The worker running it ("host:pid"), so each host cleans only its own leftovers.
     worker = models.CharField(max_length=200, blank=True)
     # Its trial folder's files in the shared artifact storage
-    # (trajectories.artifacts.ArtifactFile as dicts: path, size, cut).
+    # (trajectories.storing.artifacts.ArtifactFile as dicts: path, size, cut).
     artifacts = models.JSONField(default=list, blank=True)
 
     n_input_tokens = models.BigIntegerField(null=True, blank=True)
@@ -118,7 +118,7 @@ class Rollout(models.Model):
     agent_extra = models.JSONField(default=dict, blank=True)
     config = models.JSONField(default=dict, blank=True)
 
-    # Analysis summary (trajectories.analysis), stored at import.
+    # Analysis summary (trajectories.analysis.rollout), stored at import.
     n_steps = models.PositiveIntegerField(default=0)
     n_benchmark_calls = models.PositiveIntegerField(default=0)
     n_edits = models.PositiveIntegerField(default=0)
@@ -177,7 +177,7 @@ class RolloutDocument(models.Model):
     """The words of all a rollout's main steps: what its search index holds.
 
     A table of its own, not a Rollout column, so that the many queries
-    reading rollouts never carry it. See trajectories.search_document.
+    reading rollouts never carry it. See trajectories.search.document.
     """
 
     rollout = models.OneToOneField(Rollout, on_delete=models.CASCADE, primary_key=True, related_name="document")
@@ -236,8 +236,8 @@ class Step(models.Model):
     metric_status = models.CharField(max_length=20, blank=True, help_text="parsed | unparseable | ''")
     diff = models.TextField(blank=True, help_text="unified diffs of the files this step edited")
     # The words search finds this step by: its message, reasoning, commands
-    # and the output lines it first showed (trajectories.search_document).
-    # The importer writes it and the rollout's; trajectories.search.
+    # and the output lines it first showed (trajectories.search.document).
+    # The importer writes it and the rollout's; trajectories.search.query.
     # rebuild_documents after any other change to those fields.
     search_document = SearchDocumentField(blank=True, default="", editable=False)
 
@@ -277,7 +277,7 @@ class Observation(models.Model):
     source_call_id = models.CharField(max_length=200, blank=True)
     # At most settings.AUTOLAB_OBSERVATION_MAX_CHARS of the output: all of it,
     # or its head and its tail (split at `cut_at`) with the whole text in
-    # ObservationText (trajectories.observation_text).
+    # ObservationText (trajectories.storing.observation_text).
     content = models.TextField(blank=True)
     cut_at = models.IntegerField(null=True, blank=True)
     full_length = models.BigIntegerField(null=True, blank=True, help_text="characters of the whole output, when cut")
@@ -356,7 +356,7 @@ class UploadJob(models.Model):
     """A staff upload of a trial archive, imported in the background by a Celery worker.
 
     The web request only stores the archive and sends the task
-    (trajectories.uploads), so no upload can hold a web worker: the page
+    (trajectories.storing.uploads), so no upload can hold a web worker: the page
     of the job follows its progress and shows its report.
     """
 

@@ -2,11 +2,11 @@
 
 - import_path: import a trial folder, a Harbor job folder, a folder of jobs,
   or an archive of any of these; one transaction per trial. An Inspect AI
-  log (.eval, .json) goes to trajectories.inspect_import: one per log.
+  log (.eval, .json) goes to trajectories.storing.inspect_import: one per log.
 - import_trial_dir: import (or re-import) one trial folder, also while the
   trial is still running (the runner calls it after every episode).
 - store_trial_files: copy a trial folder's files to the shared artifact
-  storage (trajectories.artifacts), where every page reads them.
+  storage (trajectories.storing.artifacts), where every page reads them.
 - exception_family: what kind of fault a trial's exception is (the runner's
   retry rule and the failure classifier read the same table).
 - anchors_in_use: the anchors a task's verifier scored its rollouts with.
@@ -24,15 +24,16 @@ from django.conf import settings
 
 from tasks.services import stored_anchors
 
-from . import artifacts, bulk, native_formats, uploads
-from .archives import ArchiveError, is_archive, unpacked
-from .failure_service import classify_and_store
-from .failures import exception_family
-from .inspect_import import import_inspect_log
-from .inspect_log import is_inspect_log
-from .ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
-from .models import Rollout
-from .trial_folder import find_trial_dirs
+from trajectories.storing import artifacts, bulk, uploads
+from trajectories.reading import native_formats
+from trajectories.storing.archives import ArchiveError, is_archive, unpacked
+from trajectories.failures.service import classify_and_store
+from trajectories.failures.rules import exception_family
+from trajectories.storing.inspect_import import import_inspect_log
+from trajectories.reading.inspect_log import is_inspect_log
+from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
+from trajectories.models import Rollout
+from trajectories.reading.trial_folder import find_trial_dirs
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
 
@@ -104,7 +105,7 @@ def import_path(
     ends the import. Either way the report says what was done, and a re-run
     continues: trials already imported come back "unchanged". `jobs` > 1
     imports on that many processes (None: one per CPU, up to 8) on PostgreSQL; see
-    trajectories.bulk. `force` imports unchanged trials again (their rows
+    trajectories.storing.bulk. `force` imports unchanged trials again (their rows
     anew), for an upgrade whose analysis or search rules changed.
     """
     path = Path(path)
@@ -196,7 +197,7 @@ def sweep_uploads(*, enqueue: bool = True) -> list[str]:
     An import removes its extraction folder when it ends, but not when it
     is killed: those of processes gone from this host are removed here,
     with the stored archives of uploads that ended; uploads whose worker
-    died are failed (trajectories.uploads).
+    died are failed (trajectories.storing.uploads).
     """
     return uploads.sweep(enqueue=enqueue)
 

@@ -8,6 +8,6 @@ from celery import shared_task
 # not be handed to the next worker again and again; the reaper fails its job.
 @shared_task(name="trajectories.import_upload", acks_late=False, reject_on_worker_lost=False)
 def import_upload_task(job_id: int) -> str:
-    from .services import run_upload
+    from trajectories.services import run_upload
 
     return run_upload(job_id)

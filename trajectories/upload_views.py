@@ -1,4 +1,4 @@
-"""Staff upload of an archive of Harbor trials, imported in the background (trajectories.uploads)."""
+"""Staff upload of an archive of Harbor trials, imported in the background (trajectories.storing.uploads)."""
 from __future__ import annotations
 
 import re
@@ -9,9 +9,9 @@ from django.contrib.auth.decorators import user_passes_test
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from . import uploads
-from .archives import ARCHIVE_SUFFIXES, is_archive, limits
-from .models import UploadJob
+from trajectories.storing import uploads
+from trajectories.storing.archives import ARCHIVE_SUFFIXES, is_archive, limits
+from trajectories.models import UploadJob
 
 RECENT_JOBS = 20
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import artifact_views, failure_views, upload_views, views
+from trajectories import artifact_views, failure_views, upload_views, views
 
 app_name = "trajectories"
 

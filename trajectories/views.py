@@ -20,10 +20,12 @@ from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import run_score
 
-from . import artifacts, explorer, search
-from . import observation_text as observation_text_module
-from .models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
-from .search_document import highlighted
+from trajectories.storing import artifacts
+from trajectories import explorer
+from trajectories.search import query as search
+from trajectories.storing import observation_text as observation_text_module
+from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
+from trajectories.search.document import highlighted
 
 PAGE_SIZE = 50
 # Characters of each observation embedded in the rollout page; the rest is

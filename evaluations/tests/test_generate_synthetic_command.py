@@ -21,7 +21,7 @@ def test_creates_entries_tasks_rollouts_and_steps(capsys):
     assert Rollout.objects.filter(task__version=version).count() == 54
     assert Step.objects.filter(rollout__task__version=version).count() >= 54 * 4
     # Searchable like imported steps.
-    from trajectories import search
+    from trajectories.search import query as search
 
     hits = search.search_steps("inspect and edit", limit=1000)
     assert all(h.where == "message" and h.rank == 1.0 for h in hits)

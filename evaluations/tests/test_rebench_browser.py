@@ -8,7 +8,7 @@ import pytest
 from evaluations.human_import import import_human_csv
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
-from trajectories.inspect_import import import_inspect_log
+from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.tests.inspect_runs import make_eval_log
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -21,7 +21,7 @@ from evaluations.runner import run_rollout
 from evaluations.stub_llm import start_stub_server
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
-from trajectories.inspect_import import import_inspect_log
+from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.models import Rollout, RolloutStatus
 from trajectories.tests.inspect_runs import make_eval_log
 

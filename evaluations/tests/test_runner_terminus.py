@@ -68,7 +68,7 @@ def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, mon
     assert stub_server.state.requests >= 6
     # The dummy key stayed in the worker: not in the stored config or the sandbox's trial folder.
     assert "dummy-key-for-the-stub" not in str(rollout.config)
-    from trajectories.artifacts import open_artifact
+    from trajectories.storing.artifacts import open_artifact
 
     assert len(rollout.artifacts) >= 5
     for entry in rollout.artifacts:

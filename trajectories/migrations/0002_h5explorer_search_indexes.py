@@ -1,6 +1,6 @@
 """Full-text indexes for trajectory search (PostgreSQL only).
 
-trajectories.search filters with `to_tsvector('simple', COALESCE(field, ''))`
+trajectories.search.query filters with `to_tsvector('simple', COALESCE(field, ''))`
 on step messages and reasoning, tool-call arguments and observations; these
 expression indexes let PostgreSQL answer that without reading every row.
 Other databases use the substring search and get nothing here.

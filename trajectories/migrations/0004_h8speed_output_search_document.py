@@ -9,7 +9,7 @@ once (first occurrence order), cut at DOCUMENT_CHARS so that a huge output
 can never fail the import with PostgreSQL's "string is too long for
 tsvector". Which words an output matches is unchanged (the lexeme sets are
 the same); ranking counts a repeated line once. Words beyond the cut are
-still found by trajectories.search's substring fallback.
+still found by trajectories.search.query's substring fallback.
 
 A generated column keeps the document right for every writer (importer,
 admin, tests) without code in each. Django's model does not declare it:

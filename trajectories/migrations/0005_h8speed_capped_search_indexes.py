@@ -4,7 +4,7 @@ PostgreSQL refuses a tsvector over 1 MB ("string is too long for tsvector"),
 and the indexes of migration 0002 covered whole fields: one enormous message
 or heredoc would have failed the whole trial's import. The same indexes are
 rebuilt over the first DOCUMENT_CHARS characters (as the output document of
-0004 is); trajectories.search uses the same expressions, and finds words
+0004 is); trajectories.search.query uses the same expressions, and finds words
 beyond the cut with its substring fallback.
 """
 from django.db import migrations

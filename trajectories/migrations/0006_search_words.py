@@ -1,4 +1,4 @@
-"""Search documents built by Python (trajectories.search_document).
+"""Search documents built by Python (trajectories.search.document).
 
 Migrations 0002, 0004 and 0005 had PostgreSQL build full-text vectors of
 every message, reasoning, command and output with `to_tsvector` during the
@@ -15,7 +15,7 @@ from importlib import import_module
 import django.db.models.deletion
 from django.db import migrations, models
 
-import trajectories.fields
+import trajectories.search.fields
 
 OLD_INDEXES = [
     "trajectories_step_message_fts",
@@ -42,7 +42,7 @@ def restore_old_search(apps, schema_editor):
 
 
 def build_documents(apps, schema_editor):
-    from trajectories.search import rebuild_documents
+    from trajectories.search.query import rebuild_documents
 
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_rolloutdocument USING gin (words)")
@@ -65,7 +65,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="step",
             name="search_document",
-            field=trajectories.fields.SearchDocumentField(blank=True, default="", editable=False),
+            field=trajectories.search.fields.SearchDocumentField(blank=True, default="", editable=False),
         ),
         migrations.CreateModel(
             name="RolloutDocument",
@@ -80,7 +80,7 @@ class Migration(migrations.Migration):
                         to="trajectories.rollout",
                     ),
                 ),
-                ("words", trajectories.fields.SearchDocumentField(blank=True, default="", indexed=True)),
+                ("words", trajectories.search.fields.SearchDocumentField(blank=True, default="", indexed=True)),
             ],
         ),
         migrations.RunPython(build_documents, drop_index),

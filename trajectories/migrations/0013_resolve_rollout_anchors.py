@@ -4,7 +4,7 @@ Rollouts imported before anchors were resolved were scored against
 task.toml's; where the verifier scored against other anchors, their
 benchmark calls' scores and curves are worked out again from the stored
 metrics. Uses only the pure modules tasks.anchors, tasks.scoring and
-trajectories.curve.
+trajectories.analysis.curve.
 """
 from django.db import migrations
 
@@ -14,7 +14,7 @@ BATCH = 500
 def resolve_all(apps, schema_editor):
     from tasks.anchors import resolve
     from tasks.scoring import DEFAULT_RULE, rule_for, score_with
-    from trajectories.curve import rescored
+    from trajectories.analysis.curve import rescored
 
     Rollout = apps.get_model("trajectories", "Rollout")
     Step = apps.get_model("trajectories", "Step")

@@ -5,8 +5,8 @@ from typing import Any
 
 from django import template
 
-from trajectories import failure_service
-from trajectories.failures import CAUSES
+from trajectories.failures import service as failure_service
+from trajectories.failures.rules import CAUSES
 
 register = template.Library()
 

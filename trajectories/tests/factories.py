@@ -13,7 +13,7 @@ from django.utils import timezone
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Observation, Rollout, Step, ToolCall
-from trajectories import search
+from trajectories.search import query as search
 
 _seq = count(1)
 

@@ -1,6 +1,6 @@
 """Loading the shared real Harbor trials for analysis tests, with plain json.
 
-Deliberately independent of the ATIF parser (trajectories.atif) so that the
+Deliberately independent of the ATIF parser (trajectories.reading.atif) so that the
 analysis tests fail only for analysis reasons.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tasks.spec import TaskSpec
-from trajectories.parsed import ParsedObservation, ParsedStep, ParsedToolCall
+from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall
 
 OPUS = "opus4.6__2026-04-26__2TyoFTQ"
 GROK = "grok4.20__2026-04-27__dJkbgCB"

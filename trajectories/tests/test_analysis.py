@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from tasks.scoring import normalised_score
 from tasks.spec import TaskSpec
-from trajectories.analysis import analyse_rollout
-from trajectories.parsed import ParsedObservation, ParsedStep, ParsedToolCall
+from trajectories.analysis.rollout import analyse_rollout
+from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall
 
 from .real_trials import GROK, OPUS, flux2_spec, load_steps
 

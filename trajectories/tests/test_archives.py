@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trajectories.archives import ArchiveError, extract_archive, is_archive, safe_target
+from trajectories.storing.archives import ArchiveError, extract_archive, is_archive, safe_target
 from trajectories.models import Rollout
 from trajectories.services import import_path
 

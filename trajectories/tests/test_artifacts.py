@@ -1,4 +1,4 @@
-"""trajectories.artifacts: a trial folder in the shared storage, on a folder and on an S3-compatible server."""
+"""trajectories.storing.artifacts: a trial folder in the shared storage, on a folder and on an S3-compatible server."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 from django.test import Client
 
-from trajectories import artifacts
+from trajectories.storing import artifacts
 
 from . import factories
 from .trialdata import make_trial

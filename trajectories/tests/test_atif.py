@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trajectories.atif import (
+from trajectories.reading.atif import (
     AtifError,
     clean_json,
     decode_json,
@@ -19,7 +19,7 @@ from trajectories.atif import (
     parse_trajectory_file,
     parse_trajectory_text,
 )
-from trajectories.parsed import ParsedTrajectory
+from trajectories.reading.parsed import ParsedTrajectory
 
 from .trialdata import trajectory
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from trajectories import bulk
+from trajectories.storing import bulk
 from trajectories.models import Rollout, Step
 from trajectories.services import import_path
 

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from trajectories import failure_service
+from trajectories.failures import service as failure_service
 from trajectories.models import Rollout
 
 from . import failure_helpers as h

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from trajectories.curve import Reading, best_so_far, curve_with_final, elapsed, point_as_dict
-from trajectories.parsed import MetricReading
+from trajectories.analysis.curve import Reading, best_so_far, curve_with_final, elapsed, point_as_dict
+from trajectories.reading.parsed import MetricReading
 
 
 def readings(values, scores=None):
@@ -75,7 +75,7 @@ def test_point_as_dict_is_the_stored_shape():
 
 
 def test_rescored_changes_scores_only():
-    from trajectories.curve import rescored
+    from trajectories.analysis.curve import rescored
 
     stored = [
         {"step_id": 1, "t": 5.0, "metric": 0.3, "score": 0.3, "best_metric": 0.3, "best_score": 0.3, "improved": True},

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from trajectories.edits import FileTracker, cat_outputs, prompt_cwd, python_writes, shell_writes, tool_writes
-from trajectories.parsed import ParsedToolCall
-from trajectories.sed import apply_sed
-from trajectories.shell import split_commands
+from trajectories.analysis.edits import FileTracker, cat_outputs, prompt_cwd, python_writes, shell_writes, tool_writes
+from trajectories.reading.parsed import ParsedToolCall
+from trajectories.analysis.sed import apply_sed
+from trajectories.analysis.shell import split_commands
 
 from .real_trials import OPUS, load_steps
 
@@ -397,7 +397,7 @@ def test_the_real_rollouts_net_changes(shared_trials_dir):
     from tasks.models import BenchmarkVersion, Task
     from tasks.services import task_spec
     from tasks.taskdir import parse_task_dir
-    from trajectories.analysis import analyse_rollout
+    from trajectories.analysis.rollout import analyse_rollout
 
     task_dir = shared_trials_dir.parent / "tasks" / "flux2_klein_lora"
     spec = task_spec(Task(version=BenchmarkVersion(name="t"), **parse_task_dir(task_dir).model_fields()))

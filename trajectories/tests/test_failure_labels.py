@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from trajectories import failure_service
-from trajectories.failure_service import LabelError, cause_source, effective_cause, set_label
+from trajectories.failures import service as failure_service
+from trajectories.failures.service import LabelError, cause_source, effective_cause, set_label
 from trajectories.models import FailureLabel, LabelChange, Rollout
 
 from . import failure_helpers as h

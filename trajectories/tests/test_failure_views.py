@@ -9,7 +9,7 @@ import pytest
 from django.template import Context, Template
 from django.test import Client, RequestFactory
 
-from trajectories import failure_service
+from trajectories.failures import service as failure_service
 from trajectories.models import FailureLabel, LabelChange
 
 from . import failure_helpers as h

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from trajectories import failures as f
-from trajectories.failures import RolloutFacts, StepFacts, Thresholds, classify
+from trajectories.failures import rules as f
+from trajectories.failures.rules import RolloutFacts, StepFacts, Thresholds, classify
 
 FLUX_INSTRUCTION = """# FLUX.2 klein LoRA Training
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from trajectories import failure_service
+from trajectories.failures import service as failure_service
 
 from . import failure_helpers as h
 

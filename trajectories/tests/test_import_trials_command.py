@@ -137,7 +137,7 @@ def test_ctrl_c_stops_between_trials_and_a_rerun_continues(jobs, monkeypatch):
 
 
 def test_keyboard_interrupt_during_a_trial_rolls_it_back(jobs, monkeypatch):
-    from trajectories import ingest
+    from trajectories.storing import ingest
     from trajectories.models import Step, ToolCall
 
     real = ingest.insert_rows

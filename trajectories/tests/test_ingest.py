@@ -190,8 +190,8 @@ def test_analysis_results_are_stored_on_steps_and_rollout(tmp_path, task):
 
 
 def test_changed_files_are_stored_within_their_share_of_characters(monkeypatch):
-    from trajectories import ingest
-    from trajectories.parsed import FileChange
+    from trajectories.storing import ingest
+    from trajectories.reading.parsed import FileChange
 
     monkeypatch.setattr(ingest, "FILES_CHANGED_CHARS", 100)
     small = FileChange("/app/a.py", [2], "--- a/app/a.py\n+++ b/app/a.py\n@@ -1 +1 @@\n-x\n+y\n", True, True)
@@ -208,7 +208,7 @@ def test_changed_files_are_stored_within_their_share_of_characters(monkeypatch):
 
 
 def test_a_failing_analysis_still_imports_with_a_warning(tmp_path, task, monkeypatch):
-    from trajectories import ingest
+    from trajectories.storing import ingest
 
     def broken(*args):
         raise ZeroDivisionError("oops")
@@ -280,7 +280,7 @@ def test_malformed_result_json_names_the_file(tmp_path, task):
 
 def test_a_failure_while_storing_rolls_back_the_whole_trial(tmp_path, task, monkeypatch):
     folder = make_trial(tmp_path)
-    from trajectories import ingest
+    from trajectories.storing import ingest
 
     real = ingest.insert_rows
 
@@ -441,7 +441,7 @@ def test_live_trial_then_completed(tmp_path, task):
 
 
 def test_growing_trajectory_keeps_stored_steps_and_revises_their_analysis(tmp_path, task, monkeypatch):
-    from trajectories import ingest
+    from trajectories.storing import ingest
 
     real = ingest.analysis.analyse_rollout
 
@@ -507,7 +507,7 @@ def test_live_read_retries_a_half_written_trajectory(tmp_path, task, monkeypatch
     folder = make_trial(tmp_path, finished=False)
     good = (folder / "agent" / "trajectory.json").read_bytes()
     (folder / "agent" / "trajectory.json").write_bytes(good[: len(good) // 2])
-    from trajectories import atif
+    from trajectories.reading import atif
 
     real_sleep = atif.time.sleep
 
@@ -614,7 +614,7 @@ def test_mutated_trajectories_import_or_are_reported(tmp_path, task):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from trajectories.atif import AtifError, parse_trajectory_data
+    from trajectories.reading.atif import AtifError, parse_trajectory_data
 
     from .test_atif import _mutate
 
@@ -640,7 +640,7 @@ def test_mutated_trajectories_import_or_are_reported(tmp_path, task):
 
 def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
     """insert_rows takes plain dicts (COPY on PostgreSQL, bulk_create elsewhere)."""
-    from trajectories.ingest import insert_rows
+    from trajectories.storing.ingest import insert_rows
 
     import_trial_dir(make_trial(tmp_path))
     step = Step.objects.order_by("pk").first()
@@ -657,7 +657,7 @@ def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
 
 def test_import_classifies_as_a_rerun_from_the_stored_steps_does(real_import):
     """The importer classifies from the steps in memory; the stored steps must agree."""
-    from trajectories import failure_service
+    from trajectories.failures import service as failure_service
 
     fields = ("outcome", "failure_cause", "failure_secondary", "failure_evidence", "behaviour_flags", "infra_error")
     imported = {r.pk: [getattr(r, f) for f in fields] for r in Rollout.objects.all()}

@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
-from trajectories.inspect_import import import_inspect_log
-from trajectories.inspect_log import InspectLogError, read_log
+from trajectories.storing.inspect_import import import_inspect_log
+from trajectories.reading.inspect_log import InspectLogError, read_log
 from trajectories.models import Rollout, Step
 
 from .inspect_runs import make_eval_log, normalised

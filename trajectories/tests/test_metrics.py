@@ -5,7 +5,7 @@ import pytest
 
 from tasks.scoring import normalised_score
 from tasks.spec import TaskSpec
-from trajectories.metrics import clean_terminal, find_metric, read_metric
+from trajectories.analysis.metrics import clean_terminal, find_metric, read_metric
 
 from .real_trials import OPUS, flux2_spec, load_steps
 

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from trajectories.models import Observation, Rollout
-from trajectories.observation_text import bound, compress, decompressed_chunks
+from trajectories.storing.observation_text import bound, compress, decompressed_chunks
 from trajectories.services import import_trial_dir
 
 from . import trialdata

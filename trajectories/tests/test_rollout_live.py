@@ -23,7 +23,7 @@ def test_live_json_reports_status_and_main_step_count(client):
 
 @pytest.mark.django_db
 def test_a_running_trials_log_tails_are_on_its_page_and_in_live_json(client, settings, tmp_path):
-    from trajectories import artifacts
+    from trajectories.storing import artifacts
 
     settings.STORAGES = {**settings.STORAGES, "artifacts": {
         "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}

@@ -109,7 +109,7 @@ def test_an_unknown_step_is_404(client, query):
 
 
 def test_failure_evidence_links_name_the_step_not_the_page(client, three_per_page):
-    from trajectories.failure_service import step_url
+    from trajectories.failures.service import step_url
 
     rollout = factories.make_explored_rollout()
     response = client.get(step_url(rollout.pk, 7))

@@ -2,7 +2,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from trajectories import search
+from trajectories.search import query as search
 
 from . import factories
 

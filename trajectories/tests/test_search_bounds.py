@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from trajectories import search
+from trajectories.search import query as search
 from trajectories.models import Observation, Step
 
 from . import factories

@@ -1,7 +1,7 @@
 """What a word is, and what a step's search document holds."""
 import pytest
 
-from trajectories.search_document import (
+from trajectories.search.document import (
     MAX_DOCUMENT_WORDS,
     OutputLines,
     document,
@@ -50,7 +50,7 @@ def test_document_is_capped_keeping_the_first_words():
 
 
 def test_queries_require_every_word_the_last_as_a_prefix():
-    from trajectories.search_document import like_patterns
+    from trajectories.search.document import like_patterns
 
     assert tsquery(query_words("local & !evaluate")) == "'local' & 'evaluate':*"
     assert like_patterns(["hash", "jo"]) == ["%'hash'%", "%'jo%"]
@@ -102,7 +102,7 @@ def test_the_rollout_document_is_the_union_of_its_steps():
 
 
 def test_the_rollout_document_stays_under_postgresqls_tsvector_limit():
-    from trajectories.search_document import MAX_ROLLOUT_BYTES, trajectory_documents
+    from trajectories.search.document import MAX_ROLLOUT_BYTES, trajectory_documents
 
     steps = [(" ".join(f"w{step}x{i}" + "y" * 90 for i in range(2000)), "", [], []) for step in range(10)]
     _, words = trajectory_documents(steps)
@@ -120,7 +120,7 @@ def test_the_rollout_document_stays_under_postgresqls_tsvector_limit():
     ],
 )
 def test_infix_filters(q, expected):
-    from trajectories.search_document import infix_filters
+    from trajectories.search.document import infix_filters
 
     assert infix_filters(q) == expected
 

@@ -29,7 +29,7 @@ def test_documents_are_built_for_existing_steps(migrate):
         Observation.objects.create(step=step, position=0, content=output)
 
     apps = migrate(AFTER)
-    from trajectories import search
+    from trajectories.search import query as search
 
     assert [(h.step_id, h.where) for h in search.search_steps("out of memory")] == [(1, "output")]
     assert [(h.step_id, h.where) for h in search.search_steps("nvidia-smi")] == [(2, "output")]

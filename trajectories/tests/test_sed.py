@@ -1,4 +1,4 @@
-"""trajectories.sed: replaying agents' `sed -i` scripts on a file's content.
+"""trajectories.analysis.sed: replaying agents' `sed -i` scripts on a file's content.
 
 Every row of the table is checked against our replay and, where GNU sed is
 installed, against `sed --sandbox` itself, so the table cannot drift from
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trajectories.sed import apply_sed, parse_script, to_python_regex
+from trajectories.analysis.sed import apply_sed, parse_script, to_python_regex
 
 GNU_SED = shutil.which("sed")
 LINES = "a1\nb2\nc3\nd4\ne5\n"

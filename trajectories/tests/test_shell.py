@@ -1,4 +1,4 @@
-"""trajectories.shell: splitting agents' shell text into simple commands.
+"""trajectories.analysis.shell: splitting agents' shell text into simple commands.
 
 Step kinds and edit replay read these results, so each rule has a row here:
 a regression in the splitter or in `strip_wrappers` fails in this module,
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from trajectories.shell import split_commands, strip_wrappers, tokenise
+from trajectories.analysis.shell import split_commands, strip_wrappers, tokenise
 
 # (words, what is left once the prefixes are dropped)
 WRAPPER_CASES = [

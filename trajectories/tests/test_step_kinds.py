@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from tasks.spec import TaskSpec
-from trajectories.benchmark_commands import benchmark_commands_from_instruction, matcher_for
-from trajectories.parsed import ParsedToolCall
-from trajectories.step_kinds import RULES, Context, StepKind, call_kinds, union
+from trajectories.analysis.benchmark_commands import benchmark_commands_from_instruction, matcher_for
+from trajectories.reading.parsed import ParsedToolCall
+from trajectories.analysis.step_kinds import RULES, Context, StepKind, call_kinds, union
 
 from .real_trials import GROK, OPUS, keystrokes
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from tasks.spec import TaskSpec
-from trajectories import tool_vocabulary as v
-from trajectories.analysis import analyse_rollout
-from trajectories.atif import parse_trajectory_data
-from trajectories.tool_vocabulary import message_commands, read_output_content, tool_use
+from trajectories.analysis import tool_vocabulary as v
+from trajectories.analysis.rollout import analyse_rollout
+from trajectories.reading.atif import parse_trajectory_data
+from trajectories.analysis.tool_vocabulary import message_commands, read_output_content, tool_use
 
 from . import harness_trajectories as h
 
@@ -136,8 +136,8 @@ def test_read_output_content(output, content):
 
 
 def test_claude_code_edit_with_replace_all_replaces_every_occurrence():
-    from trajectories.edits import FileTracker, tool_writes
-    from trajectories.parsed import ParsedToolCall
+    from trajectories.analysis.edits import FileTracker, tool_writes
+    from trajectories.reading.parsed import ParsedToolCall
 
     tracker = FileTracker()
     tracker.seed("/a.py", "x = 1\ny = x + x\n")

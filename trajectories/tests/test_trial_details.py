@@ -99,7 +99,7 @@ def test_repeated_and_gapped_step_ids_get_one_address_each(tmp_path, task, clien
 
 
 def test_warnings_about_ids_list_the_first_few_and_count_the_rest():
-    from trajectories.atif import parse_trajectory_data
+    from trajectories.reading.atif import parse_trajectory_data
 
     data = trajectory(20)
     for n, step in enumerate(data["steps"]):

@@ -1,11 +1,11 @@
-"""trajectories.trial_folder details that the import tests do not pin down."""
+"""trajectories.reading.trial_folder details that the import tests do not pin down."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from trajectories.trial_folder import TrialFolderError, _subtrajectory_files, read_trial_folder, snapshot_folder
+from trajectories.reading.trial_folder import TrialFolderError, _subtrajectory_files, read_trial_folder, snapshot_folder
 
 from .trialdata import make_trial, trajectory
 
@@ -63,7 +63,7 @@ def test_a_linked_trial_file_or_folder_is_no_trial(tmp_path):
     with pytest.raises(TrialFolderError, match="is not a Harbor trial folder"):
         read_trial_folder(linked)
     (tmp_path / "dirlink").symlink_to(real, target_is_directory=True)
-    from trajectories.trial_folder import is_trial_dir
+    from trajectories.reading.trial_folder import is_trial_dir
 
     assert not is_trial_dir(linked) and not is_trial_dir(tmp_path / "dirlink")
 
@@ -111,7 +111,7 @@ def test_a_live_trajectory_caught_mid_write_is_read_again(tmp_path):
 
 
 def test_a_folder_without_a_trial_is_refused_before_any_walk(tmp_path, monkeypatch):
-    import trajectories.trial_folder as trial_folder
+    import trajectories.reading.trial_folder as trial_folder
 
     (tmp_path / "deep" / "tree").mkdir(parents=True)
     monkeypatch.setattr(trial_folder, "tree_checksum", lambda *args, **kwargs: pytest.fail("walked"))

@@ -20,7 +20,7 @@ from django.utils import timezone
 from evaluations import leaderboard
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
-from trajectories import search_document
+from trajectories.search import document as search_document
 from trajectories.models import Rollout, RolloutDocument, Step
 
 # AutoLab's shape: 15/10/7/4 tasks per category, budgets 25 x 2 h, 7 x 4 h, 3 x 8 h, 1 x 12 h.
@@ -28,7 +28,7 @@ CATEGORIES = [("system_optimization", 15), ("puzzle_and_challenge", 10), ("model
 BUDGETS = [7200] * 25 + [14400] * 7 + [28800] * 3 + [43200]
 HARNESSES = ["terminus-2", "mini-swe-agent"]
 BATCH = 2000
-# Causes of trajectories.failures that a zero-score rollout is given.
+# Causes of trajectories.failures.rules that a zero-score rollout is given.
 ZERO_CAUSES = ["no_improvement", "correctness_failed", "build_failed", "no_artifact", "budget_exhausted"]
 
 
@@ -212,7 +212,7 @@ class Command(BaseCommand):
             Step.objects.bulk_create(batch)
             total += len(batch)
         Rollout.objects.bulk_update(rollouts, ["n_steps"], batch_size=BATCH)
-        # What search finds rollouts by: their steps' words (trajectories.search_document).
+        # What search finds rollouts by: their steps' words (trajectories.search.document).
         RolloutDocument.objects.bulk_create(
             [RolloutDocument(rollout=rollout, words=search_document.document(messages[rollout.pk])) for rollout in rollouts],
             batch_size=BATCH,

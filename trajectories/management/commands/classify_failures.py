@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from trajectories import failure_service
-from trajectories.failures import CAUSES
+from trajectories.failures import service as failure_service
+from trajectories.failures.rules import CAUSES
 from trajectories.models import Rollout
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from trajectories.ingest import FAILED
-from trajectories.inspect_import import import_inspect_log
-from trajectories.inspect_log import find_logs
+from trajectories.storing.ingest import FAILED
+from trajectories.storing.inspect_import import import_inspect_log
+from trajectories.reading.inspect_log import find_logs
 
 
 class Command(BaseCommand):

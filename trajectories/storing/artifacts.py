@@ -27,7 +27,7 @@ from django.core.files.storage import storages
 from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import UnsafePath, read_file, read_tail
 
-from .models import Rollout
+from trajectories.models import Rollout
 
 # Bigger files keep their first and last half of this (a 12-hour training log).
 ARTIFACT_FILE_LIMIT = 64 * 1024 * 1024

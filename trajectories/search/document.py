@@ -1,6 +1,6 @@
 """The words a step is found by: one rule for documents and queries.
 
-Search runs in two stages (see trajectories.search): a step is a candidate
+Search runs in two stages (see trajectories.search.query): a step is a candidate
 when its *document* holds every word of the query, then the fields of the
 candidates are read to say where the words are and to rank exact phrases
 first. This module is the first stage's single source of truth: how text

@@ -29,9 +29,9 @@ from typing import Any
 from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import read_file
 
-from . import native_formats
-from .atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, read_json_file
-from .parsed import ParsedTrajectory
+from trajectories.reading import native_formats
+from trajectories.reading.atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, read_json_file
+from trajectories.reading.parsed import ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 # terminus-2's linear-history continuations of the main trajectory.

@@ -9,7 +9,7 @@ the union over its calls. A call that no rule claims is "other".
 
 What a tool is (a shell, an editor, a reader, a submit tool), whatever a
 harness calls it, comes from the one vocabulary table in
-trajectories.tool_vocabulary. terminus-2's keystrokes are text typed into
+trajectories.analysis.tool_vocabulary. terminus-2's keystrokes are text typed into
 tmux: "" or "\\n" just waits, "C-c" is a key chord.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from .benchmark_commands import BenchmarkMatcher
-from . import tool_vocabulary as vocabulary
-from .edits import is_editor_view, shell_writes, tool_writes
-from .parsed import ParsedToolCall
-from .shell import Command, split_commands
+from trajectories.analysis.benchmark_commands import BenchmarkMatcher
+from trajectories.analysis import tool_vocabulary as vocabulary
+from trajectories.analysis.edits import is_editor_view, shell_writes, tool_writes
+from trajectories.reading.parsed import ParsedToolCall
+from trajectories.analysis.shell import Command, split_commands
 
 
 class StepKind(str, Enum):

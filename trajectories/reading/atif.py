@@ -28,7 +28,7 @@ import pydantic_core
 
 from autolab_site.gc_pause import gc_paused
 
-from .parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
+from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
 
 MAX_WARNINGS = 20
 MAX_WARNING_LENGTH = 200

@@ -1,8 +1,8 @@
 """Plain data shapes passed between ATIF parsing, analysis and persistence.
 
-The parser (trajectories.atif) produces these from a trajectory file; the
-analysis (trajectories.analysis) reads them and returns per-step findings;
-ingestion (trajectories.ingest) stores both. None of them touch the database.
+The parser (trajectories.reading.atif) produces these from a trajectory file; the
+analysis (trajectories.analysis.rollout) reads them and returns per-step findings;
+ingestion (trajectories.storing.ingest) stores both. None of them touch the database.
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class MetricReading:
 
 @dataclass
 class StepAnalysis:
-    kinds: list[str]  # see trajectories.analysis.StepKind, several per step
+    kinds: list[str]  # see trajectories.analysis.rollout.StepKind, several per step
     call_kinds: list[list[str]]  # per tool call, same order as ParsedStep.tool_calls
     metric: MetricReading | None = None  # set on benchmark calls
     diff: str = ""  # unified diffs of files edited in this step
@@ -117,5 +117,5 @@ class RolloutAnalysis:
     budget_used_fraction: float | None = None
     best_metric: float | None = None
     best_score: float | None = None
-    # Every file the rollout changed, by path (trajectories.edits.FileTracker.net_changes).
+    # Every file the rollout changed, by path (trajectories.analysis.edits.FileTracker.net_changes).
     files: list[FileChange] = field(default_factory=list)

@@ -1,7 +1,7 @@
 """Read Inspect AI logs (`.eval` and `.json`) into the shapes a Harbor trial becomes. No ORM.
 
 METR runs RE-Bench through Inspect AI: a run is a *sample* of an eval log.
-Each sample becomes one `TrialFolder` (the plain value `trajectories.ingest`
+Each sample becomes one `TrialFolder` (the plain value `trajectories.storing.ingest`
 stores), so that an Inspect run gets the same storing and the same step
 analysis as a Harbor trial:
 
@@ -31,8 +31,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
-from .trial_folder import Phase, TrialFolder
+from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
+from trajectories.reading.trial_folder import Phase, TrialFolder
 
 LOG_SUFFIXES = (".eval", ".json")
 HARNESS = "inspect"

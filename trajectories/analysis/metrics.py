@@ -24,7 +24,7 @@ from functools import lru_cache
 from tasks.scoring import normalised_score
 from tasks.spec import TaskSpec
 
-from .parsed import MetricReading
+from trajectories.reading.parsed import MetricReading
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"

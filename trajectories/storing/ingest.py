@@ -30,9 +30,12 @@ from autolab_site.gc_pause import gc_paused
 from evaluations import services as evaluations
 from tasks import services as tasks
 
-from . import analysis, failure_service, observation_text, statuses
-from .atif import _text
-from .models import (
+from trajectories.analysis import rollout as analysis
+from trajectories.failures import service as failure_service
+from trajectories.storing import observation_text
+from trajectories import statuses
+from trajectories.reading.atif import _text
+from trajectories.models import (
     Observation,
     ObservationText,
     Rollout,
@@ -42,9 +45,9 @@ from .models import (
     SubTrajectory,
     ToolCall,
 )
-from .parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
-from .search_document import trajectory_documents
-from .trial_folder import (
+from trajectories.reading.parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
+from trajectories.search.document import trajectory_documents
+from trajectories.reading.trial_folder import (
     FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, score_log_entries, snapshot_folder,
 )
 
@@ -174,7 +177,7 @@ def _ingest_trial_dir(
 
 def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
     """The trial name from config.json or result.json, as the snapshot holds them."""
-    from .atif import AtifError, read_json_file
+    from trajectories.reading.atif import AtifError, read_json_file
 
     for name in ("config.json", "result.json"):
         if name in snapshot.files:
@@ -955,7 +958,7 @@ def renumber(task_id: int, model_id: int, harness_id: int) -> dict[int, int]:
     table = connection.ops.quote_name(Rollout._meta.db_table)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # Parallel imports (trajectories.bulk) renumber one group at a time.
+            # Parallel imports (trajectories.storing.bulk) renumber one group at a time.
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [RENUMBER_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
         cursor.execute(
             f'SELECT id, "index", started_at, trial_name FROM {table}'

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from tasks.spec import TaskSpec
 
-from .shell import Command, split_commands
+from trajectories.analysis.shell import Command, split_commands
 
 # Interpreters whose first non-option argument is the program that runs.
 _INTERPRETER = re.compile(r"^(python[0-9.]*|pypy3?|bash|sh|zsh|dash|node|ruby|perl|Rscript|julia|uv|poetry|conda)$")

@@ -1,6 +1,6 @@
 """Failure analysis of stored rollouts: classify, label, list and export.
 
-The rules live in the pure module `trajectories.failures`; this module moves
+The rules live in the pure module `trajectories.failures.rules`; this module moves
 data between it and the database.
 
 - `classify_rollout(rollout, steps)` fills in the fields without saving: the
@@ -28,7 +28,7 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
-from .failures import (
+from trajectories.failures.rules import (
     CAUSE_HELP,
     CAUSES,
     FAILED_OUTCOMES,
@@ -41,7 +41,7 @@ from .failures import (
     classify,
     files_in_diff,
 )
-from .models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
+from trajectories.models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
 
 # Classification ---------------------------------------------------------------
 

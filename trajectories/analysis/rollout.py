@@ -20,16 +20,16 @@ import re
 from datetime import datetime
 from typing import NamedTuple
 
-from . import tool_vocabulary as vocabulary
+from trajectories.analysis import tool_vocabulary as vocabulary
 
-from .benchmark_commands import matcher_for
-from .curve import Reading, aware, best_so_far
-from .edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
-from .metrics import find_metric
-from .parsed import MetricReading, ParsedStep, ParsedToolCall, RolloutAnalysis, StepAnalysis, TaskSpec
-from .shell import Command, split_commands
-from .step_kinds import Context, StepKind, call_kinds, shell_text, union
-from .tool_vocabulary import message_commands
+from trajectories.analysis.benchmark_commands import matcher_for
+from trajectories.analysis.curve import Reading, aware, best_so_far
+from trajectories.analysis.edits import FileTracker, cat_outputs, prompt_cwd, tool_writes
+from trajectories.analysis.metrics import find_metric
+from trajectories.reading.parsed import MetricReading, ParsedStep, ParsedToolCall, RolloutAnalysis, StepAnalysis, TaskSpec
+from trajectories.analysis.shell import Command, split_commands
+from trajectories.analysis.step_kinds import Context, StepKind, call_kinds, shell_text, union
+from trajectories.analysis.tool_vocabulary import message_commands
 
 __all__ = ["StepKind", "analyse_rollout"]
 

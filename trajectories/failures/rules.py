@@ -5,7 +5,7 @@ were failures of budget governance (stopping early, or running out the clock
 without a valid submission) rather than of skill. This module makes that
 reading automatic and reproducible.
 
-It knows nothing of the ORM: `trajectories.failure_service` builds a plain
+It knows nothing of the ORM: `trajectories.failures.service` builds a plain
 `RolloutFacts` from a stored rollout and stores the `Classification`.
 
 Every rollout gets an *outcome* (see `Outcome`). A rollout whose reward is
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import statuses
+from trajectories import statuses
 
 # Causes ----------------------------------------------------------------------
 

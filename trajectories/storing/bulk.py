@@ -35,7 +35,7 @@ from pathlib import Path
 
 from django.db import connection, connections
 
-from .ingest import TrialOutcome, ingest_trial_dir
+from trajectories.storing.ingest import TrialOutcome, ingest_trial_dir
 
 # Per worker process: the task, model and harness rows it has looked up.
 _lookups: dict = {}

@@ -5,7 +5,7 @@ task; a worker imports it (trajectories.services.run_upload, with the same
 import_path as `import_trials`), recording its progress and report on the
 UploadJob row that the job's page shows. So an upload of any size or shape
 never holds a web worker: a bomb is refused by the worker from what the
-archive declares (trajectories.archives), before anything is written.
+archive declares (trajectories.storing.archives), before anything is written.
 
 What an import leaves on disk is removed when it ends, whichever way; what
 a killed one leaves is removed by sweep(), which the reaper runs every
@@ -25,8 +25,8 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from .archives import process_alive, sweep_extractions
-from .models import UploadJob
+from trajectories.storing.archives import process_alive, sweep_extractions
+from trajectories.models import UploadJob
 
 logger = logging.getLogger(__name__)
 

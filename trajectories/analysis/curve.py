@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from .parsed import CurvePoint, MetricReading
+from trajectories.reading.parsed import CurvePoint, MetricReading
 
 
 @dataclass

@@ -1,8 +1,8 @@
-"""Store Inspect AI logs as rollouts, beside the Harbor trial import (trajectories.ingest).
+"""Store Inspect AI logs as rollouts, beside the Harbor trial import (trajectories.storing.ingest).
 
 Each sample of a log is a rollout stored by the same code as a trial
 (`ingest._store`): the same step analysis, failure classification, anchors
-and search words. A log is read whole first (trajectories.inspect_log) and
+and search words. A log is read whole first (trajectories.reading.inspect_log) and
 stored in one transaction, so a damaged log fails alone and leaves nothing
 behind; a sample whose content is unchanged is left alone, so importing a
 log again changes nothing.
@@ -17,8 +17,8 @@ from django.db import DatabaseError, transaction
 from evaluations import services as evaluations
 from tasks import services as tasks
 
-from .ingest import CREATED, UNCHANGED, UPDATED, IngestError, TrialOutcome, _describe, _rollouts, _store
-from .inspect_log import InspectLogError, is_human_run, read_log
+from trajectories.storing.ingest import CREATED, UNCHANGED, UPDATED, IngestError, TrialOutcome, _describe, _rollouts, _store
+from trajectories.reading.inspect_log import InspectLogError, is_human_run, read_log
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Two stages. First the candidates: steps whose search document holds every
 word of the query, the last one as a prefix (as typed so far), in rollouts
-whose document holds them all (trajectories.search_document says what a word
+whose document holds them all (trajectories.search.document says what a word
 is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
 result). Then the texts of at most CANDIDATES of them are read and looked
 through here, in Python (one pass over a few MB; SQL's lower() and strpos()
@@ -13,7 +13,7 @@ all the words, the search retries as a case-insensitive substring match of
 the whole query over the full texts in SQL: slower, and also finds text
 beyond a document's cap.
 
-Every search has a bounded cost (trajectories.query_bound): a time budget
+Every search has a bounded cost (trajectories.search.bound): a time budget
 (AUTOLAB_SEARCH_TIMEOUT_SEC) past which it returns what it found with a
 notice; substrings shorter than AUTOLAB_SEARCH_MIN_CHARS are not searched
 for; and at most AUTOLAB_SEARCH_SCANS substring searches over all
@@ -34,10 +34,10 @@ from django.db import connection
 from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
-from .ansi import strip_ansi
-from .models import Observation, RolloutDocument, Step, ToolCall
-from .query_bound import Budget, OutOfTime, budget
-from .search_document import INCOMPLETE, flatten, infix_filters, query_words, trajectory_documents
+from trajectories.ansi import strip_ansi
+from trajectories.models import Observation, RolloutDocument, Step, ToolCall
+from trajectories.search.bound import Budget, OutOfTime, budget
+from trajectories.search.document import INCOMPLETE, flatten, infix_filters, query_words, trajectory_documents
 
 SNIPPET_BEFORE = 80
 SNIPPET_CHARS = 240

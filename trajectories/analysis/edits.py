@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parsed import FileChange, ParsedToolCall
-from .patches import ADD, DELETE, Hunk, apply_hunks, parse_patch
-from .sed import apply_sed
-from . import tool_vocabulary as vocabulary
-from .shell import Command
-from .tool_vocabulary import ToolUse, tool_use
+from trajectories.reading.parsed import FileChange, ParsedToolCall
+from trajectories.analysis.patches import ADD, DELETE, Hunk, apply_hunks, parse_patch
+from trajectories.analysis.sed import apply_sed
+from trajectories.analysis import tool_vocabulary as vocabulary
+from trajectories.analysis.shell import Command
+from trajectories.analysis.tool_vocabulary import ToolUse, tool_use
 
 # File extensions that make a copy or a redirection an edit of the solution
 # rather than a log or a data dump.
@@ -86,7 +86,7 @@ class FileWrite:
     extended: bool = False  # sed -E
     source: str = ""  # copy: where from
     command: str = ""  # what to show when the edit cannot be replayed
-    hunks: list[Hunk] | None = None  # patch: this file's hunks, to replay (trajectories.patches)
+    hunks: list[Hunk] | None = None  # patch: this file's hunks, to replay (trajectories.analysis.patches)
     replacements: tuple[tuple[str, str], ...] = ()  # replacements: (old, new) in order, one edit
     every: bool = False  # replacements: every occurrence, not the first
 
@@ -167,7 +167,7 @@ def tool_writes(call: ParsedToolCall) -> list[FileWrite] | None:
     """Writes of an editor or patch tool call; None when `call` is not such a tool.
 
     The tool's role and arguments come from the harness vocabulary
-    (trajectories.tool_vocabulary), whatever the harness calls it.
+    (trajectories.analysis.tool_vocabulary), whatever the harness calls it.
     """
     use = tool_use(call.function_name, call.arguments)
     return writes_of(use, call.function_name)

@@ -1,6 +1,6 @@
 """The search document column and its `has_words` lookup.
 
-One field for both databases (see trajectories.search_document): with
+One field for both databases (see trajectories.search.document): with
 `indexed=True` a tsvector on PostgreSQL (for a GIN index), otherwise text.
 `filter(search_document__has_words=["hash", "join"])` matches rows whose
 document holds every word, the last as a prefix: an index probe (`@@`) on a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from .search_document import like_patterns, tsquery
+from trajectories.search.document import like_patterns, tsquery
 
 
 class SearchDocumentField(models.TextField):

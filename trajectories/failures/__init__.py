@@ -1,0 +1,1 @@
+"""Why a rollout scored zero: the pure rules and their ORM side."""

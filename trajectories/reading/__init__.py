@@ -1,0 +1,1 @@
+"""Reading trial folders, trajectories and archives into plain data (no Django)."""

@@ -1,0 +1,1 @@
+"""Text search over steps: the search document, its field and the query."""

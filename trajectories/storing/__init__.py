@@ -1,0 +1,1 @@
+"""Storing rollouts and their files: one trial per transaction, bulk imports, artifacts."""
