@@ -12,6 +12,8 @@ from typing import Any, Iterable
 
 from tasks.services import describe_anchors, stored_anchors
 
+from trajectories.analysis.diffs import diff_lines, files_in_diff
+
 # Step kinds written by trajectories.analysis.rollout, in the order a mark's colour
 # is chosen when a step has several (a benchmark run that also edits shows
 # as a benchmark).
@@ -196,46 +198,6 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
-def diff_lines(diff: str) -> list[tuple[str, str]]:
-    """(css class, text) per line of unified diffs, file headers marked."""
-    lines = []
-    for line in (diff or "").splitlines():
-        if line.startswith(("diff ", "--- ", "+++ ", "Index: ")):
-            cls = "file"
-        elif line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+"):
-            cls = "add"
-        elif line.startswith("-"):
-            cls = "del"
-        else:
-            cls = "ctx"
-        lines.append((cls, line))
-    return lines
-
-
-def diff_files(diff: str) -> list[str]:
-    """File names a diff touches, from its +++ (or --- for deletions) lines."""
-    names: list[str] = []
-    old = ""
-    for line in (diff or "").splitlines():
-        if line.startswith("--- "):
-            old = _strip_prefix(line[4:])
-        elif line.startswith("+++ "):
-            new = _strip_prefix(line[4:])
-            name = old if new == "/dev/null" else new
-            if name and name not in names:
-                names.append(name)
-    return names
-
-
-def _strip_prefix(path: str) -> str:
-    path = path.split("\t")[0].strip()
-    if path.startswith(("a/", "b/")):
-        path = path[2:]
-    return path
-
-
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -417,7 +379,7 @@ def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool 
         s.primary_kind = primary_kind(s.kind_list)
         s.delta_sec = delta.get(s.step_id)
         s.llm_latency_ms = latency.get(s.step_id)
-        s.diff_files = diff_files(s.diff) if with_diffs and s.diff else []
+        s.diff_files = files_in_diff(s.diff) if with_diffs and s.diff else []
 
 
 # Steps rendered on one rollout page. A step is about 2.5 KB of HTML with

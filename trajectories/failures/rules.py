@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trajectories import statuses
+from trajectories.analysis.diffs import files_in_diff
 
 # Causes ----------------------------------------------------------------------
 
@@ -467,23 +468,6 @@ def protected_match(edited: str, protected: list[str]) -> str | None:
         if _path_matches(edited, rule):
             return rule
     return None
-
-
-_DIFF_HEADER = re.compile(r"^(?:\+\+\+|---) (?P<path>\S+)|^diff --git a/(?P<git>\S+) b/\S+|^Index: (?P<index>\S+)", re.M)
-
-
-def files_in_diff(diff: str) -> list[str]:
-    """The file names a unified diff touches, without git's a/ b/ prefixes."""
-    files: list[str] = []
-    for match in _DIFF_HEADER.finditer(diff):
-        path = match.group("path") or match.group("git") or match.group("index") or ""
-        if path == "/dev/null":
-            continue
-        if match.group("path") and path.startswith(("a/", "b/")):
-            path = path[2:]
-        if path and path not in files:
-            files.append(path)
-    return files
 
 
 # The rules --------------------------------------------------------------------

@@ -39,8 +39,8 @@ from trajectories.failures.rules import (
     StepFacts,
     Thresholds,
     classify,
-    files_in_diff,
 )
+from trajectories.analysis.diffs import files_in_diff
 from trajectories.models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
 
 # Classification ---------------------------------------------------------------

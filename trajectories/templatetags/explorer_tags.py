@@ -8,6 +8,7 @@ from typing import Any
 from django import template
 
 from trajectories import ansi, explorer
+from trajectories.analysis import diffs
 
 register = template.Library()
 
@@ -20,7 +21,7 @@ def ansi_html(text: str):
 
 @register.filter
 def diff_lines(diff: str) -> list[tuple[str, str]]:
-    return explorer.diff_lines(diff)
+    return diffs.diff_lines(diff)
 
 
 @register.filter

@@ -287,21 +287,6 @@ def test_instruction_paths(instruction, read_only, editable):
 
 
 @pytest.mark.parametrize(
-    "diff, files",
-    [
-        ("--- a/app/solve.c\n+++ b/app/solve.c\n@@ -1 +1 @@\n", ["app/solve.c"]),
-        ("--- /app/solve.c\t2026-01-01\n+++ /app/solve.c\t2026-01-02\n", ["/app/solve.c"]),
-        ("--- /dev/null\n+++ b/new.py\n", ["new.py"]),
-        ("--- a/gone.py\n+++ /dev/null\n", ["gone.py"]),
-        ("diff --git a/x.c b/x.c\nindex 1..2\n--- a/x.c\n+++ b/x.c\n", ["x.c"]),
-        ("", []),
-    ],
-)
-def test_files_in_diff(diff, files):
-    assert f.files_in_diff(diff) == files
-
-
-@pytest.mark.parametrize(
     "edited, rule, matches",
     [
         ("/app/Makefile", "Makefile", True),

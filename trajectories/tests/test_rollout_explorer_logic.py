@@ -35,12 +35,6 @@ def test_tick_label(seconds, expected):
     assert explorer.tick_label(seconds) == expected
 
 
-def test_diff_lines_and_files():
-    diff = "diff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-old\n+new\n ctx\n--- a/gone.py\n+++ /dev/null\n"
-    assert [cls for cls, _ in explorer.diff_lines(diff)] == ["file", "file", "file", "hunk", "del", "add", "ctx", "file", "file"]
-    assert explorer.diff_files(diff) == ["x.c", "gone.py"]
-
-
 def step(step_id, elapsed, kinds=(), metric=None, score=None, source="agent"):
     return SimpleNamespace(
         step_id=step_id, elapsed_sec=elapsed, kind_list=list(kinds), metric_value=metric, metric_score=score, source=source, diff=""
