@@ -21,7 +21,7 @@ LOGS_DIR = os.environ.get("LOGS_DIR", "/logs")
 BASELINE = 0.25
 REFERENCE = 0.003
 STARTER_SECONDS = 0.30
-ROUNDS = 5
+ROUNDS = 3
 SMALL = [0, 1, 2, 3, 4, 5, 10, 11, 100, 1000, 7919, 7920]
 
 HARNESS = r"""
@@ -128,14 +128,21 @@ def main():
     ratios = []
     for _ in range(ROUNDS):
         n = random.randint(200_000, 260_000)
+        # Starter and solution timed twice each in ABBA order, the faster of each
+        # pair kept: a burst of load on a shared host then slows both sides
+        # alike instead of making an unchanged solution look faster.
         try:
-            base = run(os.path.join(TESTS_DIR, "starter.py"), [n])
+            base_1 = run(os.path.join(TESTS_DIR, "starter.py"), [n])
             mine = run(solve, [n])
+            mine_2 = run(solve, [n])
+            base_2 = run(os.path.join(TESTS_DIR, "starter.py"), [n])
         except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
             return finish(0.0, reason="solution_error", correctness=False, error=str(error)[-500:])
-        if mine["results"][0] != primes_below(n):
+        if mine["results"][0] != primes_below(n) or mine_2["results"][0] != primes_below(n):
             return finish(0.0, reason="incorrect_result", correctness=False, inputs=[n], got=mine["results"])
-        ratios.append(mine["seconds"][0] / base["seconds"][0])
+        best_mine = min(mine["seconds"][0], mine_2["seconds"][0])
+        best_base = min(base_1["seconds"][0], base_2["seconds"][0])
+        ratios.append(best_mine / best_base)
     ratio = statistics.median(ratios)
     metric = STARTER_SECONDS * ratio
     return finish(
