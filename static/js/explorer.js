@@ -82,17 +82,10 @@
     if (fold.loading) return fold.loading;
     var box = fold.querySelector(".fold-steps");
     box.textContent = "Loading…";
-    fold.loading = fetch(fold.getAttribute("data-url"), { headers: { "X-Requested-With": "fetch" } })
-      .then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.text();
-      })
-      .then(function (html) {
-        // Server-rendered steps: every character of trajectory text is escaped there.
-        var holder = document.createElement("template");
-        holder.innerHTML = html;
+    fold.loading = window.fetchFragment(fold.getAttribute("data-url"))
+      .then(function (steps) {
         box.textContent = "";
-        box.appendChild(holder.content);
+        box.appendChild(steps);
         fold.setAttribute("data-loaded", "");
         fold.open = true;
         return fold;
@@ -464,17 +457,8 @@
     var box = button.closest(".observation");
     button.disabled = true;
     button.textContent = "Loading…";
-    return fetch(button.getAttribute("data-url"), { headers: { "X-Requested-With": "fetch" } })
-      .then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.text();
-      })
-      .then(function (html) {
-        // Server-rendered fragment: every character of the output is escaped there.
-        var holder = document.createElement("template");
-        holder.innerHTML = html;
-        box.replaceWith(holder.content);
-      })
+    return window.fetchFragment(button.getAttribute("data-url"))
+      .then(function (output) { box.replaceWith(output); })
       .catch(function (error) {
         button.disabled = false;
         button.textContent = "Could not load the output (" + error.message + "); try again";

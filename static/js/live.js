@@ -28,19 +28,12 @@
   function appendSteps(upTo) {
     var list = document.getElementById("steps");
     var last = Math.min(upTo, known + BATCH) - 1;
-    return fetch(stepsUrl + "?first=" + known + "&last=" + last, { headers: { "X-Requested-With": "fetch" } })
-      .then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.text();
-      })
-      .then(function (html) {
-        // Server-rendered steps: every character of trajectory text is escaped there.
-        var holder = document.createElement("template");
-        holder.innerHTML = html;
+    return window.fetchFragment(stepsUrl + "?first=" + known + "&last=" + last)
+      .then(function (steps) {
         var empty = list.querySelector(":scope > p.muted");
         if (empty) empty.remove();
         var atEnd = window.innerHeight + window.scrollY >= document.body.scrollHeight - 8;
-        list.appendChild(holder.content);
+        list.appendChild(steps);
         known = last + 1;
         banner.dataset.steps = String(known);
         document.dispatchEvent(new CustomEvent("autolab:steps-added", { detail: { steps: known } }));
