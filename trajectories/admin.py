@@ -9,6 +9,7 @@ from trajectories.models import (
     Step,
     SubTrajectory,
     ToolCall,
+    UploadJob,
 )
 
 # -- Failure analysis (staff labels and their audit trail) -------------------
@@ -142,3 +143,22 @@ class SubTrajectoryAdmin(admin.ModelAdmin):
     list_select_related = ("rollout", "parent_step")
     raw_id_fields = ("rollout", "parent_step")
     inlines = [SubStepInline]
+
+
+# -- Uploads (imported in the background by trajectories.storing.uploads) ----
+
+
+@admin.register(UploadJob)
+class UploadJobAdmin(admin.ModelAdmin):
+    """Read-only: a job's state is the worker's to write; staff follow it or look back."""
+
+    list_display = ("id", "file_name", "status", "done", "total", "created_by", "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("file_name", "error")
+    readonly_fields = [field.name for field in UploadJob._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -47,3 +47,15 @@ def test_rollout_admin_lists_the_runners_state_changes(client, tmp_path):
     client.force_login(User.objects.create_superuser("admin", password="pw"))
     page = client.get(f"/admin/trajectories/rollout/{rollout.pk}/change/").content.decode()
     assert "campaign 7 queued it" in page
+
+
+def test_upload_jobs_are_listed_read_only(client):
+    from trajectories.models import UploadJob
+
+    job = UploadJob.objects.create(file_name="runs.tar.gz", status=UploadJob.Status.FAILED, error="archive declares 10 GiB")
+    client.force_login(User.objects.create_superuser("admin", password="pw"))
+    listing = client.get("/admin/trajectories/uploadjob/?status__exact=failed").content.decode()
+    assert "runs.tar.gz" in listing
+    page = client.get(f"/admin/trajectories/uploadjob/{job.pk}/change/")
+    assert page.status_code == 200 and "archive declares 10 GiB" in page.content.decode()
+    assert client.get("/admin/trajectories/uploadjob/add/").status_code == 403
