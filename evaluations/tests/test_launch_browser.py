@@ -1,12 +1,15 @@
 """Launching from the staff page in a real browser, with a real worker: the grid updates, a cancel, a failed preflight."""
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.contrib.auth.models import User
 
+from evaluations.campaigns import cancel_campaign
 from evaluations.models import AgentModel, Campaign, Harness
 from tasks.services import import_tasks
-from trajectories.models import RolloutStatus
+from trajectories.models import ACTIVE_STATUSES, RolloutStatus
 from trajectories.tests.test_failures_browser import login
 
 from .runner_helpers import utility_entry
@@ -28,6 +31,13 @@ def launch_from_the_page(page, live_server, model: str, harness: str, version: s
     page.select_option("#id_backend", "bubblewrap")
     page.click("button[name=launch]")
     page.wait_for_url("**/campaigns/*/")
+
+
+def wait_until_idle(campaign: Campaign, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while campaign.rollouts.filter(status__in=ACTIVE_STATUSES).exists():
+        assert time.monotonic() < deadline, "the campaign's rollouts did not stop"
+        time.sleep(0.5)
 
 
 def test_launch_watch_cancel_and_a_failed_preflight(live_server, page, worker_env, tmp_path, monkeypatch):
@@ -58,6 +68,12 @@ def test_launch_watch_cancel_and_a_failed_preflight(live_server, page, worker_en
         page.wait_for_url(f"**/campaigns/{campaign.pk}/")
         page.locator("td.cell .state", has_text="cancelled").wait_for(timeout=60_000)
         assert campaign.rollouts.filter(status=RolloutStatus.CANCELLED).count() == 1
+
+        # A preflight is a task on the same queue: this worker (one slot) takes it
+        # once the trial it holds has ended, so the rest of the campaign is cancelled
+        # and the slot freed before the next launch.
+        cancel_campaign(campaign)
+        wait_until_idle(campaign)
 
         # A model whose key the worker lacks: the preflight fails and says why, in the page.
         launch_from_the_page(page, live_server, "keyless-model", "terminus-2", "slow")
