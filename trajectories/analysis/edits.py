@@ -335,6 +335,9 @@ class FileTracker:
         self.cwd: str | None = None
         # Each changed file's content just before its first change (None: unknown).
         self.before: dict[str, str | None] = {}
+        # The last net diff of each file, with the content it was made from: a
+        # live rollout asks for net changes after every step, most files unchanged.
+        self._net_diffs: dict[str, tuple[str | None, str]] = {}
 
     def resolve(self, path: str) -> str:
         if not path or path.startswith("/") or path.startswith("~") or self.cwd is None:
@@ -422,7 +425,12 @@ class FileTracker:
         changes = []
         for path in sorted(self.before):
             before, after = self.before[path], self.known.get(path)
-            diff = unified_diff(path, before, after) if after is not None and after != before else ""
+            cached = self._net_diffs.get(path)
+            if cached is not None and cached[0] is after:
+                diff = cached[1]
+            else:
+                diff = unified_diff(path, before, after) if after is not None and after != before else ""
+                self._net_diffs[path] = (after, diff)
             changes.append(
                 FileChange(path=path, step_ids=step_ids.get(path, []), diff=diff, end_known=after is not None, start_known=before is not None)
             )

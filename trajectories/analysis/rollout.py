@@ -55,17 +55,54 @@ def analyse_rollout(
     timestamp does. `max_wait_steps` bounds how far a benchmark's result is
     looked for in the polls that follow it.
     """
-    context = Context(benchmark=matcher_for(spec))
-    tracker = FileTracker()
-    classified: dict[tuple, _Call] = {}
-    analyses: list[StepAnalysis] = []
-    benchmark_call_ids: list[set[str]] = []
-    step_commands: list[list[Command]] = []
-    benchmark_logs: list[set[str]] = []
-    benchmark_lines: list[list[str]] = []
-    n_benchmark_calls = 0
+    analyser = RolloutAnalyser(spec, agent_started_at, max_wait_steps=max_wait_steps)
+    analyser.add(steps)
+    return analyser.result()
 
-    for step in steps:
+
+class RolloutAnalyser:
+    """analyse_rollout one batch of steps at a time, for a rollout that is still running.
+
+    Each step is analysed once, when it arrives: what a step is depends
+    only on the steps before it (the files they wrote, the calls already
+    classified). Only a benchmark step whose result is still awaited (its
+    polls reach the last step so far) is looked at again when more steps
+    arrive. `result()` after each `add` equals analyse_rollout of all the
+    steps added so far, at a cost that grows with the new steps, not with
+    the rollout.
+    """
+
+    def __init__(self, spec: TaskSpec, agent_started_at: datetime | None, *, max_wait_steps: int = 200):
+        self.spec = spec
+        self.agent_started_at = agent_started_at
+        self.max_wait_steps = max_wait_steps
+        self.steps: list[ParsedStep] = []
+        self.analyses: list[StepAnalysis] = []
+        self._context = Context(benchmark=matcher_for(spec))
+        self._tracker = FileTracker()
+        self._classified: dict[tuple, _Call] = {}
+        self._benchmark_call_ids: list[set[str]] = []
+        self._step_commands: list[list[Command]] = []
+        self._benchmark_logs: list[set[str]] = []
+        self._benchmark_lines: list[list[str]] = []
+        self._n_benchmark_calls = 0
+        self._n_edits = 0
+        self._first_benchmark: int | None = None
+        self._editors: dict[str, list[int]] = {}
+        # Benchmark steps whose result may still come, by position.
+        self._awaited: list[int] = []
+        self._revised: set[int] = set()
+        # Benchmark steps that have a metric, in order: each is measured at the first result() after it arrived.
+        self._measured: list[int] = []
+        self._times: list[float | None] = []
+        self._start: datetime | None = None
+
+    def add(self, steps: list[ParsedStep]) -> None:
+        for step in steps:
+            self._add(step)
+
+    def _add(self, step: ParsedStep) -> None:
+        tracker, context = self._tracker, self._context
         per_call: list[list[str]] = []
         diffs: list[str] = []
         edited: list[str] = []
@@ -77,13 +114,13 @@ def analyse_rollout(
         reads_files = False
         calls = step.tool_calls or _message_calls(step)
         for call in calls:
-            text, commands, kinds, reads = _classify(call, context, classified)
+            text, commands, kinds, reads = _classify(call, context, self._classified)
             reads_files = reads_files or reads
             per_call.append(list(kinds))
             if commands:
                 commands_here.extend(commands)
             if BENCHMARK in kinds:
-                n_benchmark_calls += 1
+                self._n_benchmark_calls += 1
                 benchmark_ids.add(call.call_id)
                 logs.update(_output_files(commands))
                 typed.append((text or "").strip().split("\n", 1)[0][:60])
@@ -106,25 +143,91 @@ def analyse_rollout(
             kinds = union(per_call + [[SUBMIT]])
         # Commands read from the message are no stored tool calls: their kinds are the step's only.
         call_kinds_stored = per_call if step.tool_calls else []
-        analyses.append(StepAnalysis(kinds=kinds, call_kinds=call_kinds_stored, diff="".join(diffs), edited_files=edited))
-        step_commands.append(commands_here)
+        position = len(self.steps)
+        self.steps.append(step)
+        self.analyses.append(StepAnalysis(kinds=kinds, call_kinds=call_kinds_stored, diff="".join(diffs), edited_files=edited))
+        self._step_commands.append(commands_here)
         if typed:
-            benchmark_call_ids.append(benchmark_ids)
-            benchmark_logs.append(logs)
-            benchmark_lines.append([line for line in typed if line])
+            self._benchmark_call_ids.append(benchmark_ids)
+            self._benchmark_logs.append(logs)
+            self._benchmark_lines.append([line for line in typed if line])
         else:
-            benchmark_call_ids.append(_NOTHING)
-            benchmark_logs.append(_NOTHING)
-            benchmark_lines.append([])
+            self._benchmark_call_ids.append(_NOTHING)
+            self._benchmark_logs.append(_NOTHING)
+            self._benchmark_lines.append([])
+        if BENCHMARK in kinds:
+            self._awaited.append(position)
+            if self._first_benchmark is None:
+                self._first_benchmark = position
+        if EDIT in kinds:
+            self._n_edits += 1
+        for path in edited:
+            self._editors.setdefault(path, []).append(step.step_id)
+        self._add_time(step)
 
-    _attach_metrics(steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec, max_wait_steps)
-    result = _summarise(steps, analyses, spec, agent_started_at, n_benchmark_calls)
-    editors: dict[str, list[int]] = {}
-    for step, analysis in zip(steps, analyses):
-        for path in analysis.edited_files:
-            editors.setdefault(path, []).append(step.step_id)
-    result.files = tracker.net_changes(editors)
-    return result
+    def _add_time(self, step: ParsedStep) -> None:
+        if self._start is None:
+            start = self.agent_started_at or step.timestamp
+            if start is None:
+                self._times.append(None)
+                return
+            # The first timestamp anchors the rollout: the steps before it had none.
+            self._start = aware(start)
+        self._times.append(None if step.timestamp is None else (aware(step.timestamp) - self._start).total_seconds())
+
+    def revised(self) -> set[int]:
+        """Positions of the steps whose metric the last result() changed (new steps aside), and forget them."""
+        revised, self._revised = self._revised, set()
+        return revised
+
+    def result(self) -> RolloutAnalysis:
+        self._attach_metrics()
+        return self._summarise()
+
+    def _attach_metrics(self) -> None:
+        """A metric for each awaited benchmark step; it stays awaited while its polls reach the last step so far."""
+        steps, analyses, spec = self.steps, self.analyses, self.spec
+        still: list[int] = []
+        for index in self._awaited:
+            lines = self._benchmark_lines[index]
+            reading = find_metric(_after_echo(_observation_text(steps[index], self._benchmark_call_ids[index]), lines), spec)
+            following = index + 1
+            while reading is None and following < len(steps) and following - index <= self.max_wait_steps:
+                if not _is_poll(steps[following], analyses[following], self._step_commands[following], self._benchmark_logs[index]):
+                    break
+                reading = find_metric(_after_echo(_observation_text(steps[following], set()), lines), spec)
+                following += 1
+            if reading is None and following >= len(steps) and following - index <= self.max_wait_steps:
+                still.append(index)
+            metric = reading or MetricReading(status="unparseable")
+            if analyses[index].metric is None:
+                self._measured.append(index)
+            elif analyses[index].metric != metric:
+                self._revised.add(index)
+            analyses[index].metric = metric
+        self._awaited = still
+
+    def _summarise(self) -> RolloutAnalysis:
+        steps, analyses, times = self.steps, self.analyses, self._times
+        readings = [Reading(step_id=steps[i].step_id, t=times[i], reading=analyses[i].metric) for i in self._measured]
+        curve = best_so_far(readings, self.spec.direction)
+        improvements = [point.t for point in curve if point.improved and point.t is not None]
+        last_t = next((t for t in reversed(times) if t is not None), None)
+        budget_used = None
+        if last_t is not None and self.spec.budget_sec:
+            budget_used = last_t / self.spec.budget_sec
+        return RolloutAnalysis(
+            steps=analyses,
+            curve=curve,
+            n_benchmark_calls=self._n_benchmark_calls,
+            n_edits=self._n_edits,
+            first_benchmark_sec=times[self._first_benchmark] if self._first_benchmark is not None else None,
+            last_improvement_sec=improvements[-1] if improvements else None,
+            budget_used_fraction=budget_used,
+            best_metric=curve[-1].best_metric if curve else None,
+            best_score=curve[-1].best_score if curve else None,
+            files=self._tracker.net_changes(self._editors),
+        )
 
 
 class _Call(NamedTuple):
@@ -265,23 +368,6 @@ def _observation_text(step: ParsedStep, call_ids: set[str]) -> str:
     return "\n".join(obs.content for obs in step.observations)
 
 
-def _attach_metrics(
-    steps, analyses, benchmark_call_ids, step_commands, benchmark_logs, benchmark_lines, spec: TaskSpec, max_wait_steps: int
-) -> None:
-    for index, analysis in enumerate(analyses):
-        if BENCHMARK not in analysis.kinds:
-            continue
-        lines = benchmark_lines[index]
-        reading = find_metric(_after_echo(_observation_text(steps[index], benchmark_call_ids[index]), lines), spec)
-        following = index + 1
-        while reading is None and following < len(steps) and following - index <= max_wait_steps:
-            if not _is_poll(steps[following], analyses[following], step_commands[following], benchmark_logs[index]):
-                break
-            reading = find_metric(_after_echo(_observation_text(steps[following], set()), lines), spec)
-            following += 1
-        analysis.metric = reading or MetricReading(status="unparseable")
-
-
 def _after_echo(text: str, typed_lines: list[str]) -> str:
     """Terminal text from the last echo of the benchmark command on.
 
@@ -310,39 +396,3 @@ def _output_files(commands: list[Command]) -> set[str]:
             if stage and stage[0].rsplit("/", 1)[-1] == "tee":
                 files.update(word for word in stage[1:] if not word.startswith("-"))
     return files
-
-
-def _elapsed_times(steps, start: datetime | None) -> list[float | None]:
-    """`elapsed(step.timestamp, start)` of every step, with `start` made aware once."""
-    if start is None:
-        return [None] * len(steps)
-    start = aware(start)
-    return [None if step.timestamp is None else (aware(step.timestamp) - start).total_seconds() for step in steps]
-
-
-def _summarise(steps, analyses, spec: TaskSpec, agent_started_at, n_benchmark_calls: int) -> RolloutAnalysis:
-    start = agent_started_at or next((step.timestamp for step in steps if step.timestamp is not None), None)
-    times = _elapsed_times(steps, start)
-    readings = [
-        Reading(step_id=step.step_id, t=t, reading=analysis.metric)
-        for step, analysis, t in zip(steps, analyses, times)
-        if analysis.metric is not None
-    ]
-    curve = best_so_far(readings, spec.direction)
-    first_benchmark = next((t for analysis, t in zip(analyses, times) if BENCHMARK in analysis.kinds), None)
-    improvements = [point.t for point in curve if point.improved and point.t is not None]
-    last_t = next((t for t in reversed(times) if t is not None), None)
-    budget_used = None
-    if last_t is not None and spec.budget_sec:
-        budget_used = last_t / spec.budget_sec
-    return RolloutAnalysis(
-        steps=analyses,
-        curve=curve,
-        n_benchmark_calls=n_benchmark_calls,
-        n_edits=sum(1 for analysis in analyses if EDIT in analysis.kinds),
-        first_benchmark_sec=first_benchmark,
-        last_improvement_sec=improvements[-1] if improvements else None,
-        budget_used_fraction=budget_used,
-        best_metric=curve[-1].best_metric if curve else None,
-        best_score=curve[-1].best_score if curve else None,
-    )
