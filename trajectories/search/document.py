@@ -206,14 +206,36 @@ def trajectory_documents(steps: Iterable[tuple[str, str, list[Any], list[str]]])
     an output line is in the document of the first step that shows it. The
     rollout's document holds every word of its steps'.
     """
-    lines = OutputLines()
-    documents: list[str] = []
-    every: set[bytes] = set()
-    for message, reasoning, arguments, outputs in steps:
-        distinct = _distinct([message, reasoning, *map(flatten, arguments), *map(lines.new, outputs)])
-        every.update(distinct)
-        documents.append(_literal(distinct))
-    return documents, _literal(_capped(every))
+    documents = TrajectoryDocuments()
+    return documents.add(steps), documents.rollout_words()
+
+
+class TrajectoryDocuments:
+    """trajectory_documents as steps arrive: a live rollout indexes each tick's new steps only."""
+
+    def __init__(self) -> None:
+        self._lines = OutputLines()
+        self._every: set[bytes] = set()
+        self._rollout_words: str | None = ""
+
+    def add(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> list[str]:
+        """The documents of `steps`, which follow the steps added before."""
+        lines, every = self._lines, self._every
+        documents: list[str] = []
+        known = len(every)
+        for message, reasoning, arguments, outputs in steps:
+            distinct = _distinct([message, reasoning, *map(flatten, arguments), *map(lines.new, outputs)])
+            every.update(distinct)
+            documents.append(_literal(distinct))
+        if len(every) != known:
+            self._rollout_words = None
+        return documents
+
+    def rollout_words(self) -> str:
+        """The rollout's document (made again only when a step brought a new word)."""
+        if self._rollout_words is None:
+            self._rollout_words = _literal(_capped(self._every))
+        return self._rollout_words
 
 
 def _capped(words: set[bytes]) -> list[bytes] | set[bytes]:
