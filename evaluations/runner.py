@@ -210,6 +210,7 @@ class Watcher(threading.Thread):
         self._seen: tuple[float, int] | None = None
         self.live_imports = 0
         self._log_sizes: dict[str, int] = {}
+        self._live = None  # trajectories.services.live_import, made at the first tick
 
     def attach(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> None:
         self._loop, self._task = loop, task
@@ -276,12 +277,11 @@ class Watcher(threading.Thread):
         seen = (stat.st_mtime, stat.st_size)
         if seen == self._seen:
             return
-        from trajectories.services import import_trial_dir
+        from trajectories.services import live_import
 
-        rollout = Rollout.objects.get(pk=self.rollout_id)
-        if rollout.status not in ACTIVE_STATUSES:
-            return
-        outcome = import_trial_dir(self.trial_dir, rollout=rollout, live=True)
+        if self._live is None:
+            self._live = live_import(self.trial_dir, self.rollout_id)
+        outcome = self._live.tick()
         # trajectory.json is rewritten in place (truncate, then write): a
         # failed read is retried on the next tick.
         if not outcome.error:

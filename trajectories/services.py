@@ -30,6 +30,7 @@ from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import classify_and_store
 from trajectories.failures.rules import exception_family
 from trajectories.storing.inspect_import import import_inspect_log
+from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
 from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
 from trajectories.models import Rollout
@@ -139,6 +140,11 @@ def import_trial_dir(
 ) -> TrialOutcome:
     """Import one trial folder; `rollout` is the runner's row to update in place."""
     return ingest_trial_dir(Path(path), version=version, rollout=rollout, live=live)
+
+
+def live_import(trial_dir: Path | str, rollout_id: int) -> LiveImport:
+    """The importer of a running trial our runner owns: call its tick() whenever trajectory.json changed."""
+    return LiveImport(Path(trial_dir), rollout_id)
 
 
 def _import_folder(

@@ -125,6 +125,23 @@ def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTra
         return _parse(data, source=source, storable=False)
 
 
+def parse_steps(raws: list[Any], *, first_position: int, warnings: list[str]) -> list[ParsedStep] | None:
+    """The steps a growing trajectory gained (reading.growing_trajectory), converted as a full parse would.
+
+    None when one of them is no object or is not numbered on from the steps
+    before it: a full parse skips or renumbers such steps, which moves the
+    positions of those already stored. Schema validation is the full
+    parse's (Harbor validates whole trajectories, not steps).
+    """
+    converter = _Converter(warnings, storable=False)
+    steps = []
+    for position, raw in enumerate(raws, first_position):
+        if not isinstance(raw, dict) or _int(raw.get("step_id")) != position + 1:
+            return None
+        steps.append(converter.step(raw, position))
+    return steps
+
+
 def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
     """(decoded JSON, whether every string in it is already storable).
 

@@ -34,12 +34,17 @@ class Growth:
 
 class GrowingTrajectory:
     def __init__(self) -> None:
-        self._prefix = b""  # the file up to the end of its last step read
+        # The file up to the end of its last step read, in pieces: the part
+        # the first read found, then what each read added, merged as they
+        # pile up. Comparing piece by piece (bytes.startswith at an offset)
+        # copies nothing; joining them after each read would copy the file.
+        self._prefix: list[bytes] = []
+        self._length = 0
         self.n_steps = 0
 
     def restart(self, raw: bytes) -> dict[str, Any] | None:
         """Read `raw` in full and remember where its steps end; the decoded document, or None if it is not one."""
-        self._prefix, self.n_steps = b"", 0
+        self._prefix, self._length, self.n_steps = [], 0, 0
         try:
             text = raw.decode("utf-8")
             data, end, steps_end = _document(text)
@@ -47,7 +52,7 @@ class GrowingTrajectory:
             return None
         if text[end:].strip(_SPACE):
             return None
-        self._prefix = text[:steps_end].encode("utf-8")
+        self._add(text[:steps_end].encode("utf-8"))
         self.n_steps = len(data["steps"])
         return data
 
@@ -57,22 +62,50 @@ class GrowingTrajectory:
         Raises NotYet when `raw` continues them but ends early or does not
         decode: a file caught while it is being written looks like that.
         """
-        prefix = self._prefix
-        if not prefix:
+        if not self._prefix:
             return None
-        if not raw.startswith(prefix):
-            if len(raw) < len(prefix) and prefix.startswith(raw):
+        if len(raw) < self._length or not self._continues(raw):
+            if len(raw) < self._length and self._begins_with(raw):
                 raise NotYet("the file ends inside the steps already read")
             return None
         try:
-            rest = raw[len(prefix) :].decode("utf-8")
+            rest = raw[self._length :].decode("utf-8")
             steps, consumed, tail = _continuation(rest, empty=self.n_steps == 0)
         except (UnicodeDecodeError, ValueError) as exc:
             raise NotYet(f"what follows the steps already read does not decode ({exc})") from exc
         if steps:
-            self._prefix = prefix + rest[:consumed].encode("utf-8")
+            self._add(rest[:consumed].encode("utf-8"))
             self.n_steps += len(steps)
         return Growth(steps=steps, tail=tail)
+
+    def _add(self, piece: bytes) -> None:
+        prefix = self._prefix
+        prefix.append(piece)
+        self._length += len(piece)
+        # Like a binary counter: a few pieces, each byte copied O(log n) times.
+        while len(prefix) > 1 and len(prefix[-2]) <= 2 * len(prefix[-1]):
+            last = prefix.pop()
+            prefix[-1] += last
+
+    def _continues(self, raw: bytes) -> bool:
+        offset = 0
+        for piece in self._prefix:
+            if not raw.startswith(piece, offset):
+                return False
+            offset += len(piece)
+        return True
+
+    def _begins_with(self, raw: bytes) -> bool:
+        """Whether `raw` is a beginning of the steps already read (a file cut short)."""
+        offset = 0
+        for piece in self._prefix:
+            part = raw[offset : offset + len(piece)]
+            if not piece.startswith(part):
+                return False
+            offset += len(piece)
+            if offset >= len(raw):
+                return True
+        return True
 
 
 def _document(text: str) -> tuple[dict[str, Any], int, int]:

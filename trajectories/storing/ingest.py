@@ -122,6 +122,7 @@ def ingest_trial_dir(
     source_label: str = "",
     lookups: dict | None = None,
     force: bool = False,
+    snapshot: FolderSnapshot | None = None,
 ) -> TrialOutcome:
     """Import the trial folder `path`; never raises for bad input.
 
@@ -133,29 +134,31 @@ def ingest_trial_dir(
     task, model and harness rows so that each is looked up once. `force`
     imports a trial again even when its files have not changed, every row
     anew: after an upgrade whose analysis or search rules differ.
+    `snapshot` is the folder as the caller read it (snapshot_folder), when
+    it must know which bytes were imported (the live import does).
     """
     with gc_paused():  # a trial's objects live until its end: nothing to collect
         return _ingest_trial_dir(
             Path(path), version=version, rollout=rollout, live=live, source_label=source_label, lookups=lookups,
-            force=force,
+            force=force, snapshot=snapshot,
         )
 
 
 def _ingest_trial_dir(
     path: Path, *, version: str | None, rollout: Rollout | None, live: bool, source_label: str, lookups: dict | None,
-    force: bool,
+    force: bool, snapshot: FolderSnapshot | None,
 ) -> TrialOutcome:
     outcome = TrialOutcome(path=source_label or str(path))
     try:
         if not is_trial_dir(path):
             raise IngestError(f"{path}: not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
-        snapshot = snapshot_folder(path)
+        snapshot = snapshot or snapshot_folder(path)
         existing = rollout
         if existing is None:
             name = _peek_trial_name(path, snapshot)
             existing = _rollouts().filter(trial_name=name).first() if name else None
         if existing is not None and existing.checksum == snapshot.checksum and not force:
-            return _describe(outcome, existing, UNCHANGED)
+            return describe(outcome, existing, UNCHANGED)
         folder = read_trial_folder(path, live=live, snapshot=snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
             existing = _rollouts().filter(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH]).first()
@@ -164,7 +167,7 @@ def _ingest_trial_dir(
             lookups=lookups if lookups is not None else {}, replace_steps=force,
         )
     except _StoredMeanwhile as meanwhile:
-        return _describe(outcome, meanwhile.rollout, UNCHANGED)
+        return describe(outcome, meanwhile.rollout, UNCHANGED)
     except (TrialFolderError, IngestError, tasks.TaskNotFound) as exc:
         outcome.error = str(exc)
         return outcome
@@ -172,7 +175,7 @@ def _ingest_trial_dir(
         logger.exception("importing %s failed", path)
         outcome.error = f"{path}: {type(exc).__name__}: {exc}"
         return outcome
-    return _describe(outcome, stored, CREATED if created else UPDATED)
+    return describe(outcome, stored, CREATED if created else UPDATED)
 
 
 def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
@@ -194,7 +197,7 @@ def _rollouts():
     return Rollout.objects.select_related("task", "model", "harness")
 
 
-def _describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutcome:
+def describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutcome:
     outcome.outcome = result
     outcome.trial_name = rollout.trial_name
     outcome.rollout_id = rollout.pk
@@ -247,7 +250,7 @@ def _store(
     trajectory = folder.trajectory
     steps = trajectory.steps if trajectory else []
     warnings = list(folder.warnings)
-    anchors = tasks.rollout_anchors(task, folder.reward, folder.verifier_fields, folder.verifier_outputs)
+    anchors = analysis_anchors(task, folder)
     result = _analyse(steps, tasks.task_spec(task, anchors), folder.agent_started_at, warnings)
 
     with transaction.atomic():
@@ -276,6 +279,11 @@ def _store(
         if old_group and old_group != (task.pk, model.pk, harness.pk):
             renumber(*old_group)
     return rollout, created
+
+
+def analysis_anchors(task, folder: TrialFolder):
+    """The anchors a trial's steps are scored against: the task's, or the verifier's own."""
+    return tasks.rollout_anchors(task, folder.reward, folder.verifier_fields, folder.verifier_outputs)
 
 
 class _StoredMeanwhile(Exception):
@@ -332,7 +340,12 @@ def _search_documents(rollout: Rollout, folder: TrialFolder) -> list[str]:
 
 def parsed_documents(steps: list[ParsedStep]) -> tuple[list[str], str]:
     """The search documents of parsed steps and their rollout's words (search_document)."""
-    return trajectory_documents(
+    return trajectory_documents(step_texts(steps))
+
+
+def step_texts(steps: list[ParsedStep]):
+    """What search indexes of each step (trajectories.search.document.trajectory_documents)."""
+    return (
         (step.message, step.reasoning, [call.arguments for call in step.tool_calls], [o.content for o in step.observations])
         for step in steps
     )
@@ -427,9 +440,9 @@ def _fill_rollout(
     if rollout.agent_started_at is None:
         rollout.agent_started_at = folder.agent_started_at
 
-    rollout.n_input_tokens = _first(folder.n_input_tokens, final.get("total_prompt_tokens"))
-    rollout.n_cache_tokens = _first(folder.n_cache_tokens, final.get("total_cached_tokens"))
-    rollout.n_output_tokens = _first(folder.n_output_tokens, final.get("total_completion_tokens"))
+    rollout.n_input_tokens = first_int(folder.n_input_tokens, final.get("total_prompt_tokens"))
+    rollout.n_cache_tokens = first_int(folder.n_cache_tokens, final.get("total_cached_tokens"))
+    rollout.n_output_tokens = first_int(folder.n_output_tokens, final.get("total_completion_tokens"))
     cost = folder.cost_usd if folder.cost_usd is not None else final.get("total_cost_usd")
     rollout.cost_usd = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
     rollout.n_episodes = folder.n_episodes
@@ -455,6 +468,18 @@ def _fill_rollout(
     rollout.config = folder.config
 
     rollout.n_steps = len(trajectory.steps) if trajectory else 0
+    fill_analysis(rollout, result)
+
+
+# The Rollout fields fill_analysis sets.
+ANALYSIS_SUMMARY_FIELDS = (
+    "n_benchmark_calls", "n_edits", "first_benchmark_sec", "last_improvement_sec", "budget_used_fraction",
+    "best_metric", "best_score", "curve", "files_changed",
+)
+
+
+def fill_analysis(rollout: Rollout, result: RolloutAnalysis) -> None:
+    """The rollout's figures from the analysis of its steps."""
     rollout.n_benchmark_calls = result.n_benchmark_calls
     rollout.n_edits = result.n_edits
     rollout.first_benchmark_sec = result.first_benchmark_sec
@@ -492,7 +517,7 @@ def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
     )
 
 
-def _first(*values: Any) -> int | None:
+def first_int(*values: Any) -> int | None:
     for value in values:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
@@ -529,14 +554,24 @@ def _store_steps(
         for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
             if position < start:
                 continue
-            row = _step_row(rollout, None, position, parsed, analysed, agent_started_at)
+            row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
             row["search_document"] = documents[position]
             step_rows.append(row)
             parsed_of_row.append((parsed, analysed))
     for sub, parsed_sub in subtrajectories:
         for position, parsed in enumerate(parsed_sub.steps):
-            step_rows.append(_step_row(rollout, sub, position, parsed, None, agent_started_at))
+            step_rows.append(step_row(rollout, sub, position, parsed, None, agent_started_at))
             parsed_of_row.append((parsed, None))
+    insert_steps(step_rows, parsed_of_row)
+    if subtrajectories:
+        _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
+
+
+def insert_steps(step_rows: list[dict[str, Any]], parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]]) -> None:
+    """Insert steps (their step_row, with search_document) with their tool calls and observations.
+
+    Fills each row's "id".
+    """
     n_calls = sum(len(parsed.tool_calls) for parsed, _ in parsed_of_row)
     n_observations = sum(len(parsed.observations) for parsed, _ in parsed_of_row)
     ids = reserve_ids({Step: len(step_rows), ToolCall: n_calls, Observation: n_observations})
@@ -597,9 +632,6 @@ def _store_steps(
             [ObservationText(observation_id=row["id"], data=observation_text.compress(text)) for row, text in full_texts],
             batch_size=10,
         )
-
-    if subtrajectories:
-        _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
 
 
 def observation_limit() -> int:
@@ -787,7 +819,7 @@ def _appendable_prefix(rollout: Rollout, folder: TrialFolder, result: RolloutAna
             return None
         if sizes.get(pk, (0, 0)) != (len(parsed.observations), sum(len(o.content) for o in parsed.observations)):
             return None
-        fresh = _step_row(rollout, None, position, parsed, analysed, rollout.agent_started_at)
+        fresh = step_row(rollout, None, position, parsed, analysed, rollout.agent_started_at)
         new_analysis = [fresh[name] for name in ANALYSIS_FIELDS]
         if new_analysis != list(old_analysis):
             changed_steps.append(Step(pk=pk, **{name: fresh[name] for name in ANALYSIS_FIELDS}))
@@ -802,7 +834,7 @@ def _appendable_prefix(rollout: Rollout, folder: TrialFolder, result: RolloutAna
     return len(stored)
 
 
-def _step_row(
+def step_row(
     rollout: Rollout,
     sub: SubTrajectory | None,
     position: int,

@@ -17,7 +17,7 @@ from django.db import DatabaseError, transaction
 from evaluations import services as evaluations
 from tasks import services as tasks
 
-from trajectories.storing.ingest import CREATED, UNCHANGED, UPDATED, IngestError, TrialOutcome, _describe, _rollouts, _store
+from trajectories.storing.ingest import CREATED, UNCHANGED, UPDATED, IngestError, TrialOutcome, describe, _rollouts, _store
 from trajectories.reading.inspect_log import InspectLogError, is_human_run, read_log
 
 logger = logging.getLogger(__name__)
@@ -53,11 +53,11 @@ def import_inspect_log(
                         lookups[("agent", folder.model_name, folder.model_provider, folder.agent_name, folder.agent_version)] = (model, harness)
                     existing = _rollouts().filter(trial_name=folder.trial_name).first()
                     if existing is not None and existing.checksum == folder.checksum:
-                        outcomes.append(_describe(outcome, existing, UNCHANGED))
+                        outcomes.append(describe(outcome, existing, UNCHANGED))
                         continue
                     stored, created = _store(folder, existing, version=version, runner_rollout=False,
                                              source=str(path), lookups=lookups)
-                    outcomes.append(_describe(outcome, stored, CREATED if created else UPDATED))
+                    outcomes.append(describe(outcome, stored, CREATED if created else UPDATED))
                 except (IngestError, tasks.TaskNotFound, ValueError, DatabaseError) as error:
                     outcome.error = f"{path}: sample {folder.config['inspect']['sample_id']}: {error}"
                     outcomes.append(outcome)

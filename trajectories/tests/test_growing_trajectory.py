@@ -70,3 +70,19 @@ def test_keys_before_the_steps_are_part_of_what_must_not_change():
     growing = GrowingTrajectory()
     growing.restart(json.dumps({"session_id": "a", "steps": [{"step_id": 1}]}).encode())
     assert growing.read(json.dumps({"session_id": "b", "steps": [{"step_id": 1}, {"step_id": 2}]}).encode()) is None
+
+
+def test_many_reads_of_one_step_each():
+    write = WRITERS["harbor"]
+    growing = GrowingTrajectory()
+    growing.restart(write(document(3)))
+    for n in range(4, 200):
+        growth = growing.read(write(document(n)))
+        assert [step["step_id"] for step in growth.steps] == [n]
+    whole = write(document(200))
+    with pytest.raises(NotYet):
+        growing.read(whole[: len(whole) // 2])
+    changed = document(200)
+    changed["steps"][150]["message"] = "changed"
+    assert growing.read(write(changed)) is None
+    assert [step["step_id"] for step in growing.read(whole).steps] == [200]
