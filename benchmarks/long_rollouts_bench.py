@@ -20,8 +20,9 @@ beside its target:
 - bulk import of --copies copies of the opus trial on --jobs processes:
   steps per second (target 5,000).
 - a live tick that appends one step (what the runner's watcher does each
-  time trajectory.json grows), on the 139-step trial and on a 2,085-step one:
-  median ms per tick. O(new steps) means the two are about equal.
+  time trajectory.json grows: trajectories.services.live_import), on the
+  139-step trial and on a 2,085-step one: median ms per tick. O(new steps)
+  means the two are about equal.
 """
 from __future__ import annotations
 
@@ -291,10 +292,20 @@ def bulk_import(opus_dir: Path, work: Path, copies: int, jobs: int) -> float:
 
 
 def live_tick_ms(opus_dir: Path, work: Path, n_steps: int, ticks: int = 5) -> float:
-    """Median ms of a live re-import that finds one more step than is stored."""
+    """Median ms of the runner watcher's tick (trajectories.services.live_import) when trajectory.json gained one step.
+
+    The file is rewritten whole for every step, as Harbor's agents write it
+    (format_trajectory_json); writing it is not timed.
+    """
+    from harbor.utils.trajectory_utils import format_trajectory_json
+
+    from evaluations.models import Campaign
+    from evaluations.services import ensure_harness, ensure_model
     from explorer_bench import long_trial
     from ingest_bench import copy_trial
-    from trajectories.services import import_trial_dir
+    from tasks.services import match_task
+    from trajectories.models import Rollout, RolloutStatus
+    from trajectories.services import live_import
 
     folder = work / "live" / f"live-{n_steps}__{OPUS}"
     if n_steps <= 139:
@@ -302,18 +313,27 @@ def live_tick_ms(opus_dir: Path, work: Path, n_steps: int, ticks: int = 5) -> fl
     else:
         long_trial(opus_dir, -(-n_steps // 139), folder)
     (folder / "result.json").unlink()
+    config = json.loads((folder / "config.json").read_text())
+    task = match_task(config["task"]["path"].rsplit("/", 1)[-1], version="1.1")
+    model, harness = ensure_model("bench/live-model"), ensure_harness("terminus-2", "2.0.0")
+    campaign = Campaign.objects.create(model=model, harness=harness, version=task.version)
+    rollout = Rollout.objects.create(
+        task=task, model=model, harness=harness, campaign=campaign, trial_name=config["trial_name"], status=RolloutStatus.RUNNING
+    )
     path = folder / "agent" / "trajectory.json"
     full = json.loads(path.read_text())
     steps = full["steps"][:n_steps]
-    path.write_text(json.dumps(dict(full, steps=steps[: n_steps - ticks])))
-    assert import_trial_dir(folder, live=True).ok
+    live = live_import(folder, rollout.pk)
+    path.write_text(format_trajectory_json(dict(full, steps=steps[: n_steps - ticks])))
+    assert live.tick().ok
     samples = []
     for count in range(n_steps - ticks + 1, n_steps + 1):
-        path.write_text(json.dumps(dict(full, steps=steps[:count])))
+        path.write_text(format_trajectory_json(dict(full, steps=steps[:count])))
         started = time.perf_counter()
-        outcome = import_trial_dir(folder, live=True)
+        outcome = live.tick()
         samples.append((time.perf_counter() - started) * 1000)
         assert outcome.ok and outcome.n_steps == count, outcome
+    assert live.full_imports == 1, "a tick fell back to a full import"
     return statistics.median(samples)
 
 

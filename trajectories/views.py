@@ -142,21 +142,31 @@ def _get_rollout(pk: int) -> Rollout:
 
 @require_GET
 def rollout_live(request, pk: int):
-    """What a running rollout's page polls: new steps are fetched and appended (static/js/live.js)."""
+    """What a running rollout's page polls: new steps are fetched and appended (static/js/live.js).
+
+    With ?plot=1 it also carries the plot data (every step's outline and the
+    curve), which the page takes after appending steps: key navigation and
+    the best-so-far plot then know the new steps without a reload.
+    """
     from .templatetags.explorer_tags import reward as reward_text
 
-    rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward", "trial_name", "artifacts"), pk=pk)
-    return JsonResponse(
-        {
-            "status": rollout.status,
-            "status_text": rollout.get_status_display(),
-            "active": rollout.is_active,
-            "steps": rollout.steps.filter(subtrajectory__isnull=True).count(),
-            "reward": rollout.reward,
-            "reward_text": reward_text(rollout.reward),
-            "logs": artifacts.log_tails(rollout),
-        }
-    )
+    with_plot = request.GET.get("plot") == "1"
+    if with_plot:
+        rollout = _get_rollout(pk)
+    else:
+        rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward", "trial_name", "artifacts"), pk=pk)
+    live = {
+        "status": rollout.status,
+        "status_text": rollout.get_status_display(),
+        "active": rollout.is_active,
+        "steps": rollout.steps.filter(subtrajectory__isnull=True).count(),
+        "reward": rollout.reward,
+        "reward_text": reward_text(rollout.reward),
+        "logs": artifacts.log_tails(rollout),
+    }
+    if with_plot:
+        live["plot"] = _outline_figures(rollout)[2]
+    return JsonResponse(live)
 
 
 # The light columns of every main step: the timeline, the plot, page ranges.

@@ -652,6 +652,7 @@
     initFind();
     initFolds();
     trackCurrent();
+    followLiveSteps();
     var match = /^#step-(\d+)$/.exec(window.location.hash);
     var needle = new URLSearchParams(window.location.search).get("q");
     if (match) {
@@ -677,6 +678,29 @@
     window.addEventListener("hashchange", function () {
       var m = /^#step-(\d+)$/.exec(window.location.hash);
       if (m) scrollToStep(m[1], false);
+    });
+  }
+
+  /* A running rollout's appended steps (static/js/live.js): the plot and
+   * the outline key navigation crosses pages with take the new steps and
+   * benchmark results; what the page shows otherwise stays as it is. */
+  function followLiveSteps() {
+    var banner = document.getElementById("live");
+    if (!banner) return;
+    var asked = 0;
+    document.addEventListener("autolab:steps-added", function () {
+      var ask = ++asked;
+      fetch(banner.dataset.liveUrl + "?plot=1", { headers: { Accept: "application/json" } })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (live) {
+          // Only the latest answer counts: an earlier one may arrive last.
+          if (!live || !live.plot || ask !== asked) return;
+          plot.data = plot.series[0].data = withSteps(live.plot);
+          drawPlot();
+          updateCurrentOnPlot();
+          document.dispatchEvent(new CustomEvent("autolab:plot-updated", { detail: { steps: plot.data.steps.length } }));
+        })
+        .catch(function () {});
     });
   }
 

@@ -104,3 +104,22 @@ def test_new_steps_are_appended_without_reloading_the_page(page, live_server):
     page.wait_for_selector("#live", state="detached", timeout=15_000)
     assert page.evaluate("window.stillTheSamePage") is True
     assert page.inner_text(".reward") == "0.5"
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_appended_steps_reach_the_plot_and_the_outline_without_a_reload(page, live_server):
+    rollout = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None, verifier_fields={}, curve=[])
+    factories.add_step(rollout, 1, source="user", message="Make it faster.")
+    factories.add_step(rollout, 2, message="Reading the code.", commands=["cat main.c\n"], kinds=["inspect"])
+    page.goto(live_server.url + reverse("trajectories:rollout_detail", args=[rollout.pk]))
+    page.wait_for_selector("#curve-plot[data-points='0']")
+    page.evaluate("""window.stillTheSamePage = true;
+        document.addEventListener('autolab:plot-updated', e => { window.plotSteps = e.detail.steps; });""")
+
+    factories.add_step(rollout, 3, message="Benchmarking.", commands=["./bench\n"], outputs=["runtime: 5.0 ms\n"],
+                       kinds=["benchmark"], metric_value=5.0, metric_score=0.4, metric_status="parsed")
+    page.wait_for_selector("#step-3", timeout=15_000)
+    page.wait_for_selector("#curve-plot[data-points='1']", timeout=15_000)
+    assert page.evaluate("window.plotSteps") == 3
+    assert page.evaluate("window.stillTheSamePage") is True
