@@ -234,6 +234,41 @@ def curve_points(rollout, steps) -> list[dict[str, Any]]:
     return points
 
 
+# Benchmark results the plot is sent at once; past this it gets every
+# improvement (the best-so-far line, exact) and each stretch's lowest and
+# highest result, and asks for full resolution when zoomed in (curve.json).
+CURVE_POINTS_SHOWN = 500
+
+
+def decimate_curve(points: list[dict[str, Any]], limit: int = CURVE_POINTS_SHOWN) -> list[dict[str, Any]]:
+    """At most about `limit` of `points`, in order: the first, the last, every improvement, and extremes per stretch.
+
+    Improvements are kept even past `limit`: the best-so-far line is drawn
+    through them and must stay the rollout's. The other points are cut into
+    equal stretches, each showing its lowest and highest metric, so that a
+    spike or a collapse stays visible.
+    """
+    if len(points) <= limit:
+        return points
+    keep = {0, len(points) - 1}
+    keep.update(index for index, point in enumerate(points) if point.get("improved"))
+    others = [index for index in range(len(points)) if index not in keep]
+    stretches = max(1, (limit - len(keep)) // 2)
+    size = -(-len(others) // stretches)
+    for start in range(0, len(others), size):
+        stretch = [index for index in others[start : start + size] if _number(points[index].get("metric")) is not None]
+        if stretch:
+            keep.add(min(stretch, key=lambda index: points[index]["metric"]))
+            keep.add(max(stretch, key=lambda index: points[index]["metric"]))
+    return [points[index] for index in sorted(keep)]
+
+
+def points_between(points: list[dict[str, Any]], x: str, low: float, high: float) -> list[dict[str, Any]]:
+    """The points whose x (elapsed seconds, or step id when `x` is "step") lies in [low, high]."""
+    key = "step_id" if x == "step" else "t"
+    return [point for point in points if _number(point.get(key)) is not None and low <= point[key] <= high]
+
+
 class OutlineStep:
     """The light columns of one step: what the timeline, the plot and page ranges read.
 
@@ -295,8 +330,9 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     """Everything the best-so-far plot draws, for json_script."""
     task = rollout.task
     anchors = rollout_anchors(rollout)
-    points = curve_points(rollout, steps)
-    measured = {p["step_id"] for p in points}
+    every_point = curve_points(rollout, steps)
+    points = decimate_curve(every_point)
+    measured = {p["step_id"] for p in every_point}
     unparsed = [
         {"step_id": s.step_id, "t": s.elapsed_sec}
         for s in steps
@@ -305,6 +341,8 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     timed = [s for s in steps if s.elapsed_sec is not None]
     return {
         "points": points,
+        # More than "points" holds: the plot asks curve.json for the rest when zoomed in.
+        "points_total": len(every_point),
         "unparsed": unparsed,
         # Every step (compact_outline): the plot marks the current step, and
         # key navigation crosses pages of steps with it.

@@ -18,6 +18,7 @@ urlpatterns = [
     ),
     path("rollouts/<int:pk>/subagents/<int:sub_pk>/", views.subagent_detail, name="subagent_detail"),
     path("rollouts/<int:pk>/live.json", views.rollout_live, name="rollout_live"),
+    path("rollouts/<int:pk>/curve.json", views.rollout_curve, name="rollout_curve"),
     path("rollouts/<int:pk>/files/<path:path>", artifact_views.trial_file, name="trial_file"),
     path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
     path("search/", views.search_view, name="search"),

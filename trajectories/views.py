@@ -22,6 +22,7 @@ from tasks.scoring import run_score
 
 from trajectories.storing import artifacts
 from trajectories import explorer
+from trajectories.forms import CurveRangeForm
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
 from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
@@ -276,6 +277,23 @@ def _full_steps(pks: list[int], rollout: Rollout, outline: list) -> list[Step]:
     explorer.decorate_steps(steps, rollout.api_request_times_msec, outline=outline)
     explorer.group_outputs(steps)
     return steps
+
+
+@require_GET
+def rollout_curve(request, pk: int):
+    """The benchmark results between `low` and `high`, at full resolution (or decimated again past CURVE_POINTS_SHOWN).
+
+    What the plot asks for when zoomed in on a rollout with more results
+    than it was sent (explorer.decimate_curve).
+    """
+    form = CurveRangeForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+    rollout = _get_rollout(pk)
+    outline = _outline_figures(rollout)[0]
+    x, low, high = form.cleaned_data["x"], form.cleaned_data["low"], form.cleaned_data["high"]
+    inside = explorer.points_between(explorer.curve_points(rollout, outline), x, low, high)
+    return JsonResponse({"points": explorer.decimate_curve(inside), "total": len(inside)})
 
 
 @require_GET

@@ -135,7 +135,7 @@
 
   /* ---------- plot ---------- */
 
-  var plot = { el: null, data: null, y: "metric", x: "t", currentStepId: null, series: null };
+  var plot = { el: null, data: null, y: "metric", x: "t", currentStepId: null, series: null, zoom: null };
 
   function xOf(point, mode) {
     if (mode === "step") return point.step_id;
@@ -159,12 +159,14 @@
       bestX.push(endX);
       bestY.push(bestY[bestY.length - 1]);
     }
+    // Zoomed in on a decimated curve: the results in view at full resolution.
+    var shown = data.zoomPoints || pts;
     traces.push({
       name: (label ? label + " " : "") + "benchmark calls",
       mode: "markers", type: "scatter",
-      x: pts.map(function (p) { return xOf(p, x); }),
-      y: pts.map(function (p) { return p[yKey]; }),
-      customdata: pts.map(function (p) { return p.step_id; }),
+      x: shown.map(function (p) { return xOf(p, x); }),
+      y: shown.map(function (p) { return p[yKey]; }),
+      customdata: shown.map(function (p) { return p.step_id; }),
       marker: { size: 9, color: colour || "#2251cc", opacity: 0.75 },
       hovertemplate: "step %{customdata}<br>%{y}<extra></extra>"
     });
@@ -249,7 +251,7 @@
     return {
       margin: { t: 10, r: 20, b: 45, l: 60 }, height: 320,
       showlegend: true, legend: { orientation: "h", y: -0.25 },
-      xaxis: { title: { text: plot.x === "step" ? "step" : "elapsed (minutes)" }, zeroline: false, range: xRange(series) },
+      xaxis: { title: { text: plot.x === "step" ? "step" : "elapsed (minutes)" }, zeroline: false, range: plot.zoom || xRange(series) },
       yaxis: { title: { text: plot.y === "score" ? "normalised score" : (data.metric || "metric") }, zeroline: false },
       shapes: anchorShapes(data, plot.y).concat(budgetShape(data), currentShape()),
       annotations: anchorAnnotations(data, plot.y),
@@ -265,7 +267,7 @@
     plot.el.classList.toggle("empty", !hasPoints);
     if (!hasPoints) plot.el.setAttribute("data-state", "empty");
     window.Plotly.react(plot.el, traces, layout(plot.series), { displayModeBar: false, responsive: true });
-    plot.el.setAttribute("data-points", plot.series.reduce(function (n, s) { return n + s.data.points.length; }, 0));
+    plot.el.setAttribute("data-points", plot.series.reduce(function (n, s) { return n + (s.data.zoomPoints || s.data.points).length; }, 0));
   }
 
   function updateCurrentOnPlot() {
@@ -288,13 +290,43 @@
         var p = event.points && event.points[0];
         if (p && p.customdata !== undefined && p.customdata !== null) onClick(p.customdata, p);
       });
+      plot.el.on && plot.el.on("plotly_relayout", zoomed);
     });
     document.querySelectorAll('.plot-controls input[type=radio]').forEach(function (input) {
       input.addEventListener("change", function () {
-        if (input.name === "yaxis") plot.y = input.value; else plot.x = input.value;
+        if (input.name === "yaxis") plot.y = input.value; else { plot.x = input.value; unzoom(); }
         drawPlot();
       });
     });
+  }
+
+  /* A curve sent decimated (explorer.decimate_curve) is asked for at full
+   * resolution over the range zoomed in on; zooming out shows it whole. */
+  function unzoom() {
+    plot.zoom = null;
+    plot.series.forEach(function (s) { s.data.zoomPoints = null; });
+  }
+
+  function zoomed(event) {
+    var data = plot.series.length === 1 ? plot.series[0].data : null;
+    var url = plot.el.getAttribute("data-curve-url");
+    if (!data || !url || !(data.points_total > data.points.length)) return;
+    if (event["xaxis.autorange"]) { unzoom(); drawPlot(); return; }
+    var low = event["xaxis.range[0]"], high = event["xaxis.range[1]"];
+    if (low === undefined && event["xaxis.range"]) { low = event["xaxis.range"][0]; high = event["xaxis.range"][1]; }
+    if (low === undefined || high === undefined) return;
+    plot.zoom = [low, high];
+    // Minutes on the plot, seconds in the data.
+    var scale = plot.x === "step" ? 1 : 60;
+    var ask = (plot.zoomAsked = (plot.zoomAsked || 0) + 1);
+    fetch(url + "?x=" + plot.x + "&low=" + low * scale + "&high=" + high * scale, { headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (answer) {
+        if (!answer || ask !== plot.zoomAsked) return;
+        data.zoomPoints = answer.points;
+        drawPlot();
+      })
+      .catch(function () {});
   }
 
   /* ---------- current step ---------- */
