@@ -37,7 +37,8 @@ def big_corpus():
 
 
 def test_a_query_past_its_time_bound_returns_what_it_found_with_a_notice(big_corpus, settings):
-    settings.AUTOLAB_SEARCH_TIMEOUT_SEC = 0.02
+    # A millisecond: far less than reading 20 MB takes on any machine (20 ms was not, on a quiet one).
+    settings.AUTOLAB_SEARCH_TIMEOUT_SEC = 0.001
     result = search.search("%%%")
     assert result.cut_short
     # Messages are searched first, and quickly: their hit is kept (unless the
@@ -74,7 +75,7 @@ def test_the_page_shows_the_notice_and_never_fails(client, big_corpus, settings)
         response = client.get(URL, {"q": q})
         assert response.status_code == 200
         assert "at least 3 characters" in response.content.decode()
-    settings.AUTOLAB_SEARCH_TIMEOUT_SEC = 0.02
+    settings.AUTOLAB_SEARCH_TIMEOUT_SEC = 0.001
     response = client.get(URL, {"q": "%%%"})
     assert response.status_code == 200
     text = response.content.decode()
@@ -82,11 +83,11 @@ def test_the_page_shows_the_notice_and_never_fails(client, big_corpus, settings)
 
 
 def test_the_in_page_find_is_bounded_too(client, big_corpus, settings):
-    settings.AUTOLAB_SEARCH_TIMEOUT_SEC = 0.02
+    settings.AUTOLAB_SEARCH_TIMEOUT_SEC = 0.001
     response = client.get(reverse("trajectories:rollout_search", args=[big_corpus.pk]), {"q": "%%%"})
     assert response.status_code == 200
     body = response.json()
-    assert body["step_ids"] == [1] and body["cut_short"] is True
+    assert body["step_ids"] in ([1], []) and body["cut_short"] is True
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="pg_trgm is PostgreSQL's")
