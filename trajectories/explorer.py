@@ -277,12 +277,15 @@ class OutlineStep:
     page's time.
     """
 
-    __slots__ = ("pk", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score", "kind_list")
-    FIELDS = ("id", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score")
+    __slots__ = (
+        "pk", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score", "repeats", "kind_list",
+    )
+    FIELDS = ("id", "step_id", "position", "source", "elapsed_sec", "kinds", "metric_value", "metric_score", "repeats")
 
-    def __init__(self, pk, step_id, position, source, elapsed_sec, kinds, metric_value, metric_score):
+    def __init__(self, pk, step_id, position, source, elapsed_sec, kinds, metric_value, metric_score, repeats=False):
         self.pk, self.step_id, self.position, self.source = pk, step_id, position, source
         self.elapsed_sec, self.kinds, self.metric_value, self.metric_score = elapsed_sec, kinds, metric_value, metric_score
+        self.repeats = repeats
         self.kind_list = kinds.split() if kinds else []
 
 
@@ -565,10 +568,13 @@ def _label_of(rollout):
 # Runs of at least this many consecutive low-information steps fold into
 # one row of the page. Most of a long training run is the agent waiting on
 # it: 122 of a 139-step rollout's steps, which hid its three edits and its
-# one evaluation among pages of "sleep 600".
+# one evaluation among pages of "sleep 600". An agent polling a log with
+# the same `tail` again and again says as little.
 FOLD_MIN_STEPS = 3
 # Kinds that say nothing on their own: a step of only these folds.
 FOLDABLE_KINDS = {"wait"}
+# A check repeated (Step.repeats: the same look as the step before) folds too.
+REPEATED_KINDS = {"inspect", "wait"}
 
 
 @dataclass
@@ -577,7 +583,6 @@ class Fold:
 
     steps: list  # outline rows (step_id, position, elapsed_sec, kinds)
     seconds: float | None  # from its first step to the step after it (or its last)
-    kind: str = "wait"
     is_fold = True
 
     @property
@@ -593,15 +598,36 @@ class Fold:
         return [s.step_id for s in self.steps]
 
     @property
+    def kind(self) -> str:
+        """"wait" when it only waits, else "check": the class and the kinds keys jump by."""
+        return "wait" if all(_waits(s) for s in self.steps) else "check"
+
+    @property
+    def kinds(self) -> str:
+        """Every kind of its steps, as data-kinds (key navigation by kind stops on the row)."""
+        found = {kind for s in self.steps for kind in s.kind_list}
+        return " ".join(kind for kind in STEP_KINDS if kind in found)
+
+    @property
     def summary(self) -> str:
-        noun = self.kind if len(self.steps) == 1 else f"{self.kind}s"
-        text = f"{len(self.steps)} {noun}"
+        waits = sum(1 for s in self.steps if _waits(s))
+        checks = len(self.steps) - waits
+        parts = []
+        if waits:
+            parts.append(f"{waits} wait{'s' if waits != 1 else ''}")
+        if checks:
+            parts.append(f"{checks} repeated check{'s' if checks != 1 else ''}")
+        text = " and ".join(parts)
         return f"{text}, {format_duration(self.seconds)}" if self.seconds is not None else text
 
 
-def foldable(step) -> bool:
+def _waits(step) -> bool:
     kinds = set(step.kind_list)
     return bool(kinds) and kinds <= FOLDABLE_KINDS
+
+
+def foldable(step) -> bool:
+    return _waits(step) or (bool(getattr(step, "repeats", False)) and set(step.kind_list) <= REPEATED_KINDS)
 
 
 def fold_steps(steps: list, following=None, min_steps: int | None = None) -> list:

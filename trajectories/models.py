@@ -235,6 +235,9 @@ class Step(models.Model):
     metric_score = models.FloatField(null=True, blank=True)
     metric_status = models.CharField(max_length=20, blank=True, help_text="parsed | unparseable | ''")
     diff = models.TextField(blank=True, help_text="unified diffs of the files this step edited")
+    repeats = models.BooleanField(
+        default=False, help_text="it only looks, with the same calls as the step before: a check repeated (folds on the page)"
+    )
     # The words search finds this step by: its message, reasoning, commands
     # and the output lines it first showed (trajectories.search.document).
     # The importer writes it and the rollout's; trajectories.search.query.

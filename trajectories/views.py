@@ -183,7 +183,7 @@ CACHED_OUTLINE_STEPS = 2000
 def _outline_figures(rollout: Rollout) -> tuple[list[explorer.OutlineStep], explorer.Timeline, dict]:
     """The outline of every main step, the timeline strip and the plot data."""
     n_steps = _main_steps(rollout).count() if rollout.n_steps > CACHED_OUTLINE_STEPS else 0
-    key = f"rollout-outline:{rollout.pk}:{rollout.updated_at.isoformat() if rollout.updated_at else ''}:{n_steps}"
+    key = f"rollout-outline-v2:{rollout.pk}:{rollout.updated_at.isoformat() if rollout.updated_at else ''}:{n_steps}"
     cached = cache.get(key) if n_steps > CACHED_OUTLINE_STEPS else None
     if cached is not None:
         rows, timeline, plot = cached

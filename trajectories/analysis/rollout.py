@@ -96,6 +96,8 @@ class RolloutAnalyser:
         self._measured: list[int] = []
         self._times: list[float | None] = []
         self._start: datetime | None = None
+        # The calls of the last step that did more than wait (_call_keys), to tell a check repeated.
+        self._last_calls: tuple | None = None
 
     def add(self, steps: list[ParsedStep]) -> None:
         for step in steps:
@@ -145,7 +147,13 @@ class RolloutAnalyser:
         call_kinds_stored = per_call if step.tool_calls else []
         position = len(self.steps)
         self.steps.append(step)
-        self.analyses.append(StepAnalysis(kinds=kinds, call_kinds=call_kinds_stored, diff="".join(diffs), edited_files=edited))
+        keys = _call_keys(calls)
+        repeats = keys is not None and keys == self._last_calls and _only_looks(kinds)
+        if calls and not set(kinds) <= {WAIT}:
+            self._last_calls = keys
+        self.analyses.append(
+            StepAnalysis(kinds=kinds, call_kinds=call_kinds_stored, diff="".join(diffs), edited_files=edited, repeats=repeats)
+        )
         self._step_commands.append(commands_here)
         if typed:
             self._benchmark_call_ids.append(benchmark_ids)
@@ -255,6 +263,17 @@ def _classify(call, context: Context, seen: dict) -> _Call:
         if key is not None:
             seen[key] = found
     return found
+
+
+def _call_keys(calls) -> tuple | None:
+    """The calls of a step as one comparable value; None when it has none, or one cannot be compared."""
+    keys = tuple(_call_key(call) for call in calls)
+    return keys if keys and None not in keys else None
+
+
+def _only_looks(kinds: list[str]) -> bool:
+    """A step that inspects, and perhaps waits, and does nothing else."""
+    return INSPECT in kinds and set(kinds) <= {INSPECT, WAIT}
 
 
 def _call_key(call) -> tuple | None:

@@ -82,6 +82,8 @@ class StepAnalysis:
     metric: MetricReading | None = None  # set on benchmark calls
     diff: str = ""  # unified diffs of files edited in this step
     edited_files: list[str] = field(default_factory=list)
+    # It only looks (or waits) with the very calls of the step before: a check repeated (trajectories.analysis.rollout).
+    repeats: bool = False
 
 
 @dataclass

@@ -867,6 +867,7 @@ def step_row(
         "metric_score": metric.score if metric else None,
         "metric_status": (metric.status or "")[:20] if metric else "",
         "diff": (analysed.diff or "") if analysed else "",
+        "repeats": analysed.repeats if analysed else False,
     }
 
 

@@ -100,3 +100,18 @@ def test_real_opus_rollout_in_batches(shared_trials_dir, shared_tasks_dir, sizes
     # Step 133's evaluation printed its score in step 137's poll: one revision, one step.
     if sizes == [1]:
         assert revised == {132}
+
+
+def test_a_check_repeated_with_the_same_calls_repeats():
+    steps = [
+        step(1, 0, [keys("tail -3 train.log\n")], "step 10 loss 2.1\n"),
+        step(2, 60, [keys("tail -3 train.log\n")], "step 20 loss 1.9\n"),
+        step(3, 120, [keys("", 30)], ""),
+        step(4, 150, [keys("tail -3 train.log\n")], "step 30 loss 1.7\n"),
+        step(5, 180, [keys("tail -5 train.log\n")], "step 30 loss 1.7\n"),
+        step(6, 240, [keys("cat > a.py <<'EOF'\nx = 1\nEOF\n")], ""),
+        step(7, 300, [keys("cat > a.py <<'EOF'\nx = 1\nEOF\n")], ""),
+    ]
+    result = analyse_rollout(steps, HASH_JOIN, None)
+    # Waits between checks do not count: step 4 looks as step 2 did. An edit repeated is no check.
+    assert [analysis.repeats for analysis in result.steps] == [False, True, False, True, False, False, False]

@@ -12,10 +12,13 @@ from . import factories
 
 
 def outline(spec: str, step: float = 60.0) -> list:
-    """Outline rows from letters: w wait, e edit, b benchmark, o other (no kind)."""
-    kinds = {"w": " wait ", "e": " edit ", "b": " benchmark ", "o": "", "W": " wait inspect "}
+    """Outline rows from letters: w wait, e edit, b benchmark, o other (no kind), W waits and inspects,
+    i inspect, r the same inspect again (repeats), R an edit repeated (never foldable)."""
+    kinds = {"w": " wait ", "e": " edit ", "b": " benchmark ", "o": "", "W": " wait inspect ", "i": " inspect ",
+             "r": " inspect ", "q": " wait inspect ", "R": " edit "}
     return [
-        SimpleNamespace(step_id=i + 1, position=i, elapsed_sec=i * step, kinds=kinds[c], kind_list=kinds[c].split())
+        SimpleNamespace(step_id=i + 1, position=i, elapsed_sec=i * step, kinds=kinds[c], kind_list=kinds[c].split(),
+                        repeats=c in "rqR")
         for i, c in enumerate(spec)
     ]
 
@@ -34,6 +37,11 @@ FOLD_CASES = [
     ("ewwewwwwb", "1 2 3 4 [4] 9"),
     ("wwwowww", "[3] 4 [3]"),
     ("wwWw", "1 2 3 4"),  # a wait that also inspects says something
+    ("irrrb", "1 [3] 5"),  # the same check three more times
+    ("irrb", "1 2 3 4"),
+    ("iwrwqb", "1 [4] 6"),  # waits and repeated checks, one row
+    ("eRRRb", "1 2 3 4 5"),  # an edit repeated still changes something
+    ("iiiib", "1 2 3 4 5"),  # four different looks
 ]
 
 
@@ -48,6 +56,16 @@ def test_a_fold_says_how_many_and_how_long_up_to_the_next_step():
     assert fold.step_ids == [2, 3, 4]
     assert fold.seconds == 1800.0  # step 2 at 10 min to step 5 at 40 min
     assert fold.summary == "3 waits, 30m 00s"
+
+
+@pytest.mark.parametrize("spec, summary, kind, kinds", [
+    ("irrrb", "3 repeated checks, 3m 00s", "check", "inspect"),
+    ("iwrwqb", "2 waits and 2 repeated checks, 4m 00s", "check", "inspect wait"),
+    ("ewwwb", "3 waits, 3m 00s", "wait", "wait"),
+])
+def test_a_fold_says_what_it_holds(spec, summary, kind, kinds):
+    fold = next(row for row in explorer.fold_steps(outline(spec)) if getattr(row, "is_fold", False))
+    assert (fold.summary, fold.kind, fold.kinds) == (summary, kind, kinds)
 
 
 def test_a_fold_ending_a_page_runs_to_the_first_step_of_the_next():
@@ -159,3 +177,33 @@ def test_find_reaches_a_folded_step(page, live_server):
     page.click("#server-matches a.server-match")
     page.wait_for_selector("#step-23 mark.find-hit")
     assert page.locator("#step-23").is_visible()
+
+
+@pytest.mark.django_db
+def test_an_imported_agent_polling_a_log_gets_one_row_for_its_repeated_checks(tmp_path, client):
+    from trajectories.services import import_trial_dir
+
+    from .trialdata import make_task, make_trial, trajectory
+
+    make_task()
+    data = trajectory(1)
+    template = data["steps"][1]
+    for n in range(8):
+        step = json_copy(template)
+        step["step_id"] = n + 3
+        step["tool_calls"][0]["arguments"] = {"keystrokes": "tail -3 train.log\n", "duration": 30.0}
+        step["observation"]["results"][0]["content"] = f"epoch {n} loss 0.{9 - n}\n"
+        data["steps"].append(step)
+    outcome = import_trial_dir(make_trial(tmp_path, trajectory_data=data))
+    assert outcome.ok, outcome.error
+    body = client.get(reverse("trajectories:rollout_detail", args=[outcome.rollout_id])).content.decode()
+    # Step 3 is the first look; steps 4-10 look the same way again.
+    assert 'id="step-3"' in body and 'id="step-4"' not in body
+    assert "7 repeated checks" in body and 'class="fold kind-check"' in body
+    assert 'data-step-ids="4 5 6 7 8 9 10"' in body
+
+
+def json_copy(value):
+    import json
+
+    return json.loads(json.dumps(value))
