@@ -59,6 +59,7 @@ REFUSED_TARGET_S = 1.0
 
 def more_arguments(parser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="how long the search clients send their query")
+    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (1: sync workers)")
 
 
 def main() -> None:
@@ -70,12 +71,16 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="safety-bench-"))
     data = work / "data"
     data.mkdir()
-    env = {**os.environ, "AUTOLAB_DATA_DIR": str(data), "PYTHONUNBUFFERED": "1", "DEBUG": "false"}
+    from django.conf import settings
+
+    # The server signs sessions with this process's key: the staff session made here is valid there.
+    env = {**os.environ, "AUTOLAB_DATA_DIR": str(data), "PYTHONUNBUFFERED": "1", "DEBUG": "false",
+           "SECRET_KEY": settings.SECRET_KEY}
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     web = subprocess.Popen(
         [str(ROOT / ".venv" / "bin" / "gunicorn"), "autolab_site.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "3", "--timeout", "30"],
+         "--workers", "3", "--threads", str(args.threads), "--timeout", "30"],
         cwd=ROOT, env=env, stdout=open(work / "web.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     worker = subprocess.Popen(
