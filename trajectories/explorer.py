@@ -269,6 +269,9 @@ def points_between(points: list[dict[str, Any]], x: str, low: float, high: float
     return [point for point in points if _number(point.get(key)) is not None and low <= point[key] <= high]
 
 
+_KIND_LISTS: dict[str, list[str]] = {}
+
+
 class OutlineStep:
     """The light columns of one step: what the timeline, the plot and page ranges read.
 
@@ -286,7 +289,11 @@ class OutlineStep:
         self.pk, self.step_id, self.position, self.source = pk, step_id, position, source
         self.elapsed_sec, self.kinds, self.metric_value, self.metric_score = elapsed_sec, kinds, metric_value, metric_score
         self.repeats = repeats
-        self.kind_list = kinds.split() if kinds else []
+        # Shared, never changed: a rollout has a handful of distinct kinds strings and thousands of steps.
+        kind_list = _KIND_LISTS.get(kinds)
+        if kind_list is None:
+            kind_list = _KIND_LISTS[kinds] = kinds.split() if kinds else []
+        self.kind_list = kind_list
 
 
 # One character per step in the page's outline: the bits of its kinds
