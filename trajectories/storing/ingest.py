@@ -156,12 +156,12 @@ def _ingest_trial_dir(
         existing = rollout
         if existing is None:
             name = _peek_trial_name(path, snapshot)
-            existing = _rollouts().filter(trial_name=name).first() if name else None
+            existing = _stored_as(name) if name else None
         if existing is not None and existing.checksum == snapshot.checksum and not force:
-            return describe(outcome, existing, UNCHANGED)
+            return describe(outcome, _rollouts().get(pk=existing.pk) if rollout is None else existing, UNCHANGED)
         folder = read_trial_folder(path, live=live, snapshot=snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
-            existing = _rollouts().filter(trial_name=folder.trial_name[:TRIAL_NAME_LENGTH]).first()
+            existing = _stored_as(folder.trial_name[:TRIAL_NAME_LENGTH])
         stored, created = _store(
             folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path,
             lookups=lookups if lookups is not None else {}, replace_steps=force,
@@ -195,6 +195,15 @@ def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
 
 def _rollouts():
     return Rollout.objects.select_related("task", "model", "harness")
+
+
+def _stored_as(trial_name: str) -> Rollout | None:
+    """The row of a trial already imported, with only what deciding to import it again reads.
+
+    A whole row with its task, model and harness (a hundred columns) took
+    a few ms to build per trial; most trials of a bulk import are new.
+    """
+    return Rollout.objects.only("pk", "checksum", "trial_name").filter(trial_name=trial_name).first()
 
 
 def describe(outcome: TrialOutcome, rollout: Rollout, result: str) -> TrialOutcome:
@@ -307,9 +316,9 @@ def _after_other_imports(folder: TrialFolder, existing: Rollout | None, *, force
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [TRIAL_LOCK, zlib.crc32(name.encode()) - 2**31])
-    current = _rollouts().filter(trial_name=name).first()
+    current = _stored_as(name)
     if current is not None and existing is None and current.checksum == folder.checksum and not force:
-        raise _StoredMeanwhile(current)
+        raise _StoredMeanwhile(_rollouts().get(pk=current.pk))
     return current
 
 
