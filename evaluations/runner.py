@@ -212,6 +212,11 @@ class Watcher(threading.Thread):
         self._log_sizes: dict[str, int] = {}
         self._live = None  # trajectories.services.live_import, made at the first tick
 
+    @property
+    def full_imports(self) -> int:
+        """Ticks that imported the whole trial (the first, and any after a rewritten trajectory.json)."""
+        return self._live.full_imports if self._live is not None else 0
+
     def attach(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task) -> None:
         self._loop, self._task = loop, task
 
@@ -363,6 +368,7 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
         watcher.stop()
         close_old_connections()
     cancelled = cancelled or watcher.cancelled
+    logger.info("rollout %s: %d live imports, %d of them in full", rollout.pk, watcher.live_imports, watcher.full_imports)
 
     rollout = Rollout.objects.select_related("campaign").get(pk=rollout.pk)
     if trial_dir.exists():

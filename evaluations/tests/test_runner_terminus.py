@@ -1,6 +1,8 @@
 """terminus-2 driven by the scripted stub LLM: live steps, then the full trajectory."""
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 
@@ -38,8 +40,9 @@ def stub_rollout(settings, tmp_path, monkeypatch, port: int, task: str) -> Rollo
     return campaign.rollouts.get()
 
 
-def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, monkeypatch, stub_server):
+def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, monkeypatch, stub_server, caplog):
     rollout = stub_rollout(settings, tmp_path, monkeypatch, stub_server.port, "sort8_network")
+    caplog.set_level(logging.INFO, logger="evaluations.runner")
 
     outcome = {}
     thread = threading.Thread(target=lambda: outcome.setdefault("result", run_rollout(rollout.pk)))
@@ -55,6 +58,9 @@ def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, mon
     assert not thread.is_alive()
 
     assert live_steps > 0, "steps were visible while the trial ran"
+    # The watcher imported the growing trajectory tick by tick, the whole trial only once.
+    counts = re.search(r"(\d+) live imports, (\d+) of them in full", caplog.text)
+    assert counts and int(counts[1]) >= 2 and int(counts[2]) == 1, caplog.text[-2000:]
     assert outcome["result"].status == RolloutStatus.FINISHED
     rollout.refresh_from_db()
     assert rollout.reward == pytest.approx(1.0)
