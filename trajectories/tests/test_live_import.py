@@ -61,6 +61,14 @@ def runner_rollout(folder) -> Rollout:
     )
 
 
+def running(opus, tmp_path):
+    """(trial folder, its trajectory, a running copy, the runner's rollout, its live import)."""
+    source, document = opus
+    folder = running_copy(source, tmp_path / f"live__{OPUS}", "live")
+    rollout = runner_rollout(folder)
+    return source, document, folder, rollout, live_import(folder, rollout.pk)
+
+
 def stored(rollout: Rollout) -> dict:
     """Everything the pages read of a rollout's main trajectory, ids aside."""
     rollout.refresh_from_db()
@@ -89,10 +97,7 @@ def imported_at_once(source, tmp_path, document, n, **changes) -> dict:
 
 
 def test_ticks_store_what_an_import_of_the_same_file_stores(opus, tmp_path):
-    source, document = opus
-    folder = running_copy(source, tmp_path / f"live__{OPUS}", "live")
-    rollout = runner_rollout(folder)
-    live = live_import(folder, rollout.pk)
+    source, document, folder, rollout, live = running(opus, tmp_path)
     for n in CUTS:
         write_steps(folder, document, n, final_metrics={"total_prompt_tokens": 1000 * n})
         outcome = live.tick()
@@ -109,9 +114,7 @@ def test_ticks_store_what_an_import_of_the_same_file_stores(opus, tmp_path):
 
 
 def test_a_tick_reads_none_of_the_stored_steps(opus, tmp_path):
-    source, document = opus
-    folder = running_copy(source, tmp_path / f"live__{OPUS}", "live")
-    live = live_import(folder, runner_rollout(folder).pk)
+    source, document, folder, rollout, live = running(opus, tmp_path)
     write_steps(folder, document, 100)
     assert live.tick().ok
     write_steps(folder, document, 101)
@@ -123,10 +126,7 @@ def test_a_tick_reads_none_of_the_stored_steps(opus, tmp_path):
 
 
 def test_a_rewritten_trajectory_is_imported_in_full(opus, tmp_path):
-    source, document = opus
-    folder = running_copy(source, tmp_path / f"live__{OPUS}", "live")
-    rollout = runner_rollout(folder)
-    live = live_import(folder, rollout.pk)
+    source, document, folder, rollout, live = running(opus, tmp_path)
     write_steps(folder, document, 50)
     assert live.tick().ok
     revised = json.loads(json.dumps(document))
@@ -140,10 +140,7 @@ def test_a_rewritten_trajectory_is_imported_in_full(opus, tmp_path):
 
 
 def test_a_file_caught_mid_write_is_read_on_the_next_tick(opus, tmp_path):
-    source, document = opus
-    folder = running_copy(source, tmp_path / f"live__{OPUS}", "live")
-    rollout = runner_rollout(folder)
-    live = live_import(folder, rollout.pk)
+    source, document, folder, rollout, live = running(opus, tmp_path)
     write_steps(folder, document, 20)
     assert live.tick().ok
     path = folder / "agent" / "trajectory.json"
@@ -157,10 +154,7 @@ def test_a_file_caught_mid_write_is_read_on_the_next_tick(opus, tmp_path):
 
 
 def test_a_rollout_that_ended_is_no_longer_written(opus, tmp_path):
-    source, document = opus
-    folder = running_copy(source, tmp_path / f"live__{OPUS}", "live")
-    rollout = runner_rollout(folder)
-    live = live_import(folder, rollout.pk)
+    source, document, folder, rollout, live = running(opus, tmp_path)
     write_steps(folder, document, 5)
     assert live.tick().ok
     Rollout.objects.filter(pk=rollout.pk).update(status=RolloutStatus.CANCELLED)
