@@ -243,6 +243,10 @@ class Step(models.Model):
     # The importer writes it and the rollout's; trajectories.search.query.
     # rebuild_documents after any other change to those fields.
     search_document = SearchDocumentField(blank=True, default="", editable=False)
+    # The lines of its outputs that no earlier step showed, in order: what
+    # substring search reads of outputs (a terminal redraws its screen every
+    # step; a trigram index of every screen was near half an import's time).
+    new_output = models.TextField(blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["rollout", "subtrajectory", "position"]

@@ -173,13 +173,13 @@ class OutputLines:
         self.outputs: set[str] = set()
 
     def new(self, content: str) -> str:
-        """The lines of `content` that earlier outputs did not show."""
+        """The lines of `content` that earlier outputs did not show, in order, each once."""
         if not content or content in self.outputs:
             return ""  # agents poll: the same screen again is common
         self.outputs.add(content)
-        # In no particular order: the words of a document have none.
-        fresh = set(content.split("\n")) - self.seen
-        self.seen |= fresh
+        seen = self.seen
+        fresh = [line for line in dict.fromkeys(content.split("\n")) if line not in seen]
+        seen.update(fresh)
         return "\n".join(fresh)
 
 
@@ -220,16 +220,24 @@ class TrajectoryDocuments:
 
     def add(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> list[str]:
         """The documents of `steps`, which follow the steps added before."""
+        return self.add_steps(steps)[0]
+
+    def add_steps(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> tuple[list[str], list[str]]:
+        """(documents, new output lines) of `steps`: each step's words, and the lines of its
+        outputs that no earlier step showed (Step.new_output, which substring search reads)."""
         lines, every = self._lines, self._every
         documents: list[str] = []
+        new_outputs: list[str] = []
         known = len(every)
         for message, reasoning, arguments, outputs in steps:
-            distinct = _distinct([message, reasoning, *map(flatten, arguments), *map(lines.new, outputs)])
+            fresh = "\n".join(text for text in map(lines.new, outputs) if text)
+            distinct = _distinct([message, reasoning, *map(flatten, arguments), fresh])
             every.update(distinct)
             documents.append(_literal(distinct))
+            new_outputs.append(fresh)
         if len(every) != known:
             self._rollout_words = None
-        return documents
+        return documents, new_outputs
 
     def rollout_words(self) -> str:
         """The rollout's document (made again only when a step brought a new word)."""

@@ -19,7 +19,9 @@ notice; substrings shorter than AUTOLAB_SEARCH_MIN_CHARS are not searched
 for; and at most AUTOLAB_SEARCH_SCANS substring searches over all
 rollouts run at once on the site (PostgreSQL advisory locks; per process on
 SQLite), the others are told the search is busy. On PostgreSQL trigram
-indexes (pg_trgm) answer substrings of three letters or digits or more.
+indexes (pg_trgm) answer substrings of three letters or digits or more;
+outputs are searched by their new lines (Step.new_output), a sixth of a
+terminal's screens, so that indexing them costs an import little.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Su
 from trajectories.ansi import strip_ansi
 from trajectories.models import Observation, RolloutDocument, Step, ToolCall
 from trajectories.search.bound import Budget, OutOfTime, budget
-from trajectories.search.document import INCOMPLETE, flatten, infix_filters, query_words, trajectory_documents
+from trajectories.search.document import INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, query_words
 
 SNIPPET_BEFORE = 80
 SNIPPET_CHARS = 240
@@ -87,13 +89,20 @@ def _step_q(filters: Filters, prefix: str = "") -> Q:
     return q
 
 
-def _sources():
-    """(where, model, prefix to the step, text expression) per searched field."""
+def _sources(whole_outputs: bool = False):
+    """(where, model, prefix to the step, text expression) per searched field.
+
+    Outputs are their new lines (Step.new_output: what no earlier step
+    showed, trigram-indexed on PostgreSQL), so a search over all rollouts
+    names the step that produced a line; within one rollout (the page's
+    in-page find) whole outputs are read, every step whose screen holds it.
+    """
+    output = ("output", Observation, "step__", F("content")) if whole_outputs else ("output", Step, "", F("new_output"))
     return [
         ("message", Step, "", F("message")),
         ("reasoning", Step, "", F("reasoning")),
         ("command", ToolCall, "step__", Cast("arguments", output_field=TextField())),
-        ("output", Observation, "step__", F("content")),
+        output,
     ]
 
 
@@ -329,7 +338,7 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tupl
     """The hits, and whether the time budget ran out before every field was searched."""
     hits: dict[tuple[int, str], Hit] = {}
     cut = False
-    for where, model, prefix, expression in _sources():
+    for where, model, prefix, expression in _sources(whole_outputs=filters.rollout is not None):
         query = _containing(model, prefix, expression, q, filters).order_by(f"{prefix}rollout_id", f"{prefix}position")[:limit]
         try:
             rows = bound.run(lambda: list(query))
@@ -408,6 +417,10 @@ def matching_steps(rollout_id: int, q: str) -> tuple[list[int], bool]:
     return sorted({hit.step_id for hit in result.hits}), result.cut_short
 
 
+def _has_field(model, name: str) -> bool:
+    return any(field.name == name for field in model._meta.get_fields())
+
+
 def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> int:
     """Write the search documents of these rollouts and their main steps from stored rows.
 
@@ -438,11 +451,17 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
             .values_list("step_id", "content")
         ):
             outputs.setdefault(step_pk, []).append(content)
-        documents, words = trajectory_documents(
+        builder = TrajectoryDocuments()
+        documents, new_outputs = builder.add_steps(
             (message, reasoning, arguments.get(pk, []), outputs.get(pk, [])) for pk, message, reasoning in steps
         )
-        changed = [step_model(pk=pk, search_document=doc) for (pk, _, _), doc in zip(steps, documents)]
-        step_model.objects.bulk_update(changed, ["search_document"], batch_size=500)
-        document_model.objects.update_or_create(rollout_id=rollout_id, defaults={"words": words})
+        # A migration's historical Step may predate new_output (0020).
+        fields = ["search_document", "new_output"] if _has_field(step_model, "new_output") else ["search_document"]
+        changed = [
+            step_model(pk=pk, search_document=doc, **({"new_output": new} if "new_output" in fields else {}))
+            for (pk, _, _), doc, new in zip(steps, documents, new_outputs)
+        ]
+        step_model.objects.bulk_update(changed, fields, batch_size=500)
+        document_model.objects.update_or_create(rollout_id=rollout_id, defaults={"words": builder.rollout_words()})
         written += len(changed)
     return written

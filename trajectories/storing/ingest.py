@@ -46,7 +46,7 @@ from trajectories.models import (
     ToolCall,
 )
 from trajectories.reading.parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
-from trajectories.search.document import trajectory_documents
+from trajectories.search.document import TrajectoryDocuments, trajectory_documents
 from trajectories.reading.trial_folder import (
     FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, score_log_entries, snapshot_folder,
 )
@@ -335,16 +335,18 @@ def _commit_without_waiting() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _search_documents(rollout: Rollout, folder: TrialFolder) -> list[str]:
-    """Store the rollout's search document; the documents of its main steps, in order.
+def _search_documents(rollout: Rollout, folder: TrialFolder) -> tuple[list[str], list[str]]:
+    """Store the rollout's search document; the documents and new output lines of its main steps, in order.
 
     Every step's, stored ones too: an output line counts where first shown.
     """
-    documents, words = parsed_documents(folder.trajectory.steps if folder.trajectory else [])
+    builder = TrajectoryDocuments()
+    documents, new_outputs = builder.add_steps(step_texts(folder.trajectory.steps if folder.trajectory else []))
     RolloutDocument.objects.bulk_create(
-        [RolloutDocument(rollout=rollout, words=words)], update_conflicts=True, unique_fields=["rollout"], update_fields=["words"]
+        [RolloutDocument(rollout=rollout, words=builder.rollout_words())],
+        update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
     )
-    return documents
+    return documents, new_outputs
 
 
 def parsed_documents(steps: list[ParsedStep]) -> tuple[list[str], str]:
@@ -543,7 +545,7 @@ def _delete_steps(rollout: Rollout) -> None:
 
 
 def _store_steps(
-    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, documents: list[str], *, start: int = 0
+    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, documents: tuple[list[str], list[str]], *, start: int = 0
 ) -> None:
     """Bulk-insert the main trajectory from `start` on, then every subagent trajectory.
 
@@ -564,7 +566,7 @@ def _store_steps(
             if position < start:
                 continue
             row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
-            row["search_document"] = documents[position]
+            row["search_document"], row["new_output"] = documents[0][position], documents[1][position]
             step_rows.append(row)
             parsed_of_row.append((parsed, analysed))
     for sub, parsed_sub in subtrajectories:

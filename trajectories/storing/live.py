@@ -173,7 +173,7 @@ class LiveImport:
         known.analyser.add(parsed)
         result = known.analyser.result()
         revised = known.analyser.revised()
-        documents = known.documents.add(ingest.step_texts(parsed))
+        documents, new_outputs = known.documents.add_steps(ingest.step_texts(parsed))
         with transaction.atomic():
             rollout = Rollout.objects.select_for_update().get(pk=self.rollout_id)
             if rollout.status not in ACTIVE_STATUSES:
@@ -183,7 +183,7 @@ class LiveImport:
             rows = []
             for offset, step in enumerate(parsed):
                 row = ingest.step_row(rollout, None, first + offset, step, result.steps[first + offset], rollout.agent_started_at)
-                row["search_document"] = documents[offset]
+                row["search_document"], row["new_output"] = documents[offset], new_outputs[offset]
                 rows.append(row)
             ingest.insert_steps(rows, list(zip(parsed, result.steps[first:])))
             for position in sorted(revised):

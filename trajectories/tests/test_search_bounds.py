@@ -95,9 +95,10 @@ def test_substring_search_uses_trigram_indexes_on_postgresql():
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE '%%trgm'")
         names = {row[0] for row in cursor.fetchall()}
+    # Outputs are indexed by their new lines (Step.new_output, migration 0020), not whole screens.
     assert names == {
         "trajectories_step_message_trgm", "trajectories_step_reasoning_trgm",
-        "trajectories_toolcall_arguments_trgm", "trajectories_observation_content_trgm",
+        "trajectories_toolcall_arguments_trgm", "trajectories_step_new_output_trgm",
     }
     # The indexes are of the expressions the substring stage filters on.
     with connection.cursor() as cursor:

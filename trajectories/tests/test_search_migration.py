@@ -36,3 +36,35 @@ def test_documents_are_built_for_existing_steps(migrate):
     assert [(h.step_id, h.where) for h in search.search_steps("train.py")] == [(1, "command"), (1, "output")]
     document = apps.get_model("trajectories", "RolloutDocument").objects.get(rollout_id=rollout.pk)
     assert "'cuda'" in str(document.words) and "'smi'" in str(document.words)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0020_gives_stored_steps_their_new_output_lines(migrate):
+    apps = migrate([("trajectories", "0019_step_repeats")])
+    Version = apps.get_model("tasks", "BenchmarkVersion")
+    Task = apps.get_model("tasks", "Task")
+    AgentModel = apps.get_model("evaluations", "AgentModel")
+    Harness = apps.get_model("evaluations", "Harness")
+    Rollout = apps.get_model("trajectories", "Rollout")
+    Step = apps.get_model("trajectories", "Step")
+    Observation = apps.get_model("trajectories", "Observation")
+    task = Task.objects.create(version=Version.objects.create(name="9.9"), name="old_task")
+    rollout = Rollout.objects.create(
+        task=task, model=AgentModel.objects.create(name="old-model"), harness=Harness.objects.create(name="h"), trial_name="old"
+    )
+    screens = ["$ python3 train.py\nCUDA out of memory", "$ python3 train.py\nCUDA out of memory\n$ nvidia-smi"]
+    for position, screen in enumerate(screens):
+        step = Step.objects.create(rollout=rollout, position=position, step_id=position + 1, source="agent")
+        Observation.objects.create(step=step, position=0, content=screen)
+
+    apps = migrate([("trajectories", "0020_step_new_output")])
+    Step = apps.get_model("trajectories", "Step")
+    assert list(Step.objects.order_by("position").values_list("new_output", flat=True)) == [
+        "$ python3 train.py\nCUDA out of memory", "$ nvidia-smi",
+    ]
+    from trajectories.search import query as search
+
+    # Inside words: the substring stage, over new output lines: the step that printed it.
+    assert [(h.step_id, h.where) for h in search.search_steps("ut of mem")] == [(1, "output")]
+    # The rollout page's find reads whole screens: both steps show it.
+    assert search.matching_step_ids(rollout.pk, "ut of mem") == [1, 2]
