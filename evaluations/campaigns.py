@@ -269,16 +269,32 @@ def start(campaign: Campaign) -> int:
 
 
 def fail_silent_preflights(timeout_sec: float | None = None) -> list[int]:
-    """Campaigns whose preflight no worker answered in time: failed, with the queue that is not served."""
+    """Campaigns whose preflight no worker answered in time: failed, with the queue that is not served.
+
+    A queue that a running worker consumes is served, however long its
+    workers are busy with trials: its preflight waits for one of them.
+    """
     from datetime import timedelta
 
     timeout = float(timeout_sec if timeout_sec is not None else getattr(settings, "RUNNER_PREFLIGHT_TIMEOUT_SEC", 120))
     limit = timezone.now() - timedelta(seconds=timeout)
     failed = []
+    served: dict[str, bool] = {}
     for campaign in Campaign.objects.filter(status=Campaign.Status.CHECKING, preflight_sent_at__lt=limit):
         silent = [queue for queue in needed_queues(campaign) if queue not in (campaign.preflight or {})]
         if not silent:
             continue
+        for queue in silent:
+            if queue not in served:
+                served[queue] = dispatch.serves(queue)
+        unserved = [queue for queue in silent if not served[queue]]
+        if not unserved:
+            # Its workers run trials: the preflight waits its turn, and says so.
+            Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.CHECKING).update(
+                status_reason=f"preflight: waiting for a free worker on queue {', '.join(silent)} (its workers are busy)"
+            )
+            continue
+        silent = unserved
         queues = ", ".join(silent)
         reason = (f"preflight: no worker answered on queue {queues} within {timeout:.0f} s; start one "
                   f"(celery -A autolab_site worker -Q {silent[0]}) and launch again")

@@ -141,6 +141,22 @@ def revoke(task_id: str) -> None:
         logger.warning("revoking %s failed", task_id)
 
 
+def serves(queue: str, timeout: float = 1.0) -> bool:
+    """Whether a running worker consumes `queue` (asked of every worker by broadcast).
+
+    False when none answers, or when the broker cannot broadcast (kombu's
+    filesystem transport): a busy worker still answers, as its main process
+    replies while its pool runs trials.
+    """
+    from autolab_site.celery import app
+
+    try:
+        replies = app.control.inspect(timeout=timeout).active_queues() or {}
+    except Exception:  # noqa: BLE001  (no broadcast on this transport, or the broker is down)
+        return False
+    return any(entry.get("name") == queue for queues in replies.values() for entry in queues or [])
+
+
 def waiting_task_ids() -> set[str] | None:
     """Task ids of the run messages waiting in the queues; None when this broker cannot be read.
 

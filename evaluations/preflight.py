@@ -17,7 +17,8 @@ It stores what it found on the campaign (`Campaign.preflight`), and the
 campaign starts (its rollouts created and sent) once every queue has
 passed, or fails with the first reason. A queue no worker serves is found
 by the reaper: no answer within RUNNER_PREFLIGHT_TIMEOUT_SEC fails the
-campaign with that reason.
+campaign with that reason, unless a running worker consumes the queue (its
+pool busy with trials): then the preflight waits for it, and says so.
 
 `run_checks` is plain Python over what it is given (no ORM); the Celery
 task and the campaign bookkeeping are in tasks.py and campaigns.py.

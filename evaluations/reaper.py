@@ -56,10 +56,13 @@ class ReapReport:
         return text
 
 
-def reap(*, stale_after: float | None = None, enqueue: bool = True) -> ReapReport:
+def reap(*, stale_after: float | None = None, enqueue: bool = True, preflights: bool = True) -> ReapReport:
+    """`preflights=False` leaves silent preflights be: a worker just starting is about to take theirs
+    (and, busy reaping, could not answer the broadcast asking which queues are served)."""
     report = ReapReport()
     reap_stale(report, stale_after=stale_after)
-    report.preflights_failed = campaigns.fail_silent_preflights()
+    if preflights:
+        report.preflights_failed = campaigns.fail_silent_preflights()
     if enqueue:
         for campaign in campaigns.unsent_preflights():
             if campaigns.send_preflight(campaign).error:

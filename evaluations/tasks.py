@@ -55,6 +55,6 @@ def reap_on_start(sender=None, **kwargs) -> None:
     try:
         from .reaper import reap
 
-        logger.info("reaper at worker start: %s", reap())
+        logger.info("reaper at worker start: %s", reap(preflights=False))
     except Exception:  # noqa: BLE001  (the database may not be migrated yet)
         logger.exception("reaping stale rollouts at worker start failed")

@@ -190,3 +190,30 @@ def test_supersede_takes_effect_when_the_campaign_starts(db):
     record_preflight(added.pk, report("cpu", True))
     assert not again.rollouts.get().superseded  # "add rollouts" pools them
     assert Rollout.objects.filter(superseded=False).count() == 2
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_preflight_waits_for_a_busy_worker_of_its_queue_and_fails_once_none_serves_it(redis_app, worker_env, tmp_path):
+    from django.utils import timezone
+
+    from .worker_helpers import Worker, purge
+
+    version = import_examples()
+    model, harness = utility_entry("nop")
+    campaign = launch(model, harness, version, k=1, backend="bubblewrap")
+    # Its preflight message is gone, as if the worker's one process were running a trial for hours.
+    purge()
+    Campaign.objects.filter(pk=campaign.pk).update(preflight_sent_at=timezone.now() - timezone.timedelta(minutes=5))
+    worker = Worker(worker_env, tmp_path / "worker.log", queues=("cpu",))
+    try:
+        worker.wait_ready()
+        assert fail_silent_preflights(timeout_sec=60) == []
+        campaign.refresh_from_db()
+        assert campaign.status == Campaign.Status.CHECKING, (campaign.status_reason, worker.output())
+        assert campaign.status_reason == "preflight: waiting for a free worker on queue cpu (its workers are busy)"
+    finally:
+        worker.kill()
+    assert fail_silent_preflights(timeout_sec=60) == [campaign.pk]
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.FAILED and "no worker answered on queue cpu" in campaign.status_reason

@@ -78,10 +78,10 @@ def process_env(tmp_path: Path, broker: str, settings) -> dict[str, str]:
 
 
 class Worker:
-    def __init__(self, env: dict, log: Path, *, concurrency: int = 1):
+    def __init__(self, env: dict, log: Path, *, concurrency: int = 1, queues: tuple[str, ...] = QUEUES):
         self.log = log
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "autolab_site", "worker", "-Q", ",".join(QUEUES),
+            [sys.executable, "-m", "celery", "-A", "autolab_site", "worker", "-Q", ",".join(queues),
              "--concurrency", str(concurrency), "--pool", "prefork", "--without-gossip", "--without-mingle",
              "--without-heartbeat", "-n", f"autolab-test-{os.getpid()}-{time.monotonic_ns()}@%h", "--loglevel", "INFO"],
             cwd=ROOT, env=env, stdout=log.open("a"), stderr=subprocess.STDOUT, start_new_session=True,
