@@ -187,6 +187,10 @@ AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900
 AUTOLAB_SEARCH_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_SEARCH_TIMEOUT_SEC", "1.0"))
 AUTOLAB_SEARCH_MIN_CHARS = int(os.environ.get("AUTOLAB_SEARCH_MIN_CHARS", "3"))
 AUTOLAB_SEARCH_SCANS = int(os.environ.get("AUTOLAB_SEARCH_SCANS", "1"))
+# A search told that every scan slot is taken is answered after this pause
+# (with Retry-After): a client sending such queries in a loop then costs
+# the site a cheap answer every half second, not one per millisecond.
+AUTOLAB_SEARCH_BUSY_PAUSE_SEC = float(os.environ.get("AUTOLAB_SEARCH_BUSY_PAUSE_SEC", "0.5"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

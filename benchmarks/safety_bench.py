@@ -6,7 +6,7 @@
 
 Loads `generate_synthetic`'s board into the database (DATABASE_URL, default
 a scratch PostgreSQL database autolab_bench_safety, created when missing),
-then serves the site under gunicorn as production does (3 sync workers,
+then serves the site under gunicorn as production does (3 workers of 4 threads,
 gunicorn's 30 s timeout) with a Celery worker (2 processes) on
 CELERY_BROKER_URL (Redis), both on a temporary data folder. Printed:
 
@@ -59,7 +59,7 @@ REFUSED_TARGET_S = 1.0
 
 def more_arguments(parser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="how long the search clients send their query")
-    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (1: sync workers)")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker (the Dockerfile's 4; 1: sync workers)")
 
 
 def main() -> None:
@@ -141,7 +141,7 @@ def run_figures(base: str, args, data: Path, server_pids: list[int], bomb: Path,
 
     # A control first: the same 4 clients sending a search that scans nothing
     # (shorter than the minimum): what any cheap page in a loop costs the
-    # leaderboard on this machine, with 3 sync workers.
+    # leaderboard on this machine, with 3 workers.
     control, _ = under_load("%")
     loaded, searches = under_load(WORST_QUERY)
     codes = sorted({code for code, _, _ in searches})

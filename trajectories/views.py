@@ -5,8 +5,10 @@ through trajectories.ansi, and data for scripts goes through json_script.
 """
 from __future__ import annotations
 
+import time
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
@@ -421,6 +423,10 @@ def search_view(request):
         kind=request.GET.get("kind") if request.GET.get("kind") in explorer.STEP_KINDS else "",
     )
     found = search.search(q, filters) if q else search.SearchResult()
+    if found.busy:
+        # Every scan slot is taken: a pause before the answer keeps a client
+        # that loops on such queries from costing the site more than the scans.
+        time.sleep(float(getattr(settings, "AUTOLAB_SEARCH_BUSY_PAUSE_SEC", 0.5)))
     hits = found.hits
     rollouts = Rollout.objects.select_related("task", "model", "harness").in_bulk({h.rollout_id for h in hits})
     results = [(hit, rollouts[hit.rollout_id]) for hit in hits if hit.rollout_id in rollouts]
@@ -445,7 +451,10 @@ def search_view(request):
         "harnesses": Harness.objects.all(),
         "kinds": explorer.STEP_KINDS,
     }
-    return render(request, "trajectories/search.html", context)
+    response = render(request, "trajectories/search.html", context)
+    if found.busy:
+        response["Retry-After"] = "1"
+    return response
 
 
 def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window: int) -> dict:

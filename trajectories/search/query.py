@@ -63,6 +63,7 @@ class SearchResult:
     hits: list[Hit] = field(default_factory=list)
     notice: str = ""  # why the hits may be incomplete, or why there are none
     cut_short: bool = False  # the time budget ran out
+    busy: bool = False  # every scan slot was taken: nothing was searched
 
 
 @dataclass
@@ -175,8 +176,11 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
         return _substring_search(q, filters, limit)
     with _scan_slot() as slot:
         if not slot:
-            return SearchResult(notice="The search is busy with other searches for text as typed; try again in a moment.")
+            return SearchResult(notice=BUSY_NOTICE, busy=True)
         return _substring_search(q, filters, limit)
+
+
+BUSY_NOTICE = "The search is busy with other searches for text as typed; try again in a moment."
 
 
 def _substring_search(q: str, filters: Filters, limit: int) -> SearchResult:

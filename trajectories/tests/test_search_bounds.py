@@ -125,3 +125,30 @@ def test_a_scan_waits_for_no_other_scan_it_says_the_search_is_busy(big_corpus, s
         assert [h.step_id for h in search.search("throughput").hits] == [300]
     finally:
         other.close()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the scan slots are advisory locks on PostgreSQL")
+def test_a_busy_answer_comes_after_a_pause_and_says_when_to_retry(client, big_corpus, settings):
+    import time
+
+    import psycopg
+
+    settings.AUTOLAB_SEARCH_BUSY_PAUSE_SEC = 0.3
+    db = connection.settings_dict
+    other = psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=True)
+    try:
+        for slot in range(settings.AUTOLAB_SEARCH_SCANS):
+            other.execute("SELECT pg_advisory_lock(%s, %s)", [search.SCAN_LOCK, slot])
+        started = time.monotonic()
+        response = client.get(URL, {"q": "%%%"})
+        assert time.monotonic() - started >= 0.3
+        assert response.status_code == 200 and response["Retry-After"] == "1"
+        assert "busy" in response.content.decode()
+        # An answer that searched is not held back.
+        other.close()
+        other = None
+        response = client.get(URL, {"q": "%%%"})
+        assert "Retry-After" not in response
+    finally:
+        if other is not None:
+            other.close()
