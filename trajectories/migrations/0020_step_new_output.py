@@ -1,4 +1,4 @@
-"""Substring search reads each step's new output lines (Step.new_output), behind a trigram index on PostgreSQL.
+"""Substring search reads each step's new output lines (Step.new_output); existing steps get theirs here.
 
 A trigram index of every observation (0016) was about 45% of a bulk
 import's time: terminal screens repeat most of the previous screen, and
@@ -7,46 +7,36 @@ outputs are 477 KB; the lines no earlier step showed, 76 KB). The search
 documents already hold an output line at the first step that shows it
 (trajectories.search.document); substring search now reads the same lines,
 so both stages name the step that produced a line. The rollout page's
-in-page find still reads whole outputs. Existing rollouts get their new
-output lines here.
+in-page find still reads whole outputs. 0021 moves the trigram index.
+
+The fill reads every main step's outputs once, rollout by rollout, and
+writes only the new column (the documents are unchanged).
 """
 from django.db import migrations, models
 
-OUTPUT_INDEX = "trajectories_observation_content_trgm"
-NEW_OUTPUT_INDEX = "trajectories_step_new_output_trgm"
-
-
-def _has_trgm(schema_editor) -> bool:
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
-        return cursor.fetchone() is not None
+BATCH = 500
 
 
 def fill_new_output(apps, schema_editor):
-    from trajectories.search.query import rebuild_documents
+    from trajectories.search.document import OutputLines
 
-    names = ("Step", "ToolCall", "Observation", "RolloutDocument")
-    classes = tuple(apps.get_model("trajectories", name) for name in names)
-    rollout_ids = classes[0].objects.values_list("rollout_id", flat=True).distinct()
-    rebuild_documents(list(rollout_ids), models=classes)
-
-
-def swap_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql" or not _has_trgm(schema_editor):
-        return
-    schema_editor.execute(f"DROP INDEX IF EXISTS {OUTPUT_INDEX}")
-    schema_editor.execute(
-        f"CREATE INDEX IF NOT EXISTS {NEW_OUTPUT_INDEX} ON trajectories_step USING gin (UPPER(new_output) gin_trgm_ops)"
-    )
-
-
-def swap_back(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql" or not _has_trgm(schema_editor):
-        return
-    schema_editor.execute(f"DROP INDEX IF EXISTS {NEW_OUTPUT_INDEX}")
-    schema_editor.execute(
-        f"CREATE INDEX IF NOT EXISTS {OUTPUT_INDEX} ON trajectories_observation USING gin (UPPER(content) gin_trgm_ops)"
-    )
+    Step = apps.get_model("trajectories", "Step")
+    Observation = apps.get_model("trajectories", "Observation")
+    rollout_ids = Step.objects.filter(subtrajectory__isnull=True).values_list("rollout_id", flat=True).distinct()
+    for rollout_id in rollout_ids.iterator():
+        lines = OutputLines()
+        outputs: dict[int, list[str]] = {}
+        for step_pk, content in (
+            Observation.objects.filter(step__rollout_id=rollout_id, step__subtrajectory__isnull=True)
+            .order_by("step__position", "position")
+            .values_list("step_id", "content")
+            .iterator()
+        ):
+            fresh = lines.new(content)
+            if fresh:
+                outputs.setdefault(step_pk, []).append(fresh)
+        changed = [Step(pk=pk, new_output="\n".join(texts)) for pk, texts in outputs.items()]
+        Step.objects.bulk_update(changed, ["new_output"], batch_size=BATCH)
 
 
 class Migration(migrations.Migration):
@@ -58,7 +48,5 @@ class Migration(migrations.Migration):
             name="new_output",
             field=models.TextField(blank=True, default="", editable=False),
         ),
-        # The index first: PostgreSQL refuses CREATE INDEX on a table with pending trigger events (the fill's updates).
-        migrations.RunPython(swap_indexes, swap_back),
         migrations.RunPython(fill_new_output, migrations.RunPython.noop),
     ]

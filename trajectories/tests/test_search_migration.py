@@ -39,7 +39,7 @@ def test_documents_are_built_for_existing_steps(migrate):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migration_0020_gives_stored_steps_their_new_output_lines(migrate):
+def test_migrations_0020_0021_give_stored_steps_their_new_output_lines(migrate):
     apps = migrate([("trajectories", "0019_step_repeats")])
     Version = apps.get_model("tasks", "BenchmarkVersion")
     Task = apps.get_model("tasks", "Task")
@@ -56,8 +56,13 @@ def test_migration_0020_gives_stored_steps_their_new_output_lines(migrate):
     for position, screen in enumerate(screens):
         step = Step.objects.create(rollout=rollout, position=position, step_id=position + 1, source="agent")
         Observation.objects.create(step=step, position=0, content=screen)
+    # Their search documents, as the importer wrote them before 0020.
+    from trajectories.search.query import rebuild_documents
 
-    apps = migrate([("trajectories", "0020_step_new_output")])
+    names = ("Step", "ToolCall", "Observation", "RolloutDocument")
+    rebuild_documents([rollout.pk], models=tuple(apps.get_model("trajectories", name) for name in names))
+
+    apps = migrate([("trajectories", "0021_new_output_trigram_index")])
     Step = apps.get_model("trajectories", "Step")
     assert list(Step.objects.order_by("position").values_list("new_output", flat=True)) == [
         "$ python3 train.py\nCUDA out of memory", "$ nvidia-smi",
