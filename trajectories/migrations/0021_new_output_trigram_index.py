@@ -17,22 +17,25 @@ def _has_trgm(schema_editor) -> bool:
         return cursor.fetchone() is not None
 
 
-def forwards(apps, schema_editor):
+INDEXES = {
+    OUTPUT_INDEX: "trajectories_observation USING gin (UPPER(content) gin_trgm_ops)",
+    NEW_OUTPUT_INDEX: "trajectories_step USING gin (UPPER(new_output) gin_trgm_ops)",
+}
+
+
+def _swap(schema_editor, old: str, new: str) -> None:
     if schema_editor.connection.vendor != "postgresql" or not _has_trgm(schema_editor):
         return
-    schema_editor.execute(f"DROP INDEX IF EXISTS {OUTPUT_INDEX}")
-    schema_editor.execute(
-        f"CREATE INDEX IF NOT EXISTS {NEW_OUTPUT_INDEX} ON trajectories_step USING gin (UPPER(new_output) gin_trgm_ops)"
-    )
+    schema_editor.execute(f"DROP INDEX IF EXISTS {old}")
+    schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {new} ON {INDEXES[new]}")
+
+
+def forwards(apps, schema_editor):
+    _swap(schema_editor, OUTPUT_INDEX, NEW_OUTPUT_INDEX)
 
 
 def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql" or not _has_trgm(schema_editor):
-        return
-    schema_editor.execute(f"DROP INDEX IF EXISTS {NEW_OUTPUT_INDEX}")
-    schema_editor.execute(
-        f"CREATE INDEX IF NOT EXISTS {OUTPUT_INDEX} ON trajectories_observation USING gin (UPPER(content) gin_trgm_ops)"
-    )
+    _swap(schema_editor, NEW_OUTPUT_INDEX, OUTPUT_INDEX)
 
 
 class Migration(migrations.Migration):

@@ -1,6 +1,8 @@
 """Migration 0006 gives rollouts stored before it their search documents."""
 import pytest
 
+from .migration_rows import build_documents, old_rollout
+
 BEFORE = [("trajectories", "0005_h8speed_capped_search_indexes")]
 AFTER = [("trajectories", "0008_rollout_verifier_outputs")]
 
@@ -8,18 +10,10 @@ AFTER = [("trajectories", "0008_rollout_verifier_outputs")]
 @pytest.mark.django_db(transaction=True)
 def test_documents_are_built_for_existing_steps(migrate):
     apps = migrate(BEFORE)
-    Version = apps.get_model("tasks", "BenchmarkVersion")
-    Task = apps.get_model("tasks", "Task")
-    AgentModel = apps.get_model("evaluations", "AgentModel")
-    Harness = apps.get_model("evaluations", "Harness")
-    Rollout = apps.get_model("trajectories", "Rollout")
     Step = apps.get_model("trajectories", "Step")
     ToolCall = apps.get_model("trajectories", "ToolCall")
     Observation = apps.get_model("trajectories", "Observation")
-    task = Task.objects.create(version=Version.objects.create(name="9.9"), name="old_task")
-    rollout = Rollout.objects.create(
-        task=task, model=AgentModel.objects.create(name="old-model"), harness=Harness.objects.create(name="h"), trial_name="old"
-    )
+    rollout = old_rollout(apps)
     screen = "$ python3 train.py\nCUDA out of memory"
     for position, (message, keystrokes, output) in enumerate(
         [("Train it.", "python3 train.py\n", screen), ("Poll.", "", screen + "\n$ nvidia-smi")]
@@ -41,26 +35,14 @@ def test_documents_are_built_for_existing_steps(migrate):
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0020_0021_give_stored_steps_their_new_output_lines(migrate):
     apps = migrate([("trajectories", "0019_step_repeats")])
-    Version = apps.get_model("tasks", "BenchmarkVersion")
-    Task = apps.get_model("tasks", "Task")
-    AgentModel = apps.get_model("evaluations", "AgentModel")
-    Harness = apps.get_model("evaluations", "Harness")
-    Rollout = apps.get_model("trajectories", "Rollout")
     Step = apps.get_model("trajectories", "Step")
     Observation = apps.get_model("trajectories", "Observation")
-    task = Task.objects.create(version=Version.objects.create(name="9.9"), name="old_task")
-    rollout = Rollout.objects.create(
-        task=task, model=AgentModel.objects.create(name="old-model"), harness=Harness.objects.create(name="h"), trial_name="old"
-    )
+    rollout = old_rollout(apps)
     screens = ["$ python3 train.py\nCUDA out of memory", "$ python3 train.py\nCUDA out of memory\n$ nvidia-smi"]
     for position, screen in enumerate(screens):
         step = Step.objects.create(rollout=rollout, position=position, step_id=position + 1, source="agent")
         Observation.objects.create(step=step, position=0, content=screen)
-    # Their search documents, as the importer wrote them before 0020.
-    from trajectories.search.query import rebuild_documents
-
-    names = ("Step", "ToolCall", "Observation", "RolloutDocument")
-    rebuild_documents([rollout.pk], models=tuple(apps.get_model("trajectories", name) for name in names))
+    build_documents(apps, rollout)  # as the importer wrote them before 0020
 
     apps = migrate([("trajectories", "0021_new_output_trigram_index")])
     Step = apps.get_model("trajectories", "Step")
