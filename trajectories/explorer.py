@@ -634,7 +634,7 @@ def _waits(step) -> bool:
 
 
 def foldable(step) -> bool:
-    return _waits(step) or (bool(getattr(step, "repeats", False)) and set(step.kind_list) <= REPEATED_KINDS)
+    return _waits(step) or (step.repeats and set(step.kind_list) <= REPEATED_KINDS)
 
 
 def fold_steps(steps: list, following=None, min_steps: int | None = None) -> list:

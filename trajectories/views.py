@@ -292,9 +292,10 @@ def rollout_curve(request, pk: int):
     if not form.is_valid():
         return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
     rollout = _get_rollout(pk)
-    outline = _outline_figures(rollout)[0]
+    # The stored curve is the curve; only a rollout without one derives it from its steps.
+    steps = [] if rollout.curve else _outline(rollout)
     x, low, high = form.cleaned_data["x"], form.cleaned_data["low"], form.cleaned_data["high"]
-    inside = explorer.points_between(explorer.curve_points(rollout, outline), x, low, high)
+    inside = explorer.points_between(explorer.curve_points(rollout, steps), x, low, high)
     return JsonResponse({"points": explorer.decimate_curve(inside), "total": len(inside)})
 
 

@@ -253,10 +253,10 @@ def _decoded_by_reader(relative: str) -> bool:
     if relative in DECODED_FILES:
         return True
     folder, _, name = relative.rpartition("/")
-    return folder == "agent" and _is_subtrajectory_file(name)
+    return folder == "agent" and is_subtrajectory_file(name)
 
 
-def _is_subtrajectory_file(name: str) -> bool:
+def is_subtrajectory_file(name: str) -> bool:
     """agent/trajectory.*.json: summarisation subagents and continuations (what the glob would match)."""
     return name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
 
@@ -580,7 +580,7 @@ def _join_continuations(folder: TrialFolder, continuations: dict[int, ParsedTraj
 def _subtrajectory_files(agent_dir: Path, snapshot: FolderSnapshot) -> list[Path]:
     """agent/trajectory.*.json, sorted by name (what glob would find, without its pattern machinery)."""
     names = [relative[len("agent/"):] for relative in snapshot.names if relative.startswith("agent/")]
-    return [agent_dir / name for name in sorted(names) if "/" not in name and _is_subtrajectory_file(name)]
+    return [agent_dir / name for name in sorted(names) if "/" not in name and is_subtrajectory_file(name)]
 
 
 def _read_text(folder: Path, relative: str) -> str:

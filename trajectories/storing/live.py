@@ -30,7 +30,7 @@ from trajectories.analysis.rollout import RolloutAnalyser
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutDocument, Step
 from trajectories.reading.atif import clean_json, parse_steps
 from trajectories.reading.growing_trajectory import GrowingTrajectory, NotYet
-from trajectories.reading.trial_folder import read_trial_folder, snapshot_folder
+from trajectories.reading.trial_folder import is_subtrajectory_file, read_trial_folder, snapshot_folder
 from trajectories.search.document import TrajectoryDocuments
 from trajectories.storing import ingest
 
@@ -111,10 +111,7 @@ class LiveImport:
 
     def _has_subtrajectory_files(self) -> bool:
         try:
-            return any(
-                name.startswith("trajectory.") and name.endswith(".json") and name != "trajectory.json"
-                for name in os.listdir(self.trial_dir / "agent")
-            )
+            return any(map(is_subtrajectory_file, os.listdir(self.trial_dir / "agent")))
         except OSError:
             return False
 
@@ -144,6 +141,9 @@ class LiveImport:
 
     def _known_after(self, rollout: Rollout, snapshot, raw: bytes) -> _Known | None:
         """What the full import of `snapshot` stored, as the state later ticks continue from."""
+        # Subagent files are the full import's to read, on every tick: no need to parse the trial again here.
+        if any(name.startswith("agent/") and is_subtrajectory_file(name[len("agent/"):]) for name in snapshot.names):
+            return None
         file = GrowingTrajectory()
         if file.restart(raw) is None:
             return None
@@ -175,7 +175,10 @@ class LiveImport:
         revised = known.analyser.revised()
         documents, new_outputs = known.documents.add_steps(ingest.step_texts(parsed))
         with transaction.atomic():
-            rollout = Rollout.objects.select_for_update().get(pk=self.rollout_id)
+            # Its task, model and harness: what the tick's outcome names (ingest.describe).
+            rollout = (
+                Rollout.objects.select_for_update(of=("self",)).select_related("task", "model", "harness").get(pk=self.rollout_id)
+            )
             if rollout.status not in ACTIVE_STATUSES:
                 raise _NoLongerLive(rollout)
             if rollout.n_steps != first or rollout.agent_started_at != known.agent_started_at:

@@ -161,3 +161,16 @@ def test_a_rollout_that_ended_is_no_longer_written(opus, tmp_path):
     write_steps(folder, document, 6)
     assert "no longer live" in live.tick().error
     assert Step.objects.filter(rollout=rollout).count() == 5
+
+
+def test_a_trial_with_subagent_files_is_imported_in_full_on_every_tick(opus, tmp_path):
+    source, document, folder, rollout, live = running(opus, tmp_path)
+    write_steps(folder, document, 10)
+    assert live.tick().ok and live.full_imports == 1
+    summary = dict(document, steps=document["steps"][:2], session_id="summary-1")
+    (folder / "agent" / "trajectory.summarization-1-summary.json").write_text(format_trajectory_json(summary))
+    for n in (11, 12):
+        write_steps(folder, document, n)
+        assert live.tick().n_steps == n
+    assert live.full_imports == 3
+    assert Step.objects.filter(rollout=rollout, subtrajectory=None).count() == 12
