@@ -276,9 +276,15 @@ def visit(browser, url: str, probe: dict) -> dict:
         if on_screen is None:
             time.sleep(0.02)
     assert on_screen is not None, f"{url}: the last step never came on screen"
-    paint = page.evaluate(
-        "() => (performance.getEntriesByName('first-contentful-paint')[0] || {startTime: null}).startTime"
-    )
+    # onScreen is taken in the frame before it is painted: the paint entry may come just after.
+    paint = None
+    deadline = time.monotonic() + 5
+    while paint is None and time.monotonic() < deadline:
+        paint = page.evaluate(
+            "() => (performance.getEntriesByName('first-contentful-paint')[0] || {startTime: null}).startTime"
+        )
+        if paint is None:
+            time.sleep(0.02)
     nodes = page.evaluate("() => document.getElementsByTagName('*').length")
     height = page.evaluate("() => document.documentElement.scrollHeight")
     context.close()
