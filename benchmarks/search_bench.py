@@ -33,6 +33,7 @@ QUERIES = [
     ("words apart", "lora rank"),
     ("found nowhere (substring stage too)", "zqxjv-not-there"),
     ("inside words (substring stage)", "aluate_loc"),
+    ("inside words, in every trial (substring stage)", "aluate"),
 ]
 
 

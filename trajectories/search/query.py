@@ -18,10 +18,11 @@ Every search has a bounded cost (trajectories.search.bound): a time budget
 notice; substrings shorter than AUTOLAB_SEARCH_MIN_CHARS are not searched
 for; and at most AUTOLAB_SEARCH_SCANS substring searches over all
 rollouts run at once on the site (PostgreSQL advisory locks; per process on
-SQLite), the others are told the search is busy. On PostgreSQL trigram
-indexes (pg_trgm) answer substrings of three letters or digits or more;
-outputs are searched by their new lines (Step.new_output), a sixth of a
-terminal's screens, so that indexing them costs an import little.
+SQLite), the others are told the search is busy. The substring stage reads
+only the rollouts whose words could hold the query (on PostgreSQL a trigram
+index of each rollout's words finds them: indexing every text cost more
+than half of an import), a growing batch at a time; outputs are searched by
+their new lines (Step.new_output), a sixth of a terminal's screens.
 """
 from __future__ import annotations
 
@@ -33,11 +34,11 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F, Q, TextField, Value
+from django.db.models import F, OuterRef, Q, Subquery, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from trajectories.ansi import strip_ansi
-from trajectories.models import Observation, RolloutDocument, Step, ToolCall
+from trajectories.models import Observation, Rollout, RolloutDocument, Step, ToolCall
 from trajectories.search.bound import Budget, OutOfTime, budget
 from trajectories.search.document import INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, query_words
 
@@ -75,36 +76,39 @@ class Filters:
     rollout: int | None = None
 
 
-def _step_q(filters: Filters, prefix: str = "") -> Q:
-    q = Q(**{f"{prefix}subtrajectory__isnull": True})
-    if filters.rollout is not None:
-        q &= Q(**{f"{prefix}rollout_id": filters.rollout})
-    if filters.task is not None:
-        q &= Q(**{f"{prefix}rollout__task_id": filters.task})
-    if filters.model is not None:
-        q &= Q(**{f"{prefix}rollout__model_id": filters.model})
-    if filters.harness is not None:
-        q &= Q(**{f"{prefix}rollout__harness_id": filters.harness})
+def _step_q(filters: Filters) -> Q:
+    """The main steps `filters` allow."""
+    q = Q(subtrajectory__isnull=True) & _rollout_q(filters, "rollout__")
     if filters.kind:
-        q &= Q(**{f"{prefix}kinds__contains": filters.kind})
+        q &= Q(kinds__contains=filters.kind)
     return q
 
 
-def _sources(whole_outputs: bool = False):
-    """(where, model, prefix to the step, text expression) per searched field.
+def _sources(q: str, whole_outputs: bool = False):
+    """(where, text expression on Step) per field substring search reads.
 
     Outputs are their new lines (Step.new_output: what no earlier step
-    showed, trigram-indexed on PostgreSQL), so a search over all rollouts
-    names the step that produced a line; within one rollout (the page's
-    in-page find) whole outputs are read, every step whose screen holds it.
+    showed), so a search over all rollouts names the step that produced a
+    line; within one rollout (the page's in-page find) whole outputs are
+    read, every step whose screen holds it. A step's tool calls and
+    observations are read through it: their first one holding `q`, a
+    subquery per step of the rollouts read, by its index (PostgreSQL's
+    planner, which cannot know what a LIKE over long texts costs, would
+    otherwise scan every tool call there is).
     """
-    output = ("output", Observation, "step__", F("content")) if whole_outputs else ("output", Step, "", F("new_output"))
+    output = _first_holding(q, Observation, F("content")) if whole_outputs else F("new_output")
     return [
-        ("message", Step, "", F("message")),
-        ("reasoning", Step, "", F("reasoning")),
-        ("command", ToolCall, "step__", Cast("arguments", output_field=TextField())),
-        output,
+        ("message", F("message")),
+        ("reasoning", F("reasoning")),
+        ("command", _first_holding(q, ToolCall, Cast("arguments", output_field=TextField()))),
+        ("output", output),
     ]
+
+
+def _first_holding(q: str, model, expression) -> Subquery:
+    """The text of the step's first `model` row (a tool call or observation) holding `q`, or NULL."""
+    rows = model.objects.filter(step_id=OuterRef("pk")).annotate(_text=expression).filter(_text__icontains=q)
+    return Subquery(rows.order_by("position").values("_text")[:1], output_field=TextField())
 
 
 # At most this many candidate steps are read for hits and ranks, in
@@ -241,15 +245,11 @@ def _candidates(words: list[str], filters: Filters, bound: Budget) -> tuple[list
     a growing batch of rollouts at a time, so a common word stops after the
     first few rollouts instead of matching every step there is.
     """
-    rollout_q = Q()
-    for name in ("task", "model", "harness"):
-        if getattr(filters, name) is not None:
-            rollout_q &= Q(**{f"rollout__{name}_id": getattr(filters, name)})
-    if filters.rollout is not None:
-        rollout_q &= Q(rollout_id=filters.rollout)
     try:
         rollouts = bound.run(lambda: list(
-            RolloutDocument.objects.filter(rollout_q, words__has_words=words).order_by("rollout_id").values_list("rollout_id", flat=True)
+            RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
+            .order_by("rollout_id")
+            .values_list("rollout_id", flat=True)
         ))
     except OutOfTime:
         return [], True
@@ -339,60 +339,119 @@ def _snippet(text: str, at: int) -> str:
 
 
 def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tuple[list[Hit], bool]:
-    """The hits, and whether the time budget ran out before every field was searched."""
-    hits: dict[tuple[int, str], Hit] = {}
-    cut = False
-    for where, model, prefix, expression in _sources(whole_outputs=filters.rollout is not None):
-        query = _containing(model, prefix, expression, q, filters).order_by(f"{prefix}rollout_id", f"{prefix}position")[:limit]
-        try:
-            rows = bound.run(lambda: list(query))
-        except OutOfTime:
-            cut = True
-            break
-        for row in rows:
-            key = (row["_step"], where)
-            if key not in hits:
-                hits[key] = Hit(
-                    step_pk=row["_step"],
-                    rollout_id=row["_rollout"],
-                    step_id=row["_sid"],
-                    position=row["_position"],
-                    where=where,
-                    snippet=_clean_snippet(row["_snippet"], where, cut_before=(row["_pos"] or 0) > SNIPPET_BEFORE + 1),
-                )
-    ordered = sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))
-    return ordered[:limit], cut
+    """The hits, and whether the time budget ran out before every field was searched.
 
-
-def _containing(model, prefix: str, expression, q: str, filters: Filters):
-    """Rows of one field holding `q`, with a snippet around it.
-
-    Only rollouts whose documents could hold it are read (search_document.
-    infix_filters): a document is a few percent of its rollout's texts.
-    Steps' own documents would not do: an output line is in the document
-    of the first step showing it only.
+    The rollouts that could hold `q` are read a growing batch at a time, in
+    order, as the word stage reads its candidates: a fragment found in
+    every rollout stops after the first few.
     """
-    qs = model.objects.filter(_step_q(filters, prefix))
+    try:
+        rollouts = bound.run(lambda: _rollouts_that_could_hold(q, filters))
+    except OutOfTime:
+        return [], True
+    hits: dict[tuple[int, str], Hit] = {}
+    sources = _sources(q, whole_outputs=filters.rollout is not None)
+    batch = 8
+    while rollouts and len(hits) < limit:
+        taken, rollouts = rollouts[:batch], rollouts[batch:]
+        batch *= 2
+        try:
+            steps = _steps_that_could_hold(q, filters, taken, bound)
+        except OutOfTime:
+            return _in_order(hits, limit), True
+        for where, expression in sources:
+            query = _containing(expression, q, steps)
+            try:
+                rows = bound.run(lambda: list(query[:limit]))
+            except OutOfTime:
+                return _in_order(hits, limit), True
+            for row in rows:
+                key = (row["_step"], where)
+                if key not in hits:
+                    hits[key] = Hit(
+                        step_pk=row["_step"],
+                        rollout_id=row["_rollout"],
+                        step_id=row["_sid"],
+                        position=row["_position"],
+                        where=where,
+                        snippet=_clean_snippet(row["_snippet"], where, cut_before=(row["_pos"] or 0) > SNIPPET_BEFORE + 1),
+                    )
+    return _in_order(hits, limit), False
+
+
+def _in_order(hits: dict[tuple[int, str], Hit], limit: int) -> list[Hit]:
+    return sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))[:limit]
+
+
+def _rollouts_that_could_hold(q: str, filters: Filters) -> list[int]:
+    """Ids of the rollouts whose documents could hold `q` as a substring, in order.
+
+    Every word of `q` lies inside a word of a rollout holding it
+    (search.document.infix_filters), unless its document is INCOMPLETE:
+    on PostgreSQL a trigram index of the documents' text answers these
+    LIKEs (migration 0022), a distinct set of words being a fraction of
+    the texts. Without such words every rollout the filters allow is read.
+    """
+    documents = documents_that_could_hold(q, filters)
+    if documents is None:
+        return list(Rollout.objects.filter(_rollout_q(filters, "")).order_by("pk").values_list("pk", flat=True))
+    return list(documents.order_by("rollout_id").values_list("rollout_id", flat=True))
+
+
+def documents_that_could_hold(q: str, filters: Filters):
+    """The RolloutDocuments that could hold `q`; None when `q` has no word to look for."""
     infixes = infix_filters(q)
-    if infixes is not None:
-        could = Q()
-        for word in infixes:
-            could &= Q(_words__contains=word)
-        rollouts = RolloutDocument.objects.annotate(_words=Cast("words", TextField())).filter(
-            could | Q(_words__contains=INCOMPLETE.decode())
-        )
-        qs = qs.filter(**{f"{prefix}rollout_id__in": rollouts.values("rollout_id")})
-    qs = qs.annotate(_text=expression).filter(_text__icontains=q)
+    if infixes is None:
+        return None
+    could = Q()
+    for word in infixes:
+        could &= Q(_words__contains=word)
+    return (
+        RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"))
+        .annotate(_words=Cast("words", TextField()))
+        .filter(could | Q(_words__contains=INCOMPLETE.decode()))
+    )
+
+
+def _rollout_q(filters: Filters, prefix: str) -> Q:
+    """The rollouts `filters` allow; `prefix` leads from the model queried to its Rollout."""
+    q = Q()
+    for name in ("task", "model", "harness"):
+        if getattr(filters, name) is not None:
+            q &= Q(**{f"{prefix}{name}_id": getattr(filters, name)})
+    if filters.rollout is not None:
+        q &= Q(**{f"{prefix}pk": filters.rollout})
+    return q
+
+
+def _steps_that_could_hold(q: str, filters: Filters, rollouts: list[int], bound: Budget) -> Q:
+    """The steps of these rollouts to read for `q`.
+
+    Across rollouts, those whose own document holds every word of `q` (as
+    their rollout's does): short LIKEs over the documents first, then only
+    these steps' fields. Not within one rollout, whose in-page find reads
+    whole outputs: their lines may be in the document of an earlier step.
+    """
+    in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
+    infixes = infix_filters(q)
+    if infixes is None or filters.rollout is not None:
+        return in_rollouts
+    could = Q()
+    for word in infixes:
+        could &= Q(search_document__contains=word)
+    steps = Step.objects.filter(in_rollouts, could | Q(search_document__contains=INCOMPLETE.decode()))
+    return Q(pk__in=bound.run(lambda: list(steps.values_list("pk", flat=True))))
+
+
+def _containing(expression, q: str, steps: Q):
+    """The `steps` whose text `expression` holds `q`, in order, with a snippet around it."""
+    qs = Step.objects.filter(steps).annotate(_text=expression).filter(_text__icontains=q)
     pos = StrIndex(Lower("_text"), Value(_first_term(q).lower()))
     start = Greatest(pos - SNIPPET_BEFORE, Value(1))
-    step_pk = f"{prefix}pk" if not prefix else f"{prefix}id"
-    return qs.annotate(_snippet=Substr("_text", start, SNIPPET_CHARS), _pos=pos).values(
-        "_snippet",
-        "_pos",
-        _step=F(step_pk),
-        _rollout=F(f"{prefix}rollout_id"),
-        _sid=F(f"{prefix}step_id"),
-        _position=F(f"{prefix}position"),
+    return (
+        qs.annotate(_snippet=Substr("_text", start, SNIPPET_CHARS), _pos=pos)
+        .order_by("rollout_id", "position")
+        .values("_snippet", "_pos", _step=F("pk"), _rollout=F("rollout_id"), _sid=F("step_id"), _position=F("position"))
     )
 
 

@@ -55,3 +55,37 @@ def test_migrations_0020_0021_give_stored_steps_their_new_output_lines(migrate):
     assert [(h.step_id, h.where) for h in search.search_steps("ut of mem")] == [(1, "output")]
     # The rollout page's find reads whole screens: both steps show it.
     assert search.matching_step_ids(rollout.pk, "ut of mem") == [1, 2]
+
+
+def _trigram_indexes() -> set[str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE '%%trgm'")
+        return {row[0] for row in cursor.fetchall()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0022_swaps_the_texts_trigram_indexes_for_one_of_rollout_words(migrate):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("pg_trgm is PostgreSQL's")
+    migrate([("trajectories", "0021_new_output_trigram_index")])
+    assert _trigram_indexes() == {
+        "trajectories_step_message_trgm", "trajectories_step_reasoning_trgm",
+        "trajectories_toolcall_arguments_trgm", "trajectories_step_new_output_trgm",
+    }
+    apps = migrate([("trajectories", "0022_rollout_words_trigram_index")])
+    assert _trigram_indexes() == {"trajectories_rolloutdocument_words_trgm"}
+    Step = apps.get_model("trajectories", "Step")
+    Observation = apps.get_model("trajectories", "Observation")
+    rollout = old_rollout(apps)
+    step = Step.objects.create(rollout=rollout, position=0, step_id=1, source="agent", message="Train it.")
+    Observation.objects.create(step=step, position=0, content="$ python3 train.py\nCUDA out of memory")
+    build_documents(apps, rollout)
+    from trajectories.search import query as search
+
+    assert [(h.step_id, h.where) for h in search.search_steps("ut of mem")] == [(1, "output")]
+    migrate([("trajectories", "0021_new_output_trigram_index")])
+    assert "trajectories_step_message_trgm" in _trigram_indexes()
