@@ -22,7 +22,7 @@ from trajectories.analysis.patches import ADD, DELETE, Hunk, apply_hunks, parse_
 from trajectories.analysis.sed import apply_sed
 from trajectories.analysis import tool_vocabulary as vocabulary
 from trajectories.analysis.shell import Command
-from trajectories.analysis.tool_vocabulary import ToolUse, tool_use
+from trajectories.analysis.tool_vocabulary import ToolUse, use_of
 
 # File extensions that make a copy or a redirection an edit of the solution
 # rather than a log or a data dump.
@@ -169,7 +169,7 @@ def tool_writes(call: ParsedToolCall) -> list[FileWrite] | None:
     The tool's role and arguments come from the harness vocabulary
     (trajectories.analysis.tool_vocabulary), whatever the harness calls it.
     """
-    use = tool_use(call.function_name, call.arguments)
+    use = use_of(call)
     return writes_of(use, call.function_name)
 
 
@@ -207,7 +207,7 @@ _EDITING_ROLES = {vocabulary.EDITOR, vocabulary.WRITE, vocabulary.REPLACE, vocab
 
 def is_editor_view(call: ParsedToolCall) -> bool:
     """A tool call that shows a file or searches files (an inspect step)."""
-    use = tool_use(call.function_name, call.arguments)
+    use = use_of(call)
     return use.role in (vocabulary.READ, vocabulary.SEARCH) or (use.role == vocabulary.EDITOR and use.action == "view")
 
 

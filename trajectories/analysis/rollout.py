@@ -322,7 +322,7 @@ def _learn_from_read(tracker: FileTracker, step: ParsedStep, call, commands: lis
     A terminal's `cat` output is read from its screen (cat_outputs); a
     tool's output is the file itself, once its line numbers are taken off.
     """
-    use = vocabulary.tool_use(call.function_name, call.arguments)
+    use = vocabulary.use_of(call)
     path = ""
     if use.role == vocabulary.READ or (use.role == vocabulary.EDITOR and use.action == "view"):
         path = use.path if use.whole_file else ""

@@ -170,7 +170,7 @@ def _submits(call: ParsedToolCall) -> bool:
     args = call.arguments if isinstance(call.arguments, dict) else {}
     if args.get("task_complete") is True:
         return True
-    return vocabulary.tool_use(call.function_name, args).role == vocabulary.SUBMIT
+    return vocabulary.use_of(call).role == vocabulary.SUBMIT
 
 
 def _editor_writes(call: ParsedToolCall) -> bool:
@@ -185,7 +185,7 @@ def _submit_echo(command: Command, context: Context) -> bool:
 
 def _background_output(call: ParsedToolCall) -> bool:
     """Reading a background job's new output (claude-code's BashOutput): waiting on it."""
-    return vocabulary.tool_use(call.function_name, call.arguments).role == vocabulary.WAIT
+    return vocabulary.use_of(call).role == vocabulary.WAIT
 
 
 RULES: tuple[Rule, ...] = (
@@ -206,7 +206,7 @@ RULES: tuple[Rule, ...] = (
 
 def shell_text(call: ParsedToolCall) -> str | None:
     """The shell text a call runs, or None when it is not a shell call (see tool_vocabulary)."""
-    use = vocabulary.tool_use(call.function_name, call.arguments)
+    use = vocabulary.use_of(call)
     if use.role == vocabulary.SHELL:
         return use.command if use.command is not None else ("" if use.keystrokes else None)
     if use.role == vocabulary.PYTHON:

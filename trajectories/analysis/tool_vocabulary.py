@@ -150,6 +150,14 @@ def lookup(name: str) -> Tool | None:
     return TOOLS.get(name) or _BY_LOWER.get(name.lower())
 
 
+def use_of(call) -> ToolUse:
+    """tool_use of a parsed call (reading.parsed.ParsedToolCall), worked out once and kept on it."""
+    use = call.use
+    if use is None:
+        use = call.use = tool_use(call.function_name, call.arguments)
+    return use
+
+
 def tool_use(name: str, arguments: Any) -> ToolUse:
     """What a call of `name` with `arguments` does."""
     args = arguments if isinstance(arguments, dict) else {}

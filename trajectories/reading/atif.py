@@ -212,6 +212,15 @@ def _parse(data: Any, *, source: str, storable: bool, notes: list[str] = ()) -> 
     return trajectory
 
 
+def load_validator() -> None:
+    """Import Harbor's trajectory model, which validation_warnings uses (about 75 ms the first time).
+
+    Bulk import's worker processes, forked after their parent called this,
+    share it instead of each building it in its first trial.
+    """
+    from harbor.models.trajectories import Trajectory  # noqa: F401
+
+
 def validation_warnings(data: dict) -> list[str]:
     """Harbor's validation errors for `data` as short strings ([] when valid)."""
     from pydantic import ValidationError

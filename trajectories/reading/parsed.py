@@ -18,6 +18,9 @@ class ParsedToolCall:
     call_id: str
     function_name: str
     arguments: dict[str, Any]
+    # What the call does, as analysis.tool_vocabulary.use_of read it: once per
+    # call, for the several step-kind and edit rules that ask.
+    use: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

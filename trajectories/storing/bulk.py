@@ -35,6 +35,7 @@ from pathlib import Path
 
 from django.db import connection, connections
 
+from trajectories.reading import atif
 from trajectories.storing.ingest import TrialOutcome, ingest_trial_dir
 
 # Per worker process: the task, model and harness rows it has looked up.
@@ -73,6 +74,7 @@ def import_in_parallel(
     outcomes in the order of `trials` and whether the import was
     interrupted before every trial was handed out.
     """
+    atif.load_validator()
     connections.close_all()
     global _parent_pid
     _parent_pid = os.getpid()
