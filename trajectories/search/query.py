@@ -356,27 +356,25 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tupl
         taken, rollouts = rollouts[:batch], rollouts[batch:]
         batch *= 2
         try:
-            steps = _steps_that_could_hold(q, filters, taken, bound)
+            for steps in _steps_that_could_hold(q, filters, taken, bound):
+                for where, expression in sources:
+                    rows = bound.run(lambda: list(_containing(expression, q, steps)[:limit]))
+                    for row in rows:
+                        hits.setdefault((row["_step"], where), _substring_hit(row, where))
         except OutOfTime:
             return _in_order(hits, limit), True
-        for where, expression in sources:
-            query = _containing(expression, q, steps)
-            try:
-                rows = bound.run(lambda: list(query[:limit]))
-            except OutOfTime:
-                return _in_order(hits, limit), True
-            for row in rows:
-                key = (row["_step"], where)
-                if key not in hits:
-                    hits[key] = Hit(
-                        step_pk=row["_step"],
-                        rollout_id=row["_rollout"],
-                        step_id=row["_sid"],
-                        position=row["_position"],
-                        where=where,
-                        snippet=_clean_snippet(row["_snippet"], where, cut_before=(row["_pos"] or 0) > SNIPPET_BEFORE + 1),
-                    )
     return _in_order(hits, limit), False
+
+
+def _substring_hit(row: dict, where: str) -> Hit:
+    return Hit(
+        step_pk=row["_step"],
+        rollout_id=row["_rollout"],
+        step_id=row["_sid"],
+        position=row["_position"],
+        where=where,
+        snippet=_clean_snippet(row["_snippet"], where, cut_before=(row["_pos"] or 0) > SNIPPET_BEFORE + 1),
+    )
 
 
 def _in_order(hits: dict[tuple[int, str], Hit], limit: int) -> list[Hit]:
@@ -424,8 +422,12 @@ def _rollout_q(filters: Filters, prefix: str) -> Q:
     return q
 
 
-def _steps_that_could_hold(q: str, filters: Filters, rollouts: list[int], bound: Budget) -> Q:
-    """The steps of these rollouts to read for `q`.
+# Step ids read per statement of the substring stage: a batch of long rollouts may hold many.
+STEPS_PER_STATEMENT = 2_000
+
+
+def _steps_that_could_hold(q: str, filters: Filters, rollouts: list[int], bound: Budget) -> list[Q]:
+    """The steps of these rollouts to read for `q`, as filters of a few thousand steps each.
 
     Across rollouts, those whose own document holds every word of `q` (as
     their rollout's does): short LIKEs over the documents first, then only
@@ -435,12 +437,13 @@ def _steps_that_could_hold(q: str, filters: Filters, rollouts: list[int], bound:
     in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
     infixes = infix_filters(q)
     if infixes is None or filters.rollout is not None:
-        return in_rollouts
+        return [in_rollouts]
     could = Q()
     for word in infixes:
         could &= Q(search_document__contains=word)
     steps = Step.objects.filter(in_rollouts, could | Q(search_document__contains=INCOMPLETE.decode()))
-    return Q(pk__in=bound.run(lambda: list(steps.values_list("pk", flat=True))))
+    ids = bound.run(lambda: list(steps.order_by("pk").values_list("pk", flat=True)))
+    return [Q(pk__in=ids[start : start + STEPS_PER_STATEMENT]) for start in range(0, len(ids), STEPS_PER_STATEMENT)]
 
 
 def _containing(expression, q: str, steps: Q):

@@ -1,5 +1,6 @@
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from trajectories.search import query as search
@@ -126,6 +127,26 @@ def test_substring_fallback_when_no_step_has_every_word(settings):
     assert search.search_steps("->")[0].rank == 0.0
     # A fragment inside words: found by substring, in the rollouts whose words hold its pieces.
     assert where(search.search_steps("aluate_loc")) == [(rollout.pk, 1, "command")]
+
+
+def test_the_substring_stage_reads_rollouts_in_batches_and_stops_once_it_has_enough(monkeypatch):
+    """Rollouts are read a growing batch at a time, a batch's steps a few at a time; the hits are the first in order."""
+    rollouts = [factories.make_rollout() for _ in range(20)]
+    for rollout in rollouts:
+        factories.add_step(rollout, 1, outputs=["$ python3 /app/evaluate_local.py"])
+        factories.add_step(rollout, 2, message="evaluate the local copy")  # both words, not the fragment
+        factories.add_step(rollout, 3, commands=["python3 /app/evaluate_local.py\n"])
+    everything = where(search.search_steps("aluate_loc", limit=100))
+    assert everything == [(r.pk, step, kind) for r in rollouts for step, kind in ((1, "output"), (3, "command"))]
+    monkeypatch.setattr(search, "STEPS_PER_STATEMENT", 1)
+    assert where(search.search_steps("aluate_loc", limit=100)) == everything
+    # Enough hits in the first batch (8 rollouts): the other 12 are not read.
+    monkeypatch.setattr(search, "STEPS_PER_STATEMENT", 2_000)
+    for limit, batches in ((5, 1), (100, 2)):
+        with CaptureQueriesContext(connection) as queries:
+            assert where(search.search_steps("aluate_loc", limit=limit)) == everything[:limit]
+        step_lists = [q for q in queries.captured_queries if q["sql"].startswith('SELECT "trajectories_step"."id" AS "pk"')]
+        assert len(step_lists) == batches
 
 
 def test_an_output_line_is_found_at_the_step_that_first_showed_it():
