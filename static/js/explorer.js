@@ -309,17 +309,23 @@
 
   function zoomed(event) {
     var data = plot.series.length === 1 ? plot.series[0].data : null;
-    var url = plot.el.getAttribute("data-curve-url");
-    if (!data || !url || !(data.points_total > data.points.length)) return;
+    if (!data || !plot.el.getAttribute("data-curve-url") || !(data.points_total > data.points.length)) return;
     if (event["xaxis.autorange"]) { unzoom(); drawPlot(); return; }
     var low = event["xaxis.range[0]"], high = event["xaxis.range[1]"];
     if (low === undefined && event["xaxis.range"]) { low = event["xaxis.range"][0]; high = event["xaxis.range"][1]; }
     if (low === undefined || high === undefined) return;
     plot.zoom = [low, high];
+    askZoomed(data);
+  }
+
+  /* The zoomed range of `data` at full resolution; only the latest answer counts. */
+  function askZoomed(data) {
+    var url = plot.el.getAttribute("data-curve-url");
+    if (!url || !plot.zoom || !(data.points_total > data.points.length)) return;
     // Minutes on the plot, seconds in the data.
     var scale = plot.x === "step" ? 1 : 60;
     var ask = (plot.zoomAsked = (plot.zoomAsked || 0) + 1);
-    fetch(url + "?x=" + plot.x + "&low=" + low * scale + "&high=" + high * scale, { headers: { Accept: "application/json" } })
+    fetch(url + "?x=" + plot.x + "&low=" + plot.zoom[0] * scale + "&high=" + plot.zoom[1] * scale, { headers: { Accept: "application/json" } })
       .then(function (response) { return response.ok ? response.json() : null; })
       .then(function (answer) {
         if (!answer || ask !== plot.zoomAsked) return;
@@ -730,6 +736,8 @@
           plot.data = plot.series[0].data = withSteps(live.plot);
           drawPlot();
           updateCurrentOnPlot();
+          // A zoomed-in reader keeps the range at full resolution, new results included.
+          askZoomed(plot.data);
           document.dispatchEvent(new CustomEvent("autolab:plot-updated", { detail: { steps: plot.data.steps.length } }));
         })
         .catch(function () {});

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 from django.urls import reverse
@@ -94,3 +95,29 @@ def test_zooming_in_shows_every_result_in_view(page, live_server):
     page.wait_for_selector("#curve-plot[data-points='301']", timeout=10_000)
     page.evaluate("Plotly.relayout(document.getElementById('curve-plot'), {'xaxis.autorange': true})")
     page.wait_for_selector(f"#curve-plot[data-points='{sent}']", timeout=10_000)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_zoomed_in_live_plot_stays_at_full_resolution_when_steps_arrive(page, live_server):
+    from trajectories.models import RolloutStatus
+
+    rollout = factories.make_rollout(curve=curve(3_000), status=RolloutStatus.RUNNING, reward=None, verifier_fields={})
+    factories.add_step(rollout, 1, source="user", message="Go.")
+    page.goto(live_server.url + reverse("trajectories:rollout_detail", args=[rollout.pk]))
+    page.wait_for_selector("#curve-plot[data-points]:not([data-points='0'])")
+    page.evaluate("""document.addEventListener('autolab:plot-updated', e => { window.plotSteps = e.detail.steps; });
+        Plotly.relayout(document.getElementById('curve-plot'), {'xaxis.range': [100, 150]})""")
+    page.wait_for_selector("#curve-plot[data-points='301']", timeout=10_000)
+
+    # Forty more results arrive (after the zoomed range) with a new step.
+    rollout.curve = curve(3_040)
+    rollout.save(update_fields=["curve"])
+    factories.add_step(rollout, 2, message="Benchmarking again.")
+    deadline = time.monotonic() + 15
+    while page.evaluate("window.plotSteps") != 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert page.evaluate("window.plotSteps") == 2
+    # Still the zoomed range, still every result in it (not the decimated curve's few).
+    page.wait_for_selector("#curve-plot[data-points='301']", timeout=10_000)
+    assert page.evaluate("document.getElementById('curve-plot').layout.xaxis.range") == [100, 150]
