@@ -22,7 +22,9 @@ def fill_new_output(apps, schema_editor):
 
     Step = apps.get_model("trajectories", "Step")
     Observation = apps.get_model("trajectories", "Observation")
-    rollout_ids = Step.objects.filter(subtrajectory__isnull=True).values_list("rollout_id", flat=True).distinct()
+    # order_by() first: under Step's default ordering DISTINCT is of (rollout, subtrajectory, position),
+    # a row per step, and each rollout was filled once per step it has.
+    rollout_ids = Step.objects.filter(subtrajectory__isnull=True).order_by().values_list("rollout_id", flat=True).distinct()
     for rollout_id in rollout_ids.iterator():
         lines = OutputLines()
         outputs: dict[int, list[str]] = {}

@@ -89,3 +89,31 @@ def test_migration_0022_swaps_the_texts_trigram_indexes_for_one_of_rollout_words
     assert [(h.step_id, h.where) for h in search.search_steps("ut of mem")] == [(1, "output")]
     migrate([("trajectories", "0021_new_output_trigram_index")])
     assert "trajectories_step_message_trgm" in _trigram_indexes()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0020_reads_and_writes_each_rollout_once(migrate):
+    """The fill looped once per step, not per rollout (a DISTINCT under the steps' default ordering):
+    each step was rewritten as many times as its rollout has steps."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    apps = migrate([("trajectories", "0019_step_repeats")])
+    Step = apps.get_model("trajectories", "Step")
+    Observation = apps.get_model("trajectories", "Observation")
+    first = old_rollout(apps, trial_name="fill-0")
+    second = apps.get_model("trajectories", "Rollout").objects.create(
+        task=first.task, model=first.model, harness=first.harness, trial_name="fill-1"
+    )
+    rollouts = [first, second]
+    for rollout in rollouts:
+        for position in range(4):
+            step = Step.objects.create(rollout=rollout, position=position, step_id=position + 1, source="agent")
+            Observation.objects.create(step=step, position=0, content=f"$ step {position}\nline {position}")
+    with CaptureQueriesContext(connection) as queries:
+        apps = migrate([("trajectories", "0020_step_new_output")])
+    reads = [q for q in queries.captured_queries if 'FROM "trajectories_observation"' in q["sql"]]
+    writes = [q for q in queries.captured_queries if "UPDATE" in q["sql"].upper() and "trajectories_step" in q["sql"]]
+    assert len(reads) == 2 and len(writes) == 2, (len(reads), len(writes))
+    Step = apps.get_model("trajectories", "Step")
+    assert Step.objects.get(rollout_id=rollouts[1].pk, position=3).new_output == "$ step 3\nline 3"
