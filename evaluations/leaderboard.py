@@ -569,7 +569,7 @@ def task_results(task: Task) -> list[dict]:
 
 def model_board(model: AgentModel) -> list[dict]:
     """The model's entries on every version it ran, each with its version's board."""
-    version_ids = Rollout.objects.filter(model=model).values_list("task__version", flat=True).distinct()
+    version_ids = Rollout.objects.filter(model=model).order_by().values_list("task__version", flat=True).distinct()
     found = []
     for version in BenchmarkVersion.objects.filter(id__in=set(version_ids)):
         data = board(version)

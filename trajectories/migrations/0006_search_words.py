@@ -48,7 +48,8 @@ def build_documents(apps, schema_editor):
         schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_rolloutdocument USING gin (words)")
     names = ("Step", "ToolCall", "Observation", "RolloutDocument")
     classes = tuple(apps.get_model("trajectories", name) for name in names)
-    rollout_ids = classes[0].objects.values_list("rollout_id", flat=True).distinct()
+    # order_by() first: under Step's ordering DISTINCT would give a row per step.
+    rollout_ids = classes[0].objects.order_by().values_list("rollout_id", flat=True).distinct()
     rebuild_documents(list(rollout_ids), models=classes)
 
 

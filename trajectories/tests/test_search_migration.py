@@ -22,7 +22,14 @@ def test_documents_are_built_for_existing_steps(migrate):
         ToolCall.objects.create(step=step, position=0, function_name="bash_command", arguments={"keystrokes": keystrokes})
         Observation.objects.create(step=step, position=0, content=output)
 
-    apps = migrate(AFTER)
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        apps = migrate(AFTER)
+    # The rollout's document is built once, not once per step (a DISTINCT under Step's ordering).
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "trajectories_observation"' in q["sql"]]
+    assert len(reads) == 1, reads
     from trajectories.search import query as search
 
     assert [(h.step_id, h.where) for h in search.search_steps("out of memory")] == [(1, "output")]
