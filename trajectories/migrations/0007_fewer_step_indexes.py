@@ -16,21 +16,26 @@ from django.db import DatabaseError, migrations, models, transaction
 LZ4_COLUMNS = [("trajectories_observation", "content"), ("trajectories_step", "message"), ("trajectories_step", "diff")]
 
 
-def use_lz4(apps, schema_editor):
+def set_compression(schema_editor, columns: list[tuple[str, str]], method: str) -> None:
+    """SET COMPRESSION `method` on each (table, column), on PostgreSQL; a server built without lz4 keeps pglz."""
     if schema_editor.connection.vendor != "postgresql":
         return
-    for table, column in LZ4_COLUMNS:
+    for table, column in columns:
         try:
             with transaction.atomic():
-                schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION lz4")
+                schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION {method}")
         except DatabaseError:
-            return  # built without lz4
+            if method == "lz4":
+                return  # built without lz4
+            raise
+
+
+def use_lz4(apps, schema_editor):
+    set_compression(schema_editor, LZ4_COLUMNS, "lz4")
 
 
 def use_default_compression(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        for table, column in LZ4_COLUMNS:
-            schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION default")
+    set_compression(schema_editor, LZ4_COLUMNS, "default")
 
 
 class Migration(migrations.Migration):

@@ -6,7 +6,11 @@ compresses these texts about as well in a fraction of the time). Servers
 built without lz4 keep pglz. Rows already stored keep their compression
 until rewritten.
 """
-from django.db import DatabaseError, migrations, transaction
+from importlib import import_module
+
+from django.db import migrations
+
+set_compression = import_module("trajectories.migrations.0007_fewer_step_indexes").set_compression
 
 LZ4_COLUMNS = [
     ("trajectories_step", "search_document"),
@@ -18,20 +22,11 @@ LZ4_COLUMNS = [
 
 
 def use_lz4(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table, column in LZ4_COLUMNS:
-        try:
-            with transaction.atomic():
-                schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION lz4")
-        except DatabaseError:
-            return  # built without lz4
+    set_compression(schema_editor, LZ4_COLUMNS, "lz4")
 
 
 def use_default_compression(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        for table, column in LZ4_COLUMNS:
-            schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION default")
+    set_compression(schema_editor, LZ4_COLUMNS, "default")
 
 
 class Migration(migrations.Migration):
