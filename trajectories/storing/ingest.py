@@ -123,6 +123,7 @@ def ingest_trial_dir(
     lookups: dict | None = None,
     force: bool = False,
     snapshot: FolderSnapshot | None = None,
+    folder: TrialFolder | None = None,
 ) -> TrialOutcome:
     """Import the trial folder `path`; never raises for bad input.
 
@@ -135,18 +136,20 @@ def ingest_trial_dir(
     imports a trial again even when its files have not changed, every row
     anew: after an upgrade whose analysis or search rules differ.
     `snapshot` is the folder as the caller read it (snapshot_folder), when
-    it must know which bytes were imported (the live import does).
+    it must know which bytes were imported (the live import does), and
+    `folder` what read_trial_folder made of that snapshot, when the caller
+    needs it too (the live import continues from it).
     """
     with gc_paused():  # a trial's objects live until its end: nothing to collect
         return _ingest_trial_dir(
             Path(path), version=version, rollout=rollout, live=live, source_label=source_label, lookups=lookups,
-            force=force, snapshot=snapshot,
+            force=force, snapshot=snapshot, folder=folder,
         )
 
 
 def _ingest_trial_dir(
     path: Path, *, version: str | None, rollout: Rollout | None, live: bool, source_label: str, lookups: dict | None,
-    force: bool, snapshot: FolderSnapshot | None,
+    force: bool, snapshot: FolderSnapshot | None, folder: TrialFolder | None,
 ) -> TrialOutcome:
     outcome = TrialOutcome(path=source_label or str(path))
     try:
@@ -159,7 +162,7 @@ def _ingest_trial_dir(
             existing = _stored_as(name) if name else None
         if existing is not None and existing.checksum == snapshot.checksum and not force:
             return describe(outcome, _rollouts().get(pk=existing.pk) if rollout is None else existing, UNCHANGED)
-        folder = read_trial_folder(path, live=live, snapshot=snapshot)
+        folder = folder or read_trial_folder(path, live=live, snapshot=snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
             existing = _stored_as(folder.trial_name[:TRIAL_NAME_LENGTH])
         stored, created = _store(

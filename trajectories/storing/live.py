@@ -30,7 +30,9 @@ from trajectories.analysis.rollout import RolloutAnalyser
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutDocument, Step
 from trajectories.reading.atif import clean_json, parse_steps
 from trajectories.reading.growing_trajectory import GrowingTrajectory, NotYet
-from trajectories.reading.trial_folder import is_subtrajectory_file, read_trial_folder, snapshot_folder
+from trajectories.reading.trial_folder import (
+    TrialFolder, is_subtrajectory_file, read_trial_folder, snapshot_folder,
+)
 from trajectories.search.document import TrajectoryDocuments
 from trajectories.storing import ingest
 
@@ -129,27 +131,28 @@ class LiveImport:
         except OSError as exc:
             outcome.error = f"{self.trial_dir}: {exc.strerror or exc}"
             return outcome
-        outcome = ingest.ingest_trial_dir(self.trial_dir, rollout=rollout, live=True, snapshot=snapshot)
+        try:
+            # Read once: the import stores it, and the ticks after continue from it.
+            folder = read_trial_folder(self.trial_dir, live=True, snapshot=snapshot)
+        except Exception:  # noqa: BLE001  (the import reads it again and reports what is wrong)
+            folder = None
+        outcome = ingest.ingest_trial_dir(self.trial_dir, rollout=rollout, live=True, snapshot=snapshot, folder=folder)
         raw = snapshot.files.get(TRAJECTORY)
-        if outcome.error or raw is None:
+        if outcome.error or raw is None or folder is None:
             return outcome
         try:
-            self._known = self._known_after(rollout, snapshot, raw)
+            self._known = self._known_after(rollout, folder, raw)
         except Exception:  # noqa: BLE001  (the next tick imports in full; nothing is lost)
             logger.exception("live import of rollout %s cannot continue from its full import", self.rollout_id)
         return outcome
 
-    def _known_after(self, rollout: Rollout, snapshot, raw: bytes) -> _Known | None:
-        """What the full import of `snapshot` stored, as the state later ticks continue from."""
-        # Subagent files are the full import's to read, on every tick: no need to parse the trial again here.
-        if any(name.startswith("agent/") and is_subtrajectory_file(name[len("agent/"):]) for name in snapshot.names):
-            return None
-        file = GrowingTrajectory()
-        if file.restart(raw) is None:
-            return None
-        folder = read_trial_folder(self.trial_dir, live=True, snapshot=snapshot)
+    def _known_after(self, rollout: Rollout, folder: TrialFolder, raw: bytes) -> _Known | None:
+        """What the full import of `folder` (its trajectory file `raw`) stored, as the state later ticks continue from."""
         trajectory = folder.trajectory
         if trajectory is None or trajectory.subagents or folder.subtrajectory_files:
+            return None  # the full import's, on every tick
+        file = GrowingTrajectory()
+        if file.restart(raw) is None:
             return None
         steps = trajectory.steps
         if file.n_steps != len(steps) or [step.step_id for step in steps] != list(range(1, len(steps) + 1)):
