@@ -345,8 +345,9 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tupl
     order, as the word stage reads its candidates: a fragment found in
     every rollout stops after the first few.
     """
+    infixes = infix_filters(q)
     try:
-        rollouts = bound.run(lambda: _rollouts_that_could_hold(q, filters))
+        rollouts = bound.run(lambda: _rollouts_that_could_hold(infixes, filters))
     except OutOfTime:
         return [], True
     hits: dict[tuple[int, str], Hit] = {}
@@ -356,11 +357,12 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tupl
         taken, rollouts = rollouts[:batch], rollouts[batch:]
         batch *= 2
         try:
-            for steps in _steps_that_could_hold(q, filters, taken, bound):
+            for steps in _steps_that_could_hold(infixes, filters, taken, bound):
                 for where, expression in sources:
                     rows = bound.run(lambda: list(_containing(expression, q, steps)[:limit]))
                     for row in rows:
-                        hits.setdefault((row["_step"], where), _substring_hit(row, where))
+                        if (row["_step"], where) not in hits:
+                            hits[row["_step"], where] = _substring_hit(row, where)
         except OutOfTime:
             return _in_order(hits, limit), True
     return _in_order(hits, limit), False
@@ -381,8 +383,8 @@ def _in_order(hits: dict[tuple[int, str], Hit], limit: int) -> list[Hit]:
     return sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))[:limit]
 
 
-def _rollouts_that_could_hold(q: str, filters: Filters) -> list[int]:
-    """Ids of the rollouts whose documents could hold `q` as a substring, in order.
+def _rollouts_that_could_hold(infixes: list[str] | None, filters: Filters) -> list[int]:
+    """Ids of the rollouts whose documents could hold a text of these words (infix_filters), in order.
 
     Every word of `q` lies inside a word of a rollout holding it
     (search.document.infix_filters), unless its document is INCOMPLETE:
@@ -390,25 +392,26 @@ def _rollouts_that_could_hold(q: str, filters: Filters) -> list[int]:
     LIKEs (migration 0022), a distinct set of words being a fraction of
     the texts. Without such words every rollout the filters allow is read.
     """
-    documents = documents_that_could_hold(q, filters)
+    documents = documents_that_could_hold(infixes, filters)
     if documents is None:
         return list(Rollout.objects.filter(_rollout_q(filters, "")).order_by("pk").values_list("pk", flat=True))
     return list(documents.order_by("rollout_id").values_list("rollout_id", flat=True))
 
 
-def documents_that_could_hold(q: str, filters: Filters):
-    """The RolloutDocuments that could hold `q`; None when `q` has no word to look for."""
-    infixes = infix_filters(q)
+def documents_that_could_hold(infixes: list[str] | None, filters: Filters):
+    """The RolloutDocuments holding every one of `infixes` inside their words; None without infixes."""
     if infixes is None:
         return None
+    documents = RolloutDocument.objects.filter(_rollout_q(filters, "rollout__")).annotate(_words=Cast("words", TextField()))
+    return documents.filter(_holding_every("_words", infixes))
+
+
+def _holding_every(document: str, infixes: list[str]) -> Q:
+    """A document (a field of quoted words) holding each infix inside a word, or leaving words out."""
     could = Q()
     for word in infixes:
-        could &= Q(_words__contains=word)
-    return (
-        RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"))
-        .annotate(_words=Cast("words", TextField()))
-        .filter(could | Q(_words__contains=INCOMPLETE.decode()))
-    )
+        could &= Q(**{f"{document}__contains": word})
+    return could | Q(**{f"{document}__contains": INCOMPLETE.decode()})
 
 
 def _rollout_q(filters: Filters, prefix: str) -> Q:
@@ -426,8 +429,8 @@ def _rollout_q(filters: Filters, prefix: str) -> Q:
 STEPS_PER_STATEMENT = 2_000
 
 
-def _steps_that_could_hold(q: str, filters: Filters, rollouts: list[int], bound: Budget) -> list[Q]:
-    """The steps of these rollouts to read for `q`, as filters of a few thousand steps each.
+def _steps_that_could_hold(infixes: list[str] | None, filters: Filters, rollouts: list[int], bound: Budget) -> list[Q]:
+    """The steps of these rollouts to read for a text of these words, as filters of a few thousand steps each.
 
     Across rollouts, those whose own document holds every word of `q` (as
     their rollout's does): short LIKEs over the documents first, then only
@@ -435,13 +438,9 @@ def _steps_that_could_hold(q: str, filters: Filters, rollouts: list[int], bound:
     whole outputs: their lines may be in the document of an earlier step.
     """
     in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
-    infixes = infix_filters(q)
     if infixes is None or filters.rollout is not None:
         return [in_rollouts]
-    could = Q()
-    for word in infixes:
-        could &= Q(search_document__contains=word)
-    steps = Step.objects.filter(in_rollouts, could | Q(search_document__contains=INCOMPLETE.decode()))
+    steps = Step.objects.filter(in_rollouts, _holding_every("search_document", infixes))
     ids = bound.run(lambda: list(steps.order_by("pk").values_list("pk", flat=True)))
     return [Q(pk__in=ids[start : start + STEPS_PER_STATEMENT]) for start in range(0, len(ids), STEPS_PER_STATEMENT)]
 
