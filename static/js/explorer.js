@@ -307,9 +307,14 @@
     plot.series.forEach(function (s) { s.data.zoomPoints = null; });
   }
 
+  /* Only a single curve sent decimated has more to show when zoomed in. */
+  function decimated(data) {
+    return plot.series.length === 1 && plot.el.getAttribute("data-curve-url") && data.points_total > data.points.length;
+  }
+
   function zoomed(event) {
-    var data = plot.series.length === 1 ? plot.series[0].data : null;
-    if (!data || !plot.el.getAttribute("data-curve-url") || !(data.points_total > data.points.length)) return;
+    var data = plot.series[0].data;
+    if (!decimated(data)) return;
     if (event["xaxis.autorange"]) { unzoom(); drawPlot(); return; }
     var low = event["xaxis.range[0]"], high = event["xaxis.range[1]"];
     if (low === undefined && event["xaxis.range"]) { low = event["xaxis.range"][0]; high = event["xaxis.range"][1]; }
@@ -320,8 +325,8 @@
 
   /* The zoomed range of `data` at full resolution; only the latest answer counts. */
   function askZoomed(data) {
+    if (!plot.zoom || !decimated(data)) return;
     var url = plot.el.getAttribute("data-curve-url");
-    if (!url || !plot.zoom || !(data.points_total > data.points.length)) return;
     // Minutes on the plot, seconds in the data.
     var scale = plot.x === "step" ? 1 : 60;
     var ask = (plot.zoomAsked = (plot.zoomAsked || 0) + 1);
