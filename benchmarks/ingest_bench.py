@@ -102,7 +102,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     from tasks.services import match_task, task_spec
 
     from trajectories.analysis.rollout import analyse_rollout
-    from trajectories.storing.ingest import parsed_documents
+    from trajectories.search.document import trajectory_documents
+    from trajectories.storing.ingest import step_texts
     from trajectories.models import Rollout, Step
     from trajectories.services import import_path, import_trial_dir
     from trajectories.reading.trial_folder import read_trial_folder
@@ -154,7 +155,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     per_trial = statistics.median(times)
     stored = f"{Rollout.objects.count()} rollouts, {Step.objects.count()} steps"
     rows_floor = _rows_floor(Rollout.objects.filter(trial_name__startswith="bench__").order_by("pk").first().pk)
-    documents = _median_time(lambda: parsed_documents(folder.trajectory.steps), repeat=max(n, 10))
+    documents = _median_time(lambda: trajectory_documents(step_texts(folder.trajectory.steps)), repeat=max(n, 10))
     storing = per_trial - reading - analysing
     indexing = 0.0
     plain_total = total
@@ -287,13 +288,19 @@ def _drop_search_indexes() -> None:
 
     import trajectories.storing.ingest
 
-    def no_documents(steps):
-        return [""] * len(list(steps)), ""
+    class NoDocuments:
+        def add_steps(self, steps):
+            n = len(list(steps))
+            return [""] * n, [""] * n
 
-    trajectories.storing.ingest.trajectory_documents = no_documents
+        def rollout_words(self):
+            return ""
+
+    trajectories.storing.ingest.TrajectoryDocuments = NoDocuments
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("DROP INDEX IF EXISTS trajectories_rolloutdocument_words")
+            cursor.execute("DROP INDEX IF EXISTS trajectories_rolloutdocument_words_trgm")
 
 
 def _register_task() -> None:

@@ -46,7 +46,7 @@ from trajectories.models import (
     ToolCall,
 )
 from trajectories.reading.parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
-from trajectories.search.document import TrajectoryDocuments, trajectory_documents
+from trajectories.search.document import TrajectoryDocuments
 from trajectories.reading.trial_folder import (
     FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, score_log_entries, snapshot_folder,
 )
@@ -295,12 +295,12 @@ def _store(
         rollout.anchors = anchors.as_dict()
         _classify(rollout, folder, result)
         rollout.save()
-        documents = _search_documents(rollout, folder)
+        documents, new_outputs = _search_documents(rollout, folder)
         start = 0 if created else None if replace_steps else _appendable_prefix(rollout, folder, result)
         if start is None:
             _delete_steps(rollout)
             start = 0
-        _store_steps(rollout, folder, result, documents, start=start)
+        _store_steps(rollout, folder, result, documents, new_outputs, start=start)
         rollout.index = renumber(task.pk, model.pk, harness.pk).get(rollout.pk, rollout.index)
         if old_group and old_group != (task.pk, model.pk, harness.pk):
             renumber(*old_group)
@@ -364,11 +364,6 @@ def _search_documents(rollout: Rollout, folder: TrialFolder) -> tuple[list[str],
         update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
     )
     return documents, new_outputs
-
-
-def parsed_documents(steps: list[ParsedStep]) -> tuple[list[str], str]:
-    """The search documents of parsed steps and their rollout's words (search_document)."""
-    return trajectory_documents(step_texts(steps))
 
 
 def step_texts(steps: list[ParsedStep]):
@@ -562,7 +557,8 @@ def _delete_steps(rollout: Rollout) -> None:
 
 
 def _store_steps(
-    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, documents: tuple[list[str], list[str]], *, start: int = 0
+    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, documents: list[str], new_outputs: list[str], *,
+    start: int = 0,
 ) -> None:
     """Bulk-insert the main trajectory from `start` on, then every subagent trajectory.
 
@@ -583,7 +579,7 @@ def _store_steps(
             if position < start:
                 continue
             row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
-            row["search_document"], row["new_output"] = documents[0][position], documents[1][position]
+            row["search_document"], row["new_output"] = documents[position], new_outputs[position]
             step_rows.append(row)
             parsed_of_row.append((parsed, analysed))
     for sub, parsed_sub in subtrajectories:
