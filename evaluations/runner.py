@@ -186,6 +186,13 @@ def check_can_run_here(rollout: Rollout) -> None:
     problems = backend.task_problems(task_path(rollout))
     if problems:
         raise RunnerConfigError("; ".join(problems))
+    if rollout.task.version.sealed_grading:
+        from .sandbox.sealing import CannotSeal, seal_task_dir
+
+        try:
+            seal_task_dir(task_path(rollout))
+        except CannotSeal as exc:
+            raise RunnerConfigError(str(exc)) from None
 
 
 # -- the watcher -------------------------------------------------------------------
@@ -304,11 +311,21 @@ def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: A
         connection.close()
 
 
-async def _run_trial(config, rollout_id: int, watcher: Watcher):
-    from harbor.trial.hooks import TrialEvent
+def trial_class(rollout: Rollout):
+    """Harbor's Trial, or SealedTrial when the rollout's version seals grading (sandbox/sealing.py)."""
+    if rollout.task.version.sealed_grading:
+        from .sandbox.sealing import SealedTrial
+
+        return SealedTrial
     from harbor.trial.trial import Trial
 
-    trial = await Trial.create(config)
+    return Trial
+
+
+async def _run_trial(trial_type, config, rollout_id: int, watcher: Watcher):
+    from harbor.trial.hooks import TrialEvent
+
+    trial = await trial_type.create(config)
     watcher.attach(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]
 
     async def on_agent_start(event) -> None:
@@ -358,7 +375,7 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
     error: BaseException | None = None
     cancelled = False
     try:
-        asyncio.run(_run_trial(config, rollout.pk, watcher))
+        asyncio.run(_run_trial(trial_class(rollout), config, rollout.pk, watcher))
     except asyncio.CancelledError:
         cancelled = True
     except Exception as exc:  # noqa: BLE001  (Trial.create refused the trial, say)

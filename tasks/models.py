@@ -53,6 +53,15 @@ class BenchmarkVersion(models.Model):
         max_length=30, choices=ScoringConvention.choices, default=ScoringConvention.VERIFIER_REWARD,
         db_default=ScoringConvention.VERIFIER_REWARD,
     )
+    # Sealed grading: the runner gives every task of the version a verifier
+    # of its own, in a fresh sandbox that only sees what the agent left as
+    # declared artifacts (its workspace by default), whatever the task says.
+    # On for new versions; versions graded before it existed keep grading
+    # as they did until staff switch it on (evaluations.sealing).
+    sealed_grading = models.BooleanField(
+        default=True, db_default=True,
+        help_text="grade every rollout in a fresh sandbox of its own, never in the agent's",
+    )
     # What an hour of a human expert costs, for the score-against-cost chart (RE-Bench's Figure 11).
     human_hourly_rate_usd = models.FloatField(null=True, blank=True, help_text="USD per hour of a human attempt")
     # Example tasks and synthetic data: shown when asked for, never the

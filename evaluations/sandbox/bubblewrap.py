@@ -20,13 +20,29 @@ How it works, and why:
   controllers) when the host lets us create one, plus `prlimit` for CPU
   time, file size and core dumps (and address space / process count when
   there is no cgroup).
-- Grading cannot be tampered with: during the agent phase `/logs/verifier`
-  is bound read-only and `/tests` does not exist. `begin_verification()`
-  (called by the runner at AGENT_END, or on the first upload to `/tests`)
-  kills the holder, and with it everything the agent left running, and starts
-  a new one whose mount table binds `/logs/verifier` writable and `/tests`
-  from a host folder the agent never saw. Paths listed in `read_only_paths`
-  (default `/orig`, where AutoLab pins original files) are read-only always.
+- The sandbox has no host `/etc`: its own minimal one (passwd, group, hosts,
+  resolv.conf, certificates, the dynamic linker's cache) is written into its
+  root, so nothing root-only of the host is readable. The host's `/usr` is
+  bound read-only, `/bin`, `/lib`, ... are links into it in the sandbox's
+  root, and while the agent runs that root is read-only but for its
+  workspace (every WORKDIR), `/tmp`, `/var/tmp`, `$HOME` and its log
+  folders: `/bin` cannot be swapped. (Harbor's own uploads, such as the
+  oracle's `/solution`, are written from the host side.)
+- Phases: a Dockerfile's RUN steps run in a *build* phase (root writable);
+  the agent runs in the *agent* phase, where `/logs/verifier` is read-only
+  and `/tests` does not exist; `begin_verification()` (called by the runner
+  at AGENT_END, or on the first upload to `/tests`) kills the holder, and
+  with it everything the agent left running, and starts a new one in the
+  *verify* phase, which binds `/logs/verifier` writable and `/tests` from a
+  host folder the agent never saw, and keeps the capabilities to drop to
+  another user (setuid, setgid), so the verifier can run the agent's code
+  unprivileged. Paths listed in `read_only_paths` (default `/orig`, where
+  AutoLab pins original files) are read-only always.
+- Sealed grading (sealing.py) gives the verifier an environment of its own:
+  Harbor starts a second one, without an agent log folder, which this class
+  builds as a fresh root from the task's Dockerfile and starts straight in
+  the verify phase; Harbor then uploads the carried artifacts into it. The
+  agent's root is never the verifier's.
 
 Needs root on the worker host (nsenter into the holder's namespaces). Tasks
 that need more than the host's tools get "needs a container backend: ..."
@@ -42,6 +58,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -62,7 +79,23 @@ logger = logging.getLogger(__name__)
 MARKER_VAR = "AUTOLAB_SANDBOX"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_CONTROLLERS = ("pids", "memory", "cpu", "freezer")
-HOST_RO_BINDS = ("/usr", "/etc")
+HOST_RO_BINDS = ("/usr",)
+# What the sandbox's own /etc holds of the host's (world-readable files only):
+# the dynamic linker's cache (without it nothing under /usr/lib/<arch> loads),
+# the alternatives links (awk, which, ...), certificates, shells' defaults.
+ETC_FROM_HOST = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl/certs", "ca-certificates.crt",
+    "nsswitch.conf", "localtime", "timezone", "bash.bashrc", "profile", "inputrc", "mime.types", "os-release",
+    "debian_version", "shells", "terminfo", "python3", "python3.11", "protocols", "services",
+)
+PASSWD = "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+GROUP = "root:x:0:\nnogroup:x:65534:\n"
+HOSTS = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n127.0.1.1 sandbox\n"
+# Writable for the agent besides its workspace and log folders.
+AGENT_WRITABLE = ("/tmp", "/var/tmp", "/root")
+# What the verifier phase may keep of root's capabilities: enough to run the
+# agent's code as another user, nothing that reaches past the sandbox.
+VERIFY_CAPABILITIES = "-all,+setuid,+setgid"
 TOOLS = ("bwrap", "nsenter", "setpriv", "prlimit")
 
 
@@ -134,6 +167,48 @@ def check_task_dir(task_dir: Path) -> list[str]:
 
     task = HarborTask(task_dir=Path(task_dir))
     return task_problems(task.paths.environment_dir, task.config.environment)
+
+
+def write_etc(etc: Path, *, network: bool) -> None:
+    """The sandbox's own /etc: its users, hosts and resolver, and the host's world-readable ETC_FROM_HOST.
+
+    Links are copied as links (they point into /usr); a file or folder that
+    is not readable by everyone on the host is left out, whatever its name.
+    """
+    etc.mkdir(parents=True, exist_ok=True)
+    for name in ETC_FROM_HOST:
+        _copy_public(Path("/etc") / name, etc / name)
+    (etc / "passwd").write_text(PASSWD)
+    (etc / "group").write_text(GROUP)
+    (etc / "hosts").write_text(HOSTS)
+    (etc / "hostname").write_text("sandbox\n")
+    resolver = ""
+    if network:
+        try:
+            resolver = Path("/etc/resolv.conf").read_text()
+        except OSError:
+            pass
+    (etc / "resolv.conf").write_text(resolver)
+
+
+def _copy_public(source: Path, target: Path) -> None:
+    try:
+        info = source.lstat()
+    except OSError:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_symlink():
+        if not target.is_symlink() and not target.exists():
+            target.symlink_to(os.readlink(source))
+    elif source.is_dir():
+        if info.st_mode & 0o005 != 0o005:
+            return
+        target.mkdir(exist_ok=True)
+        for child in sorted(source.iterdir()):
+            _copy_public(child, target / child.name)
+    elif source.is_file() and info.st_mode & 0o004:
+        shutil.copyfile(source, target)
+        target.chmod(0o644)
 
 
 def _pids_with_marker(marker: str) -> list[int]:
@@ -254,7 +329,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         self._holder: asyncio.subprocess.Process | None = None
         self._holder_pid: int | None = None
         self._enter_pid: int | None = None
-        self._phase = "agent"
+        self._phase = "build"
         self._cgroups: list[Path] = []
         self._warned_user = False
         # The log folders are bound from staging folders of the sandbox's
@@ -274,6 +349,8 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         self._rootfs = self._base / "rootfs"
         self._tests_dir = self._base / "tests"
         self._private_dir = self._base / "private"
+        # Harbor gives a separate verifier's environment no agent log folder.
+        self._grades_only = not any(str(m.get("target", "")).rstrip("/") == "/logs/agent" for m in self._mounts)
 
     # -- Harbor's contract ---------------------------------------------------
 
@@ -314,8 +391,17 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             )
         self._prepare_rootfs()
         self._setup_cgroups()
-        await self._start_holder()
-        await self._apply_plan(self._plan)
+        first = "verify" if self._grades_only else "agent"
+        if any(isinstance(step, RunStep) for step in self._plan.steps):
+            self._phase = "build"
+            await self._start_holder()
+            await self._apply_plan(self._plan)
+            await self._stop_holder()
+            kill_sandbox(self._marker)
+            self._setup_cgroups()
+        else:
+            await self._apply_plan(self._plan)  # COPY steps only: written from the host side
+        await self._enter(first)
 
     async def stop(self, delete: bool) -> None:
         await self._stop_holder()
@@ -335,9 +421,14 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         await self._stop_holder()
         kill_sandbox(self._marker)
         self._setup_cgroups()
-        self._phase = "verify"
-        shutil.rmtree(self._tests_dir, ignore_errors=True)
-        self._tests_dir.mkdir(parents=True)
+        await self._enter("verify")
+
+    async def _enter(self, phase: str) -> None:
+        """Start the holder of `phase` (the previous one is stopped)."""
+        self._phase = phase
+        if phase == "verify":
+            shutil.rmtree(self._tests_dir, ignore_errors=True)
+            self._tests_dir.mkdir(parents=True)
         await self._start_holder()
 
     async def exec(
@@ -381,6 +472,9 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         for name in ("usr", "etc", "proc", "dev", "tmp", "root", "logs", "run", "var/tmp"):
             (self._rootfs / name).mkdir(parents=True, exist_ok=True)
         (self._rootfs / "tmp").chmod(0o1777)
+        (self._rootfs / "var" / "tmp").chmod(0o1777)
+        (self._rootfs / "root").chmod(0o700)
+        write_etc(self._rootfs / "etc", network=self._network_policy.network_mode == NetworkMode.PUBLIC)
         # Merged-/usr symlinks made on the host side: bwrap's --symlink fails
         # with "File exists" when the rootfs is reused by the next holder.
         for link, target in (("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")):
@@ -394,9 +488,15 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         return self._base / "ro" / sandbox_path.lstrip("/")
 
     def _mount_table(self) -> list[tuple[str, Path, bool]]:
-        """(sandbox path, host path, writable), outermost first."""
-        table: list[tuple[str, Path, bool]] = [("/", self._rootfs, True)]
+        """(sandbox path, host path, writable), outermost first.
+
+        The root is writable to the sandbox except in the agent phase, when
+        only the agent's own places are (`_agent_writable`).
+        """
+        table: list[tuple[str, Path, bool]] = [("/", self._rootfs, self._phase != "agent")]
         table += [(path, Path(path), False) for path in HOST_RO_BINDS]
+        if self._phase == "agent":
+            table += [(path, self._rootfs / path.lstrip("/"), True) for path in self._agent_writable()]
         for mount in self._mounts:
             if mount.get("type") != "bind":
                 continue
@@ -410,11 +510,24 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             table.append(("/tests", self._tests_dir, True))
         return table
 
+    def _agent_writable(self) -> list[str]:
+        """What the agent may write besides its log folders: its workspace, /tmp, /var/tmp and $HOME."""
+        places = set(AGENT_WRITABLE) | set(self._plan.workdirs if self._plan else ())
+        if self.task_env_config.workdir:
+            places.add(self.task_env_config.workdir)
+        normal = {str(PurePosixPath(os.path.normpath(path))) for path in places}
+        return sorted(
+            path for path in normal
+            if path != "/" and not any(path == b or path.startswith(b + "/") for b in HOST_RO_BINDS)
+        )
+
     def _host_location(self, sandbox_path: str, *, for_write: bool = False) -> tuple[Path, str]:
         """(host folder of the mount, path below it) for a sandbox path.
 
         The mount's host folder is ours; what lies below it is the sandbox's
         and is only ever entered through `transfer`, without following links.
+        `for_write` is Harbor's upload from the host side: the root, read-only
+        to the agent's processes, takes it; read-only mounts do not.
         """
         path = PurePosixPath(os.path.normpath("/" + str(sandbox_path).lstrip("/")))
         best: tuple[str, Path, bool] | None = None
@@ -424,7 +537,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
                     best = (target, source, writable)
         assert best is not None
         target, source, writable = best
-        if for_write and not writable:
+        if for_write and not writable and target != "/":
             raise PermissionError(f"{sandbox_path} is read-only in the sandbox")
         return source, _relative(path, target)
 
@@ -559,12 +672,15 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         if self._network_policy.network_mode != NetworkMode.PUBLIC:
             argv.append("--unshare-net")
         argv += ["--info-fd", str(info_fd), "--hostname", "sandbox"]
-        argv += ["--bind", str(self._rootfs), "/"]
+        root, *_ = self._mount_table()
+        argv += ["--bind" if root[2] else "--ro-bind", str(self._rootfs), "/"]
         for path in HOST_RO_BINDS:
             argv += ["--ro-bind", path, path]
         argv += ["--proc", "/proc", "--dev", "/dev"]
         for target, source, writable in self._mount_table()[1 + len(HOST_RO_BINDS):]:
             source.mkdir(parents=True, exist_ok=True)
+            # bwrap cannot make a mount point inside a read-only root.
+            _make_folder(self._rootfs, target)
             argv += ["--bind" if writable else "--ro-bind", str(source), target]
         argv += ["--clearenv", "--setenv", MARKER_VAR, self._marker, "--", "/usr/bin/sleep", "infinity"]
         return argv
@@ -631,7 +747,8 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             "nsenter", f"--target={self._enter_pid}",
             "--mount", "--pid", "--net", "--ipc", "--uts", "--root", f"--wdns={workdir}",
             "--",
-            "/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
+            "/usr/bin/setpriv", f"--bounding-set={VERIFY_CAPABILITIES if self._phase == 'verify' else '-all'}",
+            "--inh-caps=-all", "--no-new-privs", "--",
             "/usr/bin/env", "-i", *(f"{key}={value}" for key, value in variables.items()),
             "/bin/bash", "-c", command,
         ]
@@ -713,6 +830,20 @@ async def _wait_for_command(init_pid: int, command: bytes, timeout_sec: float = 
                 continue
         await asyncio.sleep(0.002)
     raise TimeoutError(f"the sandbox's command did not start within {timeout_sec} s")
+
+
+def _make_folder(root: Path, sandbox_path: str) -> None:
+    """mkdir -p of a sandbox path below `root`, from the host side, never through a link the sandbox made."""
+    current = root
+    for part in PurePosixPath(sandbox_path).parts[1:]:
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except FileNotFoundError:
+            current.mkdir()
+            continue
+        if not stat.S_ISDIR(mode):
+            raise PermissionError(f"{sandbox_path}: {current} is not a folder of the sandbox's own")
 
 
 def _relative(path: PurePosixPath, mount_target: str) -> str:

@@ -11,9 +11,11 @@ import hashlib
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import candidate  # noqa: E402  (beside this file in tests/)
 
 APP_DIR = os.environ.get("APP_DIR", "/app")
 TESTS_DIR = os.environ.get("TESTS_DIR", "/tests")
@@ -24,21 +26,25 @@ BASELINE = 0.60
 REFERENCE = 0.93
 TIMEOUT_SEC = 120
 
+# The candidate's harness, run as the candidate on copies of model.py, the
+# training data and the held-out features (never their labels; candidate.py).
 HARNESS = r"""
 import csv, importlib.util, json, sys
-model_path, train_path, features_path = sys.argv[1:4]
+print("READY", flush=True)
+sys.stdin.readline()
+print("START", flush=True)
 def rows(path):
     with open(path) as handle:
         return list(csv.DictReader(handle))
-train = rows(train_path)
+train = rows("train.csv")
 X = [[float(r["x"]), float(r["y"]), float(r["z"])] for r in train]
 y = [int(r["label"]) for r in train]
-points = [[float(r["x"]), float(r["y"]), float(r["z"])] for r in rows(features_path)]
-spec = importlib.util.spec_from_file_location("model", model_path)
+points = [[float(r["x"]), float(r["y"]), float(r["z"])] for r in rows("points.csv")]
+spec = importlib.util.spec_from_file_location("model", "model.py")
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 model = module.fit(X, y)
-print("RESULT " + json.dumps([int(p) for p in module.predict(model, points)]))
+print("RESULT " + json.dumps([int(p) for p in module.predict(model, points)]), flush=True)
 """
 
 
@@ -85,26 +91,19 @@ def modified_read_only_files():
 
 
 def predictions(features_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            HARNESS,
-            os.path.join(APP_DIR, "model.py"),
-            os.path.join(APP_DIR, "data", "train.csv"),
-            features_path,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_SEC,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(done.stderr.strip()[-2000:] or "no predictions printed")
-    return json.loads(lines[-1][len("RESULT "):])
+    files = {
+        "model.py": os.path.join(APP_DIR, "model.py"),
+        "train.csv": os.path.join(APP_DIR, "data", "train.csv"),
+        "points.csv": features_path,
+    }
+    predicted, _ = candidate.run(HARNESS, files, None, timeout=TIMEOUT_SEC)
+    if not isinstance(predicted, list):
+        raise candidate.CandidateError("the predictions are not a list")
+    return predicted
 
 
 def main():
+    candidate.guard_grader_files(TESTS_DIR, os.path.join(LOGS_DIR, "verifier"))
     modified = modified_read_only_files()
     if modified:
         return finish(0.0, reason="build_file_modified", files=modified)
@@ -120,7 +119,7 @@ def main():
                 handle.write(f"{row['x']},{row['y']},{row['z']}\n")
         try:
             predicted = predictions(features_path)
-        except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
+        except candidate.CandidateError as error:
             return finish(0.0, reason="solution_error", correctness=False, error=str(error)[-500:])
     if len(predicted) != len(heldout) or any(p not in (0, 1) for p in predicted):
         return finish(0.0, reason="malformed_predictions", correctness=False, count=len(predicted))

@@ -1,4 +1,8 @@
-"""The scoring tool: check /app/solve.py, time it, print the score and log it.
+"""The verifier's copy of the scoring tool: /app/score.py, but the candidate runs as the candidate.
+
+The agent's /app/score.py times solve.py in the harness's own process; this
+copy runs it through candidate.py (unprivileged, timed from outside, a
+noise floor), since the verifier's measurement decides the reward.
 
 Each measurement runs the starting solution and yours alternately in fresh
 processes on the same input; your runtime is reported scaled so that the
@@ -6,46 +10,62 @@ starting solution counts as START_MS, which keeps scores steady across
 machines. Every call appends {"at", "raw", "score"} to the score log in
 LOGS_DIR/agent/score_log.jsonl. Read-only.
 """
+import array
+import hashlib
 import json
 import math
 import os
+import random
 import statistics
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import candidate  # noqa: E402  (beside this file in tests/)
 
 APP_DIR = os.environ.get("APP_DIR") or os.path.dirname(os.path.abspath(__file__))
 LOGS_DIR = os.environ.get("LOGS_DIR", "/logs")
 START_MS, REFERENCE_MS = 5.0, 0.1
 N, WIDTH, ROUNDS = 20000, 16, 3
 
+# The verifier's harness, run as the candidate (candidate.py): the clock runs
+# from START, printed before the candidate's code is imported, to RESULT,
+# and covers every input; a digest of each answer comes back, which only
+# the right answer matches.
 HARNESS = r"""
-import importlib.util, json, random, sys
-from time import perf_counter
-spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
+import array, hashlib, importlib.util, json, sys
+print("READY", flush=True)
+job = json.loads(sys.stdin.readline())
+print("START", flush=True)
+spec = importlib.util.spec_from_file_location("candidate", "solve.py")
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-rng = random.Random(17)
-values = [rng.randint(-1000, 1000) for _ in range(int(sys.argv[2]))]
-width = int(sys.argv[3])
-seconds = None
-for _ in range(5):  # the fastest of five: timing noise only ever adds
-    start = perf_counter()
-    got = module.window_sums(values, width)
-    took = perf_counter() - start
-    seconds = took if seconds is None else min(seconds, took)
-expected = [sum(values[i:i + width]) for i in range(len(values) - width + 1)]
-print("RESULT " + json.dumps({"correct": list(got) == expected, "seconds": seconds}))
+digests = []
+for values in job["inputs"]:
+    got = module.window_sums(values, job["width"])
+    digests.append(hashlib.sha256(array.array("q", got).tobytes()).hexdigest())
+print("RESULT " + json.dumps(digests), flush=True)
 """
+# task.toml's noise_floor: a measured speedup below it is timing noise and
+# counts as none (the starting solution's runtime), so doing nothing never scores.
+NOISE_FLOOR = 1.5
+INPUTS = 3
+
+
+def digest(values, width):
+    sums = [sum(values[i:i + width]) for i in range(len(values) - width + 1)]
+    return hashlib.sha256(array.array("q", sums).tobytes()).hexdigest()
 
 
 def run(path, n=N, width=WIDTH):
-    done = subprocess.run([sys.executable, "-c", HARNESS, path, str(n), str(width)],
-                          capture_output=True, text=True, timeout=120)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(done.stderr.strip()[-2000:] or "no result printed")
-    return json.loads(lines[-1][len("RESULT "):])
+    """{"correct", "seconds"}: `path` run as the candidate on INPUTS random inputs, timed as a whole."""
+    rng = random.Random()
+    inputs = [[rng.randint(-1000, 1000) for _ in range(n)] for _ in range(INPUTS)]
+    try:
+        digests, seconds = candidate.run(HARNESS, {"solve.py": path}, {"inputs": inputs, "width": width}, timeout=120)
+    except candidate.CandidateError as error:
+        raise RuntimeError(str(error)) from None
+    return {"correct": digests == [digest(values, width) for values in inputs], "seconds": seconds}
 
 
 def normalised(runtime_ms):
@@ -65,9 +85,10 @@ def measure(app_dir):
             if not mine["correct"]:
                 return None, "wrong results"
             ratios.append(max(mine["seconds"], 1e-7) / max(base["seconds"], 1e-7))
-    except (RuntimeError, subprocess.TimeoutExpired) as error:
+    except RuntimeError as error:
         return None, str(error)
-    return START_MS * statistics.median(ratios), ""
+    ratio = statistics.median(ratios)
+    return (START_MS if ratio > 1 / NOISE_FLOOR else START_MS * ratio), ""
 
 
 def log_score(raw, score):

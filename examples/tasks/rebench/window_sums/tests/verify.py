@@ -18,6 +18,7 @@ APP_DIR = os.environ.get("APP_DIR", "/app")
 LOGS_DIR = os.environ.get("LOGS_DIR", "/logs")
 sys.path.insert(0, TESTS_DIR)
 
+import candidate  # noqa: E402  (runs the agent's code as the candidate)
 import score  # noqa: E402  (the verifier's copy of the scoring tool)
 
 
@@ -42,7 +43,7 @@ def score_log():
 
 def main():
     out = os.path.join(LOGS_DIR, "verifier")
-    os.makedirs(out, exist_ok=True)
+    candidate.guard_grader_files(TESTS_DIR, out)
     log = score_log()
     with open(os.path.join(out, "score_log.json"), "w") as handle:
         json.dump({"entries": log}, handle)
