@@ -26,7 +26,6 @@ from trajectories import services as trajectories
 from trajectories.models import Rollout, RolloutStatus
 
 from . import campaigns, dispatch, lifecycle, workspace
-from .sandbox import backends
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +118,4 @@ def resend_lost(report: ReapReport) -> None:
 def _clean_here(rollout: Rollout) -> int:
     """Remove the rollout's sandbox leftovers on this host (its worker's, if it ran here)."""
     backend = rollout.campaign.backend if rollout.campaign_id else "bubblewrap"
-    try:
-        return backends.get(backend).cleanup(workspace.session_id(rollout.trial_name))
-    except Exception:  # noqa: BLE001  (a cleanup must not stop the reaper)
-        logger.exception("cleaning up the sandbox of %s failed", rollout.trial_name)
-        return 0
+    return workspace.clean_trial(rollout.trial_name, backend)

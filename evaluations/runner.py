@@ -464,8 +464,5 @@ def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = F
 
 
 def _cleanup_sandbox(rollout: Rollout) -> None:
-    """Remove whatever is left of the rollout's sandbox on this host."""
-    try:
-        backends.get(backend_of(rollout)).cleanup(workspace.session_id(rollout.trial_name))
-    except Exception:  # noqa: BLE001
-        logger.exception("cleaning the sandbox of %s failed", rollout.trial_name)
+    """Remove whatever is left of the rollout's sandboxes on this host."""
+    workspace.clean_trial(rollout.trial_name, backend_of(rollout))

@@ -37,7 +37,24 @@ def session_id(trial_name: str) -> str:
 
 
 def trial_name_of_session(session: str) -> str:
-    return session.removesuffix("__env")
+    """The trial of a sandbox folder that does not say (sandbox.staging.folder_owner): by Harbor's naming."""
+    return session.split("__verifier__", 1)[0].removesuffix("__env")
+
+
+def sessions_by_trial() -> dict[str, list[str]]:
+    """This host's sandbox folders, by the trial they belong to (its agent's and its verifier's)."""
+    from .sandbox.staging import folder_owner
+
+    root = sandbox_root()
+    try:
+        folders = [entry for entry in root.iterdir() if entry.is_dir() and not entry.is_symlink()]
+    except OSError:
+        return {}
+    found: dict[str, list[str]] = {}
+    for folder in folders:
+        trial = folder_owner(folder) or trial_name_of_session(folder.name)
+        found.setdefault(trial, []).append(folder.name)
+    return found
 
 
 def sandbox_root() -> Path:
@@ -69,6 +86,28 @@ def set_aside_attempt(rollout: Rollout, attempt: int) -> None:
     shutil.move(str(folder), str(target))
 
 
+def clean_trial(trial_name: str, backend: str) -> int:
+    """Kill what is left of a trial's sandboxes on this host, its agent's and its verifier's; how many went."""
+    sessions = sessions_by_trial().get(trial_name) or [session_id(trial_name)]
+    removed = 0
+    for session in sessions:
+        try:
+            removed += backends.get(backend).cleanup(session)
+        except Exception:  # noqa: BLE001  (one failed cleanup must not stop the others)
+            logger.exception("cleaning the sandbox %s of %s failed", session, trial_name)
+    return removed
+
+
+def remove_session(session: str) -> None:
+    """Kill what is left of one sandbox on this host (processes, containers) and remove its folder."""
+    for backend in backends.BACKENDS.values():
+        try:
+            backend.cleanup(session)
+        except Exception:  # noqa: BLE001
+            logger.exception("cleanup of %s by %s failed", session, backend.name)
+    shutil.rmtree(sandbox_root() / session, ignore_errors=True)
+
+
 def sweep_sandboxes() -> list[str]:
     """Remove this host's sandbox folders whose rollout is not running here any more.
 
@@ -78,30 +117,22 @@ def sweep_sandboxes() -> list[str]:
     reaper.
     """
     root = sandbox_root()
-    try:
-        sessions = [entry.name for entry in root.iterdir() if entry.is_dir() and not entry.is_symlink()]
-    except OSError:
-        return []
-    names = {trial_name_of_session(session): session for session in sessions}
+    names = sessions_by_trial()
     running_here = {
         trial_name for trial_name, worker in
         Rollout.objects.filter(trial_name__in=names, status__in=ACTIVE_STATUSES).values_list("trial_name", "worker")
         if this_host(worker)
     }
     swept = []
-    for trial_name, session in names.items():
+    for trial_name, sessions in names.items():
         if trial_name in running_here:
             continue
         rollout = Rollout.objects.filter(trial_name=trial_name).select_related("campaign").first()
         if rollout is not None and rollout.status == RolloutStatus.QUEUED and not rollout.attempts:
             continue
-        for backend in backends.BACKENDS.values():
-            try:
-                backend.cleanup(session)
-            except Exception:  # noqa: BLE001
-                logger.exception("cleanup of %s by %s failed", session, backend.name)
-        shutil.rmtree(root / session, ignore_errors=True)
-        swept.append(session)
+        for session in sessions:
+            remove_session(session)
+            swept.append(session)
     try:
         from .sandbox.bubblewrap import sweep_cgroups
 

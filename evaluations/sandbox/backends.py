@@ -93,11 +93,14 @@ def _podman_problems() -> list[str]:
 
 
 def _docker_problems() -> list[str]:
+    from .containers import compose_v2_works, docker_compose_v1_path
+
     problems = _engine_problems("docker", ["docker", "compose"])
-    if not problems:
-        version = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
-        if version.returncode != 0:
-            problems.append("the Docker Compose plugin is missing (docker compose version failed)")
+    if not problems and not compose_v2_works() and docker_compose_v1_path() is None:
+        problems.append(
+            "Docker Compose is missing (neither `docker compose version` nor docker-compose works: "
+            "install the Compose plugin, or Debian's docker-compose)"
+        )
     return problems
 
 
@@ -251,7 +254,8 @@ def missing_images(engine: str, dockerfiles: list[Path]) -> list[str]:
             words = line.split()
             if len(words) >= 2 and words[0].upper() == "FROM":
                 image = words[1]
-                found = subprocess.run([engine, "image", "exists", image], capture_output=True, timeout=60)
+                # `podman image exists`; Docker has no such command, but `image inspect` says the same.
+                found = subprocess.run([engine, "image", "inspect", image], capture_output=True, timeout=60)
                 if found.returncode != 0:
                     missing.append(f"the base image {image} is not built (scripts/build-base-image.sh)")
     return missing

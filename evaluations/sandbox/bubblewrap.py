@@ -71,7 +71,7 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.task.config import NetworkMode, TaskOS
 
 from .dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
-from .staging import SafeTransfers, default_log_mounts, redirect_log_mounts, staging_dir
+from .staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
 from autolab_site.safe_files import UnsafePath, copy_file, copy_tree
 
 logger = logging.getLogger(__name__)
@@ -334,6 +334,8 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         self._warned_user = False
         # The log folders are bound from staging folders of the sandbox's
         # own, never from the trial folder (see staging.py).
+        kill_sandbox(kwargs["session_id"])  # an earlier attempt's, whose worker died
+        fresh_sandbox_folder(self._sandbox_root / kwargs["session_id"], kwargs["trial_paths"].trial_dir.name)
         self._staging_root = staging_dir(self._sandbox_root, kwargs["session_id"])
         mounts = kwargs.get("auto_mounts")
         if mounts is None:
@@ -381,14 +383,6 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
 
     async def start(self, force_build: bool) -> None:
         assert self._plan is not None
-        if self._base.exists():
-            # An earlier attempt of the same trial, whose worker died.
-            kill_sandbox(self._marker)
-            shutil.rmtree(self._base, ignore_errors=True)
-            redirect_log_mounts(
-                [{"type": "bind", "source": str(m.trial_source), "target": str(m.target)} for m in self._staged],
-                self.trial_paths.trial_dir, self._staging_root,
-            )
         self._prepare_rootfs()
         self._setup_cgroups()
         first = "verify" if self._grades_only else "agent"

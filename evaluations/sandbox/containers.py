@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,7 +43,7 @@ from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_
 from harbor.environments.podman import PodmanEnvironment
 from harbor.models.task.config import NetworkMode
 
-from .staging import SafeTransfers, default_log_mounts, redirect_log_mounts, staging_dir
+from .staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
 
 NO_NETWORK_COMPOSE = Path(DockerEnvironment._DOCKER_COMPOSE_BUILD_PATH).parent / "docker-compose-no-network.yaml"
 DEFAULT_MAX_PROCESSES = 4096
@@ -63,16 +64,23 @@ class OfflineCompose(SafeTransfers):
         self._max_processes = int(max_processes)
         self._base = self._sandbox_root / kwargs["session_id"]
         self._private_dir = self._base / "private"
+        fresh_sandbox_folder(self._base, kwargs["trial_paths"].trial_dir.name)
         staging_root = staging_dir(self._sandbox_root, kwargs["session_id"])
         mounts = kwargs.get("auto_mounts")
         if mounts is None:
             mounts = default_log_mounts(kwargs["trial_paths"])
-        kwargs["auto_mounts"], self._staged = redirect_log_mounts(mounts, kwargs["trial_paths"].trial_dir, staging_root)
+        mounts, self._staged = redirect_log_mounts(mounts, kwargs["trial_paths"].trial_dir, staging_root)
+        kwargs["auto_mounts"] = self._compose_mounts(mounts)
         kwargs["auto_mounting"] = True
         super().__init__(*args, **kwargs)
         self._init_transfers()
         self._overrides_compose = self._base / "overrides.compose.json"
         self._own_pids = "1"
+
+    @classmethod
+    def _compose_mounts(cls, mounts: list[dict]) -> list[dict]:
+        """The mounts as this host's Compose frontend accepts them."""
+        return mounts
 
     @classmethod
     def _egress_control_kernel_support(cls) -> bool:
@@ -175,3 +183,63 @@ def podman_compose_path() -> str | None:
 
 class DockerSandbox(OfflineCompose, DockerEnvironment):
     """Harbor's Docker environment, offline and link-safe; GPUs through Compose device requests."""
+
+    @classmethod
+    @functools.cache
+    def runtime(cls) -> ContainerRuntime:
+        # Compose v2 (`docker compose`) when the plugin is there; else
+        # compose v1 (`docker-compose`, Debian's), which lacks `up --wait`
+        # and `cp`: Harbor polls instead and copies with `docker cp`.
+        return docker_runtime()
+
+    @classmethod
+    def _compose_mounts(cls, mounts: list[dict]) -> list[dict]:
+        # Harbor labels its log binds for SELinux (`bind: {selinux: z}`),
+        # which compose v1 refuses; a host on compose v1 has no use for it.
+        if not compose_v1(cls.runtime()):
+            return mounts
+        return [{key: value for key, value in mount.items() if key != "bind"} for mount in mounts]
+
+    async def _run_docker_compose_command(self, command: list[str], *args, **kwargs):
+        # Compose v1 gives `exec` a TTY unless told not to (v2 asks the
+        # terminal): without -T every exec from a worker fails with "the
+        # input device is not a TTY".
+        if command[:1] == ["exec"] and "-T" not in command and compose_v1(type(self).runtime()):
+            command = ["exec", "-T", *command[1:]]
+        return await super()._run_docker_compose_command(command, *args, **kwargs)
+
+
+def docker_runtime() -> ContainerRuntime:
+    """Harbor's Docker runtime for the Compose frontend this host has (v2 plugin, else v1)."""
+    from harbor.environments.docker.runtime import DOCKER_RUNTIME
+
+    if compose_v2_works():
+        return DOCKER_RUNTIME
+    compose = docker_compose_v1_path()
+    if compose is None:
+        return DOCKER_RUNTIME
+    return ContainerRuntime(
+        engine=("docker",),
+        compose=(compose,),
+        supports_compose_wait=False,
+        supports_compose_cp=False,
+        supports_compose_project_directory=True,
+    )
+
+
+def compose_v1(runtime: ContainerRuntime) -> bool:
+    return Path(runtime.compose[0]).name == "docker-compose"
+
+
+@functools.cache
+def compose_v2_works() -> bool:
+    try:
+        done = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def docker_compose_v1_path() -> str | None:
+    """docker-compose (compose v1) on PATH, or beside this Python."""
+    return shutil.which("docker-compose") or shutil.which("docker-compose", path=str(Path(sys.executable).parent))

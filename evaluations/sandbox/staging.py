@@ -39,6 +39,32 @@ class StagedMount:
     trial_source: Path  # the trial folder's folder Harbor wanted bound
 
 
+# A sandbox folder names the trial it belongs to: a trial has several
+# (its agent's environment and, under sealed grading, its verifier's), and
+# Harbor's session ids are not a name to parse (long ones are hashed).
+OWNER_FILE = "trial"
+
+
+def fresh_sandbox_folder(folder: Path, trial_name: str) -> None:
+    """An empty sandbox folder that names its trial.
+
+    What an earlier attempt of the same trial left (its worker was killed:
+    its staged logs, its root) is removed, so every attempt starts with
+    empty log folders and the trial folder holds the attempt that counted.
+    """
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / OWNER_FILE).write_text(trial_name)
+
+
+def folder_owner(folder: Path) -> str | None:
+    """The trial a sandbox folder belongs to, or None when it does not say."""
+    try:
+        return (folder / OWNER_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
 def staging_dir(sandbox_root: Path, session_id: str) -> Path:
     """Where a sandbox's log folders live on the host (outside the trial folder)."""
     return Path(sandbox_root) / session_id / "logs"

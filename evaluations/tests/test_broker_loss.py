@@ -140,3 +140,26 @@ def test_the_reaper_removes_the_sandbox_of_a_rollout_it_fails(settings, tmp_path
     assert report.failed == [rollout.pk]
     assert report.swept == [f"{rollout.trial_name}__env"]
     assert not sandbox_folder(rollout.trial_name).exists()
+
+
+def test_a_sweep_leaves_the_verifier_of_a_running_rollout_be(settings, tmp_path):
+    """Under sealed grading a trial has two sandboxes; another trial's sweep once removed the verifier's."""
+    from evaluations.sandbox.staging import fresh_sandbox_folder
+
+    settings.SANDBOX_DIR = tmp_path / "sandboxes"
+    campaign = oracle_campaign(k=2)
+    running, finished = campaign.rollouts.order_by("pk")
+    Rollout.objects.filter(pk=running.pk).update(
+        status=RolloutStatus.VERIFYING, attempts=1, worker=worker_name(), heartbeat_at=timezone.now()
+    )
+    Rollout.objects.filter(pk=finished.pk).update(status=RolloutStatus.FINISHED, attempts=1)
+    # Harbor hashes a long session id: the folder's owner file says whose it is.
+    hashed = "a-long-task-name-cut-short-by-harbor__1f2e3d4c"
+    for rollout, verifier in ((running, hashed), (finished, f"{finished.trial_name}__verifier__trial")):
+        for session in (f"{rollout.trial_name}__env", verifier):
+            fresh_sandbox_folder(settings.SANDBOX_DIR / session, rollout.trial_name)
+
+    swept = sweep_sandboxes()
+
+    assert sorted(swept) == sorted([f"{finished.trial_name}__env", f"{finished.trial_name}__verifier__trial"])
+    assert sorted(path.name for path in settings.SANDBOX_DIR.iterdir()) == sorted([f"{running.trial_name}__env", hashed])
