@@ -70,7 +70,9 @@ from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFa
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.task.config import NetworkMode, TaskOS
 
+from . import storage
 from .dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
+from .errors import SandboxEndedByAgentError
 from .staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
 from autolab_site.safe_files import UnsafePath, copy_file, copy_tree
 
@@ -316,6 +318,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         cpu_time_limit_sec: int | None = 24 * 3600,
         use_cgroups: bool = True,
         read_only_paths: tuple[str, ...] | list[str] = ("/orig",),
+        storage_poll_sec: float = 5.0,
         **kwargs,
     ):
         # Set before super().__init__(), which reads capabilities and calls
@@ -324,6 +327,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         self._max_processes = int(max_processes)
         self._cpu_time_limit_sec = cpu_time_limit_sec
         self._want_cgroups = use_cgroups
+        self._storage_poll_sec = float(storage_poll_sec)
         self._read_only_paths = [str(PurePosixPath(path)) for path in read_only_paths]
         self._plan: BuildPlan | None = None
         self._holder: asyncio.subprocess.Process | None = None
@@ -331,7 +335,6 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         self._enter_pid: int | None = None
         self._phase = "build"
         self._cgroups: list[Path] = []
-        self._warned_user = False
         # The log folders are bound from staging folders of the sandbox's
         # own, never from the trial folder (see staging.py).
         kill_sandbox(kwargs["session_id"])  # an earlier attempt's, whose worker died
@@ -345,7 +348,10 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         )
         kwargs["auto_mounting"] = True
         super().__init__(*args, **kwargs)
-        self._init_transfers()
+        self._init_transfers(self.task_env_config.storage_mb)
+        self._ended = ""  # how the agent's code ended the sandbox ("" while it runs)
+        self._watchdog: asyncio.Task | None = None
+        self._built_bytes = 0  # the root's size before the agent ran
         self._marker = self.session_id
         self._base = self._sandbox_root / self.session_id
         self._rootfs = self._base / "rootfs"
@@ -396,8 +402,43 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         else:
             await self._apply_plan(self._plan)  # COPY steps only: written from the host side
         await self._enter(first)
+        if self.task_env_config.storage_mb and first == "agent":
+            self._built_bytes = storage.folder_bytes(self._rootfs)
+            self._watchdog = asyncio.create_task(
+                storage.watch(self.task_env_config.storage_mb, self._used_bytes, self._end, self._storage_poll_sec)
+            )
+
+    async def _used_bytes(self) -> int:
+        """What the agent added to its root, and its log folders, in bytes."""
+        rootfs = await asyncio.to_thread(storage.folder_bytes, self._rootfs)
+        return max(rootfs - self._built_bytes, 0) + sum(storage.folder_bytes(m.staging) for m in self._staged)
+
+    async def _end(self, how: str) -> None:
+        """The storage watchdog's verdict: end the sandbox at once, saying why."""
+        self._ended = how
+        kill_sandbox(self._marker)
+
+    def _stop_watching(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+    def _sandbox_alive(self) -> bool:
+        try:
+            state = Path(f"/proc/{self._enter_pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError, TypeError):
+            return False
+        return state != "Z"
+
+    def _check_not_ended(self) -> None:
+        """SandboxEndedByAgentError once the agent's code has ended its sandbox (every process killed, ...)."""
+        if not self._ended and self._phase == "agent" and self._enter_pid is not None and not self._sandbox_alive():
+            self._ended = "every process in it was killed, and the sandbox ended"
+        if self._ended:
+            raise SandboxEndedByAgentError(self._ended)
 
     async def stop(self, delete: bool) -> None:
+        self._stop_watching()
         await self._stop_holder()
         kill_sandbox(self._marker)
         self._cgroups = []
@@ -410,6 +451,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         Idempotent. The verifier phase binds /logs/verifier writable and
         /tests from a host folder created now, out of the agent's reach.
         """
+        self._stop_watching()
         if self._phase == "verify":
             return
         await self._stop_holder()
@@ -433,16 +475,30 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         timeout_sec: int | None = None,
         user: str | int | None = None,
     ) -> ExecResult:
-        user = self._resolve_user(user)
-        if user not in (None, "root", 0, "0") and not self._warned_user:
-            self.logger.warning("bubblewrap sandbox runs every command as root (asked for user %r)", user)
-            self._warned_user = True
+        ids = self._ids_of(self._resolve_user(user))
         variables = {**(self._plan.env if self._plan else {"PATH": DEFAULT_PATH})}
         variables.setdefault("HOME", "/root")
         variables.update(self._merge_env(env) or {})
         variables[MARKER_VAR] = self._marker
         workdir = cwd or self.task_env_config.workdir or (self._plan.workdir if self._plan else "/")
-        return await self._run_in_sandbox(command, workdir=workdir, variables=variables, timeout_sec=timeout_sec)
+        return await self._run_in_sandbox(command, workdir=workdir, variables=variables, timeout_sec=timeout_sec,
+                                          ids=ids)
+
+    def _ids_of(self, user: str | int | None) -> tuple[int, int] | None:
+        """(uid, gid) that `[agent] user` / `[verifier] user` name in the sandbox's /etc/passwd; None for root."""
+        if user in (None, "root", 0, "0"):
+            return None
+        try:
+            lines = (self._rootfs / "etc" / "passwd").read_text().splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            fields = line.split(":")
+            if len(fields) >= 4 and str(user) in (fields[0], fields[2]) and fields[2].isdigit() and fields[3].isdigit():
+                return int(fields[2]), int(fields[3])
+        if str(user).isdigit():
+            return int(user), int(user)
+        raise ValueError(f"no user {user!r} in the sandbox's /etc/passwd")
 
     # Uploads write into folders the sandbox can change (its root, its
     # staged logs): through transfer's link-refusing writes, never by path.
@@ -732,8 +788,10 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
                 self.logger.warning("bubblewrap holder %s did not exit", holder.pid)
 
     async def _run_in_sandbox(
-        self, command: str, *, workdir: str, variables: dict[str, str], timeout_sec: int | None
+        self, command: str, *, workdir: str, variables: dict[str, str], timeout_sec: int | None,
+        ids: tuple[int, int] | None = None,
     ) -> ExecResult:
+        self._check_not_ended()
         if self._holder_pid is None or self._enter_pid is None:
             raise RuntimeError("the sandbox is not running")
         argv = [
@@ -742,7 +800,8 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             "--mount", "--pid", "--net", "--ipc", "--uts", "--root", f"--wdns={workdir}",
             "--",
             "/usr/bin/setpriv", f"--bounding-set={VERIFY_CAPABILITIES if self._phase == 'verify' else '-all'}",
-            "--inh-caps=-all", "--no-new-privs", "--",
+            "--inh-caps=-all", "--no-new-privs",
+            *([f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups"] if ids else []), "--",
             "/usr/bin/env", "-i", *(f"{key}={value}" for key, value in variables.items()),
             "/bin/bash", "-c", command,
         ]
@@ -786,6 +845,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             transport = getattr(process, "_transport", None)
             if transport is not None:
                 transport.close()
+        self._check_not_ended()
         stdout = b"".join(stdout_parts).decode(errors="replace")
         stderr = b"".join(stderr_parts).decode(errors="replace")
         return ExecResult(stdout=stdout or None, stderr=stderr or None, return_code=process.returncode or 0)

@@ -30,20 +30,33 @@ internals: the Harbor version is pinned (pyproject) and tests cover both.
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from harbor.environments.capabilities import EnvironmentCapabilities
-from harbor.environments.docker.docker import DockerEnvironment
+from harbor.environments.docker.docker import DockerEnvironment, _sanitize_docker_compose_project_name
 from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_runtime
 from harbor.environments.podman import PodmanEnvironment
 from harbor.models.task.config import NetworkMode
 
-from .staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
+from . import storage
+from .errors import SandboxEndedByAgentError
+from .staging import (
+    VERIFIER_LOGS,
+    SafeTransfers,
+    default_log_mounts,
+    empty_folder,
+    fresh_sandbox_folder,
+    redirect_log_mounts,
+    staging_dir,
+)
 
 NO_NETWORK_COMPOSE = Path(DockerEnvironment._DOCKER_COMPOSE_BUILD_PATH).parent / "docker-compose-no-network.yaml"
 DEFAULT_MAX_PROCESSES = 4096
@@ -59,9 +72,10 @@ class OfflineCompose(SafeTransfers):
     """The changes above, for any subclass of Harbor's DockerEnvironment (a mixin)."""
 
     def __init__(self, *args, sandbox_root: str | Path | None = None, max_processes: int = DEFAULT_MAX_PROCESSES,
-                 **kwargs):
+                 storage_poll_sec: float = storage.POLL_SEC, **kwargs):
         self._sandbox_root = Path(sandbox_root) if sandbox_root else default_sandbox_root()
         self._max_processes = int(max_processes)
+        self._storage_poll_sec = float(storage_poll_sec)
         self._base = self._sandbox_root / kwargs["session_id"]
         self._private_dir = self._base / "private"
         fresh_sandbox_folder(self._base, kwargs["trial_paths"].trial_dir.name)
@@ -73,9 +87,12 @@ class OfflineCompose(SafeTransfers):
         kwargs["auto_mounts"] = self._compose_mounts(mounts)
         kwargs["auto_mounting"] = True
         super().__init__(*args, **kwargs)
-        self._init_transfers()
+        self._init_transfers(self.task_env_config.storage_mb)
         self._overrides_compose = self._base / "overrides.compose.json"
-        self._own_pids = "1"
+        self._container = ""  # the main service's container, once started
+        self._own_pids: set[int] = set()  # its init and keep-alive, as host pids
+        self._ended = ""  # how the agent's code ended the sandbox ("" while it runs)
+        self._watchdog: asyncio.Task | None = None
 
     @classmethod
     def _compose_mounts(cls, mounts: list[dict]) -> list[dict]:
@@ -113,10 +130,14 @@ class OfflineCompose(SafeTransfers):
             main["image"] = self._main_image_name  # type: ignore[attr-defined]
         self._overrides_compose.write_text(json.dumps({"services": {"main": main}}))
         await super().start(force_build)  # type: ignore[misc]
+        self._container = await self._main_container()
         # The container's own processes (its init and keep-alive): killing
         # the keep-alive would stop the container.
-        listed = await self.exec("ls /proc", user="root")  # type: ignore[attr-defined]
-        self._own_pids = " ".join(name for name in (listed.stdout or "").split() if name.isdigit())
+        self._own_pids = set(await self._host_pids())
+        if self.task_env_config.storage_mb:
+            self._watchdog = asyncio.create_task(
+                storage.watch(self.task_env_config.storage_mb, self._used_bytes, self._end, self._storage_poll_sec)
+            )
 
     async def stop(self, delete: bool) -> None:
         """Remove the containers at once and keep the task's image for the next trial.
@@ -127,6 +148,7 @@ class OfflineCompose(SafeTransfers):
         10 s grace on every trial. Nothing in the container needs a clean
         shutdown once the trial is over.
         """
+        self._stop_watching()
         try:
             await self._run_docker_compose_command(  # type: ignore[attr-defined]
                 ["down", "--volumes", "--remove-orphans", "-t", "0"], check=False
@@ -139,21 +161,124 @@ class OfflineCompose(SafeTransfers):
                 if delete:
                     shutil.rmtree(self._base, ignore_errors=True)
 
+    async def exec(self, command: str, cwd: str | None = None, env: dict[str, str] | None = None,
+                   timeout_sec: int | None = None, user: str | int | None = None):
+        """Harbor's exec; once the agent's code has ended the container, SandboxEndedByAgentError.
+
+        A failed command is checked against the container's state: when the
+        container is gone although the engine answers, the agent's code
+        ended it (it killed every process, ran out of memory, or the
+        storage watchdog stopped it), and every later command says so too.
+        """
+        if self._ended:
+            raise SandboxEndedByAgentError(self._ended)
+        result = await super().exec(command, cwd=cwd, env=env, timeout_sec=timeout_sec, user=user)  # type: ignore[misc]
+        if result.return_code != 0 and self._container:
+            how = await self._how_it_ended()
+            if how:
+                self._ended = how
+                raise SandboxEndedByAgentError(how)
+        return result
+
     async def begin_verification(self) -> None:
         """Before grading: kill every process the agent left running, and empty /logs/verifier.
 
-        The container's own processes (its init and keep-alive) stay. The
-        agent could write /logs/verifier (a container has no read-only
-        phase for it): whatever it left there, a link the verifier's output
-        would follow included, is removed.
+        From the host side, the container frozen meanwhile: a fork bomb that
+        holds every process slot leaves no room for a command inside, and a
+        frozen one cannot fork while it is killed. The container's own
+        processes (its init and keep-alive) stay. The agent could write
+        /logs/verifier (a container has no read-only phase for it): what it
+        left there, a link the verifier's output would follow included, is
+        removed.
         """
-        script = (
-            f'keep=" {self._own_pids} $$ "; '
-            'for entry in /proc/[0-9]*; do pid=${entry#/proc/}; '
-            'case "$keep" in *" $pid "*) ;; *) kill -KILL "$pid" 2>/dev/null;; esac; done; '
-            "find /logs/verifier -mindepth 1 -delete 2>/dev/null; true"
+        self._stop_watching()
+        if self._ended or not self._container:
+            return
+        await self._engine("pause", self._container)
+        try:
+            for _ in range(3):
+                leftovers = [pid for pid in await self._host_pids() if pid not in self._own_pids]
+                if not leftovers:
+                    break
+                for pid in leftovers:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        finally:
+            await self._engine("unpause", self._container)
+        for staged in self._staged:
+            if staged.target == VERIFIER_LOGS:
+                empty_folder(staged.staging)
+
+    # -- the container seen from the host ----------------------------------------------
+
+    async def _engine(self, *args: str) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            *type(self).runtime().engine_cmd(*args),  # type: ignore[attr-defined]
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )
-        await self.exec(script, user="root")  # type: ignore[attr-defined]
+        out, _ = await process.communicate()
+        return process.returncode or 0, out.decode(errors="replace").strip()
+
+    async def _main_container(self) -> str:
+        project = _sanitize_docker_compose_project_name(self.session_id)  # type: ignore[attr-defined]
+        code, out = await self._engine(
+            "ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={project}",
+            "--filter", "label=com.docker.compose.service=main",
+        )
+        return out.split()[0] if code == 0 and out else ""
+
+    async def _inspect(self, template: str) -> str | None:
+        code, out = await self._engine("inspect", "--format", template, self._container)
+        return out if code == 0 else None
+
+    async def _host_pids(self) -> list[int]:
+        """The container's processes, as host pids (those in its init's pid namespace)."""
+        init = await self._inspect("{{.State.Pid}}")
+        try:
+            namespace = os.readlink(f"/proc/{int(init or 0)}/ns/pid") if init and int(init) > 0 else ""
+        except (OSError, ValueError):
+            return []
+        found = []
+        for entry in os.listdir("/proc") if namespace else ():
+            if entry.isdigit():
+                try:
+                    if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
+                        found.append(int(entry))
+                except OSError:
+                    continue
+        return found
+
+    async def _how_it_ended(self) -> str:
+        """How the agent ended the container, or "" while it runs (or the engine cannot say: not the agent's)."""
+        if self._ended:
+            return self._ended
+        state = await self._inspect("{{.State.Running}} {{.State.OOMKilled}} {{.State.ExitCode}}")
+        if state is None:
+            return ""
+        running, oom, code = (state.split() + ["", "", ""])[:3]
+        if running == "true":
+            return ""
+        if oom == "true":
+            return f"it ran out of memory (memory_mb = {self.task_env_config.memory_mb})"
+        return f"every process in it was killed, and the container stopped (exit code {code})"
+
+    async def _used_bytes(self) -> int:
+        """The container's own files (its writable layer) and its log folders, in bytes."""
+        code, out = await self._engine("container", "inspect", "--size", "--format", "{{.SizeRw}}", self._container)
+        size = int(out) if code == 0 and out.lstrip("-").isdigit() else 0
+        return size + sum(storage.folder_bytes(staged.staging) for staged in self._staged)
+
+    async def _end(self, how: str) -> None:
+        """The storage watchdog's verdict: stop the container at once, saying why."""
+        self._ended = how
+        await self._engine("kill", self._container)
+
+    def _stop_watching(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
 
 
 class PodmanSandbox(OfflineCompose, PodmanEnvironment):

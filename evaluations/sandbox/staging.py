@@ -19,6 +19,7 @@ exit-code.txt) is never replaced by the sandbox's file of the same name.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -28,7 +29,9 @@ from typing import Any
 from autolab_site.safe_files import CopyReport, copy_file, copy_tree
 
 LOGS_ROOT = PurePosixPath("/logs")
-# A sandbox's log folders may not take more than this of the host's disk per download.
+VERIFIER_LOGS = LOGS_ROOT / "verifier"
+# A sandbox's files may not take more than this of the host's disk per
+# download, nor more than the task's storage_mb when it has one.
 DOWNLOAD_LIMIT_BYTES = 4 << 30
 
 
@@ -126,6 +129,22 @@ def staged_location(staged: list[StagedMount], sandbox_path: str) -> tuple[Path,
     return best.staging, "" if relative == "." else relative
 
 
+def empty_folder(folder: Path) -> None:
+    """Remove what a folder holds, from the host side: links are removed, never followed."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
 class SafeTransfers:
     """Downloads from the sandbox that never follow its links (a mixin for environments).
 
@@ -140,9 +159,10 @@ class SafeTransfers:
     _staged: list[StagedMount]
     _private_dir: Path
 
-    def _init_transfers(self) -> None:
+    def _init_transfers(self, storage_mb: int | None = None) -> None:
         self._written: set[str] = set()
         self.transfer_reports: list[CopyReport] = []
+        self._download_limit = min(DOWNLOAD_LIMIT_BYTES, storage_mb << 20) if storage_mb else DOWNLOAD_LIMIT_BYTES
 
     def _host_location(self, sandbox_path: str) -> tuple[Path, str] | None:
         return staged_location(self._staged, sandbox_path)
@@ -165,12 +185,12 @@ class SafeTransfers:
         if location is not None:
             root, relative = location
             report = copy_tree(
-                root, target, source_relative=relative, keep=self._host_wrote(target), max_bytes=DOWNLOAD_LIMIT_BYTES
+                root, target, source_relative=relative, keep=self._host_wrote(target), max_bytes=self._download_limit
             )
         else:
             with self._private_folder() as fetched:
                 await super().download_dir(source_dir, fetched)  # type: ignore[misc]
-                report = copy_tree(fetched, target, keep=self._host_wrote(target), max_bytes=DOWNLOAD_LIMIT_BYTES)
+                report = copy_tree(fetched, target, keep=self._host_wrote(target), max_bytes=self._download_limit)
         self._record(target, report)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:

@@ -69,3 +69,12 @@ def redis_app(redis_broker):
     use(redis_broker)
     yield redis_broker
     use(saved)
+
+
+@pytest.fixture(params=("podman", "docker"))
+def engine(request):
+    """A container engine this host runs (each test runs on both; skipped with the reason where one is missing)."""
+    from .container_helpers import require_engine
+
+    require_engine(request.param)
+    return request.param

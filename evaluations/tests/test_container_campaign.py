@@ -1,4 +1,4 @@
-"""The runner's production path in real containers: a real Celery worker runs a campaign on podman.
+"""The runner's production path in real containers: a real Celery worker runs a campaign on podman and on docker.
 
 The example tasks x oracle, nop and the scripted stub driving terminus-2,
 k = 1, as `manage.py evaluate` sends them; then a worker killed mid-trial,
@@ -19,7 +19,7 @@ from evaluations.stub_llm import start_stub_server
 from tasks.services import import_tasks
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
 
-from .container_helpers import containers_of, require_podman
+from .container_helpers import containers_of
 from .runner_helpers import import_examples, utility_entry
 from .sandbox_helpers import TINY_TASK
 from .worker_helpers import Worker, evaluate, wait_for
@@ -29,12 +29,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.containers, pytest.mark.django_db(
 EXAMPLE_TASKS = ("count_primes", "ring_classifier", "sort8_network")
 
 
-@pytest.fixture(autouse=True)
-def needs_podman():
-    require_podman()
-
-
-def test_example_campaign_in_containers_through_a_worker(worker_env, tmp_path, settings):
+def test_example_campaign_in_containers_through_a_worker(worker_env, tmp_path, settings, engine):
     server = start_stub_server(port=0)
     worker = Worker(worker_env, tmp_path / "worker.log", concurrency=2)
     try:
@@ -44,7 +39,7 @@ def test_example_campaign_in_containers_through_a_worker(worker_env, tmp_path, s
         utility_entry("nop")
         demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
         for model, harness in (("oracle", "oracle"), ("nop", "nop"), ("scripted-stub", "terminus-2")):
-            evaluate(worker_env, "--model", model, "--harness", harness, "--version", "examples", backend="podman")
+            evaluate(worker_env, "--model", model, "--harness", harness, "--version", "examples", backend=engine)
         assert Rollout.objects.count() == 9
         stub = Rollout.objects.filter(model__name="scripted-stub")
         live_steps = 0
@@ -70,12 +65,13 @@ def test_example_campaign_in_containers_through_a_worker(worker_env, tmp_path, s
     assert live_steps > 0, "the stub's steps streamed in while it ran"
     assert all(rewards[("scripted-stub", task)].n_steps > 0 for task in EXAMPLE_TASKS)
     assert set(Campaign.objects.values_list("status", flat=True)) == {Campaign.Status.FINISHED}
-    assert containers_left(worker_env) == []
+    assert containers_left(engine) == []
     assert list(Path(worker_env["AUTOLAB_SANDBOX_DIR"]).iterdir()) == []
 
 
-def containers_left(env) -> list[str]:
-    return [name for rollout in Rollout.objects.all() for name in containers_of(f"{rollout.trial_name}__env")]
+def containers_left(engine: str) -> list[str]:
+    """Every container of every rollout's trial: its agent's and its verifier's."""
+    return [name for rollout in Rollout.objects.all() for name in containers_of(rollout.trial_name, engine)]
 
 
 def slow_task(tmp_path: Path, seconds: int) -> Path:
@@ -87,25 +83,26 @@ def slow_task(tmp_path: Path, seconds: int) -> Path:
     return task
 
 
-def test_a_worker_killed_mid_trial_leaves_no_container_and_its_rollout_runs_once_more(worker_env, tmp_path):
+def test_a_worker_killed_mid_trial_leaves_no_container_and_its_rollout_runs_once_more(worker_env, tmp_path, engine):
     report = import_tasks(slow_task(tmp_path, 20).parent, version="slow")
     assert report.ok, report.summary()
     utility_entry("oracle")
     first = Worker(worker_env, tmp_path / "worker-1.log")
     try:
-        evaluate(worker_env, "--model", "oracle", "--harness", "oracle", "--version", "slow", backend="podman")
+        evaluate(worker_env, "--model", "oracle", "--harness", "oracle", "--version", "slow", backend=engine)
         rollout = Rollout.objects.get()
         session = f"{rollout.trial_name}__env"
-        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status == RolloutStatus.RUNNING and containers_of(session),
+        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status == RolloutStatus.RUNNING
+                 and containers_of(session, engine),
                  first, 300, "the rollout to run in its container")
     finally:
         first.kill()
-    # conmon keeps the container alive without its worker: that is what the reaper is for.
-    assert containers_of(session)
+    # conmon (podman) or dockerd keeps the container alive without its worker: that is what the reaper is for.
+    assert containers_of(session, engine)
     time.sleep(1.5)
     report = reap(stale_after=1, enqueue=True)
     assert report.requeued == [rollout.pk]
-    assert containers_of(session) == []
+    assert containers_of(session, engine) == []
 
     second = Worker(worker_env, tmp_path / "worker-2.log")
     try:
@@ -119,4 +116,4 @@ def test_a_worker_killed_mid_trial_leaves_no_container_and_its_rollout_runs_once
     details = list(rollout.events.values_list("detail", flat=True))
     assert sum(detail.startswith("attempt ") for detail in details) == 2
     assert any(detail.startswith("re-queued: no heartbeat") for detail in details)
-    assert containers_of(session) == []
+    assert containers_left(engine) == []

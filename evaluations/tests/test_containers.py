@@ -1,11 +1,10 @@
-"""The container backends (Harbor's Docker/Podman orchestrator through ours), in real podman containers."""
+"""The container backends (Harbor's Docker/Podman orchestrator through ours), in real podman and docker containers."""
 from __future__ import annotations
 
 import asyncio
 import json
 import shutil
 import socket
-import subprocess
 import threading
 from pathlib import Path
 
@@ -13,19 +12,18 @@ import pytest
 
 from autolab_site.safe_files import find_links
 
-from .container_helpers import containers_of, make_podman_env, require_podman, run_podman_trial
+from .container_helpers import containers_of, image_id, make_env, run_trial
 from .escape import FORGED_REWARD, host_files, make_escape_task, make_victims
 from .sandbox_helpers import TINY_TASK
 
 pytestmark = pytest.mark.containers
 
 
-def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path):
-    """Issue 12's escape, on podman: the solution links /logs names to host files; none changes."""
-    require_podman()
+def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path, engine):
+    """Issue 12's escape, in containers: the solution links /logs names to host files; none changes."""
     victims = make_victims(tmp_path / "host")
     before = host_files(victims)
-    result, trial_dir = run_podman_trial(tmp_path, make_escape_task(tmp_path, victims))
+    result, trial_dir = run_trial(tmp_path, make_escape_task(tmp_path, victims), engine)
     assert host_files(victims) == before
     assert "planted" in (trial_dir / "agent" / "oracle.txt").read_text()
     assert find_links(trial_dir) == []
@@ -87,14 +85,13 @@ def probe_task(tmp_path: Path, port: int, *, allow_internet: bool) -> Path:
     return task
 
 
-def test_a_task_without_internet_cannot_reach_the_host(tmp_path):
+def test_a_task_without_internet_cannot_reach_the_host(tmp_path, engine):
     """allow_internet = false: the main service has no network, proven against a control run with one."""
-    require_podman()
     listener = Listener()
     try:
-        _, closed = run_podman_trial(tmp_path / "closed", probe_task(tmp_path, listener.port, allow_internet=False))
+        _, closed = run_trial(tmp_path / "closed", probe_task(tmp_path, listener.port, allow_internet=False), engine)
         assert listener.received == []
-        _, opened = run_podman_trial(tmp_path / "open", probe_task(tmp_path, listener.port, allow_internet=True))
+        _, opened = run_trial(tmp_path / "open", probe_task(tmp_path, listener.port, allow_internet=True), engine)
     finally:
         listener.close()
     assert (closed / "agent" / "oracle.txt").exists()
@@ -104,10 +101,9 @@ def test_a_task_without_internet_cannot_reach_the_host(tmp_path):
     assert listener.received == [b"from the sandbox"]
 
 
-def test_limits_of_task_toml_hold_inside_the_container(tmp_path):
+def test_limits_of_task_toml_hold_inside_the_container(tmp_path, engine):
     """cpus = 1, memory_mb = 512 (tiny_sum's task.toml) and the pids limit, read back in the container."""
-    require_podman()
-    env = make_podman_env(tmp_path, TINY_TASK, max_processes=64)
+    env = make_env(tmp_path, TINY_TASK, engine, max_processes=64)
 
     async def scenario():
         await env.start(force_build=False)
@@ -122,7 +118,7 @@ def test_limits_of_task_toml_hold_inside_the_container(tmp_path):
                 "        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n        n += 1\n"
                 "except OSError:\n    pass\nprint(n)\n\""
             )
-            return read, forks, containers_of(env.session_id)
+            return read, forks, containers_of(env.session_id, engine)
         finally:
             await env.stop(delete=True)
 
@@ -137,18 +133,12 @@ def test_limits_of_task_toml_hold_inside_the_container(tmp_path):
     assert int(memory) == 512 * 1024 * 1024
     assert pids == "64"
     assert 0 < int(forks.stdout.strip()) < 64
-    assert running and containers_of(env.session_id) == []  # removed at stop
+    assert running and containers_of(env.session_id, engine) == []  # removed at stop
 
 
-def test_a_second_trial_of_a_task_reuses_its_image(tmp_path):
-    require_podman()
-
-    def image_id(name: str) -> str:
-        found = subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", name], capture_output=True, text=True)
-        return found.stdout.strip() if found.returncode == 0 else ""
-
+def test_a_second_trial_of_a_task_reuses_its_image(tmp_path, engine):
     def start_and_stop(folder: Path) -> str:
-        env = make_podman_env(folder, TINY_TASK)
+        env = make_env(folder, TINY_TASK, engine)
 
         async def scenario():
             await env.start(force_build=False)
@@ -158,15 +148,14 @@ def test_a_second_trial_of_a_task_reuses_its_image(tmp_path):
         return env._main_image_name
 
     name = start_and_stop(tmp_path / "one")
-    first = image_id(name)
+    first = image_id(engine, name)
     assert first, "the image outlives the trial that built it"
     assert start_and_stop(tmp_path / "two") == name
-    assert image_id(name) == first  # the same image, not a new build
+    assert image_id(engine, name) == first  # the same image, not a new build
 
 
-def test_agent_processes_are_killed_before_grading(tmp_path):
-    require_podman()
-    env = make_podman_env(tmp_path, TINY_TASK)
+def test_agent_processes_are_killed_before_grading(tmp_path, engine):
+    env = make_env(tmp_path, TINY_TASK, engine)
 
     async def scenario():
         await env.start(force_build=False)

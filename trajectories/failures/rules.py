@@ -41,6 +41,7 @@ INFRASTRUCTURE_ERROR = "infrastructure_error"
 CONFIGURATION_ERROR = "configuration_error"
 VERIFIER_ERROR = "verifier_error"
 AGENT_ERROR = "agent_error"
+SANDBOX_ENDED = "sandbox_ended"
 PROTECTED_FILE_MODIFIED = "protected_file_modified"
 BUDGET_EXHAUSTED = "budget_exhausted"
 BUILD_FAILED = "build_failed"
@@ -62,6 +63,7 @@ CAUSES: dict[str, str] = {
     NONDETERMINISTIC: "Nondeterministic",
     PROTECTED_FILE_MODIFIED: "Protected file modified",
     AGENT_ERROR: "Agent error",
+    SANDBOX_ENDED: "Sandbox ended by the agent",
     VERIFIER_ERROR: "Verifier error",
     INFRASTRUCTURE_ERROR: "Infrastructure error",
     CONFIGURATION_ERROR: "Configuration error",
@@ -78,6 +80,8 @@ CAUSE_HELP: dict[str, str] = {
     NONDETERMINISTIC: "the artifact's results changed between runs",
     PROTECTED_FILE_MODIFIED: "a file the instruction marks read-only was changed",
     AGENT_ERROR: "the agent failed (context length exceeded, unparseable reply, non-zero exit)",
+    SANDBOX_ENDED: "the agent's code ended its own sandbox (killed every process, ran out of memory or "
+    "processes, filled its disk past the task's storage): the agent's result, never retried",
     VERIFIER_ERROR: "the verifier timed out or left no readable reward",
     INFRASTRUCTURE_ERROR: "the sandbox failed to build or start, or the model provider failed (5xx, rate limit, "
     "no connection): not the agent's doing",
@@ -191,6 +195,9 @@ class Classification:
 # Reading exceptions ----------------------------------------------------------------
 
 AGENT_TIMEOUT_TYPES = {"AgentTimeoutError"}
+# The agent's code ended its own sandbox (evaluations.sandbox.errors): its
+# result, although the name says "Sandbox" as infrastructure errors do.
+SANDBOX_ENDED_TYPES = {"SandboxEndedByAgentError"}
 VERIFIER_EXCEPTION_TYPES = {
     "VerifierTimeoutError",
     "RewardFileNotFoundError",
@@ -262,7 +269,7 @@ _INFRA_MESSAGE = re.compile(
 
 
 def exception_family(exception_type: str, message: str = "") -> str:
-    """Sort a Harbor/litellm exception: timeout | verifier | configuration | provider | infrastructure | agent | "".
+    """Sort a Harbor/litellm exception: timeout | sandbox_ended | verifier | configuration | provider | infrastructure | agent | "".
 
     The one table for both the runner (configuration: fail at once;
     provider and infrastructure: retry; the rest is the agent's result)
@@ -273,6 +280,8 @@ def exception_family(exception_type: str, message: str = "") -> str:
         return ""
     if name in AGENT_TIMEOUT_TYPES:
         return "timeout"
+    if name in SANDBOX_ENDED_TYPES:
+        return "sandbox_ended"
     if name in VERIFIER_EXCEPTION_TYPES or name.startswith(("Verifier", "Reward")):
         return "verifier"
     if name in CONFIGURATION_EXCEPTION_TYPES:
@@ -563,9 +572,12 @@ _CORRECTNESS_STDOUT = re.compile(
 
 
 def detect_correctness_failed(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    # A verifier that found nothing to run also says "correctness": false
+    # (AutoLab's no_output_file): the artifact is missing, not wrong.
+    missing = detect_no_artifact(facts, thresholds)
     return (
         _reason_evidence(facts, _CORRECTNESS_REASON, exclude=_PROTECTED_REASON)
-        + _false_field_evidence(facts, _CORRECTNESS_KEYS)
+        + ([] if missing else _false_field_evidence(facts, _CORRECTNESS_KEYS))
         + _stdout_evidence(facts, _CORRECTNESS_STDOUT)
     )
 
@@ -642,6 +654,7 @@ class Rule:
 
 # The one table. Order = priority: the first row with evidence is the primary cause.
 RULES: tuple[Rule, ...] = (
+    Rule(SANDBOX_ENDED, _exception_of("sandbox_ended"), "the agent's code ended its sandbox (all killed, OOM, disk full)"),
     Rule(CONFIGURATION_ERROR, _exception_of("configuration"), "the key, model, endpoint or backend was set up wrong (4xx)"),
     Rule(INFRASTRUCTURE_ERROR, _exception_of("infrastructure"), "Harbor: the environment failed to build or start"),
     Rule(INFRASTRUCTURE_ERROR, _exception_of("provider"), "the model provider failed: 5xx, rate limit, no connection"),

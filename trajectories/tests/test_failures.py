@@ -66,6 +66,9 @@ CASES = [
      facts(verifier_fields={"reward": 0.0, "reason": "no_lora_file"}, agent_duration_sec=660, budget_sec=14400,
            n_benchmark_calls=1, verifier_stdout="ERROR: No LoRA file found at /app/output/lora.safetensors"),
      "zero", f.NO_ARTIFACT, [f.PREMATURE_TERMINATION]),
+    # AutoLab's verifiers say "correctness": false beside no_output_file: the artifact is missing, not wrong.
+    ("no output file, correctness false",
+     facts(verifier_fields={"reward": 0.0, "reason": "no_output_file", "correctness": False}), "zero", f.NO_ARTIFACT, []),
     ("missing output in stdout only",
      facts(verifier_stdout="[1/3] checking\nERROR: output file /app/out.bin does not exist\n"),
      "zero", f.NO_ARTIFACT, []),
@@ -134,6 +137,10 @@ CASES = [
     ("unknown exception type whose message names the provider",
      facts(exception_type="RuntimeError", exception_message="litellm.BadRequestError: invalid json in response",
            reward=None, verifier_fields={}), "no_reward", f.AGENT_ERROR, []),
+    # The agent's code ended its own sandbox: the name says "Sandbox", the cause is the agent's.
+    ("the agent killed every process of its sandbox",
+     facts(exception_type="SandboxEndedByAgentError", exception_message="the agent's code ended its sandbox: every "
+           "process in it was killed", reward=None, verifier_fields={}), "no_reward", f.SANDBOX_ENDED, []),
     ("environment failed to start",
      facts(exception_type="EnvironmentStartTimeoutError", reward=None, verifier_fields={}, agent_duration_sec=None,
            steps=[]), "infra_error", f.INFRASTRUCTURE_ERROR, []),
@@ -416,6 +423,8 @@ TRIAL_CASES = {
     "budget_exhausted": ("zero", f.BUDGET_EXHAUSTED, [f.NO_ARTIFACT]),
     "no_improvement": ("zero", f.NO_IMPROVEMENT, []),
     "agent_error": ("no_reward", f.AGENT_ERROR, []),
+    # Graded in a fresh sandbox after its own was ended: the zero is the agent's, never retried.
+    "sandbox_ended": ("zero", f.SANDBOX_ENDED, [f.NO_IMPROVEMENT]),
     "infrastructure_error": ("infra_error", f.INFRASTRUCTURE_ERROR, []),
     "configuration_error": ("infra_error", f.CONFIGURATION_ERROR, []),
     "verifier_error": ("no_reward", f.VERIFIER_ERROR, []),

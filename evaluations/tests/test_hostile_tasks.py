@@ -1,0 +1,105 @@
+"""The hostile-task suite (hostile.py) through the real runner, on every backend.
+
+Each backend runs every attack once, as the oracle of a sealed version's
+campaign, and each rollout must end with the honest reward (0), counted,
+its cause named, in one attempt; the host's files must be as they were and
+its secrets nowhere in what the trial left.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evaluations.campaigns import create_campaign, run_campaign_sync
+from tasks.models import BenchmarkVersion
+from tasks.services import import_tasks
+from trajectories.models import RolloutStatus
+
+from .container_helpers import require_engine
+from .hostile import ATTACKS, FORGED, host_secret, host_state, make_hostile_tasks
+from .runner_helpers import runner_settings, utility_entry
+from .sandbox_helpers import require_sandbox
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+MIB = 1 << 20
+
+
+def require_backend(backend: str) -> None:
+    if backend == "bubblewrap":
+        require_sandbox()
+    else:
+        require_engine(backend)
+
+
+def hostile_version(tmp_path: Path, *, sealed: bool = True, only: tuple[str, ...] = ()) -> BenchmarkVersion:
+    tasks = make_hostile_tasks(tmp_path / "hostile")
+    for folder in tasks.iterdir():
+        if only and folder.name not in only:
+            import shutil
+
+            shutil.rmtree(folder)
+    report = import_tasks(tasks, version="hostile")
+    assert report.ok, report.summary()
+    version = BenchmarkVersion.objects.get(name="hostile")
+    if version.sealed_grading != sealed:
+        version.sealed_grading = sealed
+        version.save(update_fields=["sealed_grading"])
+    return version
+
+
+def trial_texts(folder: Path) -> str:
+    return "\n".join(path.read_text(errors="replace") for path in folder.rglob("*") if path.is_file()
+                     and not path.is_symlink() and path.stat().st_size < 50 * MIB)
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "podman", "docker"])
+def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path):
+    require_backend(backend)
+    runner_settings(settings, tmp_path)
+    settings.KEEP_TRIAL_FOLDERS = True
+    version = hostile_version(tmp_path)
+    assert version.sealed_grading, "new versions seal grading"
+    before, secret = host_state(), host_secret()
+    model, harness = utility_entry("oracle")
+    campaign = create_campaign(model, harness, version, k=1, backend=backend, enqueue=False)
+
+    run_campaign_sync(campaign)
+
+    assert host_state() == before
+    seen = {}
+    for rollout in campaign.rollouts.select_related("task"):
+        name = rollout.task.name
+        events = list(rollout.events.values_list("detail", flat=True))
+        seen[name] = (rollout.reward, rollout.failure_cause)
+        assert rollout.status == RolloutStatus.FINISHED, (name, events)
+        assert rollout.reward == 0.0 and FORGED not in str(rollout.verifier_fields), (name, rollout.verifier_fields)
+        assert not rollout.infra_error and rollout.attempts == 1, (name, events)
+        assert rollout.failure_cause == ATTACKS[name].cause, (name, rollout.failure_cause, rollout.exception_message)
+        folder = settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name
+        if secret:
+            assert secret not in trial_texts(folder), name
+        if name == "disk_fill":
+            assert "storage_mb" in rollout.exception_message
+            size = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+            assert size < 300 * MIB, f"the trial folder holds {size // MIB} MB of a 256 MB task"
+        if name == "kill_everything":
+            assert "ended its sandbox" in rollout.exception_message
+    assert sorted(seen) == sorted(ATTACKS)
+    assert list(settings.SANDBOX_DIR.iterdir()) == []
+
+
+def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(settings, tmp_path):
+    """Why grading is sealed: on podman, Harbor's shared verifier finds the agent's python3 first on PATH."""
+    require_backend("podman")
+    runner_settings(settings, tmp_path)
+    version = hostile_version(tmp_path, sealed=False, only=("path_wrapper",))
+    task = version.tasks.get()
+    toml = Path(task.source_path) / "task.toml"
+    # The example's own task.toml asks for a separate verifier: this copy does not.
+    toml.write_text(toml.read_text().replace('environment_mode = "separate"', 'environment_mode = "shared"'))
+    model, harness = utility_entry("oracle")
+    campaign = create_campaign(model, harness, version, k=1, backend="podman", enqueue=False)
+    run_campaign_sync(campaign)
+    assert campaign.rollouts.get().reward == 1.0
