@@ -26,7 +26,8 @@ PACKAGES=python3,bash,coreutils,procps,tmux,ca-certificates
 force=0
 [ "${1:-}" = "--force" ] && force=1
 
-if [ $force = 0 ] && $ENGINE image exists "$IMAGE" 2>/dev/null; then
+# `image inspect`: podman's `image exists` has no Docker equivalent.
+if [ $force = 0 ] && $ENGINE image inspect "$IMAGE" >/dev/null 2>&1; then
   echo "base image $IMAGE is present"
   exit 0
 fi

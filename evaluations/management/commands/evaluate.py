@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluations.campaigns import (
     CampaignError,
     campaign_progress,
+    create_campaign,
     launch,
     preflight_here,
     resolve_tasks,
@@ -36,7 +37,8 @@ class Command(BaseCommand):
         parser.add_argument("--backend", default=Backend.DOCKER, choices=Backend.values)
         parser.add_argument("--wait", action="store_true", help="wait until every rollout has finished")
         parser.add_argument(
-            "--sync", action="store_true", help="run the rollouts in this process instead of on Celery workers"
+            "--sync", action="store_true",
+            help="run the rollouts here, each in a process of its own, instead of on Celery workers",
         )
         parser.add_argument(
             "--supersede", action="store_true",
@@ -87,7 +89,7 @@ class Command(BaseCommand):
         if report is not None and report.unsent:
             self.stderr.write(self.style.WARNING(report.message))
         if options["sync"]:
-            outcomes = run_campaign_sync(campaign)
+            outcomes = run_campaign_sync(campaign, own_process=True)
             self.stdout.write(", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())))
         elif options["wait"]:
             self.wait(campaign)
@@ -99,8 +101,9 @@ class Command(BaseCommand):
             report = preflight_here(model, harness, version, tasks, options["backend"])
             if not report.ok:
                 raise CommandError(f"preflight failed: {report.reason}")
-        return launch(model, harness, version, tasks=tasks, k=options["k"], backend=options["backend"],
-                      supersede=options["supersede"], preflight=False)
+        # Nothing is sent to the broker: a running worker would take rollouts of this campaign.
+        return create_campaign(model, harness, version, tasks=tasks, k=options["k"], backend=options["backend"],
+                               supersede=options["supersede"], enqueue=False)
 
     def wait(self, campaign: Campaign) -> None:
         last = None
