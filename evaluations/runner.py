@@ -187,7 +187,7 @@ def check_can_run_here(rollout: Rollout) -> None:
     if problems:
         raise RunnerConfigError("; ".join(problems))
     if rollout.task.version.sealed_grading:
-        from .sandbox.sealing import CannotSeal, seal_task_dir
+        from tasks.sealing import CannotSeal, seal_task_dir
 
         try:
             seal_task_dir(task_path(rollout))

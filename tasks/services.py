@@ -59,6 +59,8 @@ class TaskImportResult:
     fields: dict[str, Any] = field(default_factory=dict)
     changed_fields: list[str] = field(default_factory=list)
     error: str = ""
+    # What the version's grading cannot honour of the task's declarations (imported all the same).
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "path": self.path, "outcome": self.outcome}
@@ -68,6 +70,8 @@ class TaskImportResult:
             data["fields"] = self.fields
             if self.changed_fields:
                 data["changed_fields"] = self.changed_fields
+            if self.warnings:
+                data["warnings"] = self.warnings
         return data
 
 
@@ -208,7 +212,22 @@ def import_task_dir(directory: Path, version: BenchmarkVersion, seen: dict[str, 
         outcome,
         fields={key: getattr(parsed, key) for key in SUMMARY_FIELDS},
         changed_fields=changed,
+        warnings=grading_warnings(directory, version),
     )
+
+
+def grading_warnings(directory: Path, version: BenchmarkVersion) -> list[str]:
+    """What sealed grading cannot honour of what the task declares, when the version seals grading."""
+    if not version.sealed_grading or not (directory / "environment").is_dir():
+        return []  # nothing to run: no grading to seal
+    from .sealing import CannotSeal, seal_task_dir
+
+    try:
+        return seal_task_dir(directory).warnings
+    except CannotSeal as error:
+        return [f"{error}: its rollouts cannot run on this version until it declares them"]
+    except ValueError as error:  # pydantic's: Harbor's reading of task.toml refused it
+        return [f"Harbor cannot read its task.toml ({error}): its rollouts cannot run"]
 
 
 def _too_long(parsed: ParsedTask) -> str:

@@ -71,7 +71,7 @@ from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.task.config import NetworkMode, TaskOS
 
 from . import storage
-from .dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
+from tasks.dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
 from .errors import SandboxEndedByAgentError
 from .staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
 from autolab_site.safe_files import UnsafePath, copy_file, copy_tree

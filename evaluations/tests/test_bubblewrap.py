@@ -15,7 +15,7 @@ from evaluations.sandbox.bubblewrap import (
     check_task_dir,
     sandbox_pids,
 )
-from evaluations.sandbox.dockerfile import CopyStep, RunStep, parse_dockerfile
+from tasks.dockerfile import CopyStep, RunStep, parse_dockerfile
 
 from .sandbox_helpers import TINY_TASK, require_sandbox
 

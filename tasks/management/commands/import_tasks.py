@@ -70,6 +70,8 @@ def json_document(report) -> dict:
             entry["reference"] = result.fields.get("reference_score")
             if result.changed_fields:
                 entry["changed_fields"] = result.changed_fields
+            if result.warnings:
+                entry["warnings"] = result.warnings
         tasks.append(entry)
     return {"version": report.version, "path": report.path, "tasks": tasks, "counts": report.counts}
 
@@ -92,4 +94,4 @@ def describe(result: TaskImportResult) -> str:
         f"{fields.get('metric')} ({fields.get('direction')} is better), "
         f"{number(fields.get('baseline_score'))} → {number(fields.get('reference_score'))}, "
         f"{budget_text}, {gpu_text}"
-    )
+    ) + "".join(f"\n  warning: {warning}" for warning in result.warnings)
