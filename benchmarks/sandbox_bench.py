@@ -1,19 +1,21 @@
-"""What a sandbox costs a trial, side by side: podman, bubblewrap, and no sandbox at all.
+"""What a sandbox costs a trial, and what sealed grading adds, side by side on every backend.
 
     .venv/bin/python benchmarks/sandbox_bench.py [--n 3]
 
-One Harbor `nop` trial of the runner's tiny test task on each backend,
-`--n` times, all in one run (this machine's speed drifts):
+One Harbor `nop` trial of the runner's tiny test task per row, `--n` times,
+all in one run (this machine's speed drifts):
 
 - nothing: Harbor's calls on a no-op environment (every exec succeeds at
   once): what Harbor itself costs, the floor;
-- bubblewrap: our host sandbox;
-- podman, first build: the task's image removed first, so the trial builds it;
-- podman, cached: the image is there (a second trial of the same task).
+- bubblewrap, podman, docker: each shared (the verifier in the agent's
+  sandbox) and sealed (`SealedTrial`: a second environment for the
+  verifier), the containers' first build (the task's image removed first)
+  and cached (a second trial of the same task).
 
-Printed per backend: the median overhead from the trial's start to the
-agent's start, and from the verifier's end to the trial's end (the
-sandbox stopped and removed), each beside the no-op floor as a ratio.
+Printed per row: the median overhead from the trial's start to the agent's
+start beside the no-op floor, the verifier's phase (for sealed trials, its
+environment's start and stop included), and the whole trial; and per
+backend what sealing adds to a trial, in seconds and as a ratio.
 """
 from __future__ import annotations
 
@@ -97,11 +99,13 @@ def environment(backend: str, sandbox_root: Path):
     return get(backend).environment(sandbox_root)
 
 
-def one_trial(base: Path, backend: str) -> dict[str, float]:
-    """(start -> agent start, verifier end -> trial end) in seconds, for one nop trial."""
+def one_trial(base: Path, backend: str, *, sealed: bool = False) -> dict[str, float]:
+    """(start -> agent start, verifier phase, whole trial) in seconds, for one nop trial."""
     from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig, VerifierConfig
     from harbor.trial.hooks import TrialEvent
     from harbor.trial.trial import Trial
+
+    from evaluations.sandbox.sealing import SealedTrial
 
     config = TrialConfig(
         task=TaskConfig(path=TASK), trials_dir=base / "trials", trial_name=f"bench__{uuid.uuid4().hex[:6]}",
@@ -112,7 +116,7 @@ def one_trial(base: Path, backend: str) -> dict[str, float]:
     marks: dict[str, float] = {}
 
     async def run():
-        trial = await Trial.create(config)
+        trial = await (SealedTrial if sealed else Trial).create(config)
 
         def mark(name: str):
             async def hook(event) -> None:
@@ -127,59 +131,73 @@ def one_trial(base: Path, backend: str) -> dict[str, float]:
         return result
 
     result = asyncio.run(run())
-    verifier_end = result.verifier.finished_at.timestamp() if result.verifier else None
-    ended = result.finished_at.timestamp()
+    if result.exception_info is not None:
+        raise RuntimeError(f"{backend}: {result.exception_info.exception_type}: {result.exception_info.exception_message}")
+    verifier = result.verifier
     return {
         "to_agent": marks["agent_start"] - marks["start"],
-        # Harbor records the verifier's end and the trial's end on the same clock.
-        "after_verifier": (ended - verifier_end) if verifier_end else float("nan"),
+        "verifier": (verifier.finished_at - verifier.started_at).total_seconds() if verifier else float("nan"),
         "total": marks["end"] - marks["start"],
     }
 
 
-def remove_task_images() -> None:
-    listed = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"],
+def remove_task_images(engine: str) -> None:
+    listed = subprocess.run([engine, "images", "--format", "{{.Repository}}:{{.Tag}}"],
                             capture_output=True, text=True).stdout.split()
     for image in listed:
-        if image.startswith("localhost/hb__"):
-            subprocess.run(["podman", "rmi", "-f", image], capture_output=True)
+        if image.startswith(("localhost/hb__", "hb__")):
+            subprocess.run([engine, "rmi", "-f", image], capture_output=True)
+
+
+def rows_for(backend: str) -> list[tuple[str, str, bool, bool]]:
+    """(row name, backend, sealed, first build) for one backend."""
+    if backend == "bubblewrap":
+        return [("bubblewrap, shared", backend, False, False), ("bubblewrap, sealed", backend, True, False)]
+    return [
+        (f"{backend}, shared, first build", backend, False, True), (f"{backend}, sealed, first build", backend, True, True),
+        (f"{backend}, shared, cached", backend, False, False), (f"{backend}, sealed, cached", backend, True, False),
+    ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=3, help="trials per backend")
+    parser.add_argument("--n", type=int, default=3, help="trials per row")
     args = parser.parse_args()
     import django
 
     django.setup()
     from evaluations.sandbox.backends import get
 
-    runs: dict[str, list[dict[str, float]]] = {"nothing": [], "bubblewrap": [], "podman, first build": [],
-                                                "podman, cached": []}
-    unavailable = {name: get(name).host_problems() for name in ("bubblewrap", "podman")}
+    backends = ("bubblewrap", "podman", "docker")
+    unavailable = {name: get(name).host_problems() for name in backends}
+    rows = [("nothing", "nothing", False, False)]
+    rows += [row for name in backends if not unavailable[name] for row in rows_for(name)]
+    runs: dict[str, list[dict[str, float]]] = {row[0]: [] for row in rows}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         for _ in range(args.n):
-            runs["nothing"].append(one_trial(base, "nothing"))
-            if not unavailable["bubblewrap"]:
-                runs["bubblewrap"].append(one_trial(base, "bubblewrap"))
-            if not unavailable["podman"]:
-                remove_task_images()
-                runs["podman, first build"].append(one_trial(base, "podman"))
-                runs["podman, cached"].append(one_trial(base, "podman"))
-    floor = {key: statistics.median(run[key] for run in runs["nothing"]) for key in ("to_agent", "after_verifier")}
-    print(f"nop trial of tiny_sum, {args.n} per backend; medians (ratio to no sandbox)")
-    print(f"{'backend':<22}{'start -> agent':>18}{'verifier -> end':>22}{'whole trial':>14}")
-    for name, results in runs.items():
-        if not results:
-            problems = unavailable["podman" if name.startswith("podman") else name]
-            print(f"{name:<22}  unavailable: {'; '.join(problems)}")
-            continue
-        to_agent = statistics.median(r["to_agent"] for r in results)
-        after = statistics.median(r["after_verifier"] for r in results)
-        total = statistics.median(r["total"] for r in results)
-        print(f"{name:<22}{to_agent * 1000:>10.0f} ms {to_agent / floor['to_agent']:>5.0f}x"
-              f"{after * 1000:>12.0f} ms {after / max(floor['after_verifier'], 1e-4):>6.0f}x{total:>12.1f} s")
+            for name, backend, sealed, first_build in rows:  # interleaved: drift touches every row alike
+                if first_build:
+                    remove_task_images(backend)
+                runs[name].append(one_trial(base, backend, sealed=sealed))
+    median = {name: {key: statistics.median(r[key] for r in results) for key in results[0]}
+              for name, results in runs.items()}
+    floor = median["nothing"]["to_agent"]
+    print(f"nop trial of tiny_sum, {args.n} per row; medians (start -> agent as a ratio to no sandbox)")
+    print(f"{'row':<34}{'start -> agent':>18}{'verifier phase':>16}{'whole trial':>13}")
+    for name, figures in median.items():
+        print(f"{name:<34}{figures['to_agent'] * 1000:>9.0f} ms {figures['to_agent'] / floor:>5.0f}x"
+              f"{figures['verifier']:>14.2f} s{figures['total']:>11.2f} s")
+    for name in backends:
+        if unavailable[name]:
+            print(f"{name:<34}unavailable: {'; '.join(unavailable[name])}")
+    print("\nwhat sealed grading adds to a trial (a second environment for the verifier):")
+    for name in backends:
+        for suffix in ("", ", first build", ", cached"):
+            shared, sealed = f"{name}, shared{suffix}", f"{name}, sealed{suffix}"
+            if shared in median and sealed in median:
+                added = median[sealed]["total"] - median[shared]["total"]
+                print(f"  {name + suffix:<30}+{added:6.2f} s per trial ({median[sealed]['total'] / median[shared]['total']:.2f}x)")
     return 0
 
 

@@ -2,8 +2,8 @@
 
 Plugged in with `EnvironmentConfig(import_path="evaluations.sandbox.containers:PodmanSandbox")`
 (or `DockerSandbox`). Harbor's orchestrator does the work (compose build,
-up, exec, cp, down, GPU device requests); these subclasses change four
-things:
+up, exec, cp, down, GPU device requests); these subclasses change what
+follows:
 
 - **No trial folder in the container.** Harbor's log binds are redirected
   to staging folders, and downloads are link-refusing copies (staging.py):
@@ -22,11 +22,22 @@ things:
   and is not deleted at the end (Harbor's `down --rmi local` would): a
   second trial of the same task reuses it.
 - **Nothing the agent started survives into grading.** `begin_verification`
-  (the runner calls it at AGENT_END) kills every process in the container
-  but its init before the verifier runs.
+  (the runner calls it at AGENT_END) freezes the container and kills every
+  process in it but its init and keep-alive, from the host side: a fork
+  bomb that holds every process slot leaves no room for a command inside.
+- **The agent's crash is its own.** A command that fails because the
+  container is gone, while the engine answers, raises
+  SandboxEndedByAgentError (errors.py): the agent's code killed every
+  process, ran out of memory, or passed `storage_mb`, which a watchdog
+  checks every few seconds (storage.py) since overlay without quotas
+  cannot cap it. Downloads stop at `storage_mb` too.
+- **Compose v1** (Debian's docker-compose): `exec -T`, and no SELinux
+  labels on binds, which it refuses.
 
-`_docker_compose_paths` and `_egress_control_kernel_support` are Harbor
-internals: the Harbor version is pinned (pyproject) and tests cover both.
+`_docker_compose_paths`, `_egress_control_kernel_support`,
+`_run_docker_compose_command` and Harbor's compose project naming are
+Harbor internals: the Harbor version is pinned (pyproject) and tests cover
+them on both engines.
 """
 from __future__ import annotations
 

@@ -181,6 +181,60 @@ def test_sandbox_isolation_phases_and_cleanup(tmp_path, monkeypatch):
 
 
 @pytest.mark.sandbox
+def test_no_host_etc_and_a_root_the_agent_cannot_change(tmp_path):
+    """The sandbox's /etc is its own, and outside its workspace, /tmp, /var/tmp and $HOME its root is read-only.
+
+    It once read the host's /etc/shadow, and an agent swapped /bin (a link
+    in the sandbox's writable root) for a folder of its own.
+    """
+    require_sandbox()
+    env = make_env(tmp_path)
+
+    async def scenario() -> tuple[str, str]:
+        await env.start(force_build=False)
+        try:
+            agent = await env.exec(
+                "head -1 /etc/shadow 2>/dev/null || echo no-shadow; cat /etc/hostname; cut -d: -f1 /etc/passwd | tr '\\n' ' '; "
+                "echo; ls /etc/ssh 2>/dev/null || echo no-ssh; "
+                "rm /bin 2>/dev/null || echo bin-kept; mkdir /fakebin 2>/dev/null || echo root-ro; "
+                "touch /etc/x 2>/dev/null || echo etc-ro; "
+                "for place in /app /tmp /var/tmp /root; do touch $place/x && echo $place-rw; done; "
+                "awk 'BEGIN { print \"awk-runs\" }'; python3 -c 'import ssl; print(\"ssl-loads\")'"
+            )
+            await env.begin_verification()
+            verify = await env.exec("mkdir /graded && echo verifier-root-rw")
+            return agent.stdout or "", verify.stdout or ""
+        finally:
+            await env.stop(delete=True)
+
+    agent, verify = asyncio.run(scenario())
+    lines = agent.splitlines()
+    assert lines[:4] == ["no-shadow", "sandbox", "root nobody ", "no-ssh"], agent
+    for word in ("bin-kept", "root-ro", "etc-ro", "/app-rw", "/tmp-rw", "/var/tmp-rw", "/root-rw", "awk-runs", "ssl-loads"):
+        assert word in lines, (word, agent)
+    assert verify.strip() == "verifier-root-rw"
+    assert Path("/bin").is_symlink()  # the host's, untouched
+
+
+@pytest.mark.sandbox
+def test_the_verifier_phase_can_run_the_agents_code_as_nobody_and_the_agent_phase_cannot(tmp_path):
+    require_sandbox()
+    env = make_env(tmp_path)
+    drop = "setpriv --reuid=65534 --regid=65534 --clear-groups id -u 2>/dev/null || echo cannot-drop"
+
+    async def scenario() -> tuple[str, str]:
+        await env.start(force_build=False)
+        try:
+            agent = await env.exec(drop)
+            await env.begin_verification()
+            return agent.stdout.strip(), (await env.exec(drop)).stdout.strip()
+        finally:
+            await env.stop(delete=True)
+
+    assert asyncio.run(scenario()) == ("cannot-drop", "65534")
+
+
+@pytest.mark.sandbox
 def test_process_limit(tmp_path):
     require_sandbox()
     env = make_env(tmp_path, max_processes=15)
