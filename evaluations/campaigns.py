@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories import services as trajectories
 
 from . import dispatch, lifecycle
 from .models import AgentModel, Backend, Campaign, Harness
@@ -410,6 +411,8 @@ def cell_label(rollout: Rollout) -> str:
     """A grid cell's state as people read it: "failed (configuration error)", "queued (retry 2)"."""
     if rollout.status == RolloutStatus.FAILED and rollout.infra_error:
         return "failed (configuration error)" if rollout.failure_cause == "configuration_error" else "failed (infrastructure)"
+    if rollout.status in (RolloutStatus.FINISHED, RolloutStatus.FAILED) and trajectories.ended_its_sandbox(rollout):
+        return f"{rollout.status} ({trajectories.cause_label(rollout.failure_cause).lower()})"
     if rollout.status == RolloutStatus.QUEUED and rollout.attempts:
         return f"queued (attempt {rollout.attempts + 1} next)"
     if rollout.cancel_requested and rollout.status in ACTIVE_STATUSES:

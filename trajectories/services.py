@@ -28,7 +28,7 @@ from trajectories.storing import artifacts, bulk, uploads
 from trajectories.reading import native_formats
 from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import classify_and_store
-from trajectories.failures.rules import exception_family
+from trajectories.failures.rules import CAUSES, SANDBOX_ENDED, exception_family
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
@@ -273,3 +273,13 @@ def anchors_in_use(task) -> list[AnchorsInUse]:
     order = {"reproduced": 0, "unchecked": 1, "mismatch": 2}
     keys = sorted(groups, key=lambda k: (-groups[k], order.get(k[0], 3)))
     return [AnchorsInUse(samples[k], groups[k]) for k in keys]
+
+
+def ended_its_sandbox(rollout: Rollout) -> bool:
+    """The rollout's cause says its agent's code ended its own sandbox (counted, never retried)."""
+    return rollout.failure_cause == SANDBOX_ENDED
+
+
+def cause_label(cause: str) -> str:
+    """A failure cause as the pages name it ("Sandbox ended by the agent")."""
+    return CAUSES.get(cause, cause)

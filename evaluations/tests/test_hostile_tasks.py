@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from evaluations.campaigns import create_campaign, run_campaign_sync
 from tasks.models import BenchmarkVersion
@@ -88,6 +89,10 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path)
             assert "ended its sandbox" in rollout.exception_message
     assert sorted(seen) == sorted(ATTACKS)
     assert list(settings.SANDBOX_DIR.iterdir()) == []
+    # The grid and the failure taxonomy name the new cause.
+    grid = Client().get(f"/campaigns/{campaign.pk}/progress.json").json()
+    labels = {row["task"]: row["cells"][0]["label"] for row in grid["rows"]}
+    assert labels["kill_everything"] == labels["disk_fill"] == "finished (sandbox ended by the agent)", labels
 
 
 def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(settings, tmp_path):
