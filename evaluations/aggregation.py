@@ -68,19 +68,6 @@ def disposition(status: str, superseded: bool, infra_error: bool) -> str:
     return COUNTED
 
 
-def rollout_score(reward: float | None, clip: bool) -> float:
-    """The score a counted rollout contributes: a missing reward is a 0.
-
-    The stored reward is the verifier's own; versions that clip (v1.1 on)
-    clip here, so re-publishing v1.0 numbers unclipped stays possible.
-    """
-    if reward is None or not math.isfinite(reward):
-        return 0.0
-    if clip:
-        return min(1.0, max(0.0, reward))
-    return float(reward)
-
-
 @dataclass
 class ScoreTable:
     """Counted rollout scores of entries on the tasks of one version.

@@ -14,6 +14,7 @@ from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from tasks.scoring import clipped
 from trajectories.failures import service as failure_service
 from trajectories.failures.rules import FLAGS
 from trajectories.models import Rollout
@@ -282,6 +283,8 @@ def rollout_row(r: Rollout) -> dict:
             r.task.version.scoring, r.task.version.clip_rewards,
         ),
         "score_log": list(r.score_log or []),
+        # The version clipped the verifier's reward to [0, 1] for the figures ("score" is the clipped one).
+        "clipped": clipped(r.reward, r.task.version.clip_rewards),
         "kind": r.model.kind,
         "counted": agg.disposition(r.status, r.superseded, r.infra_error),
         "superseded": r.superseded,

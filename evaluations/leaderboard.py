@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from tasks.models import BenchmarkVersion, Task
-from tasks.scoring import BEST_OF_SCORE_LOG, run_score
+from tasks.scoring import BEST_OF_SCORE_LOG, counted_reward, run_score
 from trajectories.models import Rollout
 
 from . import aggregation as agg
@@ -205,7 +205,7 @@ def _published(
         return groups[key]
 
     for row in scores.select_related("model", "harness").order_by("model__name", "harness__name", "source", "task_id", "rollout_index"):
-        group_of(row)["scores"][row.task_id].append(agg.rollout_score(row.score, version.clip_rewards))
+        group_of(row)["scores"][row.task_id].append(counted_reward(row.score, version.clip_rewards))
     scored = [g for g in groups.values() if g["scores"]]
     table = agg.ScoreTable(
         entries=[g["key"] for g in scored],
@@ -254,6 +254,8 @@ class Counted:
     rollout_ids: dict[tuple[str, int], list[int]] = field(default_factory=lambda: defaultdict(list))
     excluded: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     flagged: dict[tuple[str, int], list[int]] = field(default_factory=lambda: defaultdict(list))
+    # Counted rollouts whose score the version clipped to [0, 1] (a verifier wrote 1.07).
+    clipped: dict[tuple[str, int], list[int]] = field(default_factory=lambda: defaultdict(list))
     # Usage per (entry, category); category None is all tasks.
     usage: dict[tuple[str, str | None], agg.Usage] = field(default_factory=lambda: defaultdict(agg.Usage))
     # Per entry and task: each counted rollout's (curve points, (end, score)).
@@ -277,8 +279,8 @@ def counted_score(r: dict, task: dict, convention: str, clip: bool) -> float:
     """A counted rollout's score under its version's convention (tasks.scoring.run_score), a missing one 0."""
     if convention == BEST_OF_SCORE_LOG:
         score = run_score(convention, r["reward"], [s for _, s in _score_log(r.get("score_log"))], task.get("final_only", False))
-        return agg.rollout_score(score, clip)
-    return agg.rollout_score(r["reward"], clip)
+        return counted_reward(score, clip)
+    return counted_reward(r["reward"], clip)
 
 
 def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, convention: str = "") -> Counted:
@@ -293,6 +295,8 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, conven
             continue
         task = task_by_id.get(r["task_id"], {})
         score = counted_score(r, task, convention, clip)
+        if clip and counted_score(r, task, convention, False) != score:
+            counted.clipped[(key, r["task_id"])].append(r["id"])
         counted.scores[(key, r["task_id"])].append(score)
         counted.rollout_ids[(key, r["task_id"])].append(r["id"])
         seconds = None
@@ -308,7 +312,7 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, conven
         if convention == BEST_OF_SCORE_LOG:
             points = _score_log(r.get("score_log"))
             length = seconds if seconds is not None else max((t for t, _ in points), default=0.0)
-            final = agg.rollout_score(r["reward"], clip) if r["reward"] is not None else None
+            final = counted_reward(r["reward"], clip) if r["reward"] is not None else None
             if clip:
                 points = [(t, min(1.0, max(0.0, s))) for t, s in points]
             counted.runs[key][r["task_id"]].append(
@@ -381,6 +385,7 @@ def _cells(tasks: list[dict], keys: list[str], counted: Counted) -> dict[int, di
                 "rollout_ids": ids,
                 "best_rollout_id": ids[best_at] if best_at is not None else None,
                 "infra_rollout_ids": infra,
+                "clipped_rollout_ids": counted.clipped.get((key, task["id"]), []),
             }
         cells[task["id"]] = row
     return cells

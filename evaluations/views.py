@@ -291,6 +291,8 @@ def cell_title(task: dict, entry: dict, cell: dict | None) -> str:
     text = f"{who}\nAvg {cell['avg'] or 0:.3f} · Best {cell['best'] or 0:.3f}\nrollouts: {scores}"
     if cell["infra_rollout_ids"]:
         text += f"\n{len(cell['infra_rollout_ids'])} infrastructure error(s) excluded"
+    if cell.get("clipped_rollout_ids"):
+        text += f"\n{len(cell['clipped_rollout_ids'])} reward(s) above 1 counted as 1.0 (this version clips rewards)"
     return text
 
 
@@ -313,6 +315,9 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "order_query": query_without(request, "order"),
         "entry_figures": [lb.figures_of(e, category) or {} for e in entries],
+        # The footnotes of the marks some cell carries, and of no other.
+        "any_infra": any(c["cell"] and c["cell"]["infra_rollout_ids"] for r in rows for c in r["cells"]),
+        "any_clipped": any(c["cell"] and c["cell"].get("clipped_rollout_ids") for r in rows for c in r["cells"]),
         **filter_choices(data),
     }
     return render(request, "evaluations/heatmap.html", context)

@@ -16,9 +16,10 @@ The rule (`resolve`):
 2. The verifier's metric: reward.json's `metric`, else `optimized_score`,
    else the `score` of `optimized_score.json`.
 3. Every (baseline, reference) pair whose reference beats its baseline in
-   the task's direction is scored under the task's rule (with the version's
-   clipping); a pair reproduces the reward when it lands within TOLERANCE of
-   it. Pairs that reproduce it before flooring and clipping come first
+   the task's direction is scored under the task's rule, with the version's
+   clipping and without it (a verifier may write a reward above 1 that the
+   board clips); a pair reproduces the reward when it lands within TOLERANCE
+   of it. Pairs that reproduce it before flooring and clipping come first
    (every pair turns a metric below both baselines into 0), then the
    verifier's own anchors before task.toml's, in the order reported.
 4. The first reproducing pair is the rollout's anchors (REPRODUCED). With no
@@ -181,8 +182,11 @@ def resolve(
             if not anchors_agree(direction, baseline.value, reference.value):
                 continue
             tried += 1
-            score = score_with(rule, metric, baseline.value, reference.value, clip, transform, offset)
-            if score is None or abs(score - reward) > tolerance:
+            # A verifier may write its reward unclipped on a version that
+            # clips (the board clips it): either form may be the one it wrote.
+            scores = {score_with(rule, metric, baseline.value, reference.value, capped, transform, offset)
+                      for capped in (clip, False)}
+            if not any(score is not None and abs(score - reward) <= tolerance for score in scores):
                 continue
             raw = raw_score(rule, metric, baseline.value, reference.value, transform, offset)
             exact = raw is not None and abs(raw - reward) <= tolerance

@@ -92,6 +92,24 @@ def _bounded(reward: float, clip: bool) -> float:
     return min(1.0, reward) if clip else reward
 
 
+def counted_reward(reward: float | None, clip: bool) -> float:
+    """What a counted rollout's reward contributes to the figures: a missing one is 0.
+
+    The stored reward is the verifier's own; versions that clip (v1.1 on)
+    clip here, so re-publishing v1.0 numbers unclipped stays possible.
+    """
+    if reward is None or not math.isfinite(reward):
+        return 0.0
+    if clip:
+        return min(1.0, max(0.0, reward))
+    return float(reward)
+
+
+def clipped(reward: float | None, clip: bool) -> bool:
+    """True when the version's clipping changes this reward (a verifier wrote more than 1, or less than 0)."""
+    return reward is not None and math.isfinite(reward) and counted_reward(reward, clip) != reward
+
+
 def log_stretch(value: float, baseline: float, reference: float, clip: bool = True) -> float:
     """0.5 * ln(baseline/value) / ln(baseline/reference), floored at 0.
 

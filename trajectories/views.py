@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from evaluations.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
-from tasks.scoring import run_score
+from tasks.scoring import clipped, counted_reward, run_score
 
 from trajectories.storing import artifacts
 from trajectories import explorer
@@ -242,6 +242,9 @@ def rollout_detail(request, pk: int):
         "anchors": explorer.rollout_anchors(rollout),
         "files_changed": explorer.file_changes(rollout.files_changed),
         "score_log": _score_log_summary(rollout),
+        # A reward the version clips: shown as the verifier wrote it, beside what the board counts.
+        "counted_reward": counted_reward(rollout.reward, rollout.task.version.clip_rewards)
+        if clipped(rollout.reward, rollout.task.version.clip_rewards) else None,
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,

@@ -202,8 +202,11 @@ def test_disposition(status, superseded, infra, expected):
     "reward, clip, expected",
     [(None, True, 0.0), (1.7, True, 1.0), (1.7, False, 1.7), (-0.2, True, 0.0), (0.42, True, 0.42), (float("nan"), False, 0.0)],
 )
-def test_rollout_score(reward, clip, expected):
-    assert agg.rollout_score(reward, clip) == pytest.approx(expected)
+def test_counted_reward(reward, clip, expected):
+    from tasks.scoring import clipped, counted_reward
+
+    assert counted_reward(reward, clip) == pytest.approx(expected)
+    assert clipped(reward, clip) == (reward is not None and reward == reward and expected != reward)
 
 
 def test_pareto_frontier():

@@ -78,3 +78,20 @@ def test_tasks_ordered_by_mean_score_within_their_category(client, world):
     assert [r["task"]["name"] for r in rows] == ["t2", "t1", "t3", "t4"]
     assert rows[0]["mean"] == pytest.approx(0.375)
     assert task_order(client.get(reverse("evaluations:heatmap"), {"order": "task"}).content.decode()) == ["t1", "t2", "t3", "t4"]
+
+
+def test_a_clipped_reward_is_shown_as_written_and_marked_where_the_board_clips_it(client):
+    """A verifier wrote 1.0711 on a version that clips: the board counts 1.0 and every page says so."""
+    from trajectories.tests import factories
+
+    task = factories.make_task("lora", direction="higher", baseline_score=0.0, reference_score=0.88)
+    rollout = factories.make_rollout(task, status="finished", reward=1.0711, verifier_fields={"reward": 1.0711})
+    heat = client.get(reverse("evaluations:heatmap")).content.decode()
+    cell = heat.split(f"/rollouts/?task={task.id}", 1)[1][:400]
+    assert ">1.000†</a>" in cell and "1 reward(s) above 1 counted as 1.0" in cell
+    assert "† a verifier's reward above 1 counts as 1.0" in heat
+    assert "* an infrastructure error" not in heat  # no cell has a star: no footnote about one
+    page = client.get(f"/rollouts/{rollout.pk}/").content.decode()
+    assert "counted as 1.0: this version clips rewards to [0, 1]" in page and "1.0711" in page
+    (record,) = client.get(f"/api/v1/rollouts/?task={task.id}").json()["results"]
+    assert (record["reward"], record["score"], record["clipped"]) == (1.0711, 1.0, True)

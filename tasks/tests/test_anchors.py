@@ -26,6 +26,29 @@ def resolve(fields, outputs=None, rule=ANCHORED_LINEAR, direction="higher", base
     return anchors.resolve(rule, direction, clip, base, ref, reward, fields, outputs or {})
 
 
+# A flux2_klein_lora-like verifier whose LoRA beat its reference: it writes the
+# unclipped reward, metric / reference_score (its baseline 0), on a version
+# that clips (the board counts it as 1.0).
+ABOVE_ONE_FIELDS = {
+    "reward": 1.0711,
+    "metric": 0.6641,
+    "optimized_score": 0.6641,
+    "baseline_score_measured": 0.4918,
+    "baseline_score_task_toml": 0.0,
+    "reference_score": 0.62,
+}
+
+
+def test_a_reward_above_one_on_a_clipping_version_is_reproduced_unclipped():
+    """It once fell back to task.toml's anchors: the clipped score (1.0) was compared with the raw reward."""
+    found = resolve(ABOVE_ONE_FIELDS, clip=True)
+    assert found.status == anchors.REPRODUCED
+    assert (found.baseline, found.reference) == (0.0, 0.62)
+    assert found.reference_sources == ("reward.json reference_score",)
+    # Unclipped versions read it the same way.
+    assert resolve(ABOVE_ONE_FIELDS, clip=False).status == anchors.REPRODUCED
+
+
 def test_flux_reward_is_reproduced_by_the_toml_baseline_and_the_verifiers_reference():
     found = resolve(FLUX_FIELDS, FLUX_OUTPUTS)
     assert found.status == anchors.REPRODUCED
