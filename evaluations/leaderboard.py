@@ -37,7 +37,10 @@ from .models import AgentModel, Entry, Harness, PublishedFigure, PublishedResult
 
 GENERATION_KEY = "evaluations:board-generation"
 BOARD_TIMEOUT = 24 * 3600
-BUDGET_GRID = np.linspace(0.0, 1.0, 41)
+# Fractions of the time budget, k/40 each as the correctly rounded division
+# (linspace's 0.30000000000000004 is not 0.3): a score logged at 30% of the
+# budget, itself t / budget, falls on the grid point and not beside it.
+BUDGET_GRID = np.arange(41) / 40
 N_RESAMPLES = agg.DEFAULT_RESAMPLES
 
 
@@ -152,7 +155,7 @@ def _curve_points(curve: Any, budget: float | None, clip: bool) -> list[tuple[fl
         if isinstance(p, dict) and p.get("t") is not None and p.get("best_score") is not None
     ]
     if clip:
-        points = [(t, min(1.0, max(0.0, s))) for t, s in points]
+        points = [(t, counted_reward(s, clip)) for t, s in points]
     return points
 
 
@@ -314,7 +317,7 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, conven
             length = seconds if seconds is not None else max((t for t, _ in points), default=0.0)
             final = counted_reward(r["reward"], clip) if r["reward"] is not None else None
             if clip:
-                points = [(t, min(1.0, max(0.0, s))) for t, s in points]
+                points = [(t, counted_reward(s, clip)) for t, s in points]
             counted.runs[key][r["task_id"]].append(
                 tc.Run(points=tuple(points), end=length, final=final, final_only=task.get("final_only", False))
             )
@@ -497,7 +500,7 @@ def _time_curves(version: BenchmarkVersion, entries: list[dict], table: agg.Scor
                 "cost": tc.cost_points(curve, rate),
                 "n_runs": sum(len(r) for r in mine.values()),
             }
-        result["scopes"][scope or ""] = {"budgets": budgets, "elapsed": elapsed, "entries": per_entry}
+        result["scopes"][scope or ""] = {"budgets": [float(b) for b in budgets], "elapsed": elapsed, "entries": per_entry}
     return result
 
 

@@ -21,11 +21,17 @@ score log. Definitions, as RE-Bench's paper plots them:
 - Score against cost (`cost_points`): every point of the best-allocation
   curve at its cost, the budget times the entry's dollars per hour (agents:
   their rollouts' recorded cost over their hours; humans: the staff-set rate).
+
+Budgets and cuts are exact (`Fraction`s; the grid in whole seconds but for
+its ends, which are the data's own values): a cut of 8 h / 2 is 4 h, so a
+score logged at exactly 4 h counts, where floating point once cut at
+14399.99999999999 s and dropped it.
 """
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -42,8 +48,8 @@ class Run:
     final_only: bool = False
 
 
-def score_at(run: Run, cut: float) -> float:
-    """The run's score had it stopped at `cut` seconds (see the module doc)."""
+def score_at(run: Run, cut: float | Fraction) -> float:
+    """The run's score had it stopped at `cut` seconds (see the module doc); float and Fraction compare exactly."""
     seen = [(t, s) for t, s in sorted(run.points) if t <= cut]
     if cut >= run.end and run.final is not None:
         seen.append((run.end, run.final))
@@ -71,7 +77,9 @@ def data_end(runs: Mapping[Hashable, Sequence[Run]]) -> float:
     return max((run.end for rs in runs.values() for run in rs), default=0.0)
 
 
-def score_at_budget(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], k: int, cut: float) -> float | None:
+def score_at_budget(
+    runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], k: int, cut: float | Fraction
+) -> float | None:
     """score@k with every run cut at `cut`: per-task expected best of k, mean over all tasks; None if k is not available."""
     if not tasks:
         return None
@@ -90,23 +98,23 @@ def score_at_budget(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hash
 class Allocation:
     """score@k at one total budget: every available k's score and the best one."""
 
-    budget: float
+    budget: float | Fraction
     by_k: dict[int, float]
     best_k: int | None
     best: float | None
 
     def as_dict(self) -> dict:
-        return {"budget": self.budget, "by_k": {str(k): v for k, v in self.by_k.items()}, "best_k": self.best_k,
+        return {"budget": float(self.budget), "by_k": {str(k): v for k, v in self.by_k.items()}, "best_k": self.best_k,
                 "best": self.best}
 
 
-def allocation(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], budget: float) -> Allocation:
+def allocation(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], budget: float | Fraction) -> Allocation:
     """Every k whose cut L = budget / k lies within the data, and the best of them (the smallest k on ties)."""
     end = data_end(runs)
     by_k: dict[int, float] = {}
     for k in budget_ks(runs):
-        cut = budget / k
-        if cut > end * (1 + 1e-9):
+        cut = Fraction(budget) / k  # exact: a float quotient falls just short of a score logged at L
+        if cut > end:
             continue
         value = score_at_budget(runs, tasks, k, cut)
         if value is not None:
@@ -117,20 +125,27 @@ def allocation(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable]
     return Allocation(budget, by_k, best_k, by_k[best_k])
 
 
-def budget_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: int = 25) -> list[float]:
-    """Shared total budgets (seconds), log-spaced from the shortest first score to the largest k times the longest run."""
+def budget_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: int = 25) -> list[Fraction]:
+    """Shared total budgets (seconds), log-spaced from the shortest first score to the largest k times the longest run.
+
+    Whole seconds between the two ends, which are exact: the largest budget
+    is k times a run's length, whose cut at k must be that length.
+    """
     starts = [t for runs in all_runs for rs in runs.values() for run in rs for t, _ in run.points if t > 0]
     starts += [run.end for runs in all_runs for rs in runs.values() for run in rs if run.end > 0]
     if not starts:
         return []
-    high = max((max(budget_ks(runs), default=1) * data_end(runs) for runs in all_runs), default=0.0)
-    low = min(starts)
+    high = max((max(budget_ks(runs), default=1) * Fraction(data_end(runs)) for runs in all_runs), default=Fraction(0))
+    low = Fraction(min(starts))
     if high <= low:
         return [low]
-    return [float(b) for b in np.geomspace(low, high, points)]
+    inner = {Fraction(round(b)) for b in np.geomspace(float(low), float(high), points)[1:-1]}
+    return sorted({low, high} | {b for b in inner if low < b < high})
 
 
-def budget_curve(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], grid: Sequence[float]) -> list[Allocation]:
+def budget_curve(
+    runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], grid: Sequence[float | Fraction]
+) -> list[Allocation]:
     """The allocation at each budget of `grid` (budgets beyond the data come back empty)."""
     return [allocation(runs, tasks, budget) for budget in grid]
 
@@ -153,7 +168,7 @@ def elapsed_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: i
 def elapsed_curve(runs: Mapping[Hashable, Sequence[Run]], tasks: Sequence[Hashable], grid: Sequence[float]) -> list[float | None]:
     """Mean best-so-far at each elapsed time (score@1), None past the entry's data."""
     end = data_end(runs)
-    return [score_at_budget(runs, tasks, 1, t) if t <= end * (1 + 1e-9) else None for t in grid]
+    return [score_at_budget(runs, tasks, 1, t) if t <= end else None for t in grid]
 
 
 def cost_points(curve: Sequence[Allocation], dollars_per_hour: float | None) -> list[dict]:
@@ -161,7 +176,7 @@ def cost_points(curve: Sequence[Allocation], dollars_per_hour: float | None) -> 
     if dollars_per_hour is None:
         return []
     return [
-        {"cost": a.budget / 3600 * dollars_per_hour, "score": a.best, "budget": a.budget, "k": a.best_k}
+        {"cost": float(a.budget) / 3600 * dollars_per_hour, "score": a.best, "budget": float(a.budget), "k": a.best_k}
         for a in curve
         if a.best is not None
     ]

@@ -93,3 +93,48 @@ def test_cost_points_are_the_budget_at_an_hourly_rate():
         {"cost": pytest.approx(1600.0), "score": pytest.approx(0.675), "budget": 16 * H, "k": 1},
     ]
     assert cost_points(curve, None) == []
+
+
+# Boundaries, each side of each: a score logged at exactly 4 h, runs of exactly 8 h.
+EDGE = {"t": [Run(points=((4 * H, 0.7318), (1 * H, 0.6432)), end=8 * H, final=0.75),
+              Run(points=((4 * H, 0.7318), (1 * H, 0.6432)), end=8 * H, final=0.75)]}
+
+
+@pytest.mark.parametrize(
+    "budget, k, expected",
+    [
+        (8 * H, 2, 0.7318),  # cut at exactly 4 h: the 4 h score counts (floating point once cut at 14399.99999 s)
+        (8 * H - 1, 2, 0.6432),  # a second short of it: the 1 h score
+        (16 * H, 2, 0.75),  # cut at exactly 8 h, the runs' end: their final scores
+        (16 * H - 1, 2, 0.7318),
+        (8 * H, 1, 0.75),
+        (8 * H - 1, 1, 0.7318),
+        (16 * H + 1, 2, None),  # past the data
+    ],
+)
+def test_every_boundary_of_a_budget_cut(budget, k, expected):
+    got = allocation(EDGE, ["t"], budget).by_k.get(k)
+    assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_the_grid_ends_exactly_at_k_times_the_longest_run_and_its_cuts_are_exact():
+    from fractions import Fraction
+
+    from evaluations.time_curves import budget_grid
+
+    grid = budget_grid([EDGE])
+    assert grid[0] == Fraction(1 * H) and grid[-1] == Fraction(16 * H)  # k = 2 runs of 8 h
+    assert all(b.denominator == 1 for b in grid)
+    assert allocation(EDGE, ["t"], grid[-1]).by_k[2] == pytest.approx(0.75)
+    assert elapsed_curve(EDGE, ["t"], [8 * H, 8 * H + 1]) == [pytest.approx(0.75), None]
+
+
+def test_the_grids_8_hour_budget_cut_in_two_keeps_the_score_logged_at_4_hours():
+    """The issue's case: this grid's 8 h point was 28799.99999999998 s, so k = 2 cut below 4 h (0.6432, not 0.7318)."""
+    from evaluations.time_curves import budget_grid
+
+    runs = {"t": [Run(points=((0.5 * H, 0.6432), (4 * H, 0.7318)), end=16 * H, final=0.8)] * 2}
+    grid = budget_grid([runs])
+    eight_hours = min(grid, key=lambda b: abs(b - 8 * H))
+    assert eight_hours == 8 * H
+    assert allocation(runs, ["t"], eight_hours).by_k[2] == pytest.approx(0.7318)
