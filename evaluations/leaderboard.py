@@ -5,7 +5,8 @@ plain scores to `evaluations.aggregation` and returns one JSON-serialisable
 dict that the leaderboard, heatmap, model page, task page and API all read.
 
 Caching: every board is stored under a key that includes a *generation*
-counter. Saving or deleting an Entry, PublishedResult, Task,
+counter, kept in the database (BoardGeneration) so that every process reads
+the same one. Saving or deleting an Entry, PublishedResult, Task,
 BenchmarkVersion, AgentModel, Harness or FailureLabel bumps the counter
 (signals connected in `EvaluationsConfig.ready`), and so does creating or
 deleting a Rollout, or saving one in a way that changes what boards read
@@ -15,6 +16,7 @@ before a change. Code that changes rollouts with `QuerySet.update()`,
 """
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections import defaultdict
@@ -23,8 +25,8 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import Count, Q
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
 
 from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import BEST_OF_SCORE_LOG, counted_reward, run_score
@@ -33,9 +35,8 @@ from trajectories.models import Rollout
 from . import aggregation as agg
 from . import time_curves as tc
 from .links import rollout_url, rollouts_url
-from .models import AgentModel, Entry, Harness, PublishedFigure, PublishedResult
+from .models import AgentModel, BoardGeneration, Entry, Harness, PublishedFigure, PublishedResult
 
-GENERATION_KEY = "evaluations:board-generation"
 BOARD_TIMEOUT = 24 * 3600
 # Fractions of the time budget, k/40 each as the correctly rounded division
 # (linspace's 0.30000000000000004 is not 0.3): a score logged at 30% of the
@@ -47,32 +48,41 @@ N_RESAMPLES = agg.DEFAULT_RESAMPLES
 # --- cache generation -------------------------------------------------------
 
 
-def generation() -> int:
-    value = cache.get(GENERATION_KEY)
-    if value is None:
-        # Start from the clock, not 1: should the counter be evicted, a fresh
-        # one must not collide with keys written under an old value.
-        cache.add(GENERATION_KEY, int(time.time() * 1000), timeout=None)
-        value = cache.get(GENERATION_KEY)
-    return int(value)
+# Changes made by this process, counted at once: they reach the database's
+# counter only when they commit, and this process must not serve from before
+# them meanwhile (nor a test, whose transaction never commits).
+_changes_here = itertools.count(1)
+_seen_here = 0
+
+
+def generation() -> tuple[int, int]:
+    """The boards' generation: the database's counter (the same in every process) and this process's own changes."""
+    value = BoardGeneration.objects.filter(scope="").values_list("value", flat=True).first()
+    return int(value or 0), _seen_here
 
 
 def _bump() -> None:
+    if BoardGeneration.objects.filter(scope="").update(value=F("value") + 1):
+        return
     try:
-        cache.incr(GENERATION_KEY)
-    except ValueError:  # evicted or never set
-        generation()
-        cache.incr(GENERATION_KEY)
+        with transaction.atomic():
+            # Start from the clock, not 0: cache entries written under an
+            # earlier counter (a database reset, say) must not match.
+            BoardGeneration.objects.create(scope="", value=int(time.time() * 1000))
+    except IntegrityError:  # another process made it meanwhile
+        BoardGeneration.objects.filter(scope="").update(value=F("value") + 1)
 
 
 def invalidate() -> None:
-    """Mark every cached board stale, now and again when the transaction commits.
+    """Mark every cached board stale once the change commits, in every process.
 
-    The second bump closes a race: a request that recomputes between the
-    save and the commit would otherwise cache pre-commit data under the new
-    generation.
+    One bump, after the commit, in a statement of its own: a request that
+    read the old generation before it may cache the new data under the old
+    key (never read again), never the old data under the new one; and no
+    transaction holds the counter's row while it runs.
     """
-    _bump()
+    global _seen_here
+    _seen_here = next(_changes_here)
     transaction.on_commit(_bump)
 
 
@@ -506,7 +516,8 @@ def _time_curves(version: BenchmarkVersion, entries: list[dict], table: agg.Scor
 
 def board_key(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
     """The cache key of a board under the current generation."""
-    return f"evaluations:board:{version_id}:{harness}:{open_weight}:{generation()}"
+    database, here = generation()
+    return f"evaluations:board:{version_id}:{harness}:{open_weight}:{database}.{here}"
 
 
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> dict:
@@ -534,7 +545,7 @@ def versions_with_results() -> list[BenchmarkVersion]:
     Cached like boards: counting rollouts per version on every page view
     would cost more than the rest of a warm page.
     """
-    key = f"evaluations:versions:{generation()}"
+    key = "evaluations:versions:{}.{}".format(*generation())
     ids = cache.get(key)
     if ids is None:
         versions = BenchmarkVersion.objects.annotate(

@@ -207,3 +207,20 @@ class PublishedFigure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} {self.scope or 'all'} {self.measure} = {self.value}"
+
+
+class BoardGeneration(models.Model):
+    """The boards' cache generation, in the database so that every process reads the same one.
+
+    Each process caches boards under keys that carry the generation
+    (evaluations.leaderboard); a change any process commits bumps it here, so
+    the next request of every web worker recomputes. In a per-process cache
+    (the embedded default's LocMemCache) the counter itself once lived in
+    the cache: a worker's import never reached the site's board.
+    """
+
+    scope = models.CharField(max_length=100, unique=True, default="", blank=True)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"board generation {self.scope or 'all'}: {self.value}"
