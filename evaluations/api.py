@@ -119,6 +119,34 @@ def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
     return rows
 
 
+def published_rows(data: dict, filters: dict) -> list[dict]:
+    """The published entries as the leaderboard's rows: the paper's printed figure where it gave one, else
+    the figure its per-task scores give (as the page shows), with the source; never ranked."""
+    category = filters["category"] if filters["category"] in data["categories"] else None
+    rows = []
+    for published in data["published"]:
+        figures = lb.figures_of(published, category) or {} if published.get("overall") else {}
+
+        def figure(measure: str, field: str) -> float | None:
+            printed = lb.printed_figure(published, category, measure)
+            return printed if printed is not None else figures.get(field)
+
+        row = {
+            "version": data["version"]["name"], "scope": category or "all", "model": published["model"],
+            "harness": published["harness"], "open_weight": published["open_weight"], "ablation": False,
+            "in_comparison": False, "kind": "human" if published.get("human") else "agent",
+            "origin": "published", "source": published["source"],
+            "avg": figure("avg", "avg"), "best": figure("best", "best"), "dominance": figure("dom", "dominance"),
+            "tasks_with_rollouts": published["n_tasks"], "tasks_total": published["n_tasks_total"],
+            "rollouts_counted": published["n_scores"],
+        }
+        for name in data["categories"]:
+            printed = lb.printed_figure(published, name, "avg")
+            row[f"avg_{name}"] = printed if printed is not None else (published["categories"].get(name) or {}).get("avg")
+        rows.append(row)
+    return rows
+
+
 def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     filters = api_filters(request)
     if isinstance(filters, JsonResponse):
@@ -126,7 +154,9 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     rows = leaderboard_rows(data, filters)
     if wants_csv(request, csv_url):
-        return csv_response(rows, f"leaderboard-{data['version']['name']}.csv")
+        # The page's two tables in one file: measured entries, then the published ones with their source.
+        measured = [{**row, "origin": "measured", "source": ""} for row in rows]
+        return csv_response(measured + published_rows(data, filters), f"leaderboard-{data['version']['name']}.csv")
     category = filters["category"] if filters["category"] in data["categories"] else None
     return JsonResponse(
         {
@@ -246,12 +276,32 @@ def heatmap_rows(data: dict, filters: dict) -> list[dict]:
     return rows
 
 
+def published_heatmap_rows(data: dict, filters: dict) -> list[dict]:
+    """The published per-task scores as heatmap rows, with their source."""
+    rows = []
+    for task in data["tasks"]:
+        if filters["category"] and task["category"] != filters["category"]:
+            continue
+        for published in data["published"]:
+            cell = published["cells"].get(task["id"])
+            if cell is None:
+                continue
+            rows.append({
+                "version": data["version"]["name"], "task": task["name"], "category": task["category"],
+                "model": published["model"], "harness": published["harness"], "avg": cell["avg"], "best": cell["best"],
+                "n_rollouts": len(cell["scores"]), "scores": " ".join(f"{s:g}" for s in cell["scores"]),
+                "n_infra_error": 0, "rollouts_url": "", "origin": "published", "source": published["source"],
+            })
+    return rows
+
+
 def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     filters = api_filters(request)
     if isinstance(filters, JsonResponse):
         return filters
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
-    rows = heatmap_rows(data, filters)
+    rows = [{**row, "origin": "measured", "source": ""} for row in heatmap_rows(data, filters)]
+    rows += published_heatmap_rows(data, filters)
     if wants_csv(request, csv_url):
         return csv_response(rows, f"heatmap-{data['version']['name']}.csv")
     return JsonResponse({"api_version": API_VERSION, "version": data["version"], "cells": rows})

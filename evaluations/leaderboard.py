@@ -255,8 +255,20 @@ def _published(
             }
         )
     for group in groups.values():
-        del group["scores"]
+        # Per task, as the heatmap's cells (its exports carry the published scores too).
+        group["cells"] = {
+            task: {"avg": float(np.mean(s)), "best": max(s), "scores": s} for task, s in group.pop("scores").items() if s
+        }
     return sorted(groups.values(), key=lambda g: (g["avg"] is None, -(g["avg"] or 0), g["model"], g["source"]))
+
+
+def printed_figure(published: dict, scope: str | None, measure: str) -> float | None:
+    """The paper's own figure of a published entry for a scope (None: all tasks, or a category) and measure, if printed."""
+    wanted = scope or ""  # the overall scope is stored as ""
+    for figure in published["paper"]:
+        if figure["scope"] == wanted and figure["measure"] == measure:
+            return figure["value"]
+    return None
 
 
 @dataclass

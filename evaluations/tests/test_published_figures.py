@@ -131,3 +131,28 @@ def test_the_leaderboard_sets_the_papers_figures_beside_ours(client, tmp_path, v
     assert "0.625" in table and "Table 2" in table
     model_page = client.get("/models/model-b/").content.decode()
     assert "all tasks dom 0.625 ✓" in model_page
+
+
+def test_exports_carry_what_the_page_shows_of_a_version_with_published_results_only(tmp_path, version, client):
+    """Such a version's leaderboard.csv was 2 bytes and its /api/v1/heatmap/ empty, while the page showed every figure."""
+    import csv
+    import io
+
+    paper = (
+        "model,harness,version,source,overall_avg,overall_best,overall_dom,alpha_avg\n"
+        "model-z,terminus-2,1.1,Paper 2026 Table 2,0.412,0.6,0.55,0.3\n"
+    )
+    call_command("import_results", str(write(tmp_path, paper, "paper.csv")), stdout=open("/dev/null", "w"))
+    import_per_task(tmp_path, source="Paper 2026 Table 9")
+    page = client.get("/?version=1.1").content.decode()
+    assert "0.412" in page
+    rows = list(csv.DictReader(io.StringIO(client.get("/api/v1/leaderboard.csv?version=1.1").content.decode())))
+    by_model = {(r["model"], r["source"]): r for r in rows}
+    printed = by_model[("model-z", "Paper 2026 Table 2")]
+    assert (printed["origin"], printed["avg"], printed["best"], printed["dominance"], printed["avg_alpha"]) == (
+        "published", "0.412", "0.6", "0.55", "0.3")
+    assert float(by_model[("model-a", "Paper 2026 Table 9")]["avg"]) == pytest.approx(0.35)  # from its per-task scores
+    cells = client.get("/api/v1/heatmap/?version=1.1").json()["cells"]
+    mine = [c for c in cells if c["model"] == "model-b" and c["task"] == "t3"]
+    assert mine == [{**mine[0], "avg": 1.0, "origin": "published", "source": "Paper 2026 Table 9"}]
+    assert len([c for c in cells if c["origin"] == "published"]) == 11
