@@ -92,9 +92,15 @@ def campaign_new(request):
 def campaign_cancel(request, pk: int):
     campaign = get_object_or_404(Campaign.objects.select_related("model", "harness"), pk=pk)
     if request.method != "POST":
+        what = f"campaign {campaign.pk} ({campaign.model} / {campaign.harness})"
         active = campaign.rollouts.filter(status__in=ACTIVE_STATUSES).count()
+        if not active and campaign.status not in (Campaign.Status.CHECKING, Campaign.Status.PENDING):
+            return render(request, "evaluations/cancel_confirm.html", {
+                "nav": "campaigns", "what": what, "back": campaign.get_absolute_url(),
+                "ended": f"It has ended ({campaign.get_status_display().lower()}): there is nothing to cancel.",
+            })
         return render(request, "evaluations/cancel_confirm.html", {
-            "nav": "campaigns", "what": f"campaign {campaign.pk} ({campaign.model} / {campaign.harness})",
+            "nav": "campaigns", "what": what,
             "consequence": f"{active} rollouts that are queued or running stop; the finished ones stay.",
             "back": campaign.get_absolute_url(),
         })
@@ -108,8 +114,15 @@ def rollout_cancel(request, pk: int):
     rollout = get_object_or_404(Rollout.objects.select_related("task"), pk=pk)
     back = f"/campaigns/{rollout.campaign_id}/" if rollout.campaign_id else f"/rollouts/{rollout.pk}/"
     if request.method != "POST":
+        what = f"rollout {rollout.number} of {rollout.task.name}"
+        if not rollout.is_active:
+            # Offered only where it works: an ended rollout has nothing to cancel.
+            return render(request, "evaluations/cancel_confirm.html", {
+                "nav": "campaigns", "what": what, "ended": f"It has ended ({rollout.get_status_display().lower()}): "
+                "there is nothing to cancel.", "back": back,
+            })
         return render(request, "evaluations/cancel_confirm.html", {
-            "nav": "campaigns", "what": f"rollout {rollout.number} of {rollout.task.name} ({rollout.status})",
+            "nav": "campaigns", "what": f"{what} ({rollout.status})",
             "consequence": "Its trial stops within seconds; what it did so far is kept.",
             "back": back,
         })

@@ -145,7 +145,7 @@ def add_rollouts(campaign: Campaign) -> int:
     n = 0
     for task in chosen:
         for index in range(campaign.k):
-            lifecycle.create_queued(campaign, task, index=index, trial_name=trial_name_for(task, campaign, index))
+            lifecycle.create_queued(campaign, task, trial_name=trial_name_for(task, campaign, index))
             n += 1
     return n
 
@@ -360,6 +360,7 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
             {
                 "id": rollout.pk,
                 "index": rollout.index,
+                "number": rollout.number,  # as every page names it, for the rollout's life
                 "status": rollout.status,
                 "reward": rollout.reward,
                 "n_steps": rollout.n_steps,

@@ -16,6 +16,7 @@ from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import normalised_score
 from tasks.services import task_spec
 from trajectories.models import Rollout, RolloutStatus
+from trajectories import services as trajectories
 
 from .human_baselines import Attempt, HumanBaselineError, read_attempts
 from .services import ensure_human_cohort
@@ -71,6 +72,8 @@ def _store(attempt: Attempt, task: Task, model, harness, version: BenchmarkVersi
     outcome = "created" if rollout is None else "updated"
     rollout = rollout or Rollout(trial_name=name)
     start = ORIGIN
+    if rollout.pk is None or (rollout.task_id, rollout.model_id, rollout.harness_id) != (task.pk, model.pk, harness.pk):
+        rollout.index = trajectories.next_rollout_index(task.pk, model.pk, harness.pk)  # its number, for good
     rollout.task, rollout.model, rollout.harness = task, model, harness
     rollout.status = RolloutStatus.FINISHED
     rollout.started_at = rollout.agent_started_at = start
@@ -84,9 +87,4 @@ def _store(attempt: Attempt, task: Task, model, harness, version: BenchmarkVersi
     rollout.schema_version = "human-baseline-csv"
     rollout.outcome = "scored" if (attempt.final or 0) > 0 else "zero"
     rollout.save()
-    # Repeats numbered in attempt-id order.
-    same = Rollout.objects.filter(task=task, model=model, harness=harness).order_by("trial_name")
-    for index, other in enumerate(same):
-        if other.index != index:
-            Rollout.objects.filter(pk=other.pk).update(index=index)
     return outcome

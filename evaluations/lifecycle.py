@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutEvent, RolloutStatus
+from trajectories import services as trajectories
 
 from .models import Campaign
 
@@ -155,7 +156,9 @@ def _apply(rollout: Rollout, to: str, detail: str, now: datetime, fields: dict[s
         refresh_campaign(rollout.campaign_id)
 
 
-def create_queued(campaign: Campaign, task, *, index: int, trial_name: str) -> Rollout:
+def create_queued(campaign: Campaign, task, *, trial_name: str) -> Rollout:
+    """A campaign's rollout, queued, with the next number of its entry's repeats on the task (kept for life)."""
+    index = trajectories.next_rollout_index(task.pk, campaign.model_id, campaign.harness_id)
     rollout = Rollout.objects.create(
         task=task, model=campaign.model, harness=campaign.harness, campaign=campaign,
         trial_name=trial_name, index=index, status=S.QUEUED,

@@ -32,7 +32,8 @@ from trajectories.failures.rules import CAUSES, SANDBOX_ENDED, exception_family
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
-from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir, renumber
+from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir
+from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
 
@@ -243,7 +244,7 @@ __all__ = [
     "store_log_tail",
     "store_trial_files",
     "is_archive",
-    "renumber",
+    "next_rollout_index",
     "sweep_uploads",
     "run_upload",
 ]

@@ -118,3 +118,38 @@ def test_grid_refreshes_itself(live_server, page):
         timeout=10_000,
     )
     assert "status-finished" in cell.get_attribute("class")
+
+
+def test_one_number_per_rollout_everywhere_for_its_life(client, campaign, staff):
+    """A rollout added to an entry read "rollout 1" while it ran and "rollout 2" once finished; siblings shared "#1"."""
+    model, harness, version = campaign.model, campaign.harness, campaign.version
+    second = create_campaign(model, harness, version, k=2, backend="bubblewrap", enqueue=False)
+    sort8 = list(Rollout.objects.filter(task__name="sort8_network").order_by("pk"))
+    assert [r.number for r in sort8] == [1, 2, 3, 4]  # the second campaign's come after the first's
+    added = sort8[2]
+    client.force_login(staff)
+    grid = client.get(f"/campaigns/{second.pk}/progress.json").json()
+    cells = {c["id"]: c for row in grid["rows"] for c in row["cells"]}
+    assert cells[added.pk]["number"] == 3
+    assert "rollout 3 of sort8_network" in client.get(f"/campaigns/rollouts/{added.pk}/cancel/").content.decode()
+    assert "rollout 3" in client.get(f"/campaigns/{second.pk}/").content.decode()
+    # Its trial ends and is imported: still number 3, and the siblings stay distinct.
+    Rollout.objects.filter(pk=added.pk).update(status=RolloutStatus.FINISHED, reward=0.7196,
+                                               started_at=timezone.now() - timedelta(days=30))
+    page = client.get(f"/rollouts/{added.pk}/").content.decode()
+    assert "rollout 3</h1>" in page and "#1 (—)" in page and "#3 (0.7196)" in page and page.count("#3 (") == 1
+
+
+def test_cancel_is_offered_only_where_it_works(client, campaign, staff):
+    client.force_login(staff)
+    ended = campaign.rollouts.order_by("pk").first()
+    Rollout.objects.filter(pk=ended.pk).update(status=RolloutStatus.FINISHED, reward=0.0)
+    page = client.get(f"/campaigns/rollouts/{ended.pk}/cancel/").content.decode()
+    assert "It has ended (finished): there is nothing to cancel." in page and "Yes, cancel" not in page
+    grid = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    cell = grid.split(f'data-rollout="{ended.pk}"', 1)[1].split("</td>", 1)[0]
+    assert 'title="Cancel this rollout" hidden' in cell
+    campaign.rollouts.update(status=RolloutStatus.FINISHED)
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.FINISHED)
+    page = client.get(f"/campaigns/{campaign.pk}/cancel/").content.decode()
+    assert "there is nothing to cancel" in page and "Yes, cancel" not in page

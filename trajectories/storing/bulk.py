@@ -5,8 +5,8 @@ so one process keeps one core busy and the database waits. With `jobs`
 worker processes each imports whole trials, one transaction per trial as
 always, and the parent only collects outcomes. What makes this safe:
 
-- every trial is its own transaction, and repeats of (task, model, harness)
-  are renumbered under an advisory lock (ingest.renumber);
+- every trial is its own transaction, and a new rollout takes the next
+  number of its (task, model, harness) under an advisory lock (numbering.py);
 - models, harnesses and tasks are found or created with get_or_create,
   which survives a race on their unique names;
 - workers are forked after the parent closed its database connections, so

@@ -35,6 +35,7 @@ from trajectories.failures import service as failure_service
 from trajectories.storing import observation_text
 from trajectories import statuses
 from trajectories.reading.atif import _text
+from trajectories.storing.numbering import next_index
 from trajectories.models import (
     Observation,
     ObservationText,
@@ -60,8 +61,6 @@ FAILED = "failed"
 OUTCOMES = (CREATED, UPDATED, UNCHANGED, FAILED)
 
 BATCH_SIZE = 500
-# Advisory lock namespace for renumbering (any constant of ours).
-RENUMBER_LOCK = 7_301_001
 TRIAL_LOCK = 7_301_002
 _EARLIEST = datetime.min.replace(tzinfo=dt_timezone.utc)
 TRIAL_NAME_LENGTH = 300
@@ -290,6 +289,9 @@ def _store(
         else:
             rollout = Rollout.objects.select_for_update().get(pk=existing.pk)
             old_group = (rollout.task_id, rollout.model_id, rollout.harness_id)
+        if old_group != (task.pk, model.pk, harness.pk):
+            # New here (or moved to another entry): the next number of its group, for good.
+            rollout.index = next_index(task.pk, model.pk, harness.pk)
         rollout.task, rollout.model, rollout.harness = task, model, harness
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
         rollout.anchors = anchors.as_dict()
@@ -301,9 +303,6 @@ def _store(
             _delete_steps(rollout)
             start = 0
         _store_steps(rollout, folder, result, documents, new_outputs, start=start)
-        rollout.index = renumber(task.pk, model.pk, harness.pk).get(rollout.pk, rollout.index)
-        if old_group and old_group != (task.pk, model.pk, harness.pk):
-            renumber(*old_group)
     return rollout, created
 
 
@@ -1016,32 +1015,3 @@ def _link_subtrajectories(
             changed.append(sub)
     if changed:
         SubTrajectory.objects.bulk_update(changed, ["parent_step"])
-
-
-def renumber(task_id: int, model_id: int, harness_id: int) -> dict[int, int]:
-    """Give the repeats of (task, model, harness) indexes 0, 1, ... in run order.
-
-    Run order is started_at, then trial name; rollouts without a start time
-    (queued, or imported without result.json) come last. Plain SQL: this
-    runs in every import, and the ORM's bulk_update cost more than the work.
-    """
-    table = connection.ops.quote_name(Rollout._meta.db_table)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Parallel imports (trajectories.storing.bulk) renumber one group at a time.
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [RENUMBER_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
-        cursor.execute(
-            f'SELECT id, "index", started_at, trial_name FROM {table}'
-            " WHERE task_id = %s AND model_id = %s AND harness_id = %s",
-            [task_id, model_id, harness_id],
-        )
-        rows = cursor.fetchall()
-        rows.sort(key=lambda row: (row[2] is None, row[2] or _EARLIEST, row[3]))
-        changed = [(row[0], position) for position, row in enumerate(rows) if row[1] != position]
-        if changed:
-            cases = " ".join("WHEN %s THEN %s" for _ in changed)
-            cursor.execute(
-                f'UPDATE {table} SET "index" = CASE id {cases} END WHERE id IN ({", ".join("%s" for _ in changed)})',
-                [value for pair in changed for value in pair] + [pk for pk, _ in changed],
-            )
-    return {row[0]: position for position, row in enumerate(rows)}

@@ -56,11 +56,11 @@ def test_a_parallel_import_stores_what_a_serial_one_does(tmp_path):
     # The report lists trials in folder order, whatever order they finished in.
     assert [o.trial_name for o in parallel.outcomes] == [f"lib__demo_task__p{i:03d}" for i in range(12)]
     assert stored("p") == stored("s")
-    # Repeats of each (task, model, harness) are numbered 0..n-1 in run order,
-    # though workers renumbered the same groups at the same time.
+    # Repeats of each (task, model, harness) are numbered 0..n-1, each once,
+    # though workers numbered the same groups at the same time.
     for model_id in Rollout.objects.values_list("model_id", flat=True).distinct():
-        group = Rollout.objects.filter(model_id=model_id).order_by("started_at", "trial_name")
-        assert [r.index for r in group] == list(range(group.count()))
+        group = Rollout.objects.filter(model_id=model_id)
+        assert sorted(r.index for r in group) == list(range(group.count()))
     again = import_path(tmp_path / "parallel", jobs=3)
     assert again.counts["unchanged"] == 12
     # Forced, the workers import every trial anew, to the same rows.

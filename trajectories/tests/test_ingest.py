@@ -339,14 +339,18 @@ def test_exception_info_and_failed_status(tmp_path, task):
     assert rollout.status == RolloutStatus.FAILED and rollout.reward is None
 
 
-def test_indexes_follow_start_time_then_name(tmp_path, task):
+def test_a_rollout_keeps_the_number_it_was_given_for_good(tmp_path, task):
+    """Numbers were recomputed in run order at each import: an earlier trial imported later took "#1" from another."""
     late = make_trial(tmp_path, "lib__demo_task__b", start=datetime(2026, 3, 1, tzinfo=timezone.utc))
     early = make_trial(tmp_path, "lib__demo_task__c", start=datetime(2026, 2, 1, tzinfo=timezone.utc))
     import_trial_dir(late)
     assert Rollout.objects.get(trial_name="lib__demo_task__b").index == 0
     import_trial_dir(early)
     indexes = dict(Rollout.objects.values_list("trial_name", "index"))
-    assert indexes == {"lib__demo_task__c": 0, "lib__demo_task__b": 1}
+    assert indexes == {"lib__demo_task__b": 0, "lib__demo_task__c": 1}
+    (late / "result.json").write_text((late / "result.json").read_text().replace("}", ", \"note\": 1}", 1))
+    import_trial_dir(late)  # changed: imported again
+    assert dict(Rollout.objects.values_list("trial_name", "index")) == indexes  # again: the same numbers
     other_model = make_trial(tmp_path, "lib__demo_task__a", model="openai/other-model")
     import_trial_dir(other_model)
     assert Rollout.objects.get(trial_name="lib__demo_task__a").index == 0
