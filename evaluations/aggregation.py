@@ -48,6 +48,7 @@ INFRA = "infra"
 SUPERSEDED = "superseded"
 UNFINISHED = "unfinished"
 CANCELLED = "cancelled"
+EXCLUDED = "excluded"  # its source leaves it out (an Inspect sample that errored)
 
 # Queued, running, or imported without result.json (trajectories.statuses).
 UNFINISHED_STATUSES = statuses.UNFINISHED
@@ -55,7 +56,7 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260510
 
 
-def disposition(status: str, superseded: bool, infra_error: bool) -> str:
+def disposition(status: str, superseded: bool, infra_error: bool, excluded: str = "") -> str:
     """How a rollout enters the figures: COUNTED or the reason it does not."""
     if superseded:
         return SUPERSEDED
@@ -65,6 +66,8 @@ def disposition(status: str, superseded: bool, infra_error: bool) -> str:
         return CANCELLED
     if infra_error:
         return INFRA
+    if excluded:
+        return EXCLUDED
     return COUNTED
 
 

@@ -336,7 +336,8 @@ def rollout_row(r: Rollout) -> dict:
         # The version clipped the verifier's reward to [0, 1] for the figures ("score" is the clipped one).
         "clipped": clipped(r.reward, r.task.version.clip_rewards),
         "kind": r.model.kind,
-        "counted": agg.disposition(r.status, r.superseded, r.infra_error),
+        "counted": agg.disposition(r.status, r.superseded, r.infra_error, r.excluded),
+        "excluded": r.excluded,
         "superseded": r.superseded,
         "infra_error": r.infra_error,
         "outcome": r.outcome,

@@ -94,7 +94,7 @@ def on_result_change(sender, **kwargs) -> None:
 # step). Only a save that changes what the boards read invalidates them: each
 # Rollout remembers its board state when loaded and compares it on save.
 BOARD_STATE_FIELDS = (
-    "task_id", "model_id", "harness_id", "index", "reward", "status", "superseded", "infra_error", "cost_usd",
+    "task_id", "model_id", "harness_id", "index", "reward", "status", "superseded", "infra_error", "excluded", "cost_usd",
     "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls", "curve",
     "score_log",
 )
@@ -144,6 +144,7 @@ ROLLOUT_FIELDS = (
     "status",
     "superseded",
     "infra_error",
+    "excluded",
     "cost_usd",
     "n_input_tokens",
     "n_output_tokens",
@@ -312,7 +313,7 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, conven
     counted = Counted()
     for r in rollouts:
         key = entry_key(r["model_id"], r["harness_id"])
-        kind = agg.disposition(r["status"], r["superseded"], r["infra_error"])
+        kind = agg.disposition(r["status"], r["superseded"], r["infra_error"], r["excluded"])
         if kind != agg.COUNTED:
             counted.excluded[key][kind] += 1
             if kind == agg.INFRA:

@@ -48,6 +48,9 @@ class Rollout(models.Model):
     superseded = models.BooleanField(default=False)
     # Infrastructure errors are excluded from figures and flagged.
     infra_error = models.BooleanField(default=False)
+    # Why the run's source leaves it out of the figures ("" when it counts): an
+    # Inspect sample that errored is not scored, nor counted as 0 (Inspect's rule).
+    excluded = models.CharField(max_length=2000, blank=True, default="", db_default="")
 
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -99,6 +99,7 @@ class Outcome:
     CANCELLED = "cancelled"
     INCOMPLETE = "incomplete"
     INFRA_ERROR = "infra_error"
+    EXCLUDED = "excluded"  # its source leaves it out (an Inspect sample that errored): no cause, not counted
 
 
 # Causes that are not the agent's doing: the rollout is left out of the figures and flagged.
@@ -153,6 +154,8 @@ class RolloutFacts:
 
     status: str = "finished"
     reward: float | None = None
+    # Why the run's source leaves it out of the figures ("" when it counts).
+    excluded: str = ""
     # Harbor 0.26's verdict that the reward counts (True), does not (False), or none given (None).
     reward_valid: bool | None = None
     # False when the trial was imported without a trajectory: its steps are unknown.
@@ -738,6 +741,8 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
         return Classification(outcome=Outcome.CANCELLED)
     if facts.status == statuses.INCOMPLETE:
         return Classification(outcome=Outcome.INCOMPLETE)
+    if facts.excluded:
+        return Classification(outcome=Outcome.EXCLUDED, evidence=[Evidence("verifier", _clip(facts.excluded)).as_dict("")])
     flags = behaviour_flags(facts, thresholds)
     if facts.reward is not None and facts.reward > 0:
         return Classification(outcome=Outcome.SCORED, flags=flags)

@@ -85,6 +85,7 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
     return RolloutFacts(
         status=rollout.status,
         reward=rollout.reward,
+        excluded=rollout.excluded,
         reward_valid=rollout.reward_valid,
         has_trajectory=rollout.trajectory_format != "none",
         verifier_fields=rollout.verifier_fields if isinstance(rollout.verifier_fields, dict) else {},

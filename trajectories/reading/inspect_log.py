@@ -15,7 +15,14 @@ analysis as a Harbor trial:
   working time when it was recorded (`working_start`), and the raw score
   when its metadata carries one (`raw`);
 - the sample's final score (its first scorer's, or `scorer` named) is the
-  reward; its model usage the tokens and cost.
+  reward, read as Inspect reads it (`value_to_float`: "C" 1, "I" 0, "P"
+  0.5, "N" 0, numbers as they are), the value as written kept beside it;
+  its model usage the tokens and cost;
+- a sample that errored is not scored and, as in Inspect's own metrics,
+  not counted as 0: it is imported with its error and `excluded` says why;
+- one clock: a step's time is the working time of the model call that made
+  it (`working_start`), as the score log's, so steps and scores line up;
+- `submit`, called beside other tools in one message, is a step of its own.
 
 The log is read with inspect_ai's own reader; anything it cannot read, or a
 sample without an id, raises InspectLogError naming the file, and nothing
@@ -39,6 +46,8 @@ HARNESS = "inspect"
 SCHEMA = "inspect-eval"
 # inspect_ai's agents for human baselines: a log run by one is a human attempt.
 HUMAN_SOLVERS = ("human_agent", "human_cli")
+# Inspect's answer tool (basic_agent, react): the end of a run.
+SUBMIT_TOOL = "submit"
 
 
 class InspectLogError(ValueError):
@@ -105,6 +114,11 @@ def _sample_folder(path: Path, spec, solvers: list[str], sample, scorer: str | N
     input_tokens, output_tokens, cache, cost = _usage(sample.model_usage)
     reward, fields = _final_score(sample.scores, scorer)
     error = getattr(sample, "error", None)
+    excluded = ""
+    if error is not None:
+        # Inspect leaves an errored sample out of its metrics; so do the figures.
+        excluded = f"the sample errored, and Inspect does not score it: {_short_text(getattr(error, 'message', '') or str(error))}"
+        reward, fields = None, {**fields, "error": _short_text(getattr(error, "message", "") or str(error))}
     folder = TrialFolder(
         path=path,
         trial_name=trial_name[:300],
@@ -136,6 +150,7 @@ def _sample_folder(path: Path, spec, solvers: list[str], sample, scorer: str | N
             agent_version="", model_name=spec.model or "", steps=steps,
         ),
         score_log=list(_score_log(sample.events)),
+        excluded=excluded,
     )
     folder.checksum = _checksum(sample)
     return folder
@@ -143,7 +158,7 @@ def _sample_folder(path: Path, spec, solvers: list[str], sample, scorer: str | N
 
 def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
     """ATIF-shaped steps: an assistant message and the tool results that answer it make one agent step."""
-    times = _message_times(events)
+    times = _message_times(events, started)
     position = 0
     current: ParsedStep | None = None
     for message in messages:
@@ -170,9 +185,19 @@ def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
         if role == "assistant":
             step.reasoning = _reasoning(message)
             step.model_name = getattr(message, "model", "") or ""
-            for call in getattr(message, "tool_calls", None) or []:
-                arguments = call.arguments if isinstance(call.arguments, dict) else {"input": call.arguments}
-                step.tool_calls.append(ParsedToolCall(call_id=call.id or "", function_name=call.function, arguments=_jsonable(arguments)))
+            calls = [
+                ParsedToolCall(call_id=call.id or "", function_name=call.function, arguments=_jsonable(
+                    call.arguments if isinstance(call.arguments, dict) else {"input": call.arguments}))
+                for call in getattr(message, "tool_calls", None) or []
+            ]
+            submits = [call for call in calls if call.function_name == SUBMIT_TOOL]
+            step.tool_calls = [call for call in calls if call.function_name != SUBMIT_TOOL] or submits
+            if submits and step.tool_calls is not submits:
+                # Its own step, after the others: the run's final answer is where it ends.
+                yield step
+                position += 1
+                step = ParsedStep(step_id=position, timestamp=step.timestamp, source="agent", tool_calls=submits,
+                                  model_name=step.model_name)
             current = step
             continue
         yield step
@@ -180,25 +205,44 @@ def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
         yield current
 
 
-def _message_times(events) -> dict[str, datetime]:
-    """When each output message was produced: its model event's timestamp."""
+def _message_times(events, started: datetime | None) -> dict[str, datetime]:
+    """When each output message's model call began, on the sample's working clock (the score log's).
+
+    `working_start` leaves out time spent waiting (on rate limits, on a
+    human), as Inspect's score events do; with no start to count from, the
+    event's wall time.
+    """
     found: dict[str, datetime] = {}
     for event in events or []:
         if getattr(event, "event", "") != "model":
             continue
+        working = _number(getattr(event, "working_start", None))
+        when = started + timedelta(seconds=working) if started is not None and working is not None else _when(event.timestamp)
         output = getattr(event, "output", None)
         for choice in getattr(output, "choices", None) or []:
             message_id = getattr(choice.message, "id", None)
             if message_id and message_id not in found:
-                found[message_id] = _when(event.timestamp)
+                found[message_id] = when
     return found
+
+
+def score_value(value: Any) -> float | None:
+    """A score's value as Inspect's metrics read it (`value_to_float`: "C" 1, "I" 0, "P" 0.5, "N" 0); None for a dict or list."""
+    from inspect_ai.scorer import value_to_float
+
+    if isinstance(value, (dict, list)) or value is None:
+        return None
+    try:
+        return _number(value_to_float()(value))
+    except (TypeError, ValueError):
+        return None
 
 
 def _score_log(events) -> Iterable[dict[str, Any]]:
     for event in events or []:
         if getattr(event, "event", "") != "score" or not getattr(event, "intermediate", False):
             continue
-        value = _number(event.score.value)
+        value = score_value(event.score.value)
         if value is None:
             continue
         metadata = event.score.metadata or {}
@@ -221,7 +265,7 @@ def _final_score(scores: dict | None, scorer: str | None) -> tuple[float | None,
     names = [scorer] if scorer else list(scores)
     for name in names:
         if name in scores:
-            value = _number(scores[name].value)
+            value = score_value(scores[name].value)
             if value is not None:
                 fields.setdefault("metric", _number((scores[name].metadata or {}).get("raw")))
                 if fields["metric"] is None:
@@ -307,5 +351,9 @@ def _checksum(sample) -> str:
 
 
 def _short(error: BaseException) -> str:
-    text = " ".join(str(error).split())
+    return _short_text(str(error))
+
+
+def _short_text(text: str) -> str:
+    text = " ".join(text.split())
     return text[:300] + ("…" if len(text) > 300 else "")

@@ -120,6 +120,9 @@ class TrialFolder:
     # [{"t": elapsed sec, "score": s, "raw": y}]. Harbor trials bring theirs in
     # the verifier's score_log.json instead (see score_log_entries).
     score_log: list[dict[str, Any]] = field(default_factory=list)
+    # Why the source leaves this run out of its own figures ("" when it counts):
+    # Inspect does not score a sample that errored, nor count it as 0.
+    excluded: str = ""
 
     @property
     def agent_started_at(self) -> datetime | None:

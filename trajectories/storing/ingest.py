@@ -470,6 +470,7 @@ def _fill_rollout(
     rollout.n_episodes = folder.n_episodes
     rollout.api_request_times_msec = folder.api_request_times_msec
     rollout.exception_type = folder.exception_type
+    rollout.excluded = folder.excluded[:2000]
     rollout.exception_message = folder.exception_message
     rollout.exception_traceback = folder.exception_traceback
     rollout.reward = folder.reward

@@ -132,6 +132,61 @@ def make_eval_log(
     return Path(log.location)
 
 
+def make_qa_log(log_dir: Path, answers: dict[str, str | None], *, target: str = "Paris", errors: tuple[str, ...] = (),
+                parallel_submit: bool = False) -> Path:
+    """A question task scored by Inspect's `includes()` ("C" / "I"), answered through basic_agent's `submit`.
+
+    `answers`: sample id -> the answer its model submits; samples in
+    `errors` raise in the solver, which Inspect records as the sample's
+    error (fail_on_error=False) and does not score. With `parallel_submit`
+    the model runs `bash` and submits in one message.
+    """
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage, get_model
+    from inspect_ai.model._providers.mockllm import MockLLM
+    from inspect_ai.scorer import includes
+    from inspect_ai.solver import basic_agent, solver
+    from inspect_ai.tool import ToolCall, bash
+
+    def replies():
+        for sample_id, answer in answers.items():
+            if sample_id in errors:
+                continue
+            out = ModelOutput.for_tool_call(model="mockllm", tool_name="submit", tool_arguments={"answer": answer},
+                                            content="I know.")
+            if parallel_submit:
+                out.choices[0].message = ChatMessageAssistant(content="Check, then answer.", model="mockllm", tool_calls=[
+                    ToolCall(id="c1", function="bash", arguments={"cmd": "echo checked"}),
+                    ToolCall(id="c2", function="submit", arguments={"answer": answer}),
+                ])
+            out.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+            yield out
+
+    agent = basic_agent(tools=[bash()] if parallel_submit else [], max_attempts=1)
+
+    @solver
+    def maybe_failing():
+        async def solve(state, generate):
+            if state.sample_id in errors:
+                raise RuntimeError("the sandbox went away")
+            return await agent(state, generate)
+
+        return solve
+
+    task = Task(name="capitals", dataset=[Sample(id=i, input="Capital of France?", target=target) for i in answers],
+                solver=maybe_failing(), scorer=includes())
+
+    def run():
+        with _offline_token_count(MockLLM):
+            return eval(task, model=get_model("mockllm/model", custom_outputs=replies()), log_dir=str(log_dir),
+                        display="none", max_samples=1, fail_on_error=False)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        log = pool.submit(run).result()[0]
+    return Path(log.location)
+
+
 @contextlib.contextmanager
 def _offline_token_count(mock_class):
     """mockllm counts tokens with tiktoken, which downloads its encoding: count characters instead."""

@@ -131,3 +131,68 @@ def test_import_trials_takes_an_inspect_log_too(logs, version):
     assert Rollout.objects.count() == 2
     call_command("import_trials", str(logs["eval"]), stdout=out)
     assert Rollout.objects.count() == 2 and "2 unchanged" in out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def qa_logs(tmp_path_factory):
+    from .inspect_runs import make_qa_log
+
+    folder = tmp_path_factory.mktemp("inspect-qa")
+    return {
+        "graded": make_qa_log(folder / "graded", {"q1": "Paris", "q2": "Lyon", "q3": None}, errors=("q3",)),
+        "parallel": make_qa_log(folder / "parallel", {"p1": "Paris"}, parallel_submit=True),
+    }
+
+
+def test_letter_scores_are_read_as_inspect_reads_them_and_an_errored_sample_is_left_out(qa_logs):
+    """includes() scores "C"/"I": every such rollout had reward null (Avg@k 0), and the errored one counted 0."""
+    by_id = {f.config["inspect"]["sample_id"]: f for f in read_log(qa_logs["graded"])}
+    assert (by_id["q1"].reward, by_id["q1"].verifier_fields["includes"]) == (1.0, "C")
+    assert (by_id["q2"].reward, by_id["q2"].verifier_fields["includes"]) == (0.0, "I")
+    errored = by_id["q3"]
+    assert errored.reward is None and "the sandbox went away" in errored.excluded
+    assert not by_id["q1"].excluded
+
+
+@pytest.mark.parametrize("value, expected", [("C", 1.0), ("I", 0.0), ("P", 0.5), ("N", 0.0), (0.25, 0.25), (True, 1.0),
+                                             ({"a": 1}, None), (None, None)])
+def test_score_values_as_inspects_value_to_float(value, expected):
+    from trajectories.reading.inspect_log import score_value
+
+    assert score_value(value) == expected
+
+
+@pytest.mark.django_db
+def test_the_board_counts_as_inspect_does(qa_logs, client):
+    from evaluations import leaderboard as lb
+    from tasks.models import Task
+
+    version = BenchmarkVersion.objects.create(name="qa")
+    Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
+                        baseline_score=0.0, reference_score=1.0)
+    import_inspect_log(qa_logs["graded"], version="qa")
+    (entry,) = lb.board(version)["entries"]
+    assert entry["overall"]["avg"] == pytest.approx(0.5)  # Inspect's accuracy: 1 of the 2 scored samples
+    assert entry["excluded"]["excluded"] == 1
+    errored = Rollout.objects.get(trial_name__contains="__q3__")
+    page = client.get(f"/rollouts/{errored.pk}/").content.decode()
+    assert "excluded" in page and "the sandbox went away" in page
+    assert "Inspect&#x27;s working time" in page or "Inspect's working time" in page
+
+
+@pytest.mark.django_db
+def test_submit_beside_another_call_is_a_step_of_its_own_and_steps_keep_the_working_clock(qa_logs):
+    from tasks.models import Task
+
+    (folder,) = read_log(qa_logs["parallel"])
+    agent = [s for s in folder.trajectory.steps if s.source == "agent"]
+    assert [[c.function_name for c in s.tool_calls] for s in agent[:2]] == [["bash"], ["submit"]]
+    offsets = [(s.timestamp - folder.started_at).total_seconds() for s in agent]
+    assert all(0 <= t <= 60 for t in offsets) and offsets == sorted(offsets)
+    version = BenchmarkVersion.objects.create(name="qa")
+    Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
+                        baseline_score=0.0, reference_score=1.0)
+    import_inspect_log(qa_logs["parallel"], version="qa")
+    kinds = [step.kinds for step in Step.objects.filter(rollout__trial_name__contains="__p1__", source="agent")
+             .order_by("position")]
+    assert "submit" in kinds[1] and "submit" not in kinds[0], kinds
