@@ -24,16 +24,18 @@ class EntryAdmin(admin.ModelAdmin):
 
 @admin.register(PublishedResult)
 class PublishedResultAdmin(admin.ModelAdmin):
-    list_display = ("model", "harness", "version", "task", "rollout_index", "score", "source", "imported_at")
-    list_filter = ("version", "source")
+    list_display = ("model", "harness", "version", "task", "rollout_index", "score", "source", "ablation", "compared",
+                    "imported_at")
+    list_editable = ("compared",)  # staff include an ablation in the published comparison here
+    list_filter = ("version", "source", "ablation", "compared")
     search_fields = ("model__name", "task__name", "source")
     raw_id_fields = ("model", "harness", "task")
 
 
 @admin.register(PublishedFigure)
 class PublishedFigureAdmin(admin.ModelAdmin):
-    list_display = ("model", "harness", "version", "scope", "measure", "value", "source", "imported_at")
-    list_filter = ("version", "measure", "source")
+    list_display = ("model", "harness", "version", "scope", "measure", "value", "source", "ablation", "imported_at")
+    list_filter = ("version", "measure", "source", "ablation")
     search_fields = ("model__name", "source")
     raw_id_fields = ("model", "harness")
 

@@ -193,10 +193,13 @@ def _published(
     groups: dict[tuple, dict] = {}
 
     def group_of(row) -> dict:
-        key = (row.model_id, row.harness_id, row.source)
+        key = (row.model_id, row.harness_id, row.source, row.ablation)
         if key not in groups:
             groups[key] = {
                 "key": f"p{len(groups)}",
+                # A paper's ablation: badged, apart, out of the comparison unless staff include it.
+                "ablation": row.ablation,
+                "compared": False,
                 "model": row.model.name,
                 "model_id": row.model_id,
                 "model_label": row.model.label,
@@ -219,7 +222,9 @@ def _published(
         return groups[key]
 
     for row in scores.select_related("model", "harness").order_by("model__name", "harness__name", "source", "task_id", "rollout_index"):
-        group_of(row)["scores"][row.task_id].append(counted_reward(row.score, version.clip_rewards))
+        group = group_of(row)
+        group["scores"][row.task_id].append(counted_reward(row.score, version.clip_rewards))
+        group["compared"] = group["compared"] or row.compared
     scored = [g for g in groups.values() if g["scores"]]
     table = agg.ScoreTable(
         entries=[g["key"] for g in scored],
@@ -227,7 +232,7 @@ def _published(
         scores={(g["key"], task): s for g in scored for task, s in g["scores"].items()},
         categories={t["id"]: t["category"] for t in tasks},
     )
-    scopes = agg.all_figures(table, {g["key"] for g in scored}, n_resamples=N_RESAMPLES)
+    scopes = agg.all_figures(table, {g["key"] for g in scored if g["compared"]}, n_resamples=N_RESAMPLES)
     for group in scored:
         mine = scopes[None][group["key"]]
         group["overall"] = mine.as_dict()
@@ -235,7 +240,8 @@ def _published(
         group.update(avg=mine.avg, best=mine.best, n_tasks=mine.n_tasks, n_scores=mine.n_rollouts)
 
     for figure in figures.select_related("model", "harness").order_by("model__name", "scope", "measure"):
-        same_entry = [g for g in groups.values() if (g["model_id"], g["harness_id"]) == (figure.model_id, figure.harness_id)]
+        same_entry = [g for g in groups.values()
+                      if (g["model_id"], g["harness_id"], g["ablation"]) == (figure.model_id, figure.harness_id, figure.ablation)]
         checked = [g for g in same_entry if g["overall"]]
         group = next((g for g in checked if g["source"] == figure.source), None) or (checked or [None])[0]
         group = group or next((g for g in same_entry if g["source"] == figure.source), None) or group_of(figure)
@@ -260,7 +266,16 @@ def _published(
         group["cells"] = {
             task: {"avg": float(np.mean(s)), "best": max(s), "scores": s} for task, s in group.pop("scores").items() if s
         }
-    return sorted(groups.values(), key=lambda g: (g["avg"] is None, -(g["avg"] or 0), g["model"], g["source"]))
+    # Sorted like the board: main entries before ablations, each by Avg@k (the paper's printed one where
+    # no per-task scores give it), best first.
+    return sorted(groups.values(), key=lambda g: (g["ablation"], -_sort_avg(g), g["model"], g["source"]))
+
+
+def _sort_avg(group: dict) -> float:
+    if group["avg"] is not None:
+        return group["avg"]
+    printed = printed_figure(group, None, "avg")
+    return printed if printed is not None else -1.0
 
 
 def printed_figure(published: dict, scope: str | None, measure: str) -> float | None:

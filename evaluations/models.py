@@ -157,6 +157,13 @@ class PublishedResult(models.Model):
     score = models.FloatField()
     source = models.TextField(help_text="citation or URL")
     imported_at = models.DateTimeField(auto_now_add=True)
+    # A paper's ablations (its `set` column) are shown apart, badged, and left
+    # out of the published entries' Dominance unless staff include them.
+    ablation = models.BooleanField(default=False, db_default=False)
+    compared = models.BooleanField(
+        default=True, db_default=True,
+        help_text="in the published entries' Dominance comparison (ablations: only when staff include them)",
+    )
 
     class Meta:
         constraints = [
@@ -199,6 +206,13 @@ class PublishedFigure(models.Model):
     decimals = models.PositiveSmallIntegerField(default=3)
     source = models.TextField(help_text="citation or URL")
     imported_at = models.DateTimeField(auto_now_add=True)
+    # A paper's ablations (its `set` column) are shown apart, badged, and left
+    # out of the published entries' Dominance unless staff include them.
+    ablation = models.BooleanField(default=False, db_default=False)
+    compared = models.BooleanField(
+        default=True, db_default=True,
+        help_text="in the published entries' Dominance comparison (ablations: only when staff include them)",
+    )
 
     class Meta:
         constraints = [

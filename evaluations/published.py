@@ -8,7 +8,18 @@ Two shapes, told apart by the header (or, in JSON, by the keys):
 - the paper's table: model, harness, version, source and figure columns
   named `<scope>_<measure>`: scope `overall` (or `all`) or a category of the
   version, measure `avg`, `best` or `dom` (`dominance`): `overall_avg`,
-  `cuda_dom`. An empty cell is a figure the paper does not give.
+  `cuda_dom`. An empty cell is a figure the paper does not give. A paper's
+  short scope names are understood (SCOPE_ALIASES: `modeldev`, `system`,
+  `puzzle`, ...);
+- a wide per-task table, as papers print them: a `task` column, then one
+  column per model, each cell that model's score on that task.
+
+`Defaults` (the command's --version, --harness, --source, --set) fill in a
+column a file does not have, or a cell it leaves empty. A `set` column (or
+--set) says `main` or `ablation`: ablations are shown apart, badged, and
+left out of the published entries' Dominance unless staff include them
+(the `compared` flag, in the admin), as a paper keeps them out of its own
+comparison. A dry run checks and reports everything and writes nothing.
 
 Every row is checked before anything is written, and then all rows are
 written in one transaction: a file either imports completely or not at all,
@@ -41,9 +52,19 @@ from . import leaderboard as lb
 from .models import Harness, PublishedFigure, PublishedResult
 from .services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
 
-COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source")
+COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source", "set")
 REQUIRED = ("model", "harness", "version", "task", "score", "source")
 FIGURE_KEYS = ("model", "harness", "version", "source")
+# Columns a row's identity comes from, besides its figures (never a model of a wide table).
+META_COLUMNS = ("model", "harness", "version", "source", "set", "task", "rollout_index", "score")
+SETS = {"main": False, "ablation": True, "ablations": True}
+# How papers name AutoLab's categories in their column headers (README: Leaderboard).
+SCOPE_ALIASES = {
+    "modeldev": "model_development", "model_dev": "model_development", "model": "model_development",
+    "ml": "model_development", "system": "system_optimization", "systems": "system_optimization",
+    "sysopt": "system_optimization", "sys": "system_optimization", "puzzle": "puzzle_and_challenge",
+    "puzzles": "puzzle_and_challenge", "puzzle_challenge": "puzzle_and_challenge", "gpu": "cuda", "kernels": "cuda",
+}
 MEASURES = {"avg": "avg", "best": "best", "dom": "dom", "dominance": "dom"}
 ALL_TASKS = ("overall", "all")
 MEASURE_LABELS = dict(PublishedFigure.Measure.choices)
@@ -57,9 +78,27 @@ class ResultsImportError(Exception):
         self.errors = errors
 
 
+@dataclass(frozen=True)
+class Defaults:
+    """What the command line says for columns a file leaves out (or cells it leaves empty)."""
+
+    version: str = ""
+    harness: str = ""
+    source: str = ""
+    set: str = ""
+
+    def fill(self, row: dict) -> dict:
+        filled = dict(row)
+        for name in ("version", "harness", "source", "set"):
+            if not filled.get(name) and getattr(self, name):
+                filled[name] = getattr(self, name)
+        return filled
+
+
 @dataclass
 class ImportReport:
     kind: str = "scores"  # or "figures"
+    dry_run: bool = False
     created: int = 0
     updated: int = 0
     sources: set[str] = field(default_factory=set)
@@ -68,7 +107,10 @@ class ImportReport:
 
     def summary(self) -> str:
         what = "published figures" if self.kind == "figures" else "published scores"
-        text = f"{self.created} {what} created, {self.updated} updated ({len(self.sources)} source(s))"
+        created, updated = ("would be created", "would be updated") if self.dry_run else ("created", "updated")
+        text = f"{self.created} {what} {created}, {self.updated} {updated} ({len(self.sources)} source(s))"
+        if self.dry_run:
+            text = "dry run, nothing written: " + text
         if self.checks:
             text += "; " + ", ".join(f"{n} {lb.FIGURE_VERDICTS[status]}" for status, n in self.verdicts.items())
         return text
@@ -86,6 +128,7 @@ class CleanRow:
     rollout_index: int | None
     score: float
     source: str
+    ablation: bool = False
 
 
 @dataclass
@@ -96,6 +139,28 @@ class CleanFigures:
     version: BenchmarkVersion
     source: str
     figures: list[tuple[str, str, float, int]]  # (scope, measure, value, decimals)
+    ablation: bool = False
+
+
+def set_of(row: dict, problems: list[str]) -> bool:
+    """Whether a row is an ablation (its `set`: main or ablation; empty is main)."""
+    value = (row.get("set") or "main").strip().lower()
+    if value not in SETS:
+        problems.append(f"set {row.get('set')!r} is neither main nor ablation")
+        return False
+    return SETS[value]
+
+
+def widen(rows: list[tuple[str, dict]], header: list[str]) -> tuple[list[tuple[str, dict]], list[str]]:
+    """A wide per-task table (task, then a column per model) as long rows: one per filled cell."""
+    models = [c for c in header if c not in META_COLUMNS]
+    long = []
+    for label, row in rows:
+        for model in models:
+            if (row.get(model) or "").strip():
+                long.append((f"{label}, column {model!r}", {**{k: row.get(k, "") for k in META_COLUMNS if k in row},
+                                                         "model": model, "score": row[model]}))
+    return long, models
 
 
 def read_rows(text: str, as_json: bool) -> list[tuple[str, dict]]:
@@ -197,13 +262,13 @@ def check_range(name: str, value: float, version: BenchmarkVersion, measure: str
     return ""
 
 
-def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
+def validate(rows: list[tuple[str, dict]], defaults: Defaults = Defaults()) -> tuple[list[CleanRow], list[str]]:
     errors: list[str] = []
     clean: list[CleanRow] = []
     versions = {v.name: v for v in BenchmarkVersion.objects.all()}
     seen: dict[tuple, str] = {}
     for label, raw in rows:
-        row = {k: (v or "").strip() for k, v in raw.items() if k}
+        row = defaults.fill({k: (v or "").strip() for k, v in raw.items() if k})
         problems = [f"missing {c}" for c in REQUIRED if not row.get(c)]
         task = version = None
         if row.get("version"):
@@ -225,6 +290,7 @@ def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
                     raise ValueError
             except ValueError:
                 problems.append(f"rollout_index {row['rollout_index']!r} is not a whole number >= 0")
+        ablation = set_of(row, problems)
         problems += _model_problems(row)
         if problems:
             errors.append(f"{label}: {'; '.join(problems)}")
@@ -232,7 +298,7 @@ def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
         model = normalise_model_name(row["model"])
         if not _first(seen, (model, row["harness"], task.id, index), label, errors, "model, harness, task and rollout_index"):
             continue
-        clean.append(CleanRow(label, model, row["harness"], task, index, score, row["source"]))
+        clean.append(CleanRow(label, model, row["harness"], task, index, score, row["source"], ablation))
     # A task's score is either one published figure or per-rollout scores.
     kinds: dict[tuple, set] = {}
     for row in clean:
@@ -245,10 +311,12 @@ def validate(rows: list[tuple[str, dict]]) -> tuple[list[CleanRow], list[str]]:
     return clean, errors
 
 
-def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[list[CleanFigures], list[str]]:
+def validate_figures(
+    rows: list[tuple[str, dict]], header: list[str], defaults: Defaults = Defaults()
+) -> tuple[list[CleanFigures], list[str]]:
     """The paper's table: every row an entry, every figure column a scope's Avg@k, Best@k or Dominance."""
     errors: list[str] = []
-    columns = [c for c in header if c not in FIGURE_KEYS]
+    columns = [c for c in header if c not in (*FIGURE_KEYS, "set")]
     figures = {c: figure_column(c) for c in columns}
     for column in (c for c, parsed in figures.items() if parsed is None):
         errors.append(
@@ -261,7 +329,7 @@ def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[l
     clean: list[CleanFigures] = []
     seen: dict[tuple, str] = {}
     for label, raw in rows:
-        row = {k: (v or "").strip() for k, v in raw.items() if k}
+        row = defaults.fill({k: (v or "").strip() for k, v in raw.items() if k})
         problems = [f"missing {c}" for c in FIGURE_KEYS if not row.get(c)]
         version = versions.get(row.get("version", ""))
         if row.get("version") and version is None:
@@ -278,6 +346,8 @@ def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[l
                 scope = ""
             else:
                 names = categories.setdefault(version.id, sorted(set(version.tasks.values_list("category", flat=True))))
+                if scope not in names and SCOPE_ALIASES.get(scope) in names:
+                    scope = SCOPE_ALIASES[scope]
                 if scope not in names:
                     if (column, version.name) not in reported:
                         reported.add((column, version.name))
@@ -289,6 +359,7 @@ def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[l
             given.append((scope, measure, value, agg.printed_decimals(row[column])))
         if not problems and not given:
             problems.append("no figure given")
+        ablation = set_of(row, problems)
         problems += _model_problems(row)
         if problems:
             errors.append(f"{label}: {'; '.join(problems)}")
@@ -296,66 +367,92 @@ def validate_figures(rows: list[tuple[str, dict]], header: list[str]) -> tuple[l
         model = normalise_model_name(row["model"])
         if not _first(seen, (model, row["harness"], version.id), label, errors, "model, harness and version"):
             continue
-        clean.append(CleanFigures(label, model, row["harness"], version, row["source"], given))
+        clean.append(CleanFigures(label, model, row["harness"], version, row["source"], given, ablation))
     if not rows:
         errors.append("the file holds no rows")
     return clean, errors
 
 
-def import_results(text: str, as_json: bool = False) -> ImportReport:
-    """Validate every row, then import all of them in one transaction, then check the published figures."""
+def import_results(text: str, as_json: bool = False, defaults: Defaults = Defaults(), dry_run: bool = False) -> ImportReport:
+    """Validate every row, then import all of them in one transaction, then check the published figures.
+
+    The table's shape is told by its header: figure columns (the paper's
+    table), `task` without `model` (a wide per-task table), else scores.
+    `dry_run` does all of it and rolls it back.
+    """
     rows = read_rows(text, as_json)
     header = header_of(rows, text, as_json)
     if "task" not in header and "score" not in header and any(figure_column(c) for c in header):
-        return _import_figures(rows, header)
-    missing = [c for c in REQUIRED if c not in header]
+        return _written(lambda: _import_figures(rows, header, defaults), dry_run)
+    if "task" in header and "model" not in header and "score" not in header:
+        rows, models = widen(rows, header)
+        if not models:
+            raise ResultsImportError(["row 1 (header): a wide table needs a column per model beside its task column"])
+        header = [*header, "model", "score"]
+    missing = [c for c in REQUIRED if c not in header and not getattr(defaults, c, "")]
     if missing and not as_json:
         raise ResultsImportError(
-            [f"row 1 (header): missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}, "
-             "or the paper's table: model, harness, version, source and <scope>_avg / _best / _dom columns"]
+            [f"row 1 (header): missing column(s) {', '.join(missing)} (or the option --{missing[0]}); expected "
+             f"{', '.join(COLUMNS)}, a wide table (task, then a column per model), or the paper's table: model, "
+             "harness, version, source and <scope>_avg / _best / _dom columns"]
         )
-    clean, errors = validate(rows)
+    return _written(lambda: _import_scores(rows, defaults), dry_run)
+
+
+def _written(run, dry_run: bool) -> ImportReport:
+    """`run()`, committed, or rolled back for a dry run (and no board cached meanwhile kept)."""
+    with transaction.atomic():
+        report = run()
+        report.dry_run = dry_run
+        if dry_run:
+            transaction.set_rollback(True)
+    if dry_run:
+        lb.invalidate()
+    return report
+
+
+def _import_scores(rows: list[tuple[str, dict]], defaults: Defaults) -> ImportReport:
+    clean, errors = validate(rows, defaults)
     if errors:
         raise ResultsImportError(errors)
     report = ImportReport()
     touched = set()
-    with transaction.atomic():
-        for row in clean:
-            model, harness = published_entry(row.model, row.harness)
-            _, created = PublishedResult.objects.update_or_create(
-                model=model,
-                harness=harness,
-                version=row.task.version,
-                task=row.task,
-                rollout_index=row.rollout_index,
-                defaults={"score": row.score, "source": row.source},
-            )
-            report.created += created
-            report.updated += not created
-            report.sources.add(row.source)
-            touched.add((model.id, harness.id, row.task.version_id))
+    for row in clean:
+        model, harness = published_entry(row.model, row.harness)
+        _, created = PublishedResult.objects.update_or_create(
+            model=model,
+            harness=harness,
+            version=row.task.version,
+            task=row.task,
+            rollout_index=row.rollout_index,
+            defaults={"score": row.score, "source": row.source, "ablation": row.ablation, "compared": not row.ablation},
+        )
+        report.created += created
+        report.updated += not created
+        report.sources.add(row.source)
+        touched.add((model.id, harness.id, row.task.version_id))
     check_figures(report, touched)
     return report
 
 
-def _import_figures(rows: list[tuple[str, dict]], header: list[str]) -> ImportReport:
-    clean, errors = validate_figures(rows, header)
+def _import_figures(rows: list[tuple[str, dict]], header: list[str], defaults: Defaults) -> ImportReport:
+    clean, errors = validate_figures(rows, header, defaults)
     if errors:
         raise ResultsImportError(errors)
     report = ImportReport(kind="figures")
     touched = set()
-    with transaction.atomic():
-        for row in clean:
-            model, harness = published_entry(row.model, row.harness)
-            for scope, measure, value, decimals in row.figures:
-                _, created = PublishedFigure.objects.update_or_create(
-                    model=model, harness=harness, version=row.version, scope=scope, measure=measure,
-                    defaults={"value": value, "decimals": decimals, "source": row.source},
-                )
-                report.created += created
-                report.updated += not created
-            report.sources.add(row.source)
-            touched.add((model.id, harness.id, row.version.id))
+    for row in clean:
+        model, harness = published_entry(row.model, row.harness)
+        for scope, measure, value, decimals in row.figures:
+            _, created = PublishedFigure.objects.update_or_create(
+                model=model, harness=harness, version=row.version, scope=scope, measure=measure,
+                defaults={"value": value, "decimals": decimals, "source": row.source, "ablation": row.ablation,
+                          "compared": not row.ablation},
+            )
+            report.created += created
+            report.updated += not created
+        report.sources.add(row.source)
+        touched.add((model.id, harness.id, row.version.id))
     check_figures(report, touched)
     return report
 

@@ -171,27 +171,35 @@ def board_rows(entries: list[dict], groups: list[dict], category: str | None) ->
     ]
 
 
-def published_rows(published: list[dict], groups: list[dict]) -> list[dict]:
-    """Published entries laid out like the main table, each figure beside the paper's own where it gives one."""
-    rows = []
+def published_rows(published: list[dict], groups: list[dict]) -> tuple[list[dict], list[str]]:
+    """Published entries laid out like the main table, and their sources (footnotes, in order of first use).
+
+    A cell is the paper's figure as printed where the paper gives one, with
+    a mark saying whether the entry's published per-task scores reproduce
+    it; else the figure those scores give, with its interval.
+    """
+    rows, sources = [], []
     for entry in published:
+        if entry["source"] not in sources:
+            sources.append(entry["source"])
         paper = {(f["scope"], f["measure"]): f for f in entry["paper"]}
         cells = []
         for position, group in enumerate(groups):
             figures = (lb.figures_of(entry, group["category"]) or {}) if entry["overall"] else {}
             for column, (measure, _) in enumerate(FIGURE_COLUMNS):
                 field = lb.MEASURE_FIELDS[measure]
+                printed = paper.get((group["category"] or "", measure))
                 cells.append(
                     {
+                        "printed": printed,
                         "value": figures.get(field),
-                        "ci": figures.get(f"{field}_ci"),
-                        "paper": paper.get((group["category"] or "", measure)),
+                        "ci": figures.get(f"{field}_ci") if printed is None else None,
                         "extra": position > 0,
                         "group_start": column == 0,
                     }
                 )
-        rows.append({"entry": entry, "cells": cells})
-    return rows
+        rows.append({"entry": entry, "cells": cells, "note": sources.index(entry["source"]) + 1})
+    return rows, sources
 
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
@@ -214,6 +222,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         group = (position - 2) // len(FIGURE_COLUMNS) if position >= 2 else None
         header["extra"] = bool(group)
         header["group_start"] = group is not None and (position - 2) % len(FIGURE_COLUMNS) == 0
+    published = published_rows(data["published"], groups)
     context = {
         "nav": "leaderboard",
         "data": data,
@@ -224,7 +233,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "other_rows": board_rows([e for e in rows if not e["comparison"] and not e.get("human")], groups, category),
         "time_charts": time_chart_data(data, rows, category),
         "groups": groups,
-        "published": published_rows(data["published"], groups),
+        "published": published[0],
+        "published_sources": published[1],
         "medals": medals,
         "category": category,
         "filters": filters,

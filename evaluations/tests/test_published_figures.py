@@ -1,6 +1,8 @@
 """Published results reproduce the paper: Dominance among published entries, the paper's own table, clipping."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
@@ -127,8 +129,12 @@ def test_the_leaderboard_sets_the_papers_figures_beside_ours(client, tmp_path, v
     call_command("import_results", str(write(tmp_path, paper, "paper.csv")), stdout=open("/dev/null", "w"))
     html = client.get("/?version=1.1").content.decode()
     table = html.split('id="published-table"', 1)[1].split("</table>", 1)[0]
-    assert "paper 0.460 ≠" in table and "paper 0.625 ✓" in table
-    assert "0.625" in table and "Table 2" in table
+    # The printed figure is the figure, its mark beside it; the source is a footnote.
+    assert re.search(r'<span class="printed">0.460</span><span class="mark differs" title="the per-task scores give 0.450">≠', table)
+    assert re.search(r'<span class="printed">0.625</span><span class="mark reproduced"[^>]*>✓', table)
+    sources = html.split('id="published-sources"', 1)[1].split("</ol>", 1)[0]
+    assert "Table 2" in sources or "Paper 2026" in sources
+    assert 'id="published-legend"' in html
     model_page = client.get("/models/model-b/").content.decode()
     assert "all tasks dom 0.625 ✓" in model_page
 
@@ -156,3 +162,60 @@ def test_exports_carry_what_the_page_shows_of_a_version_with_published_results_o
     mine = [c for c in cells if c["model"] == "model-b" and c["task"] == "t3"]
     assert mine == [{**mine[0], "avg": 1.0, "origin": "published", "source": "Paper 2026 Table 9"}]
     assert len([c for c in cells if c["origin"] == "published"]) == 11
+
+
+@pytest.fixture
+def autolab(db):
+    cache.clear()
+    version = BenchmarkVersion.objects.create(name="1.0", clip_rewards=False)
+    for name, category in (("attn", "cuda"), ("lora", "model_development"), ("sort", "puzzle_and_challenge"),
+                           ("join", "system_optimization")):
+        Task.objects.create(version=version, name=name, category=category)
+    return version
+
+
+# As a paper prints its main table: no harness, version or source columns, its own scope names, a set column.
+MAIN_TABLE = (
+    "model,set,overall_avg,overall_best,overall_dom,cuda_avg,modeldev_avg,puzzle_avg,system_avg\n"
+    "opus,main,0.41,0.52,0.61,0.3,0.4,0.5,0.44\n"
+    "gpt,main,0.38,0.47,0.39,0.2,0.35,0.45,0.5\n"
+    "opus-no-tools,ablation,0.2,0.3,,0.1,0.2,0.3,0.2\n"
+)
+WIDE = "task,opus,gpt,opus-no-tools\nattn,0.3,0.2,0.1\nlora,0.4,0.35,0.2\nsort,0.5,0.45,0.3\njoin,0.44,0.5,0.2\n"
+
+
+def test_a_papers_tables_import_as_printed_with_options_for_what_they_leave_out(tmp_path, autolab, capsys):
+    """The main table was refused (no harness, version or source; `modeldev` no scope), and so was the wide one."""
+    options = ["--version", "1.0", "--harness", "terminus-2", "--source", "AutoLab paper, Table 2"]
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options)
+    assert PublishedFigure.objects.filter(scope="model_development").count() == 3
+    assert set(PublishedFigure.objects.filter(ablation=True).values_list("model__name", flat=True)) == {"opus-no-tools"}
+    # The wide per-task table: one column per model, its set told by the option.
+    main_only = "task,opus,gpt\n" + "\n".join(",".join(line.split(",")[:3]) for line in WIDE.splitlines()[1:]) + "\n"
+    call_command("import_results", str(write(tmp_path, main_only, "wide.csv")), *options, "--source", "Table 9")
+    ablations = "task,opus-no-tools\n" + "\n".join(f"{l.split(',')[0]},{l.split(',')[3]}" for l in WIDE.splitlines()[1:]) + "\n"
+    call_command("import_results", str(write(tmp_path, ablations, "ablation.csv")), *options, "--source", "Table 9",
+                 "--set", "ablation")
+    assert PublishedResult.objects.count() == 12 and PublishedResult.objects.filter(ablation=True).count() == 4
+    published = {p["model"]: p for p in lb.board(autolab)["published"] if p["source"] == "Table 9"}
+    # Ablations are apart: after the main entries, and outside their Dominance (which averages 0.5 over the two).
+    assert [p["ablation"] for p in lb.board(autolab)["published"]] == [False, False, True]
+    assert published["opus"]["overall"]["dominance"] + published["gpt"]["overall"]["dominance"] == pytest.approx(1.0)
+    assert not published["opus-no-tools"]["compared"]
+    # The paper's printed main-table figures sit on the entries they print, as printed.
+    assert lb.printed_figure(published["opus"], "model_development", "avg") == 0.4
+
+
+def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, autolab, capsys):
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), "--version", "1.0",
+                 "--harness", "terminus-2", "--source", "paper", "--dry-run")
+    out = capsys.readouterr().out
+    assert "dry run, nothing written: 20 published figures would be created" in out
+    assert PublishedFigure.objects.count() == 0
+    assert lb.board(autolab)["published"] == []
+
+
+def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):
+    with pytest.raises(CommandError, match=r"missing column\(s\) harness, version, source \(or the option --harness\)"):
+        call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")))
+    assert PublishedResult.objects.count() == 0

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from autolab_site.commands import BenchmarkCommand
 
 from evaluations.campaigns import (
     CampaignError,
@@ -19,14 +21,9 @@ from evaluations.services import normalise_model_name
 from tasks.models import BenchmarkVersion
 
 
-class Command(BaseCommand):
+class Command(BenchmarkCommand):
     help = "Create a campaign (model x harness x version x tasks x k) and enqueue its rollouts."
 
-    def add_base_argument(self, parser, *args, **kwargs):
-        # Our --version names the benchmark version, not Django's.
-        if "--version" in args:
-            return
-        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("--model", required=True, help="AgentModel name (as registered)")

@@ -13,7 +13,9 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from autolab_site.commands import BenchmarkCommand
 from django.db import transaction
 from django.utils import timezone
 
@@ -42,14 +44,9 @@ def category_of(index: int, n_tasks: int) -> str:
     return CATEGORIES[-1][0]
 
 
-class Command(BaseCommand):
+class Command(BenchmarkCommand):
     help = "Create a synthetic benchmark version with N entries x T tasks x k rollouts (bulk, for load tests)."
 
-    def add_base_argument(self, parser, *args, **kwargs):
-        # Our --version names the benchmark version, as in import_tasks.
-        if "--version" in args:
-            return
-        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("--entries", type=int, default=17)

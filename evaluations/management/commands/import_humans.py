@@ -8,20 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from autolab_site.commands import BenchmarkCommand
 
 from evaluations.human_baselines import HumanBaselineError
 from evaluations.human_import import import_human_csv
 from tasks.models import BenchmarkVersion
 
 
-class Command(BaseCommand):
+class Command(BenchmarkCommand):
     help = "Import human baseline attempts from a CSV of scoring events (attempt_id, task, cohort, source, elapsed_seconds, score or raw_score)."
 
-    def add_base_argument(self, parser, *args, **kwargs):
-        if "--version" in args:
-            return
-        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)

@@ -4,25 +4,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from autolab_site.commands import BenchmarkCommand
 
 from tasks.services import FAILED, TaskImportResult, import_tasks
 
 JSON_FIELDS = ("category", "metric", "direction", "baseline_score", "reference_score", "budget_sec", "gpus", "gpu_type")
 
 
-class Command(BaseCommand):
+class Command(BenchmarkCommand):
     help = (
         "Import Harbor task directories (one task folder, or a folder of them such as an "
         "AutoLab checkout's tasks/) into a benchmark version. Unchanged tasks are left alone."
     )
 
-    def add_base_argument(self, parser, *args, **kwargs):
-        # Django's own --version (print Django's version) would clash with
-        # ours, which names the benchmark version.
-        if "--version" in args:
-            return
-        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="a task folder, or a folder of task folders")

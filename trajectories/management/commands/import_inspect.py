@@ -9,20 +9,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from autolab_site.commands import BenchmarkCommand
 
 from trajectories.storing.ingest import FAILED
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.reading.inspect_log import find_logs
 
 
-class Command(BaseCommand):
+class Command(BenchmarkCommand):
     help = "Import Inspect AI eval logs (.eval or .json, or a folder of them): each sample becomes a rollout."
 
-    def add_base_argument(self, parser, *args, **kwargs):
-        if "--version" in args:  # ours names the benchmark version
-            return
-        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="an Inspect log or a folder of logs")

@@ -15,22 +15,19 @@ import signal
 import threading
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from autolab_site.commands import BenchmarkCommand
 
 from trajectories.services import FAILED, ImportReport, TrialOutcome, import_path
 
 
-class Command(BaseCommand):
+class Command(BenchmarkCommand):
     help = (
         "Import Harbor trials (a trial folder, a job folder, a folder of jobs, or an archive of "
         "these) as rollouts. Unchanged trials are left alone; re-run trials are replaced."
     )
 
-    def add_base_argument(self, parser, *args, **kwargs):
-        # Django's own --version would clash with ours (the benchmark version).
-        if "--version" in args:
-            return
-        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="trial folder, job folder, folder of jobs, or archive")
