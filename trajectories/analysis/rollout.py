@@ -29,7 +29,7 @@ from trajectories.analysis.metrics import find_metric
 from trajectories.reading.parsed import MetricReading, ParsedStep, ParsedToolCall, RolloutAnalysis, StepAnalysis, TaskSpec
 from trajectories.analysis.shell import Command, split_commands
 from trajectories.analysis.step_kinds import Context, StepKind, call_kinds, shell_text, union
-from trajectories.analysis.tool_vocabulary import message_commands
+from trajectories.analysis.tool_vocabulary import message_commands, rejected_reply, text_function_calls
 
 __all__ = ["StepKind", "analyse_rollout"]
 
@@ -302,9 +302,19 @@ def _apply_edits(tracker: FileTracker, call, commands):
 
 
 def _message_calls(step: ParsedStep) -> list[ParsedToolCall]:
-    """An agent step without tool calls may hold its commands in its message (tool_vocabulary.message_commands)."""
+    """An agent step without tool calls may hold its commands in its message (tool_vocabulary.message_commands).
+
+    Not a reply the harness refused (terminus-2 answers an unparseable one
+    with its parse-error prompt, and runs nothing of it); OpenHands' calls
+    written as text are calls like any other.
+    """
     if step.source != "agent" or not step.message:
         return []
+    if rejected_reply([o.content for o in step.observations]):
+        return []
+    text_calls = text_function_calls(step.message)
+    if text_calls:
+        return [ParsedToolCall("", name, arguments) for name, arguments in text_calls]
     calls = []
     for command in message_commands(step.message):
         if command.submit:

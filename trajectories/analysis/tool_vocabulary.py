@@ -276,6 +276,29 @@ class MessageCommand:
     submit: bool = False
 
 
+# terminus-2's answer to a reply it could not parse: nothing of that reply ran.
+REJECTED_REPLY = "Previous response had parsing errors"
+# OpenHands without native function calling writes each call as text.
+_TEXT_FUNCTION = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|\Z)", re.S)
+_TEXT_PARAMETER = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
+
+
+def rejected_reply(observations: list[str]) -> bool:
+    """The harness refused the reply these observations answer (terminus-2's parse-error prompt)."""
+    return any(text.lstrip().startswith(REJECTED_REPLY) for text in observations)
+
+
+def text_function_calls(message: str) -> list[tuple[str, dict[str, str]]]:
+    """OpenHands' calls written as text (`<function=execute_bash><parameter=command>...`): (name, arguments) each."""
+    if "<function=" not in message:
+        return []
+    calls = []
+    for match in _TEXT_FUNCTION.finditer(message):
+        arguments = {key: value.strip("\n") for key, value in _TEXT_PARAMETER.findall(match.group(2))}
+        calls.append((match.group(1), arguments))
+    return calls
+
+
 def message_commands(message: str) -> list[MessageCommand]:
     """Commands in an agent message: terminus-2's JSON or XML reply, else fenced bash blocks."""
     text = message.strip()

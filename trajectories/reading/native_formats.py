@@ -116,6 +116,31 @@ def harbor_version() -> str:
         return "?"
 
 
+def misplaced(raw: bytes) -> tuple[NativeFormat, dict[str, bytes]] | None:
+    """A harness's own log saved as `agent/trajectory.json`: its format and the files its converter reads.
+
+    Some runs leave mini-swe-agent's or gemini-cli's log, or OpenHands' event
+    list, where Harbor's ATIF trajectory belongs; the trial was refused whole
+    (its reward and result lost). The files are named as the format's own
+    (OpenHands' events one file each), for `convert`.
+    """
+    try:
+        data = json.loads(raw.decode("utf-8", "replace"))
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    by_name = {fmt.agent: fmt for fmt in FORMATS}
+    if isinstance(data, dict) and ("trajectory_format" in data or "mini_version" in data.get("info", {}) or
+                                   ("messages" in data and "info" in data)):
+        return by_name["mini-swe-agent"], {"agent/mini-swe-agent.trajectory.json": raw}
+    if isinstance(data, dict) and "sessionId" in data and "messages" in data:
+        return by_name["gemini-cli"], {"agent/gemini-cli.trajectory.json": raw}
+    if isinstance(data, list) and data and all(isinstance(e, dict) and "source" in e for e in data) and any(
+            "action" in e or "observation" in e for e in data):
+        files = {f"agent/sessions/imported/events/{e.get('id', i)}.json": json.dumps(e).encode() for i, e in enumerate(data)}
+        return by_name["openhands"], files
+    return None
+
+
 # -- one file given on its own ---------------------------------------------------------
 
 

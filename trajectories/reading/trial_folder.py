@@ -477,8 +477,10 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
                 read=_reader(folder.path, "agent/trajectory.json"),
             )
         except AtifError as exc:
-            raise TrialFolderError(exc.source, exc.problem) from exc
-        folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
+            if not _read_misplaced_native_log(folder, snapshot):
+                raise TrialFolderError(exc.source, exc.problem) from exc
+        if folder.trajectory is not None:
+            folder.warnings.extend(f"{main.name}: {w}" for w in folder.trajectory.warnings)
     continuations: dict[int, ParsedTrajectory] = {}
     for sub in _subtrajectory_files(agent_dir, snapshot):
         relative = f"agent/{sub.name}"
@@ -497,10 +499,43 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
             folder.subtrajectory_files[sub.name] = parsed
     if continuations:
         _join_continuations(folder, continuations)
+    if folder.trajectory_format:
+        return  # agent/trajectory.json was a harness's own log: converted, or said why not
     if folder.trajectory is not None:
         folder.trajectory_format = "atif"
     elif folder.finished:
         _read_native_logs(folder, snapshot)
+
+
+def _read_misplaced_native_log(folder: TrialFolder, snapshot: FolderSnapshot) -> bool:
+    """agent/trajectory.json that is a harness's own log, not ATIF: converted, or no trajectory with its format named.
+
+    False when it is no log we know: the trial is refused, naming the file, as before.
+    """
+    try:
+        raw = snapshot.files.get("agent/trajectory.json") or read_file(folder.path, "agent/trajectory.json")
+    except OSError:
+        return False
+    found = native_formats.misplaced(raw)
+    if found is None:
+        return False
+    fmt, files = found
+    try:
+        data = native_formats.convert(folder.path, fmt, set(files), model_name=folder.model_name, read=files.__getitem__)
+        folder.trajectory = parse_trajectory_data(data, source=f"agent/trajectory.json ({fmt.name})")
+    except (native_formats.ConversionError, AtifError) as exc:
+        folder.trajectory_format = "none"
+        folder.warnings.append(
+            f"no trajectory: agent/trajectory.json is a {fmt.name}, not an ATIF trajectory, and it could not be "
+            f"converted ({exc}); the reward and result are imported without steps"[:400]
+        )
+        return True
+    folder.trajectory_format = f"converted from {fmt.name}"
+    folder.warnings.append(
+        f"agent/trajectory.json is a {fmt.name}, not an ATIF trajectory: converted by Harbor "
+        f"{native_formats.harbor_version()}'s converter"
+    )
+    return True
 
 
 def _read_native_logs(folder: TrialFolder, snapshot: FolderSnapshot) -> None:

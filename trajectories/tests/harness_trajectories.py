@@ -196,11 +196,66 @@ def inspect_tools() -> dict[str, Any]:
     )
 
 
+def openhands_text_mode() -> dict[str, Any]:
+    """OpenHands without function calling: each reply writes its call as <function=...><parameter=...> text."""
+
+    def turn(text: str, output: str) -> dict[str, Any]:
+        return {"message": f"Let me do that.\n{text}", "observation": {"results": [{"content": output}]}}
+
+    view = f"Here's the result of running `cat -n` on {PATH}:\n" + _numbered(BEFORE, "\t")
+    return _trajectory(
+        "openhands",
+        [
+            turn(f"<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>{PATH}</parameter>\n"
+                 "</function>", view),
+            turn(f"<function=str_replace_editor>\n<parameter=command>str_replace</parameter>\n<parameter=path>{PATH}"
+                 "</parameter>\n<parameter=old_str>    return slow()</parameter>\n<parameter=new_str>    return fast()"
+                 "</parameter>\n</function>", f"The file {PATH} has been edited."),
+            turn("<function=execute_bash>\n<parameter=command>python3 bench.py</parameter>\n</function>",
+                 BENCH_OUTPUT + "[The command completed with exit code 0.]"),
+            turn("<function=finish>\n<parameter=message>done</parameter>\n</function>", ""),
+        ],
+    )
+
+
+def terminus_2_rejected_reply() -> dict[str, Any]:
+    """terminus-2 with raw_content, one reply rejected (a required field missing), so nothing of it ran.
+
+    terminus-2 records such a reply as an agent step whose observation is its
+    "Previous response had parsing errors" prompt; the same write, sent again
+    in a valid reply, is the one that changed the file.
+    """
+
+    def turn(reply: str, output: str) -> dict[str, Any]:
+        return {"message": reply, "observation": {"results": [{"content": output}]}}
+
+    def valid(keystrokes: str, *, done: bool = False) -> str:
+        commands = [{"keystrokes": keystrokes, "duration": 1.0}] if keystrokes else []
+        return json.dumps({"analysis": "…", "plan": "…", "commands": commands, "task_complete": done})
+
+    sed = f"sed -i 's/return slow()/return fast()/' {PATH}\n"
+    # JSON enough for a tolerant reader, but without its "analysis": terminus-2 refused it.
+    rejected = json.dumps({"plan": "…", "commands": [{"keystrokes": sed, "duration": 1.0}], "task_complete": False})
+    return _trajectory(
+        "terminus-2",
+        [
+            turn(valid(f"cat {PATH}\n"), _screen(f"cat {PATH}", BEFORE)),
+            turn(rejected, "Previous response had parsing errors:\nERROR: Missing required fields: analysis\n\n"
+                           "Please fix these issues and provide a proper JSON response."),
+            turn(valid(sed), _screen("sed -i ...", "")),
+            turn(valid("python3 bench.py\n"), _screen("python3 bench.py", BENCH_OUTPUT)),
+            turn(valid("", done=True), ""),
+        ],
+        version="2.0.0",
+    )
+
+
 # name -> (trajectory, the step that edits, the steps' expected kinds from step 2 on)
 HARNESSES = {
     "claude-code": (claude_code, [["inspect"], ["edit"], ["benchmark"], []]),
     "codex": (codex, [["inspect"], ["edit"], ["benchmark"], []]),
     "openhands": (openhands, [["inspect"], ["edit"], ["benchmark"], ["submit"]]),
+    "openhands-text": (openhands_text_mode, [["inspect"], ["edit"], ["benchmark"], ["submit"]]),
     "mini-swe-agent": (mini_swe_agent, [["inspect"], ["edit"], ["benchmark"], ["submit"]]),
     "gemini-cli": (gemini_cli, [["inspect"], ["edit"], ["benchmark"], []]),
     "terminus-2-raw": (terminus_2_raw_content, [["inspect"], ["edit"], ["benchmark"], ["submit"]]),

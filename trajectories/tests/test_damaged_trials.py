@@ -258,3 +258,33 @@ def test_harbor_026_valid_reward_is_never_left_out_as_an_infrastructure_error(tm
         "occurred_at": "2026-01-02T10:30:00Z"})
     import_trial_dir(other)
     assert Rollout.objects.get(trial_name="lib__demo_task__025").infra_error is True
+
+
+@pytest.mark.parametrize(
+    ("harness", "fmt"),
+    [("mini-swe-agent", "mini-swe-agent trajectory"), ("gemini-cli", "gemini-cli session"),
+     ("openhands", "OpenHands event list")],
+)
+def test_a_native_log_saved_as_trajectory_json_is_converted_not_the_trial_refused(tmp_path, task, harness, fmt):
+    """Such a trial failed whole: its reward and result were lost."""
+    folder = make_trial(tmp_path)
+    content = {"mini-swe-agent": native_logs.mini_swe_agent, "gemini-cli": native_logs.gemini_cli,
+               "openhands": native_logs.openhands_events}[harness]()
+    (folder / "agent" / "trajectory.json").write_text(json.dumps(content))
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "created", outcome.error
+    assert outcome.trajectory == f"converted from {fmt}"
+    assert any(f"agent/trajectory.json is a {fmt}, not an ATIF trajectory: converted" in w for w in outcome.warnings)
+    rollout = Rollout.objects.get()
+    assert rollout.reward is not None
+    assert DIFF_LINES in rollout.steps.get(kinds__contains=" edit ").diff
+
+
+def test_a_native_log_saved_as_trajectory_json_that_does_not_convert_keeps_the_trial(tmp_path, task):
+    folder = make_trial(tmp_path)
+    (folder / "agent" / "trajectory.json").write_text(json.dumps({"sessionId": "s1", "messages": "not a list"}))
+    outcome = import_trial_dir(folder)
+    assert outcome.outcome == "created" and outcome.trajectory == "none"
+    [warning] = [w for w in outcome.warnings if w.startswith("no trajectory")]
+    assert "agent/trajectory.json is a gemini-cli session" in warning
+    assert Rollout.objects.get().reward is not None

@@ -34,3 +34,17 @@ def test_harness_trial_imports_with_diffs_kinds_and_metrics(tmp_path, task, harn
     # Tool calls keep their own kinds; commands read from a message are no tool call rows.
     for step in steps[1:]:
         assert all(call.kinds.split() for call in step.tool_calls.all())
+
+
+def test_a_reply_terminus_2_rejected_ran_nothing_and_the_write_after_it_is_the_edit(tmp_path, task):
+    """It was shown as an executed edit, and the real write after it as "unchanged content"."""
+    outcome = import_trial_dir(make_trial(tmp_path, trajectory_data=h.terminus_2_rejected_reply()))
+    assert outcome.outcome == "created", outcome.error
+    rollout = Rollout.objects.get()
+    steps = list(rollout.steps.filter(subtrajectory=None).order_by("position"))
+    assert [s.kind_list for s in steps[1:]] == [["inspect"], [], ["edit"], ["benchmark"], ["submit"]]
+    rejected, write = steps[2], steps[3]
+    assert rejected.diff == "" and rejected.tool_calls.count() == 0
+    assert h.DIFF_LINES in write.diff and "unchanged" not in write.diff
+    assert rollout.n_edits == 1
+    assert {row["path"]: row["step_ids"] for row in rollout.files_changed}[h.PATH] == [4]
