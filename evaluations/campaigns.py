@@ -25,6 +25,7 @@ from . import dispatch, lifecycle
 from .models import AgentModel, Backend, Campaign, Harness
 from .runner import RETRY, RunOutcome, run_rollout
 from .sandbox import backends
+from .services import ensure_harness
 
 logger = logging.getLogger(__name__)
 
@@ -611,7 +612,7 @@ def demo_model_and_harness(harness_name: str, model_name: str, display: str) -> 
             setattr(model, name, wanted[name])
         if changed:
             model.save(update_fields=changed)
-    harness, _ = Harness.objects.get_or_create(name=harness_name, version="")
+    harness = ensure_harness(harness_name)
     return model, harness
 
 

@@ -79,11 +79,32 @@ def ensure_human_cohort(name: str) -> tuple[AgentModel, Harness]:
 
 
 def ensure_harness(name: str, version: str = "", *, import_path: str = "") -> Harness:
-    """The Harness (name, version), created when missing."""
+    """The Harness (name, version), created when missing; one harness per name where a version is not known.
+
+    "terminus-2" (registered without a version, or a paper's) and
+    "terminus-2 2.0.0" (what its trials record) were two harnesses on every
+    page. So a name without a version is the harness of that name there is
+    (the newest, if several), and a version met for the first time fills in
+    a harness of that name registered without one.
+    """
     name = (name or "").strip()[: Harness._meta.get_field("name").max_length]
     version = (version or "").strip()[: Harness._meta.get_field("version").max_length]
     if not name:
         raise ValueError("a harness name is required")
+    same_name = Harness.objects.filter(name=name)
+    exact = same_name.filter(version=version).first()
+    if exact is not None:
+        return exact
+    if not version:
+        newest = same_name.order_by("-created_at", "-pk").first()
+        if newest is not None:
+            return newest
+    else:
+        unversioned = same_name.filter(version="").first()
+        if unversioned is not None:
+            Harness.objects.filter(pk=unversioned.pk).update(version=version)
+            unversioned.version = version
+            return unversioned
     harness, _ = Harness.objects.get_or_create(
         name=name, version=version, defaults={"import_path": (import_path or "")[:300]}
     )

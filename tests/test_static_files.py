@@ -46,3 +46,13 @@ def test_without_collectstatic_pages_name_files_plainly(tmp_path, settings):
     from django.templatetags.static import static
 
     assert static("js/charts.js") == "/static/js/charts.js"
+
+
+@pytest.mark.django_db
+def test_every_page_has_an_icon_and_favicon_ico_leads_to_it(client):
+    """/favicon.ico was a 404 on every page."""
+    page = client.get("/").content.decode()
+    assert '<link rel="icon" href="/static/img/favicon.svg"' in page
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/img/favicon.svg"
+    assert client.get("/static/img/favicon.svg").status_code == 200

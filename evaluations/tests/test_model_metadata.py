@@ -58,3 +58,25 @@ def test_new_models_get_what_is_certain_and_staff_edits_stay():
     AgentModel.objects.filter(pk=mystery.pk).update(provider="acme", open_weight=True)
     again = ensure_model("my-finetune", provider="openai")
     assert (again.provider, again.open_weight) == ("acme", True)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "existing, asked, expected, count",
+    [
+        ([], ("terminus-2", ""), "terminus-2", 1),
+        ([("terminus-2", "2.0.0")], ("terminus-2", ""), "terminus-2 2.0.0", 1),  # a name alone: the harness there is
+        ([("terminus-2", "")], ("terminus-2", "2.0.0"), "terminus-2 2.0.0", 1),  # a version fills in the unversioned
+        ([("terminus-2", "2.0.0")], ("terminus-2", "2.1.0"), "terminus-2 2.1.0", 2),  # another version: its own
+        ([("terminus-2", "")], ("terminus-2", ""), "terminus-2", 1),
+    ],
+)
+def test_one_harness_per_name_where_the_version_is_not_known(existing, asked, expected, count):
+    """"terminus-2" and "terminus-2 2.0.0" were two harnesses everywhere."""
+    from evaluations.models import Harness
+    from evaluations.services import ensure_harness
+
+    for name, version in existing:
+        Harness.objects.create(name=name, version=version)
+    assert str(ensure_harness(*asked)) == expected
+    assert Harness.objects.count() == count
