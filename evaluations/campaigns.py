@@ -229,7 +229,9 @@ def preflight_inputs(campaign: Campaign, queue: str):
 def preflight_here(model: AgentModel, harness: Harness, version: BenchmarkVersion, tasks: list[Task], backend: str):
     """The preflight in this process (for campaigns run in it): a PreflightReport."""
     from .preflight import run_checks
+    from .runner import serve_scripted_stub
 
+    serve_scripted_stub(model)
     chosen = tasks or list(Task.objects.filter(version=version))
     return run_checks(model_settings(model, harness), backend, [task.source_path for task in chosen],
                       queue="this process")

@@ -19,8 +19,21 @@ class TaskChoice(forms.ModelMultipleChoiceField):
         return f"{task.version.name} / {task.name}"
 
 
+def launchable_models():
+    """The models a campaign can run: not human cohorts, nor models known only from published results.
+
+    A paper's table creates a model for every row; it has no way to be
+    called (no litellm string) and was offered in the launch form.
+    """
+    published_only = (
+        Q(litellm_model="") & Q(is_scripted=False) & Q(rollouts__isnull=True)
+        & (Q(published_results__isnull=False) | Q(published_figures__isnull=False))
+    )
+    return AgentModel.objects.exclude(kind="human").exclude(published_only).distinct().order_by("name")
+
+
 class LaunchForm(forms.Form):
-    model = forms.ModelChoiceField(AgentModel.objects.order_by("name"))
+    model = forms.ModelChoiceField(launchable_models())
     harness = forms.ModelChoiceField(Harness.objects.order_by("name", "version"))
     version = forms.ModelChoiceField(BenchmarkVersion.objects.order_by("-created_at"), label="Benchmark version")
     tasks = TaskChoice(

@@ -445,8 +445,12 @@ def _publish_trial_folder(rollout: Rollout, trial_dir: Path) -> None:
 
 
 def _serve_scripted_stub(rollout: Rollout) -> None:
-    """The demo's scripted stub is served by the worker itself, on 127.0.0.1."""
-    model = rollout.model
+    serve_scripted_stub(rollout.model)
+
+
+def serve_scripted_stub(model) -> None:
+    """The demo's scripted stub is served by the worker itself, on 127.0.0.1: before a rollout, and before
+    the preflight that calls its endpoint (a campaign of the stub once failed its preflight: nothing served it yet)."""
     port = int(getattr(settings, "STUB_LLM_PORT", 8765))
     if model.is_scripted and model.api_base.startswith(f"http://127.0.0.1:{port}/"):
         ensure_stub_server(port)

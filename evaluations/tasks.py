@@ -33,11 +33,17 @@ def preflight_task(campaign_id: int, queue: str) -> str:
     from .campaigns import preflight_inputs, record_preflight
     from .models import Campaign
     from .preflight import run_checks
+    from .runner import serve_scripted_stub
+    from .stub_llm import StubPortTaken
 
     campaign = Campaign.objects.select_related("model", "harness").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != Campaign.Status.CHECKING:
         return "skipped"
     model, backend, folders = preflight_inputs(campaign, queue)
+    try:
+        serve_scripted_stub(campaign.model)
+    except StubPortTaken:
+        pass  # the endpoint check names what answers there
     report = run_checks(model, backend, folders, queue=queue)
     return record_preflight(campaign_id, report.as_dict())
 

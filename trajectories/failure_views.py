@@ -46,7 +46,7 @@ def failures(request: HttpRequest) -> HttpResponse:
         {
             "nav": "failures",
             "filters": filters,
-            "options": failure_service.filter_options(),
+            "options": failure_service.filter_options(filters.version),
             "matrix": failure_service.failure_matrix(filters),
             "page": page,
             "rollouts": rollouts,

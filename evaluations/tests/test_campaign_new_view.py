@@ -91,3 +91,17 @@ def test_tasks_of_another_version_are_refused(staff_client, entry):
     page = staff_client.post("/campaigns/new/", form_data(version, model, harness, launch="1",
                                                           tasks=[other.tasks.first().pk])).content.decode()
     assert "Not tasks of" in page and Campaign.objects.count() == 0
+
+
+def test_models_known_only_from_published_results_are_not_offered(staff_client, entry):
+    from evaluations.models import AgentModel, PublishedFigure
+
+    version, model, harness = entry
+    paper_only = AgentModel.objects.create(name="paper-only-model")
+    PublishedFigure.objects.create(model=paper_only, harness=harness, version=version, measure="avg", value=0.4,
+                                   source="a paper")
+    cohort = AgentModel.objects.create(name="Human experts, 8 h", kind="human")
+    page = staff_client.get("/campaigns/new/").content.decode()
+    options = page.split('name="model"', 1)[1].split("</select>", 1)[0]
+    assert f'value="{model.pk}"' in options
+    assert f'value="{paper_only.pk}"' not in options and f'value="{cohort.pk}"' not in options

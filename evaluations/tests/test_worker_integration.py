@@ -112,3 +112,25 @@ def test_killing_the_worker_mid_trial_requeues_the_same_rollout(worker, worker_e
     rollout.refresh_from_db()
     assert rollout.status == RolloutStatus.FAILED and rollout.infra_error
     assert Rollout.objects.count() == 1
+
+
+def test_the_scripted_stub_launches_with_a_preflight_no_stub_server_running(worker_env, tmp_path, settings):
+    """The preflight called the stub's endpoint before any worker served it: the launch page could not launch it."""
+    from .test_runner_sync import free_port
+    from .worker_helpers import Worker
+
+    port = free_port()
+    settings.STUB_LLM_PORT = port
+    worker = Worker({**worker_env, "AUTOLAB_STUB_LLM_PORT": str(port)}, tmp_path / "stub-worker.log")
+    try:
+        import_examples()
+        demo_model_and_harness("terminus-2", "scripted-stub", "scripted stub (not a model)")
+        evaluate(worker_env, "--model", "scripted-stub", "--harness", "terminus-2", "--version", "examples",
+                 "--tasks", "sort8_network")  # waits for the preflight, which must pass
+        rollout = Rollout.objects.get()
+        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status not in ACTIVE_STATUSES, worker, 240,
+                 "the stub's rollout to end")
+        rollout.refresh_from_db()
+        assert rollout.status == RolloutStatus.FINISHED and rollout.reward == pytest.approx(1.0), worker.output()
+    finally:
+        worker.kill()

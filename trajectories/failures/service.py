@@ -312,16 +312,26 @@ def unclassified_count() -> int:
     return Rollout.objects.filter(outcome="").exclude(status__in=ACTIVE_STATUSES).count()
 
 
-def filter_options() -> dict[str, list]:
-    """Values offered by the filter form, from what is stored."""
+def filter_options(version: str = "") -> dict[str, list]:
+    """Values offered by the filter form, from what is stored.
+
+    Categories are grouped by their benchmark (AutoLab's four, RE-Bench's
+    domains), those of the chosen version's benchmark alone when one is
+    chosen: RE-Bench's domains were listed among AutoLab's categories.
+    """
     from evaluations.models import AgentModel, Harness
     from tasks.models import BenchmarkVersion, Task
 
+    tasks = Task.objects.exclude(category="")
+    if version:
+        tasks = tasks.filter(version__benchmark__in=BenchmarkVersion.objects.filter(name=version).values("benchmark"))
+    grouped: dict[str, list[str]] = {}
+    for benchmark, category in tasks.order_by("version__benchmark", "category").values_list(
+            "version__benchmark", "category").distinct():
+        grouped.setdefault(benchmark, []).append(category)
     return {
         "tasks": list(Task.objects.filter(rollouts__isnull=False).order_by("name").values_list("name", flat=True).distinct()),
-        "categories": list(
-            Task.objects.exclude(category="").order_by("category").values_list("category", flat=True).distinct()
-        ),
+        "categories": list(grouped.items()),
         "models": list(AgentModel.objects.filter(rollouts__isnull=False).distinct().order_by("name")),
         "harnesses": list(Harness.objects.filter(rollouts__isnull=False).distinct().order_by("name", "version")),
         "versions": list(BenchmarkVersion.objects.order_by("-name").values_list("name", flat=True)),

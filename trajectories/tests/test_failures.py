@@ -504,3 +504,19 @@ def test_unknown_shows_what_was_seen_reasons_first():
     result = classify(facts(verifier_fields={"reward": 0.0, "reason": "quota_policy_7"}))
     assert result.cause == f.UNKNOWN
     assert [e["text"] for e in result.evidence] == ["reason: quota_policy_7", "reward: 0.0"]
+
+
+@pytest.mark.django_db
+def test_the_failures_page_groups_categories_by_benchmark(client):
+    """RE-Bench's domains were listed among AutoLab's categories."""
+    from tasks.models import BenchmarkVersion, Task
+
+    autolab = BenchmarkVersion.objects.create(name="1.1")
+    rebench = BenchmarkVersion.objects.create(name="rebench-1", benchmark="RE-Bench")
+    Task.objects.create(version=autolab, name="join", category="system_optimization")
+    Task.objects.create(version=rebench, name="rust", category="optimize_kernel")
+    page = client.get("/failures/").content.decode()
+    assert '<optgroup label="AutoLab"><option value="system_optimization">System optimization</option></optgroup>' in page
+    assert '<optgroup label="RE-Bench"><option value="optimize_kernel">' in page
+    only = client.get("/failures/?version=1.1").content.decode()
+    assert "optimize_kernel" not in only.split('name="category"', 1)[1].split("</select>", 1)[0]
