@@ -79,3 +79,12 @@ def test_model_page_task_cells_are_legible(browser, live_server, full_board):
     contrasts = page.evaluate(CONTRASTS, "td.heat")
     assert len(contrasts) == 36 and min(contrasts) >= 4.5
     page.close()
+
+
+def test_the_heatmap_is_never_a_short_box_of_its_own_to_scroll_down(browser, live_server, full_board):
+    """It opened in a ~600 px box: a board's only filled row could sit below that fold, inside the box."""
+    page = browser.new_page(viewport={"width": 1440, "height": 700})
+    page.goto(live_server.url + "/heatmap/?version=synthetic")
+    sizes = page.locator("#heatmap-scroll").evaluate("s => ({inner: s.scrollHeight, box: s.clientHeight})")
+    assert sizes["inner"] <= sizes["box"] + 1, sizes  # the page scrolls down the tasks, not a box within it
+    page.close()

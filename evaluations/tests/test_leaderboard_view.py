@@ -115,6 +115,17 @@ def test_ablation_entry_has_no_rank_or_dominance(client, world):
     assert "ablation" in client.get("/").content.decode()
 
 
+def test_the_empty_message_is_for_an_empty_table_only(client, world):
+    """Every entry an ablation: "No entry matches these filters" sat above the three entries listed under it."""
+    for model in world["models"].values():
+        Entry.objects.create(model=model, harness=world["harness"], version=world["version"], ablation=True)
+    html = client.get("/").content.decode()
+    assert "No entry matches" not in html
+    assert "Ablations and entries outside the comparison set" in html
+    board = html.split('id="leaderboard-table"', 1)[1].split("</table>", 1)[0]
+    assert len(re.findall(r'<tr data-entry=', board)) == 3
+
+
 def test_clipping_follows_the_version(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.6, index=7)
     by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
