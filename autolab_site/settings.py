@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "tasks",
+    "agents",
     "evaluations",
     "trajectories",
 ]

@@ -322,7 +322,7 @@ def live_tick_ms(opus_dir: Path, work: Path, n_steps: int, ticks: int = 5) -> fl
     from harbor.utils.trajectory_utils import format_trajectory_json
 
     from evaluations.models import Campaign
-    from evaluations.services import ensure_harness, ensure_model
+    from agents.services import ensure_harness, ensure_model
     from explorer_bench import long_trial
     from ingest_bench import copy_trial
     from tasks.services import match_task

@@ -184,7 +184,7 @@ def main() -> None:
 
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
     version = load_synthetic(VERSION, args)
-    from evaluations.models import AgentModel
+    from agents.models import AgentModel
     from trajectories.models import Rollout
 
     model = AgentModel.objects.filter(rollouts__task__version=version).order_by("name").first()

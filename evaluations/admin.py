@@ -1,11 +1,11 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
-from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .models import AgentModel, Campaign, Entry, Harness, PublishedFigure, PublishedResult
+from . import lifecycle
+from .models import Campaign, Entry, PublishedFigure, PublishedResult
 
 
 # --- Leaderboard settings and published results (evaluations.leaderboard) ---
@@ -40,33 +40,8 @@ class PublishedFigureAdmin(admin.ModelAdmin):
     raw_id_fields = ("model", "harness")
 
 
-# --- Evaluation runner: models, harnesses, campaigns (evaluations.campaigns) ---
+# --- Evaluation runner: campaigns (evaluations.campaigns); models and harnesses are the agents app's ---
 
-
-
-@admin.register(AgentModel)
-class AgentModelAdmin(admin.ModelAdmin):
-    """Models as workers call them. API keys stay in the workers' environment:
-    `api_key_env` only names the variable."""
-
-    list_display = ("name", "display_name", "kind", "provider", "litellm_model", "api_key_env", "open_weight", "is_scripted")
-    list_filter = ("kind", "provider", "open_weight", "is_scripted")
-    search_fields = ("name", "display_name", "litellm_model")
-    actions = ["evaluate_model"]
-
-    @admin.action(description="Evaluate model (start a campaign)")
-    def evaluate_model(self, request, queryset):
-        if queryset.count() != 1:
-            self.message_user(request, "Choose exactly one model to evaluate.", messages.ERROR)
-            return None
-        url = reverse("evaluations:campaign_new") + f"?model={queryset.get().pk}"
-        return HttpResponseRedirect(url)
-
-
-@admin.register(Harness)
-class HarnessAdmin(admin.ModelAdmin):
-    list_display = ("name", "version", "import_path")
-    search_fields = ("name", "import_path")
 
 
 class CampaignForm(forms.ModelForm):
@@ -110,6 +85,7 @@ class CampaignAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if not change:
             obj.created_by = request.user
+            lifecycle.begin(obj, checked_first=True)  # a worker checks it first, as the launch page's do
         super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change):
@@ -118,7 +94,6 @@ class CampaignAdmin(admin.ModelAdmin):
             from .campaigns import send_preflight
 
             campaign = form.instance
-            Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CHECKING)
             transaction.on_commit(lambda: send_preflight(campaign))
             self.message_user(request, f"Campaign {campaign.pk}: a worker checks it, then its rollouts start.",
                               messages.SUCCESS)
@@ -133,7 +108,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel campaigns")
     def cancel_campaigns(self, request, queryset):
-        from .campaigns import cancel_campaign
+        from . import campaigns
 
-        n = sum(cancel_campaign(campaign, detail=f"cancelled by {request.user.get_username()}") for campaign in queryset)
+        n = sum(campaigns.cancel(campaign, detail=f"cancelled by {request.user.get_username()}") for campaign in queryset)
         self.message_user(request, f"{n} rollouts cancelled.", messages.SUCCESS)

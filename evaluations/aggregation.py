@@ -4,7 +4,7 @@ Definitions (the leaderboard page and the API documentation repeat them):
 
 - An *entry* is (model, harness, benchmark version); a *comparison set* is the
   entries that compete with each other (not ablations, not taken out by staff).
-- Which rollouts count (`disposition`): finished or failed rollouts count;
+- Which rollouts count (`trajectories.statuses.disposition`): finished or failed rollouts count;
   superseded rollouts, unfinished ones (queued ... verifying) and cancelled
   ones do not; infrastructure errors do not count and are reported apart. An
   agent failure (reward missing or 0) counts as 0.
@@ -38,37 +38,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trajectories import statuses
+# Which rollouts count is the rollout's rule (trajectories.statuses); the figures count them.
+from trajectories.statuses import Disposition, disposition  # noqa: F401  (the board's readers ask agg.disposition)
 
 from . import ranking
 from .ranking import TIE_TOLERANCE
 
-COUNTED = "counted"
-INFRA = "infra"
-SUPERSEDED = "superseded"
-UNFINISHED = "unfinished"
-CANCELLED = "cancelled"
-EXCLUDED = "excluded"  # its source leaves it out (an Inspect sample that errored)
+# The dispositions by the names the board's readers use.
+COUNTED, INFRA, SUPERSEDED = Disposition.COUNTED, Disposition.INFRA, Disposition.SUPERSEDED
+UNFINISHED, CANCELLED, EXCLUDED = Disposition.UNFINISHED, Disposition.CANCELLED, Disposition.EXCLUDED
 
-# Queued, running, or imported without result.json (trajectories.statuses).
-UNFINISHED_STATUSES = statuses.UNFINISHED
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260510
-
-
-def disposition(status: str, superseded: bool, infra_error: bool, excluded: str = "") -> str:
-    """How a rollout enters the figures: COUNTED or the reason it does not."""
-    if superseded:
-        return SUPERSEDED
-    if status in UNFINISHED_STATUSES:
-        return UNFINISHED
-    if status == "cancelled":
-        return CANCELLED
-    if infra_error:
-        return INFRA
-    if excluded:
-        return EXCLUDED
-    return COUNTED
 
 
 @dataclass

@@ -8,8 +8,8 @@ RESULT_MODELS = (
     "evaluations.Entry",
     "evaluations.PublishedResult",
     "evaluations.PublishedFigure",
-    "evaluations.AgentModel",
-    "evaluations.Harness",
+    "agents.AgentModel",
+    "agents.Harness",
     "tasks.Task",
     "tasks.BenchmarkVersion",
 )

@@ -14,8 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from trajectories.models import ACTIVE_STATUSES, Rollout
 
 from . import launch as launching
-from .campaigns import CampaignError, campaign_progress, cancel_campaign, launch, request_cancel
-from .models import AgentModel, Campaign
+from . import campaigns
+from .campaigns import CampaignError, campaign_progress, launch
+from agents.models import AgentModel
+from .models import Campaign
 from .sandbox.backends import BACKENDS
 
 
@@ -104,7 +106,7 @@ def campaign_cancel(request, pk: int):
             "consequence": f"{active} rollouts that are queued or running stop; the finished ones stay.",
             "back": campaign.get_absolute_url(),
         })
-    n = cancel_campaign(campaign, detail=f"campaign cancelled by {request.user.get_username()}")
+    n = campaigns.cancel(campaign, detail=f"campaign cancelled by {request.user.get_username()}")
     messages.success(request, f"Campaign {campaign.pk} cancelled ({n} rollouts stopped).")
     return redirect("evaluations:campaign_detail", pk=campaign.pk)
 
@@ -126,7 +128,7 @@ def rollout_cancel(request, pk: int):
             "consequence": "Its trial stops within seconds; what it did so far is kept.",
             "back": back,
         })
-    if request_cancel(rollout, detail=f"cancelled by {request.user.get_username()}"):
+    if campaigns.cancel_rollout(rollout, detail=f"cancelled by {request.user.get_username()}"):
         messages.success(request, f"Rollout {rollout.pk} is being cancelled.")
     else:
         messages.info(request, f"Rollout {rollout.pk} is not running.")

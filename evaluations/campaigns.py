@@ -22,10 +22,11 @@ from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories import services as trajectories
 
 from . import dispatch, lifecycle
-from .models import AgentModel, Backend, Campaign, Harness
+from agents.models import AgentModel, Harness
+from .models import Backend, Campaign
 from .runner import RETRY, RunOutcome, run_rollout
 from .sandbox import backends
-from .services import ensure_harness
+from agents.services import ensure_harness
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ def resolve_tasks(version: BenchmarkVersion, names: Iterable[str] | None) -> lis
 
 
 def _new_campaign(model: AgentModel, harness: Harness, version: BenchmarkVersion, tasks: list[Task], *, k: int,
-                  backend: str, **fields: Any) -> Campaign:
+                  backend: str, checked_first: bool, **fields: Any) -> Campaign:
     """The Campaign row and its chosen tasks, after checking them (no rollouts)."""
     if k < 1:
         raise CampaignError("k must be at least 1")
@@ -71,7 +72,8 @@ def _new_campaign(model: AgentModel, harness: Harness, version: BenchmarkVersion
         raise CampaignError(f"unknown backend {backend!r} (one of {', '.join(Backend.values)})")
     if any(task.version_id != version.pk for task in tasks):
         raise CampaignError(f"every task must belong to {version}")
-    campaign = Campaign.objects.create(model=model, harness=harness, version=version, k=k, backend=backend, **fields)
+    campaign = lifecycle.new_campaign(checked_first=checked_first, model=model, harness=harness, version=version, k=k,
+                                      backend=backend, **fields)
     if tasks:
         campaign.tasks.set(tasks)
     return campaign
@@ -101,8 +103,7 @@ def launch(
                                notes=notes, supersede=supersede)
     with transaction.atomic():
         campaign = _new_campaign(model, harness, version, list(tasks or []), k=k, backend=backend,
-                                 created_by=created_by, notes=notes, supersede=supersede,
-                                 status=Campaign.Status.CHECKING)
+                                 created_by=created_by, notes=notes, supersede=supersede, checked_first=True)
         if not campaign_tasks(campaign):
             raise CampaignError(f"{version} has no tasks")
     transaction.on_commit(lambda: setattr(campaign, "send_report", send_preflight(campaign)))
@@ -129,7 +130,7 @@ def create_campaign(
     """
     with transaction.atomic():
         campaign = _new_campaign(model, harness, version, list(tasks or []), k=k, backend=backend,
-                                 created_by=created_by, notes=notes, supersede=supersede)
+                                 created_by=created_by, notes=notes, supersede=supersede, checked_first=False)
         add_rollouts(campaign)
         if supersede:
             supersede_earlier(campaign)
@@ -168,7 +169,7 @@ def supersede_earlier(campaign: Campaign) -> int:
     n = 0
     for rollout in old:
         if rollout.is_active:
-            request_cancel(rollout, detail=f"superseded by campaign {campaign.pk}")
+            cancel_rollout(rollout, detail=f"superseded by campaign {campaign.pk}")
         rollout.superseded = True
         rollout.save(update_fields=["superseded"])
         n += 1
@@ -247,14 +248,11 @@ def record_preflight(campaign_id: int, report: dict[str, Any]) -> str:
         if campaign.status != Campaign.Status.CHECKING:
             return campaign.status  # cancelled, or already failed by another queue's report
         campaign.preflight = {**(campaign.preflight or {}), report["queue"]: report}
+        campaign.save(update_fields=["preflight"])
         if not report["ok"]:
             failed = "; ".join(f"{c['name']}: {c['detail']}" for c in report["checks"] if not c["ok"])
-            campaign.status = Campaign.Status.FAILED
-            campaign.status_reason = f"preflight failed on {report['worker']} (queue {report['queue']}): {failed}"[:1000]
-            campaign.finished_at = timezone.now()
-            campaign.save()
+            lifecycle.fail_preflight(campaign, f"preflight failed on {report['worker']} (queue {report['queue']}): {failed}")
             return campaign.status
-        campaign.save(update_fields=["preflight"])
         if set(campaign.preflight) < set(needed_queues(campaign)) or not all(r["ok"] for r in campaign.preflight.values()):
             return campaign.status
         start(campaign)
@@ -267,8 +265,7 @@ def start(campaign: Campaign) -> int:
     n = add_rollouts(campaign)
     if campaign.supersede:
         supersede_earlier(campaign)
-    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PENDING, status_reason="")
-    campaign.status = Campaign.Status.PENDING
+    lifecycle.start(campaign)
     return n
 
 
@@ -302,10 +299,7 @@ def fail_silent_preflights(timeout_sec: float | None = None) -> list[int]:
         queues = ", ".join(silent)
         reason = (f"preflight: no worker answered on queue {queues} within {timeout:.0f} s; start one "
                   f"(celery -A autolab_site worker -Q {silent[0]}) and launch again")
-        changed = Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.CHECKING).update(
-            status=Campaign.Status.FAILED, status_reason=reason, finished_at=timezone.now()
-        )
-        if changed:
+        if lifecycle.fail_preflight(campaign, reason):
             failed.append(campaign.pk)
     return failed
 
@@ -317,7 +311,7 @@ def unsent_preflights() -> list[Campaign]:
 # -- cancelling -------------------------------------------------------------------------
 
 
-def request_cancel(rollout: Rollout, *, detail: str = "cancelled by staff") -> bool:
+def cancel_rollout(rollout: Rollout, *, detail: str = "cancelled by staff") -> bool:
     """Cancel a rollout: a queued one at once, a running one through its worker.
 
     The running worker sees `cancel_requested` within seconds, cancels the
@@ -331,8 +325,8 @@ def request_cancel(rollout: Rollout, *, detail: str = "cancelled by staff") -> b
     return True
 
 
-def cancel_campaign(campaign: Campaign, *, detail: str = "campaign cancelled by staff") -> int:
-    Campaign.objects.filter(pk=campaign.pk).update(status_reason=detail[:1000])
+def cancel(campaign: Campaign, *, detail: str = "campaign cancelled by staff") -> int:
+    """Cancel a campaign that has not ended (evaluations.lifecycle) and drop its rollouts' messages; how many it stopped."""
     changed = lifecycle.cancel_campaign(campaign, detail)
     for rollout in changed:
         dispatch.revoke(rollout.celery_task_id)
@@ -577,7 +571,7 @@ def run_demo_campaigns(
             lines.append(f"demo {display}: campaign {waiting.pk} already queued")
             continue
         if waiting is not None:
-            cancel_campaign(waiting, detail="replaced by a demo run in this process")
+            cancel(waiting, detail="replaced by a demo run in this process")
         campaign = create_campaign(
             model, harness, version, k=k, backend=backend, notes="demo", enqueue=not run_now
         )

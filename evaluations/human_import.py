@@ -19,7 +19,7 @@ from trajectories.models import Rollout, RolloutStatus
 from trajectories import services as trajectories
 
 from .human_baselines import Attempt, HumanBaselineError, read_attempts
-from .services import ensure_human_cohort
+from agents.services import ensure_human_cohort
 
 # Attempts have no wall-clock date of their own: their runs are laid on a fixed origin.
 ORIGIN = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -75,7 +75,7 @@ def _store(attempt: Attempt, task: Task, model, harness, version: BenchmarkVersi
     if rollout.pk is None or (rollout.task_id, rollout.model_id, rollout.harness_id) != (task.pk, model.pk, harness.pk):
         rollout.index = trajectories.next_rollout_index(task.pk, model.pk, harness.pk)  # its number, for good
     rollout.task, rollout.model, rollout.harness = task, model, harness
-    rollout.status = RolloutStatus.FINISHED
+    trajectories.set_imported(rollout, RolloutStatus.FINISHED)
     rollout.started_at = rollout.agent_started_at = start
     rollout.finished_at = rollout.agent_finished_at = start + timedelta(seconds=attempt.length)
     rollout.reward = attempt.final

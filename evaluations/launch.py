@@ -8,7 +8,8 @@ from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout, RolloutStatus
 
 from . import estimates
-from .models import AgentModel, Backend, Harness
+from agents.models import AgentModel, Harness
+from .models import Backend
 
 ADD = "add"
 SUPERSEDE = "supersede"

@@ -35,7 +35,8 @@ from trajectories.models import Rollout
 from . import aggregation as agg
 from . import time_curves as tc
 from .links import rollout_url, rollouts_url
-from .models import AgentModel, BoardGeneration, Entry, Harness, PublishedFigure, PublishedResult
+from agents.models import AgentModel, Harness
+from .models import BoardGeneration, Entry, PublishedFigure, PublishedResult
 
 BOARD_TIMEOUT = 24 * 3600
 # Fractions of the time budget, k/40 each as the correctly rounded division

@@ -1,12 +1,15 @@
-"""A rollout's life on our runner: the one owner of its status, its events and its campaign's status.
+"""Our runner's rollouts and its campaigns: when a status changes, and the one writer of a campaign's.
 
-Every change of a runner rollout's status goes through `transition` (or
-`claim`, `create_queued`, `cancel`), which checks it against the table
-below, writes the status, its RolloutEvent and the campaign's status in one
-transaction. The rules for a rollout whose worker went away (stale
-heartbeat, attempts left) are here too, once, for the claim and the reaper.
+A runner rollout's status changes here (`transition`, `claim`, `cancel`,
+`create_queued`), written by trajectories.lifecycle against the rollout's
+table (trajectories.statuses.TRANSITIONS), with its campaign's status in
+the same transaction. A campaign's status changes only here, by
+`CAMPAIGN_TRANSITIONS`: created, checked by its preflight, started,
+derived from its rollouts, cancelled. The rules for a rollout whose worker
+went away (stale heartbeat, attempts left) are here too, once, for the
+claim and the reaper.
 
-The table and the rules at the top are plain data and functions, tested
+The tables and the rules at the top are plain data and functions, tested
 without a database or Celery; nothing here sends messages (dispatch.py
 does) or runs trials (runner.py does).
 """
@@ -21,36 +24,34 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutEvent, RolloutStatus
+from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories import services as trajectories
+from trajectories.services import TransitionError
 
 from .models import Campaign
 
 S = RolloutStatus
+C = Campaign.Status
 
 TERMINAL = (S.FINISHED, S.FAILED, S.CANCELLED)
 
-# status -> the statuses it may change to. PREPARING from an active status is
-# a new attempt taking over a rollout whose worker stopped beating.
-TRANSITIONS: dict[str, frozenset[str]] = {
-    S.QUEUED: frozenset({S.PREPARING, S.CANCELLED, S.FAILED}),
-    S.PREPARING: frozenset({S.RUNNING, S.QUEUED, S.FAILED, S.CANCELLED, S.PREPARING}),
-    S.RUNNING: frozenset({S.VERIFYING, S.FINISHED, S.QUEUED, S.FAILED, S.CANCELLED, S.PREPARING}),
-    S.VERIFYING: frozenset({S.FINISHED, S.QUEUED, S.FAILED, S.CANCELLED, S.PREPARING}),
-    S.FINISHED: frozenset(),
-    S.FAILED: frozenset(),
-    S.CANCELLED: frozenset(),
-    # An imported trial without result.json (trajectories.statuses): never one of our runner's.
-    S.INCOMPLETE: frozenset(),
+# A campaign's status ("" before it exists) -> what it may become. It is
+# checked first (its preflight) or starts at once; once started, its
+# rollouts decide (`campaign_status`), and staff may cancel it until it ends.
+CAMPAIGN_TRANSITIONS: dict[str, frozenset[str]] = {
+    "": frozenset({C.CHECKING, C.PENDING}),
+    C.CHECKING: frozenset({C.PENDING, C.FAILED, C.CANCELLED}),
+    C.PENDING: frozenset({C.RUNNING, C.FINISHED, C.FINISHED_WITH_FAILURES, C.FAILED, C.CANCELLED}),
+    C.RUNNING: frozenset({C.FINISHED, C.FINISHED_WITH_FAILURES, C.FAILED, C.CANCELLED}),
+    C.FINISHED: frozenset(),
+    C.FINISHED_WITH_FAILURES: frozenset(),
+    C.FAILED: frozenset(),
+    C.CANCELLED: frozenset(),
 }
 
 
-class TransitionError(ValueError):
-    """A status change the lifecycle does not allow (a bug, or a race lost)."""
-
-
-def allowed(old: str, new: str) -> bool:
-    return new in TRANSITIONS.get(old, frozenset())
+def campaign_allowed(old: str, new: str) -> bool:
+    return new in CAMPAIGN_TRANSITIONS.get(old, frozenset())
 
 
 # -- rules (pure) -----------------------------------------------------------------
@@ -127,31 +128,17 @@ def transition(rollout_id: int, to: str, detail: str = "", *, only_from: Iterabl
     is elsewhere (a race another process won: a cancel, the reaper).
     Raises TransitionError for a change the table forbids.
     """
-    now = timezone.now()
     with transaction.atomic():
         rollout = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout_id)
         if only_from is not None and rollout.status not in set(only_from):
             return None
-        if not allowed(rollout.status, to):
-            raise TransitionError(f"rollout {rollout_id}: {rollout.status} -> {to} is not allowed")
-        _apply(rollout, to, detail, now, fields)
+        _change(rollout, to, detail, **fields)
     return rollout
 
 
-def _apply(rollout: Rollout, to: str, detail: str, now: datetime, fields: dict[str, Any]) -> None:
-    """Write the change on a locked row (inside the caller's transaction)."""
-    rollout.status = to
-    # Active statuses explain themselves; an ended or re-queued one says why.
-    rollout.status_reason = "" if to in (S.PREPARING, S.RUNNING, S.VERIFYING) else detail[:1000]
-    for name, value in fields.items():
-        setattr(rollout, name, value)
-    if to in (S.PREPARING, S.RUNNING, S.VERIFYING):
-        rollout.heartbeat_at = now  # an attempt is alive
-    elif to not in ACTIVE_STATUSES and rollout.finished_at is None:
-        rollout.finished_at = now
-    # save() (not update()) so that Rollout signals (leaderboard caches) fire.
-    rollout.save()
-    RolloutEvent.objects.create(rollout=rollout, status=to, detail=detail[:2000])
+def _change(rollout: Rollout, to: str, detail: str, *, now: datetime | None = None, **fields: Any) -> None:
+    """A locked rollout's change (inside the caller's transaction), then its campaign's status."""
+    trajectories.change_status(rollout, to, detail, now=now, **fields)
     if rollout.campaign_id:
         refresh_campaign(rollout.campaign_id)
 
@@ -159,12 +146,10 @@ def _apply(rollout: Rollout, to: str, detail: str, now: datetime, fields: dict[s
 def create_queued(campaign: Campaign, task, *, trial_name: str) -> Rollout:
     """A campaign's rollout, queued, with the next number of its entry's repeats on the task (kept for life)."""
     index = trajectories.next_rollout_index(task.pk, campaign.model_id, campaign.harness_id)
-    rollout = Rollout.objects.create(
-        task=task, model=campaign.model, harness=campaign.harness, campaign=campaign,
-        trial_name=trial_name, index=index, status=S.QUEUED,
+    return trajectories.create_queued(
+        task=task, model=campaign.model, harness=campaign.harness, campaign=campaign, trial_name=trial_name,
+        index=index, detail=f"campaign {campaign.pk}",
     )
-    RolloutEvent.objects.create(rollout=rollout, status=S.QUEUED, detail=f"campaign {campaign.pk}")
-    return rollout
 
 
 def claim(rollout_id: int, *, celery_task_id: str = "", worker: str = "") -> Rollout | None:
@@ -172,7 +157,8 @@ def claim(rollout_id: int, *, celery_task_id: str = "", worker: str = "") -> Rol
 
     A message may arrive twice (a redelivery after a worker died, a reaper
     re-send): only a queued rollout, or an active one whose heartbeat has
-    stopped, is taken, so a rollout never runs twice at once.
+    stopped, is taken, so a rollout never runs twice at once. Taking over
+    an abandoned attempt is a change of its own (running -> preparing).
     """
     now = timezone.now()
     with transaction.atomic():
@@ -189,20 +175,18 @@ def claim(rollout_id: int, *, celery_task_id: str = "", worker: str = "") -> Rol
             return None  # another worker is running it
         fate = after_loss(rollout.attempts, max_attempts(), cancel_requested=rollout.cancel_requested)
         if fate.status == S.CANCELLED:
-            _apply(rollout, S.CANCELLED, "cancelled before it started", now, {})
+            _change(rollout, S.CANCELLED, "cancelled before it started", now=now)
             return None
         if fate.status == S.FAILED:
-            _apply(rollout, S.FAILED, f"gave up: {fate.reason}", now, {"infra_error": True})
+            _change(rollout, S.FAILED, f"gave up: {fate.reason}", now=now, infra_error=True)
             return None
         detail = f"attempt {rollout.attempts + 1} on {worker or 'a worker'}"
         if previous != S.QUEUED:
             detail += f" (taken over from {previous})"
-        _apply(rollout, S.PREPARING, detail, now, {
-            "attempts": rollout.attempts + 1,
-            "celery_task_id": celery_task_id or rollout.celery_task_id,
-            "infra_error": False,
-            "worker": worker[:200],
-        })
+        _change(
+            rollout, S.PREPARING, detail, now=now, attempts=rollout.attempts + 1,
+            celery_task_id=celery_task_id or rollout.celery_task_id, infra_error=False, worker=worker[:200],
+        )
     return rollout
 
 
@@ -211,17 +195,16 @@ def cancel(rollout_id: int, detail: str = "cancelled by staff") -> Rollout | Non
 
     None when the rollout had already ended.
     """
-    now = timezone.now()
     with transaction.atomic():
         rollout = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout_id)
         if rollout.status not in ACTIVE_STATUSES:
             return None
-        rollout.cancel_requested = True
         if rollout.status == S.QUEUED:
-            _apply(rollout, S.CANCELLED, detail, now, {})
+            _change(rollout, S.CANCELLED, detail, cancel_requested=True)
         else:
+            rollout.cancel_requested = True
             rollout.save(update_fields=["cancel_requested", "updated_at"])
-            RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=f"cancel requested: {detail}"[:2000])
+            trajectories.note_event(rollout, f"cancel requested: {detail}")
     return rollout
 
 
@@ -234,6 +217,49 @@ def heartbeat(rollout_id: int) -> bool:
 # -- campaigns ----------------------------------------------------------------------------
 
 
+def _set_campaign(campaign: Campaign, to: str, *, only_from: Iterable[str] | None = None, **fields: Any) -> bool:
+    """Write a campaign's change on the row, if the table allows it from the stored status; whether it did.
+
+    A conditional UPDATE, so that two processes (a preflight's report and
+    the reaper, say) cannot both move the same campaign.
+    """
+    stored = Campaign.objects.filter(pk=campaign.pk).values_list("status", flat=True).first()
+    if stored is None or not campaign_allowed(stored, to) or (only_from is not None and stored not in only_from):
+        return False
+    changed = Campaign.objects.filter(pk=campaign.pk, status=stored).update(status=to, **fields)
+    if changed:
+        campaign.status = to
+        for name, value in fields.items():
+            setattr(campaign, name, value)
+    return bool(changed)
+
+
+def new_campaign(*, checked_first: bool, **fields: Any) -> Campaign:
+    """A new campaign: checking (its preflight runs first) or pending (its rollouts start at once)."""
+    campaign = Campaign(**fields)
+    begin(campaign, checked_first=checked_first)
+    campaign.save()
+    return campaign
+
+
+def begin(campaign: Campaign, *, checked_first: bool) -> None:
+    """The status a campaign not yet saved starts with (the admin's form saves its own)."""
+    if campaign.pk is not None:
+        raise TransitionError(f"campaign {campaign.pk} has begun already")
+    campaign.status = C.CHECKING if checked_first else C.PENDING
+
+
+def fail_preflight(campaign: Campaign, reason: str) -> bool:
+    """A checking campaign fails (a queue's checks failed, or no worker answered); whether it was still checking."""
+    return _set_campaign(campaign, C.FAILED, only_from=[C.CHECKING], status_reason=reason[:1000],
+                         finished_at=timezone.now())
+
+
+def start(campaign: Campaign) -> bool:
+    """A checked campaign may run: pending until a worker claims a rollout; whether it was still checking."""
+    return _set_campaign(campaign, C.PENDING, only_from=[C.CHECKING], status_reason="")
+
+
 def refresh_campaign(campaign_id: int) -> str:
     """Recompute and store a campaign's status (and start/finish times) from its rollouts."""
     campaign = Campaign.objects.filter(pk=campaign_id).first()
@@ -241,25 +267,33 @@ def refresh_campaign(campaign_id: int) -> str:
         return ""
     states = [RolloutState(status, attempts > 0) for status, attempts in
               campaign.rollouts.values_list("status", "attempts")]
-    status = campaign_status(states, cancelled=campaign.status == Campaign.Status.CANCELLED)
+    if campaign.status == C.CHECKING:
+        return campaign.status  # no rollouts of its own until its preflight passed
+    status = campaign_status(states, cancelled=campaign.status == C.CANCELLED)
+    if status != campaign.status and not campaign_allowed(campaign.status, status):
+        raise TransitionError(f"campaign {campaign_id}: {campaign.status} -> {status} is not allowed")
     changes: dict[str, Any] = {}
-    if status != campaign.status:
-        changes["status"] = status
     if campaign.started_at is None and any(state.started for state in states):
         changes["started_at"] = timezone.now()
-    if status in (Campaign.Status.RUNNING, Campaign.Status.PENDING):
+    if status in (C.RUNNING, C.PENDING):
         if campaign.finished_at is not None:
             changes["finished_at"] = None
     elif campaign.finished_at is None:
         changes["finished_at"] = timezone.now()
-    if changes:
+    if status != campaign.status:
+        _set_campaign(campaign, status, **changes)
+    elif changes:
         Campaign.objects.filter(pk=campaign_id).update(**changes)
     return status
 
 
 def cancel_campaign(campaign: Campaign, detail: str = "campaign cancelled by staff") -> list[Rollout]:
-    """Mark the campaign cancelled and cancel each of its active rollouts; those changed."""
-    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CANCELLED, finished_at=timezone.now())
+    """Cancel a campaign that has not ended, and each of its active rollouts; the rollouts it changed.
+
+    An ended campaign stays as it ended: nothing is cancelled.
+    """
+    if not _set_campaign(campaign, C.CANCELLED, status_reason=detail[:1000], finished_at=timezone.now()):
+        return []
     changed = []
     for rollout_id in campaign.rollouts.filter(status__in=ACTIVE_STATUSES).values_list("pk", flat=True):
         rollout = cancel(rollout_id, detail)

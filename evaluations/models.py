@@ -1,71 +1,10 @@
-"""Who is evaluated (models, harnesses) and the campaigns that evaluate them."""
+"""Campaigns that evaluate a model and harness (agents), the leaderboard's entries and published results."""
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
 from .sandbox.backends import BACKENDS
-
-
-class AgentModel(models.Model):
-    """A language model as the leaderboard names it.
-
-    `name` is normalised (no provider prefix: "claude-opus-4.6"); the litellm
-    string says how a worker calls it ("openai/claude-opus-4.6"). API keys
-    never live here: `api_key_env` names the worker's environment variable.
-    """
-
-    name = models.CharField(max_length=200, unique=True)
-    display_name = models.CharField(max_length=200, blank=True)
-    # Who made the model ("anthropic"), not the gateway it is called through; blank is unknown.
-    provider = models.CharField(max_length=100, blank=True)
-    litellm_model = models.CharField(max_length=300, blank=True)
-    api_base = models.CharField(max_length=500, blank=True)
-    api_key_env = models.CharField(max_length=100, blank=True)
-    sampling_params = models.JSONField(default=dict, blank=True)
-    # Inferred from the name where certain (evaluations.model_metadata); None is unknown.
-    open_weight = models.BooleanField(null=True, blank=True, default=None, help_text="empty: unknown")
-    # Scripted stubs and similar are results of a kind, but not a model's.
-    is_scripted = models.BooleanField(default=False)
-    # Human baselines (RE-Bench's experts) are entries of their own kind: a
-    # cohort ("Human experts, 8 h") whose attempts are rollouts.
-    kind = models.CharField(
-        max_length=10, choices=[("agent", "agent"), ("human", "human")], default="agent", db_default="agent"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.display_name or self.name
-
-    @property
-    def label(self) -> str:
-        return self.display_name or self.name
-
-    @property
-    def is_human(self) -> bool:
-        return self.kind == "human"
-
-
-class Harness(models.Model):
-    """An agent harness: a Harbor agent name or a custom `module:Class`."""
-
-    name = models.CharField(max_length=200)
-    version = models.CharField(max_length=50, blank=True)
-    import_path = models.CharField(max_length=300, blank=True)
-    params = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name", "version"]
-        constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="unique_harness_version"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.version}".strip()
 
 
 # The sandbox backends' names and labels, from their one registry.
@@ -86,8 +25,8 @@ class Campaign(models.Model):
         FAILED = "failed"
         CANCELLED = "cancelled"
 
-    model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="campaigns")
-    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="campaigns")
+    model = models.ForeignKey("agents.AgentModel", on_delete=models.PROTECT, related_name="campaigns")
+    harness = models.ForeignKey("agents.Harness", on_delete=models.PROTECT, related_name="campaigns")
     version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="campaigns")
     # Empty means every task of the version.
     tasks = models.ManyToManyField("tasks.Task", blank=True, related_name="campaigns")
@@ -124,8 +63,8 @@ class Entry(models.Model):
     in the comparison set and not an ablation.
     """
 
-    model = models.ForeignKey(AgentModel, on_delete=models.CASCADE, related_name="entries")
-    harness = models.ForeignKey(Harness, on_delete=models.CASCADE, related_name="entries")
+    model = models.ForeignKey("agents.AgentModel", on_delete=models.CASCADE, related_name="entries")
+    harness = models.ForeignKey("agents.Harness", on_delete=models.CASCADE, related_name="entries")
     version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.CASCADE, related_name="entries")
     ablation = models.BooleanField(default=False)
     in_comparison = models.BooleanField(default=True)
@@ -149,8 +88,8 @@ class PublishedResult(models.Model):
     Kept apart from evaluated rollouts and always shown with its source.
     """
 
-    model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="published_results")
-    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="published_results")
+    model = models.ForeignKey("agents.AgentModel", on_delete=models.PROTECT, related_name="published_results")
+    harness = models.ForeignKey("agents.Harness", on_delete=models.PROTECT, related_name="published_results")
     version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="published_results")
     task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="published_results")
     rollout_index = models.PositiveIntegerField(null=True, blank=True)
@@ -196,8 +135,8 @@ class PublishedFigure(models.Model):
         BEST = "best", "Best@k"
         DOMINANCE = "dom", "Dominance"
 
-    model = models.ForeignKey(AgentModel, on_delete=models.PROTECT, related_name="published_figures")
-    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="published_figures")
+    model = models.ForeignKey("agents.AgentModel", on_delete=models.PROTECT, related_name="published_figures")
+    harness = models.ForeignKey("agents.Harness", on_delete=models.PROTECT, related_name="published_figures")
     version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="published_figures")
     # A task category, or "" for all tasks of the version.
     scope = models.CharField(max_length=100, blank=True)

@@ -49,8 +49,9 @@ from tasks.models import BenchmarkVersion, Task
 
 from . import aggregation as agg
 from . import leaderboard as lb
-from .models import Harness, PublishedFigure, PublishedResult
-from .services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
+from agents.models import Harness
+from .models import PublishedFigure, PublishedResult
+from agents.services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
 
 COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source", "set")
 REQUIRED = ("model", "harness", "version", "task", "score", "source")

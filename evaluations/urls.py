@@ -1,12 +1,14 @@
 from django.urls import path
 
-from . import api, campaign_views, views
+from . import api, campaign_views, task_views, views
 
 app_name = "evaluations"
 
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
     path("heatmap/", views.heatmap, name="heatmap"),
+    # Under /tasks/ beside the catalogue (tasks.urls), but the leaderboard's: it shows the results on the task.
+    path("tasks/<str:version>/<str:name>/", task_views.task_detail, name="task_detail"),
     path("models/<str:name>/", views.model_detail, name="model_detail"),
     path("published/import/", views.import_results_upload, name="import_results"),
     path("api/", api.docs, name="api_docs"),

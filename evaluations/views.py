@@ -21,7 +21,8 @@ from trajectories.models import Rollout
 
 from . import leaderboard as lb
 from .links import rollout_url, rollouts_url
-from .models import AgentModel, PublishedFigure, PublishedResult
+from agents.models import AgentModel
+from .models import PublishedFigure, PublishedResult
 from .templatetags.board import category_label
 
 

@@ -6,5 +6,4 @@ app_name = "tasks"
 
 urlpatterns = [
     path("", views.catalogue, name="catalogue"),
-    path("<str:version>/<str:name>/", views.detail, name="detail"),
 ]

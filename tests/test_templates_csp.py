@@ -35,4 +35,4 @@ def test_template_has_nothing_the_csp_refuses(path):
 
 def test_the_templates_are_found():
     names = {p.name for p in TEMPLATES}
-    assert {"base.html", "rollout_detail.html", "leaderboard.html", "detail.html"} <= names
+    assert {"base.html", "rollout_detail.html", "leaderboard.html", "task_detail.html"} <= names

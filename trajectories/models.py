@@ -32,8 +32,8 @@ ACTIVE_STATUSES = tuple(status for status in RolloutStatus if status.value in st
 
 class Rollout(models.Model):
     task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="rollouts")
-    model = models.ForeignKey("evaluations.AgentModel", on_delete=models.PROTECT, related_name="rollouts")
-    harness = models.ForeignKey("evaluations.Harness", on_delete=models.PROTECT, related_name="rollouts")
+    model = models.ForeignKey("agents.AgentModel", on_delete=models.PROTECT, related_name="rollouts")
+    harness = models.ForeignKey("agents.Harness", on_delete=models.PROTECT, related_name="rollouts")
     campaign = models.ForeignKey(
         "evaluations.Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="rollouts"
     )

@@ -10,6 +10,9 @@
 - exception_family: what kind of fault a trial's exception is (the runner's
   retry rule and the failure classifier read the same table).
 - anchors_in_use: the anchors a task's verifier scored its rollouts with.
+- change_status, create_queued, note_event, set_imported, TransitionError:
+  a rollout's status, written only by trajectories.lifecycle (our runner
+  asks through evaluations.lifecycle).
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UP
 from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
+from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
 
@@ -236,7 +240,12 @@ __all__ = [
     "UPDATED",
     "ArchiveError",
     "ImportReport",
+    "TransitionError",
     "TrialOutcome",
+    "change_status",
+    "create_queued",
+    "note_event",
+    "set_imported",
     "import_path",
     "classify",
     "exception_family",

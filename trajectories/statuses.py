@@ -1,9 +1,10 @@
-"""A rollout's statuses and which of them count where: the one source of these rules.
+"""A rollout's statuses, the changes between them, and which of them count where: the one source of these rules.
 
 Django-free, so that the aggregation and the failure classifier (plain
-modules) read the same sets as the models and the runner. The runner's
-transitions between them live in evaluations.lifecycle; an imported
-trial's status is `imported_status`.
+modules) read the same sets as the models and the runner. Two writers
+change a status, each by its own table: our runner (`TRANSITIONS`) and an
+import, which sets what its source says (`IMPORTS`, `imported_status`).
+trajectories.lifecycle is the one module that writes them.
 """
 from __future__ import annotations
 
@@ -23,6 +24,44 @@ ALL = (QUEUED, PREPARING, RUNNING, VERIFYING, FINISHED, FAILED, CANCELLED, INCOM
 ACTIVE = frozenset({QUEUED, PREPARING, RUNNING, VERIFYING})
 # Left out of the figures as unfinished.
 UNFINISHED = ACTIVE | {INCOMPLETE}
+
+# Our runner's changes: status -> the statuses it may change to. PREPARING
+# from an active status is a new attempt taking over a rollout whose worker
+# stopped beating. An ended rollout never runs again: re-evaluate instead.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    QUEUED: frozenset({PREPARING, CANCELLED, FAILED}),
+    PREPARING: frozenset({RUNNING, QUEUED, FAILED, CANCELLED, PREPARING}),
+    RUNNING: frozenset({VERIFYING, FINISHED, QUEUED, FAILED, CANCELLED, PREPARING}),
+    VERIFYING: frozenset({FINISHED, QUEUED, FAILED, CANCELLED, PREPARING}),
+    FINISHED: frozenset(),
+    FAILED: frozenset(),
+    CANCELLED: frozenset(),
+    # An imported trial without result.json: never one of our runner's.
+    INCOMPLETE: frozenset(),
+}
+ENDED = (FINISHED, FAILED, CANCELLED)
+
+# An import's changes: status ("" for a new rollout) -> what its source may
+# make of it. A trial folder read again may have finished, or changed; a
+# rollout our runner is running, and a cancelled one, keep theirs
+# (`imported_status` says so, and keeping is no change).
+IMPORTS: dict[str, frozenset[str]] = {
+    "": frozenset({FINISHED, FAILED, INCOMPLETE}),
+    INCOMPLETE: frozenset({FINISHED, FAILED, INCOMPLETE}),
+    FINISHED: frozenset({FINISHED, FAILED, INCOMPLETE}),
+    FAILED: frozenset({FINISHED, FAILED, INCOMPLETE}),
+}
+
+
+def allowed(old: str, new: str) -> bool:
+    """Our runner may change a rollout from `old` to `new`."""
+    return new in TRANSITIONS.get(old, frozenset())
+
+
+def import_allowed(old: str, new: str) -> bool:
+    """An import may set `new` on a rollout that is `old` ("" when new); keeping a status is no change."""
+    return old == new or new in IMPORTS.get(old, frozenset())
+
 
 INCOMPLETE_REASON = "no result.json: the trial did not finish, or its folder was copied before it ended"
 
@@ -47,3 +86,35 @@ def imported_status(
     if exception_type and not counts:
         return FAILED
     return FINISHED
+
+
+class Disposition:
+    """How a rollout enters the figures: counted, or the reason it is left out."""
+
+    COUNTED = "counted"
+    INFRA = "infra"
+    SUPERSEDED = "superseded"
+    UNFINISHED = "unfinished"
+    CANCELLED = "cancelled"
+    EXCLUDED = "excluded"  # its source leaves it out (an Inspect sample that errored)
+
+
+def disposition(status: str, superseded: bool, infra_error: bool, excluded: str = "") -> str:
+    """How a rollout enters the figures (a `Disposition`): one rule for the board and the API.
+
+    Finished and failed rollouts count (an agent's failure counts 0);
+    superseded, unfinished (queued ... verifying, incomplete) and cancelled
+    ones do not; infrastructure errors and what its source excludes are
+    left out and reported apart.
+    """
+    if superseded:
+        return Disposition.SUPERSEDED
+    if status in UNFINISHED:
+        return Disposition.UNFINISHED
+    if status == CANCELLED:
+        return Disposition.CANCELLED
+    if infra_error:
+        return Disposition.INFRA
+    if excluded:
+        return Disposition.EXCLUDED
+    return Disposition.COUNTED

@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import clipped, counted_reward, run_score
 

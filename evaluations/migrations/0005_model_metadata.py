@@ -7,7 +7,7 @@ def infer_metadata(apps, schema_editor):
     """Imports used to store the routing prefix as provider ("openai" for Claude) and False for
     every model's weights (the old default). Re-infer both from the name where it is certain;
     a provider that is not a routing prefix, and weights marked open, were set by staff and stay."""
-    from evaluations.model_metadata import PROVIDER_PREFIXES, infer
+    from agents.model_metadata import PROVIDER_PREFIXES, infer
 
     AgentModel = apps.get_model("evaluations", "AgentModel")
     for model in AgentModel.objects.all():

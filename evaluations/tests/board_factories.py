@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout
 

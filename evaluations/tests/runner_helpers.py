@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion
 
 EXAMPLES = Path(settings.BASE_DIR) / "examples" / "tasks"

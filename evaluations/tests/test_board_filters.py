@@ -74,7 +74,7 @@ def test_harness_and_weights_filters_choose_the_comparison_set(client, world):
 
 
 def test_harness_filter_counts_only_that_harness(client, world):
-    from evaluations.models import Harness
+    from agents.models import Harness
 
     other = Harness.objects.create(name="mini-swe-agent")
     make_rollout(world["tasks"]["t1"], world["models"]["A"], other, 1.0, cost_usd=3.0)

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from evaluations import leaderboard as lb
-from evaluations.models import AgentModel
+from agents.models import AgentModel
 from tasks.models import BenchmarkVersion
 
 from .board_factories import make_rollout

@@ -21,7 +21,7 @@ def admin_client(client, db):
 def test_evaluate_model_action_opens_the_launch_page(admin_client):
     model, _ = utility_entry("nop")
     response = admin_client.post(
-        "/admin/evaluations/agentmodel/", {"action": "evaluate_model", "_selected_action": [model.pk]}
+        "/admin/agents/agentmodel/", {"action": "evaluate_model", "_selected_action": [model.pk]}
     )
     assert response.status_code == 302
     assert response["Location"] == f"/campaigns/new/?model={model.pk}"

@@ -94,7 +94,8 @@ def test_tasks_of_another_version_are_refused(staff_client, entry):
 
 
 def test_models_known_only_from_published_results_are_not_offered(staff_client, entry):
-    from evaluations.models import AgentModel, PublishedFigure
+    from agents.models import AgentModel
+    from evaluations.models import PublishedFigure
 
     version, model, harness = entry
     paper_only = AgentModel.objects.create(name="paper-only-model")

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from evaluations import leaderboard as lb
-from evaluations.models import AgentModel
+from agents.models import AgentModel
 from tasks.models import BenchmarkVersion, Task
 from tasks.services import ensure_version
 
@@ -45,7 +45,7 @@ def test_the_newest_release_wins_whatever_the_import_order(world):
 
 def test_only_demo_content_still_gets_a_board(client):
     version = ensure_version("examples", benchmark="autolab-site", demo=True)
-    from evaluations.models import Harness
+    from agents.models import Harness
 
     rollouts_on(version, {"harness": Harness.objects.create(name="oracle")}, 2)
     assert lb.default_version() == version

@@ -66,7 +66,7 @@ def test_empty_site(client):
 
 def test_tasks_ordered_by_mean_score_within_their_category(client, world):
     # A fourth entry that does best on t2 lifts t2 above t1 in the default order.
-    from evaluations.models import AgentModel
+    from agents.models import AgentModel
 
     from .board_factories import make_rollout
 

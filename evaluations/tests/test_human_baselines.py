@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 from evaluations import leaderboard as lb
 from evaluations.human_baselines import HumanBaselineError
 from evaluations.human_import import import_human_csv
-from evaluations.models import AgentModel, Entry, Harness, PublishedFigure
+from agents.models import AgentModel, Harness
+from evaluations.models import Entry, PublishedFigure
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import Rollout

@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from evaluations import leaderboard as lb
-from evaluations.models import AgentModel, Harness, PublishedResult
+from agents.models import AgentModel, Harness
+from evaluations.models import PublishedResult
 from tasks.models import BenchmarkVersion, Task
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,9 @@ import time
 import pytest
 from django.contrib.auth.models import User
 
-from evaluations.campaigns import cancel_campaign
-from evaluations.models import AgentModel, Campaign, Harness
+from evaluations import campaigns
+from agents.models import AgentModel, Harness
+from evaluations.models import Campaign
 from tasks.services import import_tasks
 from trajectories.models import ACTIVE_STATUSES, RolloutStatus
 from trajectories.tests.test_failures_browser import login
@@ -72,7 +73,7 @@ def test_launch_watch_cancel_and_a_failed_preflight(live_server, page, worker_en
         # A preflight is a task on the same queue: this worker (one slot) takes it
         # once the trial it holds has ended, so the rest of the campaign is cancelled
         # and the slot freed before the next launch.
-        cancel_campaign(campaign)
+        campaigns.cancel(campaign)
         wait_until_idle(campaign)
 
         # A model whose key the worker lacks: the preflight fails and says why, in the page.

@@ -8,7 +8,8 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from evaluations import leaderboard as lb
-from evaluations.models import AgentModel, Entry, Harness, PublishedResult
+from agents.models import AgentModel, Harness
+from evaluations.models import Entry, PublishedResult
 from trajectories.models import Rollout
 
 from .board_factories import make_rollout

@@ -1,4 +1,4 @@
-"""evaluations.lifecycle: the transition table and its rules (no Celery), then its writes."""
+"""evaluations.lifecycle: its rules and tables (no Celery), then its writes: every change the tables allow is made by an operation."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -6,51 +6,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from evaluations import lifecycle
-from evaluations.lifecycle import AfterLoss, RolloutState, TransitionError, after_loss, allowed, campaign_status
+from evaluations.lifecycle import AfterLoss, RolloutState, after_loss, campaign_status
+from trajectories.lifecycle import TransitionError
 from evaluations.models import Campaign
-from trajectories.models import ACTIVE_STATUSES, RolloutStatus
+from trajectories.models import RolloutStatus
 
 S = RolloutStatus
 C = Campaign.Status
-
-# (from, to, allowed): every pair that matters, hand-written.
-TRANSITION_CASES = [
-    (S.QUEUED, S.PREPARING, True),  # a worker claims it
-    (S.QUEUED, S.CANCELLED, True),  # staff cancel before it starts
-    (S.QUEUED, S.FAILED, True),  # out of attempts at the claim
-    (S.QUEUED, S.RUNNING, False),  # a run starts with its preparation
-    (S.QUEUED, S.FINISHED, False),
-    (S.PREPARING, S.RUNNING, True),
-    (S.PREPARING, S.QUEUED, True),  # an infrastructure retry, or the reaper
-    (S.PREPARING, S.PREPARING, True),  # a new attempt takes over an abandoned one
-    (S.PREPARING, S.FAILED, True),
-    (S.PREPARING, S.VERIFYING, False),
-    (S.RUNNING, S.VERIFYING, True),
-    (S.RUNNING, S.FINISHED, True),
-    (S.RUNNING, S.CANCELLED, True),
-    (S.RUNNING, S.QUEUED, True),
-    (S.VERIFYING, S.FINISHED, True),
-    (S.VERIFYING, S.FAILED, True),
-    (S.VERIFYING, S.RUNNING, False),  # grading never hands back to the agent
-    (S.FINISHED, S.QUEUED, False),  # a result is never re-run: re-evaluate instead
-    (S.FINISHED, S.FAILED, False),
-    (S.FAILED, S.QUEUED, False),
-    (S.CANCELLED, S.PREPARING, False),
-]
-
-
-@pytest.mark.parametrize("old, new, ok", TRANSITION_CASES)
-def test_transition_table(old, new, ok):
-    assert allowed(old, new) is ok
-
-
-def test_every_status_has_a_row_and_terminal_ones_lead_nowhere():
-    assert set(lifecycle.TRANSITIONS) == set(S.values)
-    for status in lifecycle.TERMINAL:
-        assert lifecycle.TRANSITIONS[status] == frozenset()
-    for status in ACTIVE_STATUSES:
-        assert S.CANCELLED in lifecycle.TRANSITIONS[status]
-
 
 @pytest.mark.parametrize(
     "attempts, limit, cancel, fate",
@@ -167,3 +129,151 @@ def test_cancel_of_a_running_rollout_is_a_request(campaign):
     rollout.refresh_from_db()
     assert rollout.cancel_requested and rollout.status == S.PREPARING
     assert lifecycle.heartbeat(rollout.pk) is True
+
+
+# -- every change a table allows, made by the operation that makes it ---------------------
+# A pair in a table that no operation makes is dead; an operation a table forbids raises.
+# Both fail here: the case list must equal the table.
+
+from evaluations import campaigns, reaper  # noqa: E402
+from trajectories import statuses  # noqa: E402
+from trajectories.models import Rollout  # noqa: E402
+
+LONG_AGO = timedelta(days=1)
+
+
+def at(rollout, status, *, attempts=1, stale=False, cancel=False):
+    """Put a rollout where a case starts (a test's own write, as a worker would have left it)."""
+    heartbeat = datetime.now(timezone.utc) - (LONG_AGO if stale else timedelta())
+    Rollout.objects.filter(pk=rollout.pk).update(status=status, attempts=attempts, heartbeat_at=heartbeat,
+                                                 cancel_requested=cancel)
+    return rollout.pk
+
+
+def reap(pk):
+    reaper.reap_stale(reaper.ReapReport(), stale_after=60)
+
+
+def runner(to, **fields):
+    return lambda pk: lifecycle.transition(pk, to, "the runner", **fields)
+
+
+ROLLOUT_OPERATIONS = {
+    (S.QUEUED, S.PREPARING): (dict(attempts=0), lambda pk: lifecycle.claim(pk)),
+    (S.QUEUED, S.CANCELLED): (dict(attempts=0), lambda pk: lifecycle.cancel(pk)),
+    (S.QUEUED, S.FAILED): (dict(attempts=3), lambda pk: lifecycle.claim(pk)),  # out of attempts at the claim
+    (S.PREPARING, S.RUNNING): ({}, runner(S.RUNNING)),
+    (S.PREPARING, S.QUEUED): (dict(stale=True), reap),
+    (S.PREPARING, S.FAILED): (dict(stale=True, attempts=3), reap),
+    (S.PREPARING, S.CANCELLED): (dict(stale=True, cancel=True), reap),
+    (S.PREPARING, S.PREPARING): (dict(stale=True), lambda pk: lifecycle.claim(pk)),  # takes over
+    (S.RUNNING, S.VERIFYING): ({}, runner(S.VERIFYING)),
+    (S.RUNNING, S.FINISHED): ({}, runner(S.FINISHED)),
+    (S.RUNNING, S.QUEUED): ({}, runner(S.QUEUED, infra_error=False)),  # an infrastructure retry
+    (S.RUNNING, S.FAILED): ({}, runner(S.FAILED)),
+    (S.RUNNING, S.CANCELLED): ({}, runner(S.CANCELLED)),  # the worker honours a cancel
+    (S.RUNNING, S.PREPARING): (dict(stale=True), lambda pk: lifecycle.claim(pk)),  # takes over
+    (S.VERIFYING, S.FINISHED): ({}, runner(S.FINISHED)),
+    (S.VERIFYING, S.QUEUED): (dict(stale=True), reap),
+    (S.VERIFYING, S.FAILED): ({}, runner(S.FAILED)),
+    (S.VERIFYING, S.CANCELLED): (dict(stale=True, cancel=True), reap),
+    (S.VERIFYING, S.PREPARING): (dict(stale=True), lambda pk: lifecycle.claim(pk)),  # takes over
+}
+
+
+def test_every_rollout_change_in_the_table_has_its_operation():
+    table = {(old, new) for old, targets in statuses.TRANSITIONS.items() for new in targets}
+    assert set(ROLLOUT_OPERATIONS) == table
+
+
+@pytest.mark.parametrize("change", sorted(ROLLOUT_OPERATIONS), ids=lambda c: f"{c[0]}->{c[1]}")
+def test_each_rollout_change_is_made_by_its_operation(campaign, settings, change):
+    settings.RUNNER_MAX_ATTEMPTS = 3
+    start, wanted = change
+    setup, operation = ROLLOUT_OPERATIONS[change]
+    rollout = campaign.rollouts.first()
+    operation(at(rollout, start, **setup))
+    rollout.refresh_from_db()
+    assert rollout.status == wanted
+    assert rollout.events.last().status == wanted
+
+
+def fail_silently(campaign):
+    campaign.preflight_sent_at = datetime.now(timezone.utc) - LONG_AGO
+    campaign.save(update_fields=["preflight_sent_at"])
+    return campaigns.fail_silent_preflights(timeout_sec=1)
+
+
+def preflight_report(ok):
+    check = {"name": "model", "ok": ok, "detail": "fine" if ok else "no key"}
+    return {"queue": "cpu", "worker": "w1", "ok": ok, "checks": [check]}
+
+
+def new(checked_first):
+    from .runner_helpers import utility_entry
+
+    model, harness = utility_entry("oracle")
+    version = Campaign.objects.values_list("version", flat=True).first()
+    return lifecycle.new_campaign(checked_first=checked_first, model=model, harness=harness, version_id=version,
+                                  k=1, backend="bubblewrap")
+
+
+def rollouts_end(campaign, *ends):
+    for rollout, end in zip(campaign.rollouts.order_by("pk"), ends):
+        lifecycle.claim(rollout.pk)
+        lifecycle.transition(rollout.pk, S.RUNNING, "agent started")
+        lifecycle.transition(rollout.pk, end, "done")
+
+
+CAMPAIGN_OPERATIONS = {
+    ("", C.CHECKING): lambda c: new(checked_first=True),
+    ("", C.PENDING): lambda c: new(checked_first=False),
+    (C.CHECKING, C.PENDING): lambda c: campaigns.record_preflight(c.pk, preflight_report(True)),
+    (C.CHECKING, C.FAILED): lambda c: campaigns.record_preflight(c.pk, preflight_report(False)),
+    (C.CHECKING, C.CANCELLED): lambda c: campaigns.cancel(c),
+    (C.PENDING, C.RUNNING): lambda c: lifecycle.claim(c.rollouts.first().pk),
+    (C.PENDING, C.CANCELLED): lambda c: campaigns.cancel(c),
+    (C.PENDING, C.FINISHED): lambda c: [lifecycle.cancel(r.pk) for r in c.rollouts.all()],  # all cancelled unstarted
+    (C.PENDING, C.FAILED): lambda c: [lifecycle.claim(r.pk) for r in c.rollouts.all()],  # out of attempts
+    (C.PENDING, C.FINISHED_WITH_FAILURES): lambda c: (
+        lifecycle.claim(c.rollouts.first().pk),
+        Rollout.objects.filter(pk=c.rollouts.last().pk).update(attempts=3),
+        lifecycle.transition(c.rollouts.first().pk, S.RUNNING, ""),
+        lifecycle.transition(c.rollouts.first().pk, S.FINISHED, ""),
+        lifecycle.claim(c.rollouts.last().pk),
+    ),
+    (C.RUNNING, C.FINISHED): lambda c: rollouts_end(c, S.FINISHED, S.FINISHED),
+    (C.RUNNING, C.FINISHED_WITH_FAILURES): lambda c: rollouts_end(c, S.FINISHED, S.FAILED),
+    (C.RUNNING, C.FAILED): lambda c: rollouts_end(c, S.FAILED, S.FAILED),
+    (C.RUNNING, C.CANCELLED): lambda c: campaigns.cancel(c),
+}
+
+
+def test_every_campaign_change_in_the_table_has_its_operation():
+    table = {(old, new) for old, targets in lifecycle.CAMPAIGN_TRANSITIONS.items() for new in targets}
+    assert set(CAMPAIGN_OPERATIONS) == table
+
+
+@pytest.mark.parametrize("change", sorted(CAMPAIGN_OPERATIONS), ids=lambda c: f"{c[0] or 'new'}->{c[1]}")
+def test_each_campaign_change_is_made_by_its_operation(campaign, settings, change):
+    settings.RUNNER_MAX_ATTEMPTS = 3
+    start, wanted = change
+    if start == C.CHECKING:
+        campaign = campaigns.launch(campaign.model, campaign.harness, campaign.version, k=1, backend="bubblewrap",
+                                    tasks=campaign.tasks.all())
+    elif start == C.RUNNING:
+        lifecycle.claim(campaign.rollouts.first().pk)
+    elif start == C.PENDING:
+        Rollout.objects.filter(campaign=campaign).update(attempts=3 if wanted == C.FAILED else 0)
+    campaign.refresh_from_db()
+    assert campaign.status == (start or campaign.status)
+    made = CAMPAIGN_OPERATIONS[change](campaign)
+    campaign = made if isinstance(made, Campaign) else Campaign.objects.get(pk=campaign.pk)
+    assert campaign.status == wanted
+
+
+def test_an_ended_campaign_is_not_cancelled(campaign):
+    rollouts_end(campaign, S.FINISHED, S.FINISHED)
+    assert campaigns.cancel(campaign) == 0
+    campaign.refresh_from_db()
+    assert campaign.status == C.FINISHED and campaign.status_reason == ""

@@ -38,7 +38,7 @@ def test_model_with_dots_in_its_name(client, world):
 
 def test_task_page_results_section(client, world):
     task = world["tasks"]["t3"]
-    response = client.get(reverse("tasks:detail", args=[world["version"].name, task.name]))
+    response = client.get(reverse("evaluations:task_detail", args=[world["version"].name, task.name]))
     html = response.content.decode()
     section = html.split('<section id="results">', 1)[1].split("</section>", 1)[0]
     models = [r["entry"]["model"] for r in response.context["task_results"]]
@@ -46,12 +46,13 @@ def test_task_page_results_section(client, world):
     best = Rollout.objects.get(model__name="model-a", task=task, reward=0.9)
     assert f'href="/rollouts/{best.id}/"' in section
     assert "0.700" in section and "0.900" in section
-    empty = client.get(reverse("tasks:detail", args=[world["version"].name, "t4"])).content.decode()
+    empty = client.get(reverse("evaluations:task_detail", args=[world["version"].name, "t4"])).content.decode()
     assert "1 infra" in empty
 
 
 def test_model_page_shows_published_results(client, world):
-    from evaluations.models import AgentModel, PublishedResult
+    from agents.models import AgentModel
+    from evaluations.models import PublishedResult
 
     paper = AgentModel.objects.create(name="paper-only")
     PublishedResult.objects.create(

@@ -5,7 +5,7 @@ import pytest
 
 from evaluations.campaigns import create_campaign
 from evaluations.dispatch import queue_for
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from evaluations.runner import (
     VERIFIER_IMPORT_PATH,
     RunnerConfigError,

@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 
 from evaluations.campaigns import create_campaign
-from evaluations.models import AgentModel, Campaign, Harness
+from agents.models import AgentModel, Harness
+from evaluations.models import Campaign
 from evaluations.runner import run_rollout
 from trajectories.models import RolloutStatus
 

@@ -75,7 +75,7 @@ def test_every_curve_of_the_real_trials_agrees_with_their_rewards(client, import
 
     # The task page states the formula the verifier used.
     task = Task.objects.get(name="flux2_klein_lora")
-    html = client.get(reverse("tasks:detail", args=["1.1", task.name])).content.decode()
+    html = client.get(reverse("evaluations:task_detail", args=["1.1", task.name])).content.decode()
     scoring = html.split('id="scoring"', 1)[1].split("</section>", 1)[0]
     assert "with baseline 0 and reference 0.62 composite_quality" in scoring
     assert "1 of 2 rollouts" in scoring and "reward.json reference_score" in scoring

@@ -79,9 +79,9 @@ def run_sleepy_oracle(worker, worker_env):
 
 def test_cancelling_a_running_rollout_stops_its_sandbox(worker, worker_env):
     rollout, marker = run_sleepy_oracle(worker, worker_env)
-    from evaluations.campaigns import request_cancel
+    from evaluations.campaigns import cancel_rollout
 
-    assert request_cancel(Rollout.objects.get(pk=rollout.pk))
+    assert cancel_rollout(Rollout.objects.get(pk=rollout.pk))
     wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status == RolloutStatus.CANCELLED, worker, 60,
              "the cancel to land")
     wait_for(lambda: not sandbox_pids(marker), worker, 10, "the sandbox processes to go")

@@ -319,7 +319,7 @@ def filter_options(version: str = "") -> dict[str, list]:
     domains), those of the chosen version's benchmark alone when one is
     chosen: RE-Bench's domains were listed among AutoLab's categories.
     """
-    from evaluations.models import AgentModel, Harness
+    from agents.models import AgentModel, Harness
     from tasks.models import BenchmarkVersion, Task
 
     tasks = Task.objects.exclude(category="")
@@ -356,7 +356,7 @@ class MatrixRow:
 
 def failure_matrix(filters: FailureFilters) -> dict[str, Any]:
     """Counts of failed rollouts per entry (model x harness x version) and effective cause."""
-    from evaluations.models import AgentModel, Harness
+    from agents.models import AgentModel, Harness
 
     base = _base(filters.without_cause())
     totals = {

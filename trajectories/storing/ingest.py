@@ -27,13 +27,13 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from autolab_site.gc_pause import gc_paused
-from evaluations import services as evaluations
+from agents import services as agents
 from tasks import services as tasks
 
 from trajectories.analysis import rollout as analysis
 from trajectories.failures import service as failure_service
 from trajectories.storing import observation_text
-from trajectories import statuses
+from trajectories import lifecycle, statuses
 from trajectories.reading.atif import _text
 from trajectories.storing.numbering import next_index
 from trajectories.models import (
@@ -404,12 +404,12 @@ def _model_and_harness(folder: TrialFolder):
     if not folder.agent_name:
         raise IngestError(f"{folder.path}: no agent name (result.json agent_info.name or config.json agent.name)")
     config_agent = folder.config.get("agent") if isinstance(folder.config.get("agent"), dict) else {}
-    model = evaluations.ensure_model(
+    model = agents.ensure_model(
         folder.model_name,
         provider=folder.model_provider[:100],
         litellm_model=_text(config_agent.get("model_name"))[:300],
     )
-    harness = evaluations.ensure_harness(
+    harness = agents.ensure_harness(
         folder.agent_name[:200], folder.agent_version[:50], import_path=folder.agent_import_path[:300]
     )
     return model, harness
@@ -439,12 +439,9 @@ def _fill_rollout(
     final = trajectory.final_metrics if trajectory else {}
     rollout.trial_id = folder.trial_id[:100]
     rollout.job_id = folder.job_id[:100]
-    rollout.status = _status(rollout, folder, keep_status=keep_status)
+    lifecycle.set_imported(rollout, _status(rollout, folder, keep_status=keep_status))
     if rollout.status == RolloutStatus.INCOMPLETE:
-        rollout.status_reason = statuses.INCOMPLETE_REASON
         warnings.append(f"incomplete: {statuses.INCOMPLETE_REASON}; left out of the figures")
-    elif not keep_status and rollout.status_reason == statuses.INCOMPLETE_REASON:
-        rollout.status_reason = ""
     if folder.started_at or folder.finished:
         rollout.started_at = folder.started_at
         rollout.finished_at = folder.finished_at

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.db import DatabaseError, transaction
 
-from evaluations import services as evaluations
+from agents import services as agents
 from tasks import services as tasks
 
 from trajectories.storing.ingest import CREATED, UNCHANGED, UPDATED, IngestError, TrialOutcome, describe, _rollouts, _store
@@ -49,7 +49,7 @@ def import_inspect_log(
                 outcome = TrialOutcome(path=f"{path}#{folder.config['inspect']['sample_id']}", trial_name=folder.trial_name)
                 try:
                     if human_cohort or is_human_run(folder):
-                        model, harness = evaluations.ensure_human_cohort(human_cohort or "Human baseline")
+                        model, harness = agents.ensure_human_cohort(human_cohort or "Human baseline")
                         lookups[("agent", folder.model_name, folder.model_provider, folder.agent_name, folder.agent_version)] = (model, harness)
                     existing = _rollouts().filter(trial_name=folder.trial_name).first()
                     if existing is not None and existing.checksum == folder.checksum:

@@ -10,7 +10,7 @@ from itertools import count
 
 from django.utils import timezone
 
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Observation, Rollout, Step, ToolCall
 from trajectories.search import query as search

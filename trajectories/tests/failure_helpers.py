@@ -7,7 +7,7 @@ from itertools import count
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout, Step
 

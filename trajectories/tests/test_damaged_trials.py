@@ -12,7 +12,7 @@ import shutil
 import pytest
 from django.urls import reverse
 
-from evaluations import aggregation as agg
+from trajectories import statuses
 from trajectories.models import Rollout, RolloutStatus
 from trajectories.services import import_path, import_trial_dir
 
@@ -140,7 +140,7 @@ def test_trial_without_result_is_incomplete_not_running(tmp_path, task, client):
     rollout = Rollout.objects.get()
     assert rollout.status == RolloutStatus.INCOMPLETE and not rollout.is_active
     assert rollout.reward == 0.5  # reward.json is there: shown, not counted
-    assert agg.disposition(rollout.status, rollout.superseded, rollout.infra_error) == agg.UNFINISHED
+    assert statuses.disposition(rollout.status, rollout.superseded, rollout.infra_error) == statuses.Disposition.UNFINISHED
     assert rollout.outcome == "incomplete"
     page = client.get(reverse("trajectories:rollout_detail", args=[rollout.pk])).content.decode()
     assert 'id="live"' not in page and "live.js" not in page

@@ -163,24 +163,6 @@ def test_score_values_as_inspects_value_to_float(value, expected):
 
 
 @pytest.mark.django_db
-def test_the_board_counts_as_inspect_does(qa_logs, client):
-    from evaluations import leaderboard as lb
-    from tasks.models import Task
-
-    version = BenchmarkVersion.objects.create(name="qa")
-    Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
-                        baseline_score=0.0, reference_score=1.0)
-    import_inspect_log(qa_logs["graded"], version="qa")
-    (entry,) = lb.board(version)["entries"]
-    assert entry["overall"]["avg"] == pytest.approx(0.5)  # Inspect's accuracy: 1 of the 2 scored samples
-    assert entry["excluded"]["excluded"] == 1
-    errored = Rollout.objects.get(trial_name__contains="__q3__")
-    page = client.get(f"/rollouts/{errored.pk}/").content.decode()
-    assert "excluded" in page and "the sandbox went away" in page
-    assert "Inspect&#x27;s working time" in page or "Inspect's working time" in page
-
-
-@pytest.mark.django_db
 def test_submit_beside_another_call_is_a_step_of_its_own_and_steps_keep_the_working_clock(qa_logs):
     from tasks.models import Task
 

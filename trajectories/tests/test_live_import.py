@@ -14,8 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from harbor.utils.trajectory_utils import format_trajectory_json
 
-from evaluations.models import Campaign
-from evaluations.services import ensure_harness, ensure_model
+from agents.services import ensure_harness, ensure_model
 from tasks.services import import_tasks, match_task
 from trajectories.models import Observation, Rollout, RolloutDocument, RolloutStatus, Step, ToolCall
 from trajectories.services import import_trial_dir, live_import
@@ -55,9 +54,8 @@ def runner_rollout(folder) -> Rollout:
     config = json.loads((folder / "config.json").read_text())
     model, harness = ensure_model("openai/claude-opus-4.6"), ensure_harness("terminus-2", "2.0.0")
     task = match_task(config["task"]["path"].rsplit("/", 1)[-1], version="1.1")
-    campaign = Campaign.objects.create(model=model, harness=harness, version=task.version)
     return Rollout.objects.create(
-        task=task, model=model, harness=harness, campaign=campaign, trial_name=config["trial_name"], status=RolloutStatus.RUNNING
+        task=task, model=model, harness=harness, trial_name=config["trial_name"], status=RolloutStatus.RUNNING
     )
 
 

@@ -28,7 +28,7 @@ def test_header_shows_task_result_and_run(client):
     assert response.status_code == 200
     html = response.content.decode()
     task = rollout.task
-    assert reverse("tasks:detail", args=[task.version.name, task.name]) in html
+    assert reverse("evaluations:task_detail", args=[task.version.name, task.name]) in html
     assert "system_optimization" in html and "latency_ms" in html and "lower is better" in html
     for field in ("reason", "ok", "speedup", "1.7", "<dd>true</dd>", "{&quot;raw&quot;: 0.69}"):
         assert field in html

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations import aggregation as agg
 from trajectories import statuses as s
 from trajectories.models import ACTIVE_STATUSES, RolloutStatus
 
@@ -35,4 +34,68 @@ def test_imported_status(finished, exception, reward, valid, previous, runner, e
 def test_every_status_is_a_model_choice_and_the_sets_agree():
     assert {choice.value for choice in RolloutStatus} == set(s.ALL)
     assert {status.value for status in ACTIVE_STATUSES} == s.ACTIVE
-    assert agg.UNFINISHED_STATUSES == s.UNFINISHED and s.INCOMPLETE not in s.ACTIVE
+    assert s.INCOMPLETE not in s.ACTIVE and s.UNFINISHED == s.ACTIVE | {s.INCOMPLETE}
+
+
+# -- our runner's changes ---------------------------------------------------------------
+
+# (from, to, allowed): every pair that matters, hand-written.
+TRANSITION_CASES = [
+    (s.QUEUED, s.PREPARING, True),  # a worker claims it
+    (s.QUEUED, s.CANCELLED, True),  # staff cancel before it starts
+    (s.QUEUED, s.FAILED, True),  # out of attempts at the claim
+    (s.QUEUED, s.RUNNING, False),  # a run starts with its preparation
+    (s.QUEUED, s.FINISHED, False),
+    (s.PREPARING, s.RUNNING, True),
+    (s.PREPARING, s.QUEUED, True),  # an infrastructure retry, or the reaper
+    (s.PREPARING, s.PREPARING, True),  # a new attempt takes over an abandoned one
+    (s.PREPARING, s.FAILED, True),
+    (s.PREPARING, s.VERIFYING, False),
+    (s.RUNNING, s.VERIFYING, True),
+    (s.RUNNING, s.FINISHED, True),
+    (s.RUNNING, s.CANCELLED, True),
+    (s.RUNNING, s.QUEUED, True),
+    (s.VERIFYING, s.FINISHED, True),
+    (s.VERIFYING, s.FAILED, True),
+    (s.VERIFYING, s.RUNNING, False),  # grading never hands back to the agent
+    (s.FINISHED, s.QUEUED, False),  # a result is never re-run: re-evaluate instead
+    (s.FINISHED, s.FAILED, False),
+    (s.FAILED, s.QUEUED, False),
+    (s.CANCELLED, s.PREPARING, False),
+]
+
+
+@pytest.mark.parametrize("old, new, ok", TRANSITION_CASES)
+def test_transition_table(old, new, ok):
+    assert s.allowed(old, new) is ok
+
+
+def test_every_status_has_a_row_and_ended_ones_lead_nowhere():
+    assert set(s.TRANSITIONS) == set(s.ALL)
+    for status in s.ENDED + (s.INCOMPLETE,):
+        assert s.TRANSITIONS[status] == frozenset()
+    for status in s.ACTIVE:
+        assert s.CANCELLED in s.TRANSITIONS[status]
+
+
+# -- an import's changes ------------------------------------------------------------------
+
+IMPORT_CASES = [
+    ("", s.FINISHED, True),  # a new rollout, as its trial says
+    ("", s.INCOMPLETE, True),
+    ("", s.QUEUED, False),  # only our runner queues
+    ("", s.RUNNING, False),  # an imported trial is never live
+    (s.INCOMPLETE, s.FINISHED, True),  # its result.json arrived
+    (s.FINISHED, s.FAILED, True),  # the folder changed (--force)
+    (s.FINISHED, s.QUEUED, False),
+    (s.RUNNING, s.RUNNING, True),  # our runner's keeps its own: no change
+    (s.RUNNING, s.FINISHED, False),  # ... and an import never ends it
+    (s.CANCELLED, s.CANCELLED, True),
+    (s.CANCELLED, s.FINISHED, False),
+]
+
+
+@pytest.mark.parametrize("old, new, ok", IMPORT_CASES)
+def test_import_table(old, new, ok):
+    assert s.import_allowed(old, new) is ok
+

@@ -16,8 +16,9 @@ from evaluations.campaigns import (
     resolve_tasks,
     run_campaign_sync,
 )
-from evaluations.models import AgentModel, Backend, Campaign, Harness
-from evaluations.services import normalise_model_name
+from agents.models import AgentModel, Harness
+from evaluations.models import Backend, Campaign
+from agents.services import normalise_model_name
 from tasks.models import BenchmarkVersion
 
 

@@ -20,8 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluations import leaderboard
-from evaluations.models import AgentModel, Harness
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
+from trajectories import lifecycle, statuses
 from trajectories.search import document as search_document
 from trajectories.models import Rollout, RolloutDocument, Step
 
@@ -150,13 +151,12 @@ class Command(BenchmarkCommand):
             )
         curve.sort(key=lambda p: p["t"])
         tokens_in = int(rng.uniform(2e5, 4e6) * (agent_sec / 7200))
-        return Rollout(
+        rollout = Rollout(
             task=task,
             model=model,
             harness=harness,
             trial_name=f"synthetic-{version.name}-{model.name}-{task.name}-{index}",
             index=index,
-            status="finished",
             infra_error=infra,
             reward=None if infra else reward,
             started_at=started,
@@ -173,6 +173,8 @@ class Command(BenchmarkCommand):
             failure_cause="infrastructure_error" if infra else rng.choice(ZERO_CAUSES) if reward == 0 else "",
             verifier_fields={"reward": reward, "synthetic": True},
         )
+        lifecycle.set_imported(rollout, statuses.FINISHED)
+        return rollout
 
     def make_steps(self, rollouts: list[Rollout], per_rollout: int, rng: random.Random) -> int:
         total = 0

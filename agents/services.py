@@ -29,7 +29,7 @@ def ensure_model(name: str, *, provider: str = "", litellm_model: str = "") -> A
     """The AgentModel called `name` (normalised), created when missing.
 
     Provider (the maker) and open weights come from the name where it is
-    certain (evaluations.model_metadata), else stay unknown; a `provider`
+    certain (agents.model_metadata), else stay unknown; a `provider`
     that is only a routing prefix ("openai" for Claude behind a gateway) is
     not the maker and is ignored. An existing row is never overwritten
     except to fill what is still unknown: staff may have edited it.

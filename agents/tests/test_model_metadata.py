@@ -1,11 +1,11 @@
-"""Provider and open weights inferred from a model's name only where certain (evaluations.model_metadata)."""
+"""Provider and open weights inferred from a model's name only where certain (agents.model_metadata)."""
 from __future__ import annotations
 
 import pytest
 
-from evaluations import model_metadata
-from evaluations.models import AgentModel
-from evaluations.services import ensure_model
+from agents import model_metadata
+from agents.models import AgentModel
+from agents.services import ensure_model
 
 
 @pytest.mark.parametrize(
@@ -73,8 +73,8 @@ def test_new_models_get_what_is_certain_and_staff_edits_stay():
 )
 def test_one_harness_per_name_where_the_version_is_not_known(existing, asked, expected, count):
     """"terminus-2" and "terminus-2 2.0.0" were two harnesses everywhere."""
-    from evaluations.models import Harness
-    from evaluations.services import ensure_harness
+    from agents.models import Harness
+    from agents.services import ensure_harness
 
     for name, version in existing:
         Harness.objects.create(name=name, version=version)

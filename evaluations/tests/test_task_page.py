@@ -1,4 +1,4 @@
-"""The task page at /tasks/<version>/<name>/."""
+"""The task page at /tasks/<version>/<name>/: the task's definition (tasks) with the results on it (the leaderboard's)."""
 from __future__ import annotations
 
 import pytest
@@ -8,13 +8,18 @@ from tasks.models import BenchmarkVersion, Task
 from tasks.rendering import render_markdown
 from tasks.services import import_tasks
 
-from .conftest import GOOD_TOML
+from tasks.tests.conftest import GOOD_TOML, write_task
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def make_task(tmp_path):
+    return lambda name="toy", **kwargs: write_task(tmp_path / "tasks", name, **kwargs)
+
+
 def url(task: Task) -> str:
-    return reverse("tasks:detail", args=[task.version.name, task.name])
+    return reverse("evaluations:task_detail", args=[task.version.name, task.name])
 
 
 def test_shows_anchors_rule_resources_and_revisions(client, make_task):
@@ -56,8 +61,8 @@ def test_shared_task_page(client, shared_tasks_dir):
 
 def test_unknown_task_is_404(client):
     BenchmarkVersion.objects.create(name="1.1")
-    assert client.get(reverse("tasks:detail", args=["1.1", "missing"])).status_code == 404
-    assert client.get(reverse("tasks:detail", args=["9.9", "missing"])).status_code == 404
+    assert client.get(reverse("evaluations:task_detail", args=["1.1", "missing"])).status_code == 404
+    assert client.get(reverse("evaluations:task_detail", args=["9.9", "missing"])).status_code == 404
 
 
 def test_links_other_versions(client):

@@ -1,0 +1,38 @@
+"""The apps' layers hold (pyproject.toml's import-linter contract): an app imports only the layers below it.
+
+evaluations (leaderboard, runner) over trajectories (rollouts and steps) over
+agents and tasks (who is evaluated, on what) over autolab_site (the project's
+library). Tests are held to it too: a test may reach down, never up.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
+LINT = Path(sys.executable).parent / "lint-imports"
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([str(LINT), "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_the_layers_hold():
+    result = lint(ROOT)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def test_an_upward_import_breaks_them(tmp_path):
+    """The contract can fail: a copy of the project where trajectories imports evaluations."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("tests", "migrations", "templates", "static"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "trajectories" / "probe.py").write_text("from evaluations import leaderboard  # noqa: F401\n")
+    result = lint(tmp_path)
+    assert result.returncode != 0
+    assert "trajectories is not allowed to import evaluations" in result.stdout

@@ -1,0 +1,82 @@
+"""A status has one writer: a rollout's in trajectories.lifecycle, a campaign's in evaluations.lifecycle.
+
+`evaluations/lifecycle.py` once said it was "the one owner", while claim and
+cancel wrote around its table and five other modules wrote statuses of
+their own. This reads every module's source (ast) and fails on a status
+write anywhere else: an assignment to `.status`, `setattr(x, "status", ...)`,
+`status=` given to a queryset's update/create or to a model's constructor,
+or "status" in `update_fields`.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
+OWNERS = {"trajectories/lifecycle.py", "evaluations/lifecycle.py"}
+# Upload jobs have a status of their own, written where their life is (their values say so).
+OTHER_STATUSES = {"trajectories/storing/uploads.py": "UploadJob.Status"}
+# Writes to a `status` that is no model's (reviewed; named by their source text).
+NOT_A_MODEL = {
+    ("trajectories/storing/ingest.py", "outcome.status = rollout.status"),  # an import's report
+}
+WRITING_CALLS = {"update", "create", "get_or_create", "update_or_create"}
+MODELS_WITH_STATUS = {"Rollout", "Campaign", "UploadJob"}
+
+
+def status_writes(tree: ast.AST, source: str) -> list[tuple[int, str, str]]:
+    """(line, source of the write, source of the value written) for every status write."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "status":
+                    found.append((node.lineno, ast.get_source_segment(source, node), ast.get_source_segment(source, node.value)))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "status":
+                found.append((node.lineno, ast.get_source_segment(source, node), ast.get_source_segment(source, node.args[2])))
+            for keyword in node.keywords:
+                if keyword.arg == "status" and (name in WRITING_CALLS or name in MODELS_WITH_STATUS):
+                    found.append((node.lineno, ast.get_source_segment(source, node), ast.get_source_segment(source, keyword.value)))
+                if keyword.arg == "update_fields" and "'status'" in ast.dump(keyword.value).replace('"', "'"):
+                    found.append((node.lineno, ast.get_source_segment(source, node), ""))
+    return found
+
+
+def writes_outside_their_owner() -> list[str]:
+    problems = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if "/tests/" in f"/{relative}" or "/migrations/" in relative or relative in OWNERS:
+                continue
+            source = path.read_text()
+            for line, text, value in status_writes(ast.parse(source), source):
+                if (relative, text) in NOT_A_MODEL:
+                    continue
+                if relative in OTHER_STATUSES and OTHER_STATUSES[relative] in (value or text):
+                    continue
+                problems.append(f"{relative}:{line}: {text.splitlines()[0]}")
+    return problems
+
+
+def test_no_status_is_written_outside_its_lifecycle():
+    assert writes_outside_their_owner() == []
+
+
+def test_the_scan_sees_each_kind_of_write():
+    """The scan itself, on the writes it must catch (it fails on none, it catches none)."""
+    source = (
+        "rollout.status = 'finished'\n"
+        "setattr(rollout, 'status', 'failed')\n"
+        "Rollout.objects.filter(pk=1).update(status='queued')\n"
+        "Campaign.objects.create(status='checking')\n"
+        "Rollout(trial_name='x', status='finished')\n"
+        "rollout.save(update_fields=['status'])\n"
+        "JsonResponse({}, status=400)\n"  # not a write
+        "Rollout.objects.filter(status='queued')\n"  # a read
+    )
+    assert [line for line, _, _ in status_writes(ast.parse(source), source)] == [1, 2, 3, 4, 5, 6]

@@ -1,0 +1,79 @@
+"""The one writer of a rollout's status, by the tables in trajectories.statuses.
+
+Three kinds of change, one function each:
+- our runner moves a rollout it runs (`change`, on a row the caller locked;
+  evaluations.lifecycle decides when, and updates the campaign in the same
+  transaction), by `statuses.TRANSITIONS`;
+- a campaign's new rollout starts queued (`create_queued`);
+- an import sets what its source says (`set_imported`: a trial folder, an
+  Inspect log, a human baseline, synthetic data), by `statuses.IMPORTS`.
+Nothing else writes `Rollout.status`: tests/test_status_writers.py reads the
+source and fails on a second writer.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from . import statuses
+from .models import Rollout, RolloutEvent
+
+# The statuses of an attempt under way: its worker's heartbeat says it is alive.
+IN_ATTEMPT = (statuses.PREPARING, statuses.RUNNING, statuses.VERIFYING)
+
+
+class TransitionError(ValueError):
+    """A status change the tables do not allow (a bug, or a race lost)."""
+
+
+def create_queued(*, detail: str = "", **fields: Any) -> Rollout:
+    """A new rollout waiting for a worker, with its first event."""
+    rollout = Rollout.objects.create(status=statuses.QUEUED, **fields)
+    RolloutEvent.objects.create(rollout=rollout, status=statuses.QUEUED, detail=detail[:2000])
+    return rollout
+
+
+def change(rollout: Rollout, to: str, detail: str = "", *, now: datetime | None = None, **fields: Any) -> None:
+    """Move a rollout the caller locked to `to`: its status, `fields`, timestamps and event.
+
+    Raises TransitionError for a change the runner's table forbids, before
+    anything is written.
+    """
+    if not statuses.allowed(rollout.status, to):
+        raise TransitionError(f"rollout {rollout.pk}: {rollout.status} -> {to} is not allowed")
+    now = now or timezone.now()
+    rollout.status = to
+    # An attempt under way explains itself; an ended or re-queued rollout says why.
+    rollout.status_reason = "" if to in IN_ATTEMPT else detail[:1000]
+    for name, value in fields.items():
+        setattr(rollout, name, value)
+    if to in IN_ATTEMPT:
+        rollout.heartbeat_at = now
+    elif to not in statuses.ACTIVE and rollout.finished_at is None:
+        rollout.finished_at = now
+    # save() (not update()) so that Rollout signals (the boards' caches) fire.
+    rollout.save()
+    RolloutEvent.objects.create(rollout=rollout, status=to, detail=detail[:2000])
+
+
+def note(rollout: Rollout, detail: str) -> None:
+    """An event that changes no status (a cancel asked of a running rollout)."""
+    RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=detail[:2000])
+
+
+def set_imported(rollout: Rollout, status: str) -> None:
+    """Set the status an import's source gives (the caller saves), with the reason an incomplete trial shows.
+
+    A new rollout (no primary key yet) may be any status an import makes;
+    a stored one only what `statuses.IMPORTS` allows from its own.
+    """
+    old = rollout.status if rollout.pk else ""
+    if not statuses.import_allowed(old, status):
+        raise TransitionError(f"rollout {rollout.pk}: an import cannot make {old or 'a new rollout'} {status}")
+    rollout.status = status
+    if status == statuses.INCOMPLETE:
+        rollout.status_reason = statuses.INCOMPLETE_REASON
+    elif rollout.status_reason == statuses.INCOMPLETE_REASON:
+        rollout.status_reason = ""
