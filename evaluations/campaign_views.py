@@ -13,9 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from trajectories.models import ACTIVE_STATUSES, Rollout
 
-from . import launch as launching
+from . import launch_form
 from . import campaigns
-from .campaigns import CampaignError, campaign_progress, launch
+from .campaigns import CampaignError, launch
+from .campaign_progress import campaign_progress
 from agents.models import AgentModel
 from .models import Campaign
 from .sandbox.backends import BACKENDS
@@ -62,14 +63,14 @@ def campaign_progress_json(request, pk: int):
 def campaign_new(request):
     """The launch page: model, harness, version, tasks, k, backend; an estimate; then the live grid."""
     if request.method == "POST":
-        form = launching.LaunchForm(request.POST)
+        form = launch_form.LaunchForm(request.POST)
         if form.is_valid() and "launch" in request.POST:
             data = form.cleaned_data
             try:
                 campaign = launch(
                     data["model"], data["harness"], data["version"], tasks=list(data["tasks"]), k=data["k"],
                     backend=data["backend"], created_by=request.user, notes=data["notes"],
-                    supersede=data.get("earlier") == launching.SUPERSEDE,
+                    supersede=data.get("earlier") == launch_form.SUPERSEDE,
                 )
             except CampaignError as exc:
                 form.add_error(None, str(exc))
@@ -79,14 +80,14 @@ def campaign_new(request):
     else:
         model_id = request.GET.get("model", "")
         model = AgentModel.objects.filter(pk=int(model_id)).first() if model_id.isdigit() else None
-        form = launching.LaunchForm(initial={"model": model} if model else {})
+        form = launch_form.LaunchForm(initial={"model": model} if model else {})
     context = {"form": form, "nav": "campaigns", "estimate": None, "earlier": 0, "backends": BACKENDS.items()}
     data = form.cleaned_data if form.is_bound else {}
     if all(data.get(name) for name in ("model", "harness", "version", "k")):
         tasks = list(data.get("tasks") or [])
-        context["estimate"] = launching.campaign_estimate(data["model"], data["harness"], data["version"], tasks,
+        context["estimate"] = launch_form.campaign_estimate(data["model"], data["harness"], data["version"], tasks,
                                                            data["k"])
-        context["earlier"] = launching.earlier_rollouts(data["model"], data["harness"], data["version"], tasks)
+        context["earlier"] = launch_form.earlier_rollouts(data["model"], data["harness"], data["version"], tasks)
     return render(request, "evaluations/campaign_new.html", context)
 
 

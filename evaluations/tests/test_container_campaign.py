@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluations.campaigns import demo_model_and_harness
+from evaluations.demo import demo_model_and_harness
 from evaluations.models import Campaign
 from evaluations.reaper import reap
 from evaluations.stub_llm import start_stub_server

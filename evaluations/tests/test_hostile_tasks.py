@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from evaluations.campaigns import create_campaign, run_campaign_sync
+from evaluations.campaigns import create_campaign
+from evaluations.local_runs import run_campaign_sync
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import RolloutStatus

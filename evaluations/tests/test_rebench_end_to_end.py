@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from evaluations import leaderboard as lb
-from evaluations.campaigns import create_campaign, demo_model_and_harness
+from evaluations.campaigns import create_campaign
+from evaluations.demo import demo_model_and_harness
 from evaluations.human_import import import_human_csv
 from evaluations.runner import run_rollout
 from evaluations.stub_llm import start_stub_server

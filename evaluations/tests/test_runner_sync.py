@@ -6,7 +6,8 @@ from http.server import HTTPServer
 
 import pytest
 
-from evaluations.campaigns import create_campaign, run_campaign_sync
+from evaluations.campaigns import create_campaign
+from evaluations.local_runs import run_campaign_sync
 from evaluations.models import Campaign
 from evaluations.runner import run_rollout
 from evaluations.sandbox.bubblewrap import sandbox_pids
@@ -106,7 +107,7 @@ def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch, request):
     settings.STUB_LLM_PORT = free_port()
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     import_examples()
-    from evaluations.campaigns import run_demo_campaigns
+    from evaluations.demo import run_demo_campaigns
     from evaluations.stub_llm import stop_stub_server
 
     # The runner leaves the stub serving, as a worker would; later tests fork.
@@ -170,7 +171,7 @@ def test_an_environment_that_cannot_start_is_retried_then_failed(settings, tmp_p
 
 def test_a_scripted_model_whose_port_another_program_holds_fails_clearly(settings, tmp_path, monkeypatch):
     from evaluations import stub_llm
-    from evaluations.campaigns import demo_model_and_harness
+    from evaluations.demo import demo_model_and_harness
 
     from .test_stub_llm import NotTheStub
 

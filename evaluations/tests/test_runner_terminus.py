@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from evaluations.campaigns import create_campaign, demo_model_and_harness
+from evaluations.campaigns import create_campaign
+from evaluations.demo import demo_model_and_harness
 from evaluations.runner import run_rollout
 from evaluations.stub_llm import start_stub_server
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step

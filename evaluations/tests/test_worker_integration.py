@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from evaluations.campaigns import demo_model_and_harness
+from evaluations.demo import demo_model_and_harness
 from evaluations.reaper import reap
 from evaluations.sandbox.bubblewrap import sandbox_pids
 from evaluations.stub_llm import start_stub_server

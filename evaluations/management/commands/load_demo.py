@@ -55,7 +55,7 @@ class Command(BaseCommand):
             self.stdout.write(f"AutoLab trials from {shared / 'trials'}: {trials.summary()}")
 
         if not no_campaign:
-            from evaluations.campaigns import run_demo_campaigns
+            from evaluations.demo import run_demo_campaigns
 
             for line in run_demo_campaigns(tasks_version=EXAMPLES_VERSION, run_now=run_now):
                 self.stdout.write(line)

@@ -1,0 +1,71 @@
+"""A campaign run in this process rather than on Celery workers (`evaluate --sync`, the demo's run-now).
+
+Retries happen inline; a rollout's process may be its own (forked), as a
+worker's would be.
+"""
+from __future__ import annotations
+
+from trajectories.models import RolloutStatus
+
+from . import lifecycle
+from .models import Campaign
+from .runner import RETRY, RunOutcome, run_rollout
+
+
+def run_campaign_sync(campaign: Campaign, *, own_process: bool = False) -> dict[str, int]:
+    """Run every queued rollout of a campaign here, not on a worker; retries inline.
+
+    `own_process` (`evaluate --sync`) runs each rollout in a process of its
+    own, forked from this one, as a worker would: a trial's event loop,
+    threads, memory and a crash stay its own.
+    """
+    import time
+
+    run = run_rollout_in_child if own_process else run_rollout
+    outcomes: dict[str, int] = {}
+    for rollout_id in campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True):
+        while True:
+            outcome = run(rollout_id)
+            if outcome.status != RETRY:
+                break
+            time.sleep(min(outcome.retry_in, 5))
+        outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
+    lifecycle.refresh_campaign(campaign.pk)
+    return outcomes
+
+
+def run_rollout_in_child(rollout_id: int) -> RunOutcome:
+    """`run_rollout` in a forked process of its own; its outcome comes back through a pipe.
+
+    A child that dies without an answer leaves its rollout to the reaper
+    (its heartbeat stops), as a dead worker does.
+    """
+    import multiprocessing
+
+    from django.db import connections
+
+    connections.close_all()  # the child opens its own; a shared socket would serve both
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_run_and_report, args=(rollout_id, sender), name=f"rollout-{rollout_id}")
+    child.start()
+    sender.close()
+    try:
+        status, detail, retry_in = receiver.recv()
+    except EOFError:
+        status, detail, retry_in = RolloutStatus.FAILED, "", 0.0
+    child.join()
+    if not detail and child.exitcode:
+        detail = f"the rollout's process died (exit code {child.exitcode}); the reaper takes it from here"
+    return RunOutcome(status, detail, retry_in=retry_in)
+
+
+def _run_and_report(rollout_id: int, sender) -> None:
+    from django.db import connections
+
+    try:
+        outcome = run_rollout(rollout_id)
+        sender.send((outcome.status, outcome.detail, outcome.retry_in))
+    finally:
+        connections.close_all()
+        sender.close()
