@@ -40,11 +40,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from tasks.lib.numbers import parse_number_cell
 from tasks.models import BenchmarkVersion, Task
 
 from . import aggregation as agg
@@ -210,18 +210,6 @@ def _find_harness(value: str) -> tuple[str, str]:
     return value, ""
 
 
-def _number(text: str, name: str, problems: list[str]) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        problems.append(f"{name} {text!r} is not a number")
-        return None
-    if not math.isfinite(value):
-        problems.append(f"{name} {text!r} is not finite")
-        return None
-    return value
-
-
 def _model_problems(row: dict) -> list[str]:
     if row.get("model") and not normalise_model_name(row["model"]):
         return [f"model {row['model']!r} is empty once normalised"]
@@ -279,7 +267,7 @@ def validate(rows: list[tuple[str, dict]], defaults: Defaults = Defaults()) -> t
                 task = Task.objects.filter(version=version, name=row["task"]).first()
                 if task is None:
                     problems.append(f"no task {row['task']!r} in version {row['version']}")
-        score = _number(row["score"], "score", problems) if row.get("score") else None
+        score = parse_number_cell(row.get("score"), "score", problems)
         if score is not None and version is not None and (problem := check_range("score", score, version)):
             problems.append(problem)
         index = None
@@ -339,7 +327,7 @@ def validate_figures(
             if parsed is None or not row.get(column):
                 continue
             scope, measure = parsed
-            value = _number(row[column], column, problems)
+            value = parse_number_cell(row[column], column, problems)
             if value is None or version is None:
                 continue
             if scope in ALL_TASKS:

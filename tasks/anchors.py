@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .lib.numbers import as_float
 from .scoring import anchors_agree, raw_score, score_with
 
 TOLERANCE = 5e-4  # AutoLab verifiers round rewards to 4 decimals
@@ -102,12 +103,6 @@ class Anchors:
         return cls(**values)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _add(found: list[Candidate], value: float | None, source: str) -> None:
     if value is None:
         return
@@ -123,23 +118,23 @@ def candidates(prefix: str, task_value: float | None, fields: Mapping, outputs: 
     found: list[Candidate] = []
     for key, value in fields.items():
         if isinstance(key, str) and key.lower().startswith(prefix):
-            _add(found, _number(value), f"reward.json {key}")
+            _add(found, as_float(value), f"reward.json {key}")
     for name, content in outputs.items():
         if isinstance(name, str) and name.lower().startswith(prefix) and isinstance(content, Mapping):
-            _add(found, _number(content.get("score")), name)
-    _add(found, _number(task_value), TASK_TOML)
+            _add(found, as_float(content.get("score")), name)
+    _add(found, as_float(task_value), TASK_TOML)
     return found
 
 
 def verifier_metric(fields: Mapping, outputs: Mapping) -> tuple[float | None, str]:
     """The metric the verifier scored, and where it was read."""
     for key in METRIC_FIELDS:
-        value = _number(fields.get(key))
+        value = as_float(fields.get(key))
         if value is not None:
             return value, f"reward.json {key}"
     scores = outputs.get(METRIC_FILE)
     if isinstance(scores, Mapping):
-        value = _number(scores.get("score"))
+        value = as_float(scores.get("score"))
         if value is not None:
             return value, METRIC_FILE
     return None, ""
@@ -162,8 +157,8 @@ def resolve(
     fields = fields if isinstance(fields, Mapping) else {}
     outputs = outputs if isinstance(outputs, Mapping) else {}
     metric, metric_source = verifier_metric(fields, outputs)
-    reward = _number(reward)
-    task = {"task_baseline": _number(task_baseline), "task_reference": _number(task_reference)}
+    reward = as_float(reward)
+    task = {"task_baseline": as_float(task_baseline), "task_reference": as_float(task_reference)}
     found = {"metric": metric, "metric_source": metric_source, "reward": reward, **task}
     fallback = Anchors(
         baseline=task["task_baseline"],

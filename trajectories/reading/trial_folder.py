@@ -28,6 +28,7 @@ from typing import Any
 
 from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import read_file
+from tasks.lib.numbers import as_float
 
 from trajectories.reading import native_formats
 from trajectories.reading.atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, read_json_file
@@ -160,9 +161,9 @@ def score_log_entries(folder: TrialFolder) -> list[dict[str, Any]]:
         if not isinstance(entry, dict):
             continue
         at, score, raw = entry.get("at"), entry.get("score"), entry.get("raw")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (at, score)):
+        if as_float(at) is None or as_float(score) is None:
             continue
-        raw = raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw) else None
+        raw = raw if as_float(raw) is not None else None
         found.append({"t": max(0.0, at - origin), "score": float(score), "raw": raw})
     return sorted(found, key=lambda e: e["t"])
 
@@ -388,13 +389,13 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
     folder.n_input_tokens = _big_int(agent_result.get("n_input_tokens"))
     folder.n_cache_tokens = _big_int(agent_result.get("n_cache_tokens"))
     folder.n_output_tokens = _big_int(agent_result.get("n_output_tokens"))
-    folder.cost_usd = _number(agent_result.get("cost_usd"))
+    folder.cost_usd = as_float(agent_result.get("cost_usd"))
     metadata = agent_result.get("metadata") if isinstance(agent_result.get("metadata"), dict) else {}
     episodes = _big_int(metadata.get("n_episodes"))
     folder.n_episodes = episodes if episodes is not None and 0 <= episodes < 2**31 else None
     times = metadata.get("api_request_times_msec")
     if isinstance(times, list):
-        folder.api_request_times_msec = [value for value in (_number(t) for t in times) if value is not None]
+        folder.api_request_times_msec = [value for value in (as_float(t) for t in times) if value is not None]
 
     exception = result.get("exception_info")
     if isinstance(exception, dict):
@@ -423,10 +424,11 @@ def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) 
         fields.update(reward_json)
     folder.verifier_fields = clean_json(fields)
 
-    reward = _number(fields.get("reward"))
+    # A pass/fail verifier may write true or false.
+    reward = as_float(fields.get("reward"), booleans=True)
     if reward is None and "verifier/reward.txt" in snapshot.names:
         try:
-            reward = _number(float(_read_text(folder.path, "verifier/reward.txt").strip()))
+            reward = as_float(float(_read_text(folder.path, "verifier/reward.txt").strip()))
         except ValueError:
             folder.warnings.append(f"{folder.path / 'verifier' / 'reward.txt'}: not a number")
     if reward is not None and folder.reward_valid is False:
@@ -639,20 +641,6 @@ def _exception_type_from_traceback(text: str) -> str:
         if match:
             return match.group(1).rsplit(".", 1)[-1][:200]
     return ""
-
-
-def _number(value: Any) -> float | None:
-    if type(value) is float:  # the usual case, first
-        return value if math.isfinite(value) else None
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except OverflowError:
-            return None
-        return value if math.isfinite(value) else None
-    return None
 
 
 def _big_int(value: Any) -> int | None:
