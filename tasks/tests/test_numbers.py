@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tasks.lib.numbers import as_float, format_number, parse_float, parse_number_cell
 
 INF, NAN = float("inf"), float("nan")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -111,3 +115,10 @@ def test_format_number(value, missing, expected):
 
 def test_format_number_marks_a_missing_value_with_a_question_mark_by_default():
     assert format_number(None) == "?"
+
+
+def test_importing_the_helpers_loads_neither_django_nor_celery():
+    """Why they live in tasks.lib and not autolab_site (whose __init__ starts the Celery app)."""
+    code = "import sys, tasks.lib.numbers; print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'celery'}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "[]"
