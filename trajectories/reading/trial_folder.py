@@ -18,7 +18,6 @@ them (and `failure_cause`, which 0.26 dropped, is not read).
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -31,7 +30,10 @@ from autolab_site.safe_files import read_file
 from tasks.lib.numbers import as_float
 
 from trajectories.reading import native_formats
-from trajectories.reading.atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, read_json_file
+from trajectories.reading.atif import AtifError, parse_trajectory_data, parse_trajectory_file
+from trajectories.reading.json_data import (
+    BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
+)
 from trajectories.reading.parsed import ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
@@ -185,7 +187,7 @@ def is_trial_dir(path: Path) -> bool:
         if _is_regular(path / name):
             try:
                 data = read_json_file(path / name, read=lambda name=name: read_file(path, name))
-            except (AtifError, OSError):
+            except (JsonFileError, OSError):
                 return True
             if not isinstance(data, dict):
                 return True
@@ -293,13 +295,13 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
         config = {}
     result = result or {}
 
-    trial_name = _text(config.get("trial_name") or result.get("trial_name") or path.name)
+    trial_name = clean_text(config.get("trial_name") or result.get("trial_name") or path.name)
     folder = TrialFolder(
         path=path,
         trial_name=trial_name,
         task_name=_task_name(config, result, trial_name),
-        trial_id=_text(result.get("id")),
-        job_id=_text(config.get("job_id")),
+        trial_id=clean_text(result.get("id")),
+        job_id=clean_text(config.get("job_id")),
         finished=finished,
         config=clean_json(config),
         checksum=checksum,
@@ -344,7 +346,7 @@ def _json_object(folder: Path, relative: str, snapshot: FolderSnapshot) -> dict 
         return None
     try:
         data = read_json_file(path, first_read=raw, read=_reader(folder, relative))
-    except AtifError as exc:
+    except JsonFileError as exc:
         raise TrialFolderError(str(path), exc.problem) from exc
     if not isinstance(data, dict):
         raise TrialFolderError(str(path), f"is not a JSON object (a {type(data).__name__})")
@@ -368,14 +370,14 @@ def _read_agent(folder: TrialFolder, config: dict, result: dict) -> None:
     agent_config = config.get("agent") if isinstance(config.get("agent"), dict) else {}
     info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
     model_info = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-    folder.agent_name = _text(info.get("name") or agent_config.get("name") or agent_config.get("import_path"))
-    folder.agent_version = _text(info.get("version"))
-    folder.agent_import_path = _text(agent_config.get("import_path"))
-    folder.model_name = _text(model_info.get("name") or agent_config.get("model_name"))
+    folder.agent_name = clean_text(info.get("name") or agent_config.get("name") or agent_config.get("import_path"))
+    folder.agent_version = clean_text(info.get("version"))
+    folder.agent_import_path = clean_text(agent_config.get("import_path"))
+    folder.model_name = clean_text(model_info.get("name") or agent_config.get("model_name"))
     provider = model_info.get("provider")
-    if not provider and "/" in _text(agent_config.get("model_name")):
+    if not provider and "/" in clean_text(agent_config.get("model_name")):
         provider = agent_config["model_name"].split("/", 1)[0]
-    folder.model_provider = _text(provider)
+    folder.model_provider = clean_text(provider)
 
 
 def _read_result(folder: TrialFolder, result: dict) -> None:
@@ -386,12 +388,12 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
         folder.phases[name] = Phase(parse_timestamp(timing.get("started_at")), parse_timestamp(timing.get("finished_at")))
 
     agent_result = result.get("agent_result") if isinstance(result.get("agent_result"), dict) else {}
-    folder.n_input_tokens = _big_int(agent_result.get("n_input_tokens"))
-    folder.n_cache_tokens = _big_int(agent_result.get("n_cache_tokens"))
-    folder.n_output_tokens = _big_int(agent_result.get("n_output_tokens"))
+    folder.n_input_tokens = storable_int(agent_result.get("n_input_tokens"), BIGINT_LIMIT)
+    folder.n_cache_tokens = storable_int(agent_result.get("n_cache_tokens"), BIGINT_LIMIT)
+    folder.n_output_tokens = storable_int(agent_result.get("n_output_tokens"), BIGINT_LIMIT)
     folder.cost_usd = as_float(agent_result.get("cost_usd"))
     metadata = agent_result.get("metadata") if isinstance(agent_result.get("metadata"), dict) else {}
-    episodes = _big_int(metadata.get("n_episodes"))
+    episodes = storable_int(metadata.get("n_episodes"), BIGINT_LIMIT)
     folder.n_episodes = episodes if episodes is not None and 0 <= episodes < 2**31 else None
     times = metadata.get("api_request_times_msec")
     if isinstance(times, list):
@@ -399,9 +401,9 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
 
     exception = result.get("exception_info")
     if isinstance(exception, dict):
-        folder.exception_type = _text(exception.get("exception_type"))[:200]
-        folder.exception_message = _text(exception.get("exception_message"))
-        folder.exception_traceback = _text(exception.get("exception_traceback"))
+        folder.exception_type = clean_text(exception.get("exception_type"))[:200]
+        folder.exception_message = clean_text(exception.get("exception_message"))
+        folder.exception_traceback = clean_text(exception.get("exception_traceback"))
     if isinstance(result.get("reward_valid"), bool):
         folder.reward_valid = result["reward_valid"]
     version = result.get("schema_version")
@@ -464,7 +466,7 @@ def _read_verifier_outputs(folder: TrialFolder, snapshot: FolderSnapshot) -> Non
             continue
         try:
             folder.verifier_outputs[name] = clean_json(read_json_file(folder.path / relative, first_read=raw))
-        except AtifError as exc:
+        except JsonFileError as exc:
             folder.warnings.append(f"{relative}: {exc.problem}")
 
 
@@ -628,7 +630,7 @@ def _read_text(folder: Path, relative: str) -> str:
         raw = read_file(folder, relative, limit=STDOUT_LIMIT + 1)
     except OSError as exc:
         raise TrialFolderError(str(folder / relative), f"cannot be read ({exc.strerror or exc})") from exc
-    text = _text(raw[:STDOUT_LIMIT].decode("utf-8", "replace"))
+    text = clean_text(raw[:STDOUT_LIMIT].decode("utf-8", "replace"))
     if len(raw) > STDOUT_LIMIT:
         text += "\n[... truncated]"
     return text
@@ -643,10 +645,3 @@ def _exception_type_from_traceback(text: str) -> str:
     return ""
 
 
-def _big_int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        return None
-    value = int(value)
-    return value if -(2**63) < value < 2**63 else None

@@ -34,7 +34,7 @@ from trajectories.analysis import rollout as analysis
 from trajectories.failures import service as failure_service
 from trajectories.storing import observation_text
 from trajectories import statuses
-from trajectories.reading.atif import _text
+from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import next_index
 from trajectories.models import (
     Observation,
@@ -182,13 +182,13 @@ def _ingest_trial_dir(
 
 def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
     """The trial name from config.json or result.json, as the snapshot holds them."""
-    from trajectories.reading.atif import AtifError, read_json_file
+    from trajectories.reading.json_data import JsonFileError, read_json_file
 
     for name in ("config.json", "result.json"):
         if name in snapshot.files:
             try:
                 data = read_json_file(path / name, first_read=snapshot.files[name])
-            except AtifError:
+            except JsonFileError:
                 continue
             if isinstance(data, dict) and isinstance(data.get("trial_name"), str):
                 return data["trial_name"][:TRIAL_NAME_LENGTH]
@@ -407,7 +407,7 @@ def _model_and_harness(folder: TrialFolder):
     model = evaluations.ensure_model(
         folder.model_name,
         provider=folder.model_provider[:100],
-        litellm_model=_text(config_agent.get("model_name"))[:300],
+        litellm_model=clean_text(config_agent.get("model_name"))[:300],
     )
     harness = evaluations.ensure_harness(
         folder.agent_name[:200], folder.agent_version[:50], import_path=folder.agent_import_path[:300]

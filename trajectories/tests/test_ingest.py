@@ -511,15 +511,15 @@ def test_live_read_retries_a_half_written_trajectory(tmp_path, task, monkeypatch
     folder = make_trial(tmp_path, finished=False)
     good = (folder / "agent" / "trajectory.json").read_bytes()
     (folder / "agent" / "trajectory.json").write_bytes(good[: len(good) // 2])
-    from trajectories.reading import atif
+    from trajectories.reading import json_data
 
-    real_sleep = atif.time.sleep
+    real_sleep = json_data.time.sleep
 
     def sleep_and_finish_writing(seconds):
         (folder / "agent" / "trajectory.json").write_bytes(good)
         real_sleep(0)
 
-    monkeypatch.setattr(atif.time, "sleep", sleep_and_finish_writing)
+    monkeypatch.setattr(json_data.time, "sleep", sleep_and_finish_writing)
     outcome = import_trial_dir(folder, live=True)
     assert outcome.outcome == "created", outcome.error
     assert Rollout.objects.get().n_steps == 3
