@@ -644,7 +644,7 @@ def test_mutated_trajectories_import_or_are_reported(tmp_path, task):
 
 def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
     """insert_rows takes plain dicts (COPY on PostgreSQL, bulk_create elsewhere)."""
-    from trajectories.storing.ingest import insert_rows
+    from trajectories.storing.bulk_rows import insert_rows
 
     import_trial_dir(make_trial(tmp_path))
     step = Step.objects.order_by("pk").first()
