@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from tasks.lib.numbers import as_float
 from tasks.services import describe_anchors, stored_anchors
 
+from trajectories.analysis.curve import decimate_curve
 from trajectories.analysis.diffs import diff_lines, files_in_diff
 
 # Step kinds written by trajectories.analysis.rollout, in the order a mark's colour
@@ -227,35 +228,6 @@ def curve_points(rollout, steps) -> list[dict[str, Any]]:
             }
         )
     return points
-
-
-# Benchmark results the plot is sent at once; past this it gets every
-# improvement (the best-so-far line, exact) and each stretch's lowest and
-# highest result, and asks for full resolution when zoomed in (curve.json).
-CURVE_POINTS_SHOWN = 500
-
-
-def decimate_curve(points: list[dict[str, Any]], limit: int = CURVE_POINTS_SHOWN) -> list[dict[str, Any]]:
-    """At most about `limit` of `points`, in order: the first, the last, every improvement, and extremes per stretch.
-
-    Improvements are kept even past `limit`: the best-so-far line is drawn
-    through them and must stay the rollout's. The other points are cut into
-    equal stretches, each showing its lowest and highest metric, so that a
-    spike or a collapse stays visible.
-    """
-    if len(points) <= limit:
-        return points
-    keep = {0, len(points) - 1}
-    keep.update(index for index, point in enumerate(points) if point.get("improved"))
-    others = [index for index in range(len(points)) if index not in keep]
-    stretches = max(1, (limit - len(keep)) // 2)
-    size = -(-len(others) // stretches)
-    for start in range(0, len(others), size):
-        stretch = [index for index in others[start : start + size] if as_float(points[index].get("metric")) is not None]
-        if stretch:
-            keep.add(min(stretch, key=lambda index: points[index]["metric"]))
-            keep.add(max(stretch, key=lambda index: points[index]["metric"]))
-    return [points[index] for index in sorted(keep)]
 
 
 def points_between(points: list[dict[str, Any]], x: str, low: float, high: float) -> list[dict[str, Any]]:
