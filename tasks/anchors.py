@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .lib.numbers import as_float
+from .lib.numbers import as_float, format_number
 from .scoring import anchors_agree, raw_score, score_with
 
 TOLERANCE = 5e-4  # AutoLab verifiers round rewards to 4 decimals
@@ -205,20 +205,16 @@ def describe(anchors: Anchors) -> str:
     def where(sources: tuple[str, ...]) -> str:
         return " = ".join(sources) if sources else "nowhere"
 
-    pair = f"baseline {_show(anchors.baseline)} ({where(anchors.baseline_sources)}) and reference {_show(anchors.reference)} ({where(anchors.reference_sources)})"
+    pair = f"baseline {format_number(anchors.baseline)} ({where(anchors.baseline_sources)}) and reference {format_number(anchors.reference)} ({where(anchors.reference_sources)})"
     if anchors.status == REPRODUCED:
-        text = f"Scores use {pair}: they turn the verifier's metric {_show(anchors.metric)} into its reward {_show(anchors.reward)}."
+        text = f"Scores use {pair}: they turn the verifier's metric {format_number(anchors.metric)} into its reward {format_number(anchors.reward)}."
         if anchors.differ_from_task:
-            text += f" task.toml says {_show(anchors.task_baseline)} → {_show(anchors.task_reference)}; the verifier did not score with those."
+            text += f" task.toml says {format_number(anchors.task_baseline)} → {format_number(anchors.task_reference)}; the verifier did not score with those."
         return text
     if anchors.status == MISMATCH:
         return (
-            f"No pair of the verifier's and task.toml's anchors turns the verifier's metric {_show(anchors.metric)} "
-            f"into its reward {_show(anchors.reward)}: scores use task.toml's {pair}, so the curve and the reward disagree."
+            f"No pair of the verifier's and task.toml's anchors turns the verifier's metric {format_number(anchors.metric)} "
+            f"into its reward {format_number(anchors.reward)}: scores use task.toml's {pair}, so the curve and the reward disagree."
         )
     missing = "no metric" if anchors.metric is None else "no reward"
     return f"The verifier reported {missing}, so its anchors cannot be checked: scores use {pair}."
-
-
-def _show(value: float | None) -> str:
-    return "?" if value is None else f"{value:g}"
