@@ -169,7 +169,7 @@ def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
                 current.observations.append(
                     ParsedObservation(
                         source_call_id=getattr(message, "tool_call_id", "") or "",
-                        content=_text(message) + (f"\n{message.error.message}" if getattr(message, "error", None) else ""),
+                        content=_message_text(message) + (f"\n{message.error.message}" if getattr(message, "error", None) else ""),
                     )
                 )
             continue
@@ -181,7 +181,7 @@ def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
             step_id=position,
             timestamp=times.get(getattr(message, "id", None) or "", None),
             source={"assistant": "agent"}.get(role, role),
-            message=_text(message),
+            message=_message_text(message),
         )
         if role == "assistant":
             step.reasoning = _reasoning(message)
@@ -289,7 +289,8 @@ def _usage(usage: dict | None) -> tuple[int | None, int | None, int | None, floa
     )
 
 
-def _text(message) -> str:
+def _message_text(message) -> str:
+    """A chat message's text: its content, or the text parts of it joined."""
     content = message.content
     if isinstance(content, str):
         return content
