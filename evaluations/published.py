@@ -216,7 +216,7 @@ def _model_problems(row: dict) -> list[str]:
     return []
 
 
-def _first(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], what: str) -> bool:
+def _first_occurrence(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], what: str) -> bool:
     """True the first time `key` comes; after that an error naming the row it repeats."""
     if key in seen:
         errors.append(f"{label}: the same {what} as {seen[key]}")
@@ -284,7 +284,7 @@ def validate(rows: list[tuple[str, dict]], defaults: Defaults = Defaults()) -> t
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
         model = normalise_model_name(row["model"])
-        if not _first(seen, (model, row["harness"], task.id, index), label, errors, "model, harness, task and rollout_index"):
+        if not _first_occurrence(seen, (model, row["harness"], task.id, index), label, errors, "model, harness, task and rollout_index"):
             continue
         clean.append(CleanRow(label, model, row["harness"], task, index, score, row["source"], ablation))
     # A task's score is either one published figure or per-rollout scores.
@@ -353,7 +353,7 @@ def validate_figures(
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
         model = normalise_model_name(row["model"])
-        if not _first(seen, (model, row["harness"], version.id), label, errors, "model, harness and version"):
+        if not _first_occurrence(seen, (model, row["harness"], version.id), label, errors, "model, harness and version"):
             continue
         clean.append(CleanFigures(label, model, row["harness"], version, row["source"], given, ablation))
     if not rows:
