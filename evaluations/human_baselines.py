@@ -26,9 +26,10 @@ import csv
 import hashlib
 import io
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from tasks.lib.numbers import parse_number_cell
 
 REQUIRED = ("attempt_id", "task", "cohort", "elapsed_seconds")
 OPTIONAL = ("source", "score", "raw_score", "duration_seconds")
@@ -62,16 +63,12 @@ class Attempt:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _number(text: str, name: str, line: int) -> float | None:
-    text = (text or "").strip()
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise HumanBaselineError(f"line {line}: {name} must be a number, not {text!r}") from None
-    if not math.isfinite(value):
-        raise HumanBaselineError(f"line {line}: {name} must be a finite number, not {text!r}")
+def _cell_number(row: dict[str, str], name: str, line: int) -> float | None:
+    """The number in column `name` (None when empty); a cell holding anything else stops the import."""
+    problems: list[str] = []
+    value = parse_number_cell(row.get(name), name, problems)
+    if problems:
+        raise HumanBaselineError(f"line {line}: {problems[0]}")
     return value
 
 
@@ -93,11 +90,11 @@ def read_attempts(text: str, normalise: Callable[[str, float], float | None]) ->
         for name, value in (("attempt_id", attempt_id), ("task", task), ("cohort", cohort)):
             if not value:
                 raise HumanBaselineError(f"line {line}: {name} is empty")
-        elapsed = _number(row.get("elapsed_seconds", ""), "elapsed_seconds", line)
+        elapsed = _cell_number(row, "elapsed_seconds", line)
         if elapsed is None or elapsed < 0:
             raise HumanBaselineError(f"line {line}: elapsed_seconds must be a number of seconds >= 0")
-        score = _number(row.get("score", ""), "score", line)
-        raw = _number(row.get("raw_score", ""), "raw_score", line)
+        score = _cell_number(row, "score", line)
+        raw = _cell_number(row, "raw_score", line)
         if score is None and raw is None:
             raise HumanBaselineError(f"line {line}: give a score or a raw_score")
         if score is None:
@@ -112,7 +109,7 @@ def read_attempts(text: str, normalise: Callable[[str, float], float | None]) ->
         elif (attempt.task, attempt.cohort) != (task, cohort):
             raise HumanBaselineError(f"line {line}: attempt {attempt_id} was {attempt.task} of {attempt.cohort!r} on an earlier line")
         attempt.events.append((elapsed, score, raw))
-        duration = _number(row.get("duration_seconds", ""), "duration_seconds", line)
+        duration = _cell_number(row, "duration_seconds", line)
         if duration is not None:
             attempt.duration = max(attempt.duration or 0.0, duration)
     if not attempts:

@@ -40,11 +40,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from tasks.lib.numbers import parse_number_cell
 from tasks.models import BenchmarkVersion, Task
 
 from . import aggregation as agg
@@ -211,25 +211,13 @@ def _find_harness(value: str) -> tuple[str, str]:
     return value, ""
 
 
-def _number(text: str, name: str, problems: list[str]) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        problems.append(f"{name} {text!r} is not a number")
-        return None
-    if not math.isfinite(value):
-        problems.append(f"{name} {text!r} is not finite")
-        return None
-    return value
-
-
 def _model_problems(row: dict) -> list[str]:
     if row.get("model") and not normalise_model_name(row["model"]):
         return [f"model {row['model']!r} is empty once normalised"]
     return []
 
 
-def _first(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], what: str) -> bool:
+def _first_occurrence(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], what: str) -> bool:
     """True the first time `key` comes; after that an error naming the row it repeats."""
     if key in seen:
         errors.append(f"{label}: the same {what} as {seen[key]}")
@@ -280,7 +268,7 @@ def validate(rows: list[tuple[str, dict]], defaults: Defaults = Defaults()) -> t
                 task = Task.objects.filter(version=version, name=row["task"]).first()
                 if task is None:
                     problems.append(f"no task {row['task']!r} in version {row['version']}")
-        score = _number(row["score"], "score", problems) if row.get("score") else None
+        score = parse_number_cell(row.get("score"), "score", problems)
         if score is not None and version is not None and (problem := check_range("score", score, version)):
             problems.append(problem)
         index = None
@@ -297,7 +285,7 @@ def validate(rows: list[tuple[str, dict]], defaults: Defaults = Defaults()) -> t
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
         model = normalise_model_name(row["model"])
-        if not _first(seen, (model, row["harness"], task.id, index), label, errors, "model, harness, task and rollout_index"):
+        if not _first_occurrence(seen, (model, row["harness"], task.id, index), label, errors, "model, harness, task and rollout_index"):
             continue
         clean.append(CleanRow(label, model, row["harness"], task, index, score, row["source"], ablation))
     # A task's score is either one published figure or per-rollout scores.
@@ -340,7 +328,7 @@ def validate_figures(
             if parsed is None or not row.get(column):
                 continue
             scope, measure = parsed
-            value = _number(row[column], column, problems)
+            value = parse_number_cell(row[column], column, problems)
             if value is None or version is None:
                 continue
             if scope in ALL_TASKS:
@@ -366,7 +354,7 @@ def validate_figures(
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
         model = normalise_model_name(row["model"])
-        if not _first(seen, (model, row["harness"], version.id), label, errors, "model, harness and version"):
+        if not _first_occurrence(seen, (model, row["harness"], version.id), label, errors, "model, harness and version"):
             continue
         clean.append(CleanFigures(label, model, row["harness"], version, row["source"], given, ablation))
     if not rows:

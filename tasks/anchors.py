@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .lib.numbers import as_float, format_number
 from .scoring import anchors_agree, raw_score, score_with
 
 TOLERANCE = 5e-4  # AutoLab verifiers round rewards to 4 decimals
@@ -102,12 +103,6 @@ class Anchors:
         return cls(**values)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _add(found: list[Candidate], value: float | None, source: str) -> None:
     if value is None:
         return
@@ -123,23 +118,23 @@ def candidates(prefix: str, task_value: float | None, fields: Mapping, outputs: 
     found: list[Candidate] = []
     for key, value in fields.items():
         if isinstance(key, str) and key.lower().startswith(prefix):
-            _add(found, _number(value), f"reward.json {key}")
+            _add(found, as_float(value), f"reward.json {key}")
     for name, content in outputs.items():
         if isinstance(name, str) and name.lower().startswith(prefix) and isinstance(content, Mapping):
-            _add(found, _number(content.get("score")), name)
-    _add(found, _number(task_value), TASK_TOML)
+            _add(found, as_float(content.get("score")), name)
+    _add(found, as_float(task_value), TASK_TOML)
     return found
 
 
 def verifier_metric(fields: Mapping, outputs: Mapping) -> tuple[float | None, str]:
     """The metric the verifier scored, and where it was read."""
     for key in METRIC_FIELDS:
-        value = _number(fields.get(key))
+        value = as_float(fields.get(key))
         if value is not None:
             return value, f"reward.json {key}"
     scores = outputs.get(METRIC_FILE)
     if isinstance(scores, Mapping):
-        value = _number(scores.get("score"))
+        value = as_float(scores.get("score"))
         if value is not None:
             return value, METRIC_FILE
     return None, ""
@@ -162,8 +157,8 @@ def resolve(
     fields = fields if isinstance(fields, Mapping) else {}
     outputs = outputs if isinstance(outputs, Mapping) else {}
     metric, metric_source = verifier_metric(fields, outputs)
-    reward = _number(reward)
-    task = {"task_baseline": _number(task_baseline), "task_reference": _number(task_reference)}
+    reward = as_float(reward)
+    task = {"task_baseline": as_float(task_baseline), "task_reference": as_float(task_reference)}
     found = {"metric": metric, "metric_source": metric_source, "reward": reward, **task}
     fallback = Anchors(
         baseline=task["task_baseline"],
@@ -210,20 +205,16 @@ def describe(anchors: Anchors) -> str:
     def where(sources: tuple[str, ...]) -> str:
         return " = ".join(sources) if sources else "nowhere"
 
-    pair = f"baseline {_show(anchors.baseline)} ({where(anchors.baseline_sources)}) and reference {_show(anchors.reference)} ({where(anchors.reference_sources)})"
+    pair = f"baseline {format_number(anchors.baseline)} ({where(anchors.baseline_sources)}) and reference {format_number(anchors.reference)} ({where(anchors.reference_sources)})"
     if anchors.status == REPRODUCED:
-        text = f"Scores use {pair}: they turn the verifier's metric {_show(anchors.metric)} into its reward {_show(anchors.reward)}."
+        text = f"Scores use {pair}: they turn the verifier's metric {format_number(anchors.metric)} into its reward {format_number(anchors.reward)}."
         if anchors.differ_from_task:
-            text += f" task.toml says {_show(anchors.task_baseline)} → {_show(anchors.task_reference)}; the verifier did not score with those."
+            text += f" task.toml says {format_number(anchors.task_baseline)} → {format_number(anchors.task_reference)}; the verifier did not score with those."
         return text
     if anchors.status == MISMATCH:
         return (
-            f"No pair of the verifier's and task.toml's anchors turns the verifier's metric {_show(anchors.metric)} "
-            f"into its reward {_show(anchors.reward)}: scores use task.toml's {pair}, so the curve and the reward disagree."
+            f"No pair of the verifier's and task.toml's anchors turns the verifier's metric {format_number(anchors.metric)} "
+            f"into its reward {format_number(anchors.reward)}: scores use task.toml's {pair}, so the curve and the reward disagree."
         )
     missing = "no metric" if anchors.metric is None else "no reward"
     return f"The verifier reported {missing}, so its anchors cannot be checked: scores use {pair}."
-
-
-def _show(value: float | None) -> str:
-    return "?" if value is None else f"{value:g}"

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .lib.numbers import as_float, format_number
 from .spec import TaskSpec
 
 LOG_STRETCH = "log_stretch"
@@ -82,7 +83,7 @@ def rule_for(category: str, override: str = "") -> str:
 
 def _check_finite(**values: float) -> None:
     for name, value in values.items():
-        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if as_float(value) is None:
             raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
@@ -257,21 +258,13 @@ def run_score(convention: str, final: float | None, score_log: Sequence[float] =
     floored at 0; on a final-only task the final score alone. Non-finite
     entries are ignored.
     """
-    final = float(final) if _usable(final) else None
+    final = as_float(final)
     if convention != BEST_OF_SCORE_LOG:
         return final
     if final_only:
         return None if final is None else max(0.0, final)
-    scores = [float(s) for s in score_log if _usable(s)] + ([final] if final is not None else [])
+    scores = [s for s in map(as_float, score_log) if s is not None] + ([final] if final is not None else [])
     return max(0.0, *scores) if scores else None
-
-
-def _usable(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _number(value: float | None) -> str:
-    return "?" if value is None else f"{value:g}"
 
 
 def describe_rule(spec: TaskSpec) -> str:
@@ -280,7 +273,7 @@ def describe_rule(spec: TaskSpec) -> str:
         rule = rule_for(spec.category, spec.scoring_rule)
     except ValueError as error:
         return str(error)
-    baseline, reference = _number(spec.baseline_score), _number(spec.reference_score)
+    baseline, reference = format_number(spec.baseline_score), format_number(spec.reference_score)
     metric = spec.metric or "the metric"
     direction = {"lower": "lower is better", "higher": "higher is better"}.get(spec.direction, "direction unknown")
     origin = "set for this task" if spec.scoring_rule else f"the default for {spec.category or 'uncategorised'} tasks"

@@ -21,6 +21,8 @@ from typing import Any
 
 from autolab_site.checksums import tree_checksum
 
+from .lib.numbers import as_float
+
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
 DIRECTIONS = ("lower", "higher")
@@ -367,7 +369,7 @@ class _Reader:
             if required:
                 self.fail(f"missing {key} in {where}")
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if as_float(value) is None:
             self.fail(f"{where} {key} must be a finite number, not {value!r}")
         return float(value)
 

@@ -20,6 +20,7 @@ PURE_PACKAGES = ("trajectories.reading", "trajectories.analysis")
 PURE_HELPERS = {
     "tasks.spec",
     "tasks.scoring",
+    "tasks.lib.numbers",
     "autolab_site.checksums",
     "autolab_site.gc_pause",
     "autolab_site.safe_files",

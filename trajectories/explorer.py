@@ -10,8 +10,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from tasks.lib.numbers import as_float
 from tasks.services import describe_anchors, stored_anchors
 
+from trajectories.analysis.curve import decimate_curve
 from trajectories.analysis.diffs import diff_lines, files_in_diff
 
 # Step kinds written by trajectories.analysis.rollout, in the order a mark's colour
@@ -198,12 +200,6 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def better(direction: str, a: float, b: float) -> bool:
     return a < b if direction == "lower" else a > b
 
@@ -211,7 +207,7 @@ def better(direction: str, a: float, b: float) -> bool:
 def curve_points(rollout, steps) -> list[dict[str, Any]]:
     """The stored curve, or one derived from step metrics when absent."""
     if rollout.curve:
-        return [dict(point) for point in rollout.curve if _number(point.get("metric")) is not None]
+        return [dict(point) for point in rollout.curve if as_float(point.get("metric")) is not None]
     points = []
     best_metric = best_score = None
     for s in steps:
@@ -234,39 +230,10 @@ def curve_points(rollout, steps) -> list[dict[str, Any]]:
     return points
 
 
-# Benchmark results the plot is sent at once; past this it gets every
-# improvement (the best-so-far line, exact) and each stretch's lowest and
-# highest result, and asks for full resolution when zoomed in (curve.json).
-CURVE_POINTS_SHOWN = 500
-
-
-def decimate_curve(points: list[dict[str, Any]], limit: int = CURVE_POINTS_SHOWN) -> list[dict[str, Any]]:
-    """At most about `limit` of `points`, in order: the first, the last, every improvement, and extremes per stretch.
-
-    Improvements are kept even past `limit`: the best-so-far line is drawn
-    through them and must stay the rollout's. The other points are cut into
-    equal stretches, each showing its lowest and highest metric, so that a
-    spike or a collapse stays visible.
-    """
-    if len(points) <= limit:
-        return points
-    keep = {0, len(points) - 1}
-    keep.update(index for index, point in enumerate(points) if point.get("improved"))
-    others = [index for index in range(len(points)) if index not in keep]
-    stretches = max(1, (limit - len(keep)) // 2)
-    size = -(-len(others) // stretches)
-    for start in range(0, len(others), size):
-        stretch = [index for index in others[start : start + size] if _number(points[index].get("metric")) is not None]
-        if stretch:
-            keep.add(min(stretch, key=lambda index: points[index]["metric"]))
-            keep.add(max(stretch, key=lambda index: points[index]["metric"]))
-    return [points[index] for index in sorted(keep)]
-
-
 def points_between(points: list[dict[str, Any]], x: str, low: float, high: float) -> list[dict[str, Any]]:
     """The points whose x (elapsed seconds, or step id when `x` is "step") lies in [low, high]."""
     key = "step_id" if x == "step" else "t"
-    return [point for point in points if _number(point.get(key)) is not None and low <= point[key] <= high]
+    return [point for point in points if as_float(point.get(key)) is not None and low <= point[key] <= high]
 
 
 _KIND_LISTS: dict[str, list[str]] = {}
@@ -365,7 +332,7 @@ def plot_data(rollout, steps) -> dict[str, Any]:
         "anchors_text": describe_anchors(anchors),
         "budget": task.budget_sec,
         "final_score": rollout.reward,
-        "final_metric": _number((rollout.verifier_fields or {}).get("metric")),
+        "final_metric": as_float((rollout.verifier_fields or {}).get("metric")),
         "end_t": rollout.agent_duration_sec or (timed[-1].elapsed_sec if timed else None),
         "end_step": steps[-1].step_id if steps else None,
     }
@@ -421,7 +388,7 @@ def decorate_steps(steps, api_request_times_msec: list | None, with_diffs: bool 
         if s.elapsed_sec is not None:
             previous = s.elapsed_sec
         if s.source == "agent":
-            latency[s.step_id] = times[agent_index] if per_agent and _number(times[agent_index]) is not None else None
+            latency[s.step_id] = times[agent_index] if per_agent and as_float(times[agent_index]) is not None else None
             agent_index += 1
     for s in steps:
         s.primary_kind = primary_kind(s.kind_list)

@@ -3,25 +3,17 @@ from __future__ import annotations
 
 from django import template
 
+from tasks.lib.numbers import parse_float
+
 register = template.Library()
 
 DASH = "—"
 
 
-def _number(value) -> float | None:
-    """A float, or None for what templates hand over for missing values ("", None)."""
-    if value is None or value == "":
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
 @register.filter
 def score(value) -> str:
     """A normalised score with three decimals."""
-    value = _number(value)
+    value = parse_float(value)
     return DASH if value is None else f"{value:.3f}"
 
 
@@ -36,7 +28,7 @@ def interval(value, digits: int = 3) -> str:
 
 @register.filter
 def usd(value) -> str:
-    value = _number(value)
+    value = parse_float(value)
     if value is None:
         return "unknown"
     return f"${value:,.2f}"
@@ -45,7 +37,7 @@ def usd(value) -> str:
 @register.filter
 def compact(value) -> str:
     """1234567 -> 1.23M: token counts are read for their size, not their digits."""
-    value = _number(value)
+    value = parse_float(value)
     if value is None:
         return DASH
     for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
@@ -56,7 +48,7 @@ def compact(value) -> str:
 
 @register.filter
 def number(value, digits: int = 1) -> str:
-    value = _number(value)
+    value = parse_float(value)
     return DASH if value is None else f"{value:.{int(digits)}f}"
 
 
@@ -77,7 +69,7 @@ def heat(value) -> str:
     Classes, not inline styles: each step's text colour is chosen in
     leaderboard.css to stay legible on its background.
     """
-    value = _number(value)
+    value = parse_float(value)
     if value is None:
         return "heat heat-none"
     step = round(min(1.0, max(0.0, value)) * HEAT_STEPS)

@@ -78,7 +78,7 @@ def test_any_bad_row_imports_nothing_and_reports_every_row(tmp_path):
     assert "nothing imported" in message
     assert "row 3: unknown benchmark version '9.9'" in message
     assert "row 4: no task 'nope' in version 1.1" in message
-    assert "row 5: score 'high' is not a number" in message
+    assert "row 5: score must be a number, not 'high'" in message
     assert "row 6: missing harness; missing source; rollout_index '-1'" in message
     assert "row 7: the same model, harness, task and rollout_index as row 2" in message
     assert "row 2" not in message.replace("as row 2", "")

@@ -300,7 +300,7 @@
     });
   }
 
-  /* A curve sent decimated (explorer.decimate_curve) is asked for at full
+  /* A curve sent decimated (analysis.curve.decimate_curve) is asked for at full
    * resolution over the range zoomed in on; zooming out shows it whole. */
   function unzoom() {
     plot.zoom = null;

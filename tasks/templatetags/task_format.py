@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import template
 
+from tasks.lib.numbers import format_number
 from tasks.models import Category
 
 register = template.Library()
@@ -30,7 +31,7 @@ def megabytes(value: int | None) -> str:
 
 @register.filter
 def score(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}"
+    return format_number(value, "–")
 
 
 @register.filter

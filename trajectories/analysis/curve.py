@@ -4,6 +4,9 @@ Each parsed benchmark reading becomes a point at the seconds elapsed since
 the agent started; the running best follows the task's direction (lower or
 higher is better). A task without a direction is judged by its normalised
 score when it has one, else as higher-is-better.
+
+A long curve is drawn from a decimated copy (decimate_curve) that keeps
+every improvement, so the best-so-far line stays exact.
 """
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
+
+from tasks.lib.numbers import as_float
 
 from trajectories.reading.parsed import CurvePoint, MetricReading
 
@@ -126,3 +131,32 @@ def rescored(curve: list[dict[str, Any]], score: Callable[[float], float | None]
         else point
         for point in curve
     ]
+
+
+# Benchmark results the plot is sent at once; past this it gets every
+# improvement (the best-so-far line, exact) and each stretch's lowest and
+# highest result, and asks for full resolution when zoomed in (curve.json).
+CURVE_POINTS_SHOWN = 500
+
+
+def decimate_curve(points: list[dict[str, Any]], limit: int = CURVE_POINTS_SHOWN) -> list[dict[str, Any]]:
+    """At most about `limit` of `points`, in order: the first, the last, every improvement, and extremes per stretch.
+
+    Improvements are kept even past `limit`: the best-so-far line is drawn
+    through them and must stay the rollout's. The other points are cut into
+    equal stretches, each showing its lowest and highest metric, so that a
+    spike or a collapse stays visible.
+    """
+    if len(points) <= limit:
+        return points
+    keep = {0, len(points) - 1}
+    keep.update(index for index, point in enumerate(points) if point.get("improved"))
+    others = [index for index in range(len(points)) if index not in keep]
+    stretches = max(1, (limit - len(keep)) // 2)
+    size = -(-len(others) // stretches)
+    for start in range(0, len(others), size):
+        stretch = [index for index in others[start : start + size] if as_float(points[index].get("metric")) is not None]
+        if stretch:
+            keep.add(min(stretch, key=lambda index: points[index]["metric"]))
+            keep.add(max(stretch, key=lambda index: points[index]["metric"]))
+    return [points[index] for index in sorted(keep)]

@@ -15,7 +15,6 @@ import difflib
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from trajectories.reading.parsed import FileChange, ParsedToolCall
 from trajectories.analysis.patches import ADD, DELETE, Hunk, apply_hunks, parse_patch
@@ -549,21 +548,6 @@ def prompt_cwd(text: str) -> str | None:
 
 
 # --- small helpers --------------------------------------------------------------------
-
-
-def _first(args: dict[str, Any], *names: str) -> str | None:
-    for name in names:
-        value = args.get(name)
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 _PYTHON = re.compile(r"python[0-9.]*|pypy3?")

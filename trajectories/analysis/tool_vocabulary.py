@@ -168,37 +168,37 @@ def tool_use(name: str, arguments: Any) -> ToolUse:
     if role == SHELL:
         return ToolUse(SHELL, command=_command(args, tool.command), keystrokes="keystrokes" in args)
     if role == PYTHON:
-        code = _first(args, tool.code)
+        code = _first_string(args, tool.code)
         return ToolUse(PYTHON, command=_python_heredoc(code) if code is not None else None)
     if role == WAIT:
         return ToolUse(WAIT)
-    path = _first(args, tool.path) or ""
+    path = _first_string(args, tool.path) or ""
     if role == EDITOR:
-        action = (_first(args, tool.action) or "").lower()
+        action = (_first_string(args, tool.action) or "").lower()
         return ToolUse(
-            EDITOR, action=action, path=path, old=_first(args, tool.old), new=_first(args, tool.new),
-            content=_first(args, tool.content), line=_int(args.get("insert_line", args.get("line"))),
+            EDITOR, action=action, path=path, old=_first_string(args, tool.old), new=_first_string(args, tool.new),
+            content=_first_string(args, tool.content), line=_int_argument(args.get("insert_line", args.get("line"))),
             whole_file=not args.get("view_range"),
         )
     if role == READ:
         ranged = any(args.get(key) not in (None, "", 0) for key in ("offset", "limit", "view_range", "start_line", "end_line"))
         return ToolUse(READ, path=path, whole_file=not ranged)
     if role == WRITE:
-        return ToolUse(WRITE, path=path, content=_first(args, tool.content))
+        return ToolUse(WRITE, path=path, content=_first_string(args, tool.content))
     if role == REPLACE:
-        return ToolUse(REPLACE, path=path, old=_first(args, tool.old), new=_first(args, tool.new), replace_all=args.get("replace_all") is True)
+        return ToolUse(REPLACE, path=path, old=_first_string(args, tool.old), new=_first_string(args, tool.new), replace_all=args.get("replace_all") is True)
     if role == MULTI_REPLACE:
         pairs = []
         for edit in args.get("edits") if isinstance(args.get("edits"), list) else []:
             if isinstance(edit, dict):
-                old, new = _first(edit, tool.old), _first(edit, tool.new)
+                old, new = _first_string(edit, tool.old), _first_string(edit, tool.new)
                 if old is not None:
                     pairs.append((old, new or ""))
         return ToolUse(MULTI_REPLACE, path=path, edits=tuple(pairs))
     if role == INSERT:
-        return ToolUse(INSERT, path=path, new=_first(args, tool.new + tool.content), line=_int(args.get("insert_line", args.get("line"))))
+        return ToolUse(INSERT, path=path, new=_first_string(args, tool.new + tool.content), line=_int_argument(args.get("insert_line", args.get("line"))))
     if role == PATCH:
-        return ToolUse(PATCH, patch=_first(args, tool.patch) or "")
+        return ToolUse(PATCH, patch=_first_string(args, tool.patch) or "")
     return ToolUse(role, path=path)
 
 
@@ -242,7 +242,8 @@ def _python_heredoc(code: str) -> str:
     return f"python3 - <<'{marker}'\n{code}\n{marker}\n"
 
 
-def _first(args: dict, names: tuple[str, ...]) -> str | None:
+def _first_string(args: dict, names: tuple[str, ...]) -> str | None:
+    """The first of the arguments `names` that holds text (agents name the same argument differently)."""
     for name in names:
         value = args.get(name)
         if isinstance(value, str):
@@ -250,7 +251,8 @@ def _first(args: dict, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _int(value: Any) -> int | None:
+def _int_argument(value: Any) -> int | None:
+    """A line number as the agent sent it (3, "3" or 3.0), None when it is none (or true/false)."""
     if isinstance(value, bool):
         return None
     try:

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks.lib.numbers import as_float
+
 from trajectories import statuses
 from trajectories.analysis.diffs import files_in_diff
 
@@ -362,7 +364,7 @@ def has_measured_artifact(facts: RolloutFacts) -> bool:
         return False
     if any(fields.get(key) is True for key in _CORRECTNESS_KEYS):
         return True
-    return any(_is_number(fields.get(key)) for key in _MEASURE_KEYS)
+    return any(as_float(fields.get(key)) is not None for key in _MEASURE_KEYS)
 
 
 # Reading the instruction ---------------------------------------------------------
@@ -723,13 +725,13 @@ def regressed_after_best(facts: RolloutFacts, thresholds: Thresholds = Threshold
     or the last local benchmark reading is not the best one (the curve's
     best_metric already knows the task's direction).
     """
-    if facts.reward is not None and _is_number(facts.best_score):
+    if facts.reward is not None and as_float(facts.best_score) is not None:
         if facts.reward < facts.best_score - thresholds.regression_tolerance:
             return True
     if facts.curve:
         last = facts.curve[-1]
         metric, best = last.get("metric"), last.get("best_metric")
-        if _is_number(metric) and _is_number(best) and not math.isclose(metric, best, rel_tol=1e-9, abs_tol=1e-12):
+        if as_float(metric) is not None and as_float(best) is not None and not math.isclose(metric, best, rel_tol=1e-9, abs_tol=1e-12):
             return True
     return False
 
@@ -763,10 +765,6 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
 
 
 # Small helpers ------------------------------------------------------------------
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _clip(text: str, limit: int = 300) -> str:

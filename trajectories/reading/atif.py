@@ -10,24 +10,32 @@ the validation errors travel with the result as short warnings.
 Only two things are refused: text that is not JSON, and a document without a
 list of steps. Both raise `AtifError` naming the file.
 
-A file is decoded once (see decode_json); Harbor validates the decoded data
-and the conversion reads that same data, so valid and invalid files take the
-one path and give the same fields either way.
+A file is decoded once (reading.json_data, which also makes values
+storable); Harbor validates the decoded data and the conversion reads that
+same data, so valid and invalid files take the one path and give the same
+fields either way.
 """
 from __future__ import annotations
 
 import json
-import math
-import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pydantic_core
-
 from autolab_site.gc_pause import gc_paused
+from tasks.lib.numbers import as_float
 
+from trajectories.reading.json_data import (
+    JsonFileError,
+    clean_json,
+    clean_storable_json,
+    clean_storable_text,
+    clean_text,
+    decode_tolerantly,
+    parse_timestamp,
+    read_json,
+    storable_int,
+)
 from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
 
 MAX_WARNINGS = 20
@@ -64,36 +72,11 @@ BULKY_METRIC_KEYS = ("prompt_token_ids", "completion_token_ids", "logprobs")
 STEP_METRIC_KEYS = frozenset({"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", *BULKY_METRIC_KEYS})
 
 
-class AtifError(ValueError):
-    """A trajectory file that cannot be read at all."""
-
-    def __init__(self, source: str, problem: str):
-        self.source = source
-        self.problem = problem
-        super().__init__(f"{source}: {problem}")
+class AtifError(JsonFileError):
+    """A trajectory file that cannot be read at all: not JSON, or no ATIF trajectory."""
 
 
 # -- Entry points -------------------------------------------------------------
-
-
-def read_json_file(
-    path: Path,
-    *,
-    attempts: int = 1,
-    delay: float = 0.1,
-    first_read: bytes | None = None,
-    read: Callable[[], bytes] | None = None,
-) -> Any:
-    """The parsed JSON of `path`, retrying decode errors `attempts` times.
-
-    A live trial's trajectory.json is rewritten in place (truncate, then
-    write) after every episode, so a reader can catch it empty or cut short;
-    a moment later it is whole again. `first_read` is the file's bytes when
-    the caller has just read them: they stand for the first attempt's read.
-    `read` reads the file (default: by its path); a trial folder's reader
-    passes one that refuses links.
-    """
-    return _read_json(Path(path), attempts=attempts, delay=delay, first_read=first_read, read=read)[0]
 
 
 def parse_trajectory_file(
@@ -106,14 +89,17 @@ def parse_trajectory_file(
 ) -> ParsedTrajectory:
     path = Path(path)
     with gc_paused():
-        data, storable, notes = _read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
+        try:
+            data, storable, notes = read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
+        except JsonFileError as exc:
+            raise AtifError(exc.source, exc.problem) from exc
         return _parse(data, source=str(path), storable=storable, notes=notes)
 
 
 def parse_trajectory_text(text: str | bytes, *, source: str = "trajectory") -> ParsedTrajectory:
     with gc_paused():
         try:
-            data, storable, notes = _decode_tolerantly(text)
+            data, storable, notes = decode_tolerantly(text)
         except json.JSONDecodeError as exc:
             raise AtifError(source, f"is not valid JSON ({exc})") from exc
         return _parse(data, source=source, storable=storable, notes=notes)
@@ -136,69 +122,10 @@ def parse_steps(raws: list[Any], *, first_position: int, warnings: list[str]) ->
     converter = _Converter(warnings, storable=False)
     steps = []
     for position, raw in enumerate(raws, first_position):
-        if not isinstance(raw, dict) or _int(raw.get("step_id")) != position + 1:
+        if not isinstance(raw, dict) or storable_int(raw.get("step_id")) != position + 1:
             return None
         steps.append(converter.step(raw, position))
     return steps
-
-
-def decode_json(raw: str | bytes | bytearray) -> tuple[Any, bool]:
-    """(decoded JSON, whether every string in it is already storable).
-
-    Bytes go through pydantic-core's JSON parser, which is faster than the
-    json module and yields the same values for every document it accepts.
-    It refuses lone surrogates (escaped or not) and a byte order mark, so
-    when it fails the json module decides, with its own errors and its own
-    leniency. A document it accepted holds no lone surrogate, and a NUL
-    can only come from a `\\u0000` escape: without one, no string needs
-    cleaning, which spares a pass over every character of the file.
-    """
-    if isinstance(raw, (bytes, bytearray)):
-        try:
-            data = pydantic_core.from_json(raw)
-        except ValueError:
-            pass
-        else:
-            return data, b"\\u0000" not in raw
-    return json.loads(raw), False
-
-
-def _decode_tolerantly(raw: str | bytes | bytearray) -> tuple[Any, bool, list[str]]:
-    """decode_json, but bytes that are not UTF-8 become U+FFFD, with a note, instead of refusing the file.
-
-    One bad byte in one observation (a binary dump in a terminal) must not
-    lose the whole trajectory.
-    """
-    try:
-        data, storable = decode_json(raw)
-        return data, storable, []
-    except UnicodeDecodeError:
-        if not isinstance(raw, (bytes, bytearray)):
-            raise
-    text = bytes(raw).decode("utf-8", "replace")
-    replaced = text.count("\ufffd") - bytes(raw).count("\ufffd".encode())
-    data = json.loads(text)
-    return data, False, [f"{replaced} byte{'s' if replaced != 1 else ''} that are not UTF-8 replaced with U+FFFD"]
-
-
-def _read_json(
-    path: Path, *, attempts: int, delay: float, first_read: bytes | None = None, read: Callable[[], bytes] | None = None
-) -> tuple[Any, bool, list[str]]:
-    for attempt in range(max(1, attempts)):
-        if attempt == 0 and first_read is not None:
-            raw = first_read
-        else:
-            try:
-                raw = read() if read is not None else path.read_bytes()
-            except OSError as exc:
-                raise AtifError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
-        try:
-            return _decode_tolerantly(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if attempt + 1 >= max(1, attempts):
-                raise AtifError(str(path), f"is not valid JSON ({exc})") from exc
-            time.sleep(delay * (attempt + 1))
-    raise AssertionError("unreachable")
 
 
 def _parse(data: Any, *, source: str, storable: bool, notes: list[str] = ()) -> ParsedTrajectory:
@@ -253,8 +180,8 @@ class _Converter:
 
     def __init__(self, warnings: list[str], storable: bool):
         self.warnings = warnings
-        self.text = _storable_text if storable else _text
-        self.json = _storable_json if storable else clean_json
+        self.text = clean_storable_text if storable else clean_text
+        self.json = clean_storable_json if storable else clean_json
 
     def trajectory(self, data: dict, *, depth: int) -> ParsedTrajectory:
         text, warnings = self.text, self.warnings
@@ -307,7 +234,7 @@ class _Converter:
     def step(self, raw: dict, position: int) -> ParsedStep:
         text, get = self.text, raw.get
         extra: dict[str, Any] = {}
-        step_id = _int(get("step_id"))
+        step_id = storable_int(get("step_id"))
         if step_id is None:
             step_id = position + 1
             self.warnings.append(_short(f"steps.{position}.step_id: missing or not an integer, using {step_id}"))
@@ -367,10 +294,10 @@ class _Converter:
             message=message,
             reasoning=text(get("reasoning_content")),
             model_name=text(get("model_name"))[:NAME_LENGTH],
-            prompt_tokens=_int(metrics.get("prompt_tokens")),
-            completion_tokens=_int(metrics.get("completion_tokens")),
-            cached_tokens=_int(metrics.get("cached_tokens")),
-            cost_usd=_float(metrics.get("cost_usd")),
+            prompt_tokens=storable_int(metrics.get("prompt_tokens")),
+            completion_tokens=storable_int(metrics.get("completion_tokens")),
+            cached_tokens=storable_int(metrics.get("cached_tokens")),
+            cost_usd=as_float(metrics.get("cost_usd")),
             tool_calls=tool_calls,
             observations=observations,
             extra=self.json(extra) if extra else {},
@@ -493,113 +420,8 @@ def _gaps(ids: list[int]) -> list[tuple[int, int]]:
     return gaps
 
 
-# -- Scalars ------------------------------------------------------------------
-
-
-def parse_timestamp(value: Any) -> datetime | None:
-    """An aware datetime from an ISO 8601 string; naive times are taken as UTC."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    try:
-        return moment.astimezone(timezone.utc)
-    except (OverflowError, ValueError):
-        return None
-
-
-def _int(value: Any, limit: int = 2**31) -> int | None:
-    """An integer that fits the column (PostgreSQL `integer` by default)."""
-    if type(value) is int:  # the usual case, first
-        return value if -limit < value < limit else None
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 30:
-        value = int(value.strip())
-    if isinstance(value, int) and -limit < value < limit:
-        return value
-    return None
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _text(value: Any) -> str:
-    """Text safe for every database: no NUL characters, no lone surrogates."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        if isinstance(value, (dict, list)):
-            value = json.dumps(clean_json(value), ensure_ascii=False)
-        else:
-            value = str(value)
-    if "\x00" in value:
-        value = value.replace("\x00", "\ufffd")
-    if not value.isascii():  # an ASCII string holds no surrogate
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return value
-
-
-def _storable_text(value: Any) -> str:
-    """`_text` for a document whose strings are known storable (see decode_json)."""
-    return value if type(value) is str else _text(value)
-
-
-def clean_json(value: Any, _depth: int = 0) -> Any:
-    """`value` made storable in a JSON column on SQLite and PostgreSQL alike.
-
-    jsonb refuses NUL characters and lone surrogates, and neither backend
-    stores NaN or infinity; strings are cleaned, bad floats become None.
-    """
-    if isinstance(value, str):
-        return _text(value)
-    if isinstance(value, bool) or value is None or isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if _depth > 50:
-        return None
-    if isinstance(value, dict):
-        return {_text(key): clean_json(item, _depth + 1) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_json(item, _depth + 1) for item in value]
-    return _text(value)
-
-
-def _storable_json(value: Any, depth: int = 0) -> Any:
-    """`clean_json` for decoded JSON whose strings are known storable.
-
-    Only what the decoder lets through is left to clean: NaN and infinity,
-    and nesting deeper than clean_json keeps.
-    """
-    if type(value) is dict:
-        if depth > 50:
-            return None
-        return {key: _storable_json(item, depth + 1) for key, item in value.items()}
-    if type(value) is list:
-        if depth > 50:
-            return None
-        return [_storable_json(item, depth + 1) for item in value]
-    if type(value) is float and not math.isfinite(value):
-        return None
-    return value
-
-
 def _short(text: str) -> str:
-    text = " ".join(_text(text).split())
+    text = " ".join(clean_text(text).split())
     return text if len(text) <= MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 1] + "…"
 
 

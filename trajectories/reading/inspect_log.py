@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+
+from tasks.lib.numbers import as_float
 
 from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
 from trajectories.reading.trial_folder import Phase, TrialFolder
@@ -168,7 +169,7 @@ def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
                 current.observations.append(
                     ParsedObservation(
                         source_call_id=getattr(message, "tool_call_id", "") or "",
-                        content=_text(message) + (f"\n{message.error.message}" if getattr(message, "error", None) else ""),
+                        content=_message_text(message) + (f"\n{message.error.message}" if getattr(message, "error", None) else ""),
                     )
                 )
             continue
@@ -180,7 +181,7 @@ def _steps(messages, events, started: datetime | None) -> Iterable[ParsedStep]:
             step_id=position,
             timestamp=times.get(getattr(message, "id", None) or "", None),
             source={"assistant": "agent"}.get(role, role),
-            message=_text(message),
+            message=_message_text(message),
         )
         if role == "assistant":
             step.reasoning = _reasoning(message)
@@ -216,7 +217,7 @@ def _message_times(events, started: datetime | None) -> dict[str, datetime]:
     for event in events or []:
         if getattr(event, "event", "") != "model":
             continue
-        working = _number(getattr(event, "working_start", None))
+        working = as_float(getattr(event, "working_start", None))
         when = started + timedelta(seconds=working) if started is not None and working is not None else _when(event.timestamp)
         output = getattr(event, "output", None)
         for choice in getattr(output, "choices", None) or []:
@@ -233,7 +234,7 @@ def score_value(value: Any) -> float | None:
     if isinstance(value, (dict, list)) or value is None:
         return None
     try:
-        return _number(value_to_float()(value))
+        return as_float(value_to_float()(value))
     except (TypeError, ValueError):
         return None
 
@@ -246,7 +247,7 @@ def _score_log(events) -> Iterable[dict[str, Any]]:
         if value is None:
             continue
         metadata = event.score.metadata or {}
-        yield {"t": float(event.working_start or 0.0), "score": value, "raw": _number(metadata.get("raw"))}
+        yield {"t": float(event.working_start or 0.0), "score": value, "raw": as_float(metadata.get("raw"))}
 
 
 def _final_score(scores: dict | None, scorer: str | None) -> tuple[float | None, dict[str, Any]]:
@@ -267,7 +268,7 @@ def _final_score(scores: dict | None, scorer: str | None) -> tuple[float | None,
         if name in scores:
             value = score_value(scores[name].value)
             if value is not None:
-                fields.setdefault("metric", _number((scores[name].metadata or {}).get("raw")))
+                fields.setdefault("metric", as_float((scores[name].metadata or {}).get("raw")))
                 if fields["metric"] is None:
                     del fields["metric"]
                 return value, fields
@@ -288,7 +289,8 @@ def _usage(usage: dict | None) -> tuple[int | None, int | None, int | None, floa
     )
 
 
-def _text(message) -> str:
+def _message_text(message) -> str:
+    """A chat message's text: its content, or the text parts of it joined."""
     content = message.content
     if isinstance(content, str):
         return content
@@ -330,12 +332,6 @@ def _when(value: Any) -> datetime | None:
     if not isinstance(value, datetime):
         return None
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def _jsonable(value: Any) -> Any:

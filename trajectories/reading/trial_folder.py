@@ -18,7 +18,6 @@ them (and `failure_cause`, which 0.26 dropped, is not read).
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,9 +27,13 @@ from typing import Any
 
 from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import read_file
+from tasks.lib.numbers import as_float
 
 from trajectories.reading import native_formats
-from trajectories.reading.atif import AtifError, _text, clean_json, parse_timestamp, parse_trajectory_data, parse_trajectory_file, read_json_file
+from trajectories.reading.atif import AtifError, parse_trajectory_data, parse_trajectory_file
+from trajectories.reading.json_data import (
+    BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
+)
 from trajectories.reading.parsed import ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
@@ -160,9 +163,9 @@ def score_log_entries(folder: TrialFolder) -> list[dict[str, Any]]:
         if not isinstance(entry, dict):
             continue
         at, score, raw = entry.get("at"), entry.get("score"), entry.get("raw")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (at, score)):
+        if as_float(at) is None or as_float(score) is None:
             continue
-        raw = raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw) else None
+        raw = raw if as_float(raw) is not None else None
         found.append({"t": max(0.0, at - origin), "score": float(score), "raw": raw})
     return sorted(found, key=lambda e: e["t"])
 
@@ -184,7 +187,7 @@ def is_trial_dir(path: Path) -> bool:
         if _is_regular(path / name):
             try:
                 data = read_json_file(path / name, read=lambda name=name: read_file(path, name))
-            except (AtifError, OSError):
+            except (JsonFileError, OSError):
                 return True
             if not isinstance(data, dict):
                 return True
@@ -292,13 +295,13 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
         config = {}
     result = result or {}
 
-    trial_name = _text(config.get("trial_name") or result.get("trial_name") or path.name)
+    trial_name = clean_text(config.get("trial_name") or result.get("trial_name") or path.name)
     folder = TrialFolder(
         path=path,
         trial_name=trial_name,
         task_name=_task_name(config, result, trial_name),
-        trial_id=_text(result.get("id")),
-        job_id=_text(config.get("job_id")),
+        trial_id=clean_text(result.get("id")),
+        job_id=clean_text(config.get("job_id")),
         finished=finished,
         config=clean_json(config),
         checksum=checksum,
@@ -343,7 +346,7 @@ def _json_object(folder: Path, relative: str, snapshot: FolderSnapshot) -> dict 
         return None
     try:
         data = read_json_file(path, first_read=raw, read=_reader(folder, relative))
-    except AtifError as exc:
+    except JsonFileError as exc:
         raise TrialFolderError(str(path), exc.problem) from exc
     if not isinstance(data, dict):
         raise TrialFolderError(str(path), f"is not a JSON object (a {type(data).__name__})")
@@ -367,14 +370,14 @@ def _read_agent(folder: TrialFolder, config: dict, result: dict) -> None:
     agent_config = config.get("agent") if isinstance(config.get("agent"), dict) else {}
     info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
     model_info = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-    folder.agent_name = _text(info.get("name") or agent_config.get("name") or agent_config.get("import_path"))
-    folder.agent_version = _text(info.get("version"))
-    folder.agent_import_path = _text(agent_config.get("import_path"))
-    folder.model_name = _text(model_info.get("name") or agent_config.get("model_name"))
+    folder.agent_name = clean_text(info.get("name") or agent_config.get("name") or agent_config.get("import_path"))
+    folder.agent_version = clean_text(info.get("version"))
+    folder.agent_import_path = clean_text(agent_config.get("import_path"))
+    folder.model_name = clean_text(model_info.get("name") or agent_config.get("model_name"))
     provider = model_info.get("provider")
-    if not provider and "/" in _text(agent_config.get("model_name")):
+    if not provider and "/" in clean_text(agent_config.get("model_name")):
         provider = agent_config["model_name"].split("/", 1)[0]
-    folder.model_provider = _text(provider)
+    folder.model_provider = clean_text(provider)
 
 
 def _read_result(folder: TrialFolder, result: dict) -> None:
@@ -385,22 +388,22 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
         folder.phases[name] = Phase(parse_timestamp(timing.get("started_at")), parse_timestamp(timing.get("finished_at")))
 
     agent_result = result.get("agent_result") if isinstance(result.get("agent_result"), dict) else {}
-    folder.n_input_tokens = _big_int(agent_result.get("n_input_tokens"))
-    folder.n_cache_tokens = _big_int(agent_result.get("n_cache_tokens"))
-    folder.n_output_tokens = _big_int(agent_result.get("n_output_tokens"))
-    folder.cost_usd = _number(agent_result.get("cost_usd"))
+    folder.n_input_tokens = storable_int(agent_result.get("n_input_tokens"), BIGINT_LIMIT)
+    folder.n_cache_tokens = storable_int(agent_result.get("n_cache_tokens"), BIGINT_LIMIT)
+    folder.n_output_tokens = storable_int(agent_result.get("n_output_tokens"), BIGINT_LIMIT)
+    folder.cost_usd = as_float(agent_result.get("cost_usd"))
     metadata = agent_result.get("metadata") if isinstance(agent_result.get("metadata"), dict) else {}
-    episodes = _big_int(metadata.get("n_episodes"))
+    episodes = storable_int(metadata.get("n_episodes"), BIGINT_LIMIT)
     folder.n_episodes = episodes if episodes is not None and 0 <= episodes < 2**31 else None
     times = metadata.get("api_request_times_msec")
     if isinstance(times, list):
-        folder.api_request_times_msec = [value for value in (_number(t) for t in times) if value is not None]
+        folder.api_request_times_msec = [value for value in (as_float(t) for t in times) if value is not None]
 
     exception = result.get("exception_info")
     if isinstance(exception, dict):
-        folder.exception_type = _text(exception.get("exception_type"))[:200]
-        folder.exception_message = _text(exception.get("exception_message"))
-        folder.exception_traceback = _text(exception.get("exception_traceback"))
+        folder.exception_type = clean_text(exception.get("exception_type"))[:200]
+        folder.exception_message = clean_text(exception.get("exception_message"))
+        folder.exception_traceback = clean_text(exception.get("exception_traceback"))
     if isinstance(result.get("reward_valid"), bool):
         folder.reward_valid = result["reward_valid"]
     version = result.get("schema_version")
@@ -423,10 +426,11 @@ def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) 
         fields.update(reward_json)
     folder.verifier_fields = clean_json(fields)
 
-    reward = _number(fields.get("reward"))
+    # A pass/fail verifier may write true or false.
+    reward = as_float(fields.get("reward"), booleans=True)
     if reward is None and "verifier/reward.txt" in snapshot.names:
         try:
-            reward = _number(float(_read_text(folder.path, "verifier/reward.txt").strip()))
+            reward = as_float(float(_read_text(folder.path, "verifier/reward.txt").strip()))
         except ValueError:
             folder.warnings.append(f"{folder.path / 'verifier' / 'reward.txt'}: not a number")
     if reward is not None and folder.reward_valid is False:
@@ -462,7 +466,7 @@ def _read_verifier_outputs(folder: TrialFolder, snapshot: FolderSnapshot) -> Non
             continue
         try:
             folder.verifier_outputs[name] = clean_json(read_json_file(folder.path / relative, first_read=raw))
-        except AtifError as exc:
+        except JsonFileError as exc:
             folder.warnings.append(f"{relative}: {exc.problem}")
 
 
@@ -626,7 +630,7 @@ def _read_text(folder: Path, relative: str) -> str:
         raw = read_file(folder, relative, limit=STDOUT_LIMIT + 1)
     except OSError as exc:
         raise TrialFolderError(str(folder / relative), f"cannot be read ({exc.strerror or exc})") from exc
-    text = _text(raw[:STDOUT_LIMIT].decode("utf-8", "replace"))
+    text = clean_text(raw[:STDOUT_LIMIT].decode("utf-8", "replace"))
     if len(raw) > STDOUT_LIMIT:
         text += "\n[... truncated]"
     return text
@@ -641,24 +645,3 @@ def _exception_type_from_traceback(text: str) -> str:
     return ""
 
 
-def _number(value: Any) -> float | None:
-    if type(value) is float:  # the usual case, first
-        return value if math.isfinite(value) else None
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except OverflowError:
-            return None
-        return value if math.isfinite(value) else None
-    return None
-
-
-def _big_int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        return None
-    value = int(value)
-    return value if -(2**63) < value < 2**63 else None

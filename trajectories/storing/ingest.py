@@ -8,12 +8,9 @@ Rollout keeps its id (pages and staff labels point at it).
 """
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import re
 import zlib
-from operator import itemgetter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from datetime import timezone as dt_timezone
@@ -22,9 +19,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from psycopg.types.json import set_json_dumps
 from django.db.models.functions import Coalesce, Length
-from django.utils import timezone
 
 from autolab_site.gc_pause import gc_paused
 from agents import services as agents
@@ -33,8 +28,9 @@ from tasks import services as tasks
 from trajectories.analysis import rollout as analysis
 from trajectories.failures import service as failure_service
 from trajectories.storing import observation_text
+from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
 from trajectories import lifecycle, statuses
-from trajectories.reading.atif import _text
+from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import next_index
 from trajectories.models import (
     Observation,
@@ -60,7 +56,6 @@ UNCHANGED = "unchanged"
 FAILED = "failed"
 OUTCOMES = (CREATED, UPDATED, UNCHANGED, FAILED)
 
-BATCH_SIZE = 500
 TRIAL_LOCK = 7_301_002
 _EARLIEST = datetime.min.replace(tzinfo=dt_timezone.utc)
 TRIAL_NAME_LENGTH = 300
@@ -182,13 +177,13 @@ def _ingest_trial_dir(
 
 def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
     """The trial name from config.json or result.json, as the snapshot holds them."""
-    from trajectories.reading.atif import AtifError, read_json_file
+    from trajectories.reading.json_data import JsonFileError, read_json_file
 
     for name in ("config.json", "result.json"):
         if name in snapshot.files:
             try:
                 data = read_json_file(path / name, first_read=snapshot.files[name])
-            except AtifError:
+            except JsonFileError:
                 continue
             if isinstance(data, dict) and isinstance(data.get("trial_name"), str):
                 return data["trial_name"][:TRIAL_NAME_LENGTH]
@@ -407,7 +402,7 @@ def _model_and_harness(folder: TrialFolder):
     model = agents.ensure_model(
         folder.model_name,
         provider=folder.model_provider[:100],
-        litellm_model=_text(config_agent.get("model_name"))[:300],
+        litellm_model=clean_text(config_agent.get("model_name"))[:300],
     )
     harness = agents.ensure_harness(
         folder.agent_name[:200], folder.agent_version[:50], import_path=folder.agent_import_path[:300]
@@ -658,152 +653,6 @@ def insert_steps(step_rows: list[dict[str, Any]], parsed_of_row: list[tuple[Pars
 def observation_limit() -> int:
     """Characters of an observation kept in its row (0: all of them)."""
     return int(getattr(settings, "AUTOLAB_OBSERVATION_MAX_CHARS", observation_text.DEFAULT_LIMIT))
-
-
-def reserve_ids(counts: dict[type[models.Model], int]) -> dict[type[models.Model], list[int]]:
-    """New primary keys from each model's sequence, in one round trip (PostgreSQL).
-
-    Elsewhere the lists are empty and insert_rows lets the database number
-    the rows.
-    """
-    ids: dict[type[models.Model], list[int]] = {model: [] for model in counts}
-    wanted = [(model, n) for model, n in counts.items() if n]
-    if connection.vendor != "postgresql" or not wanted:
-        return ids
-    parts, params = [], []
-    for index, (model, n) in enumerate(wanted):
-        # The sequence as a constant: pg_get_serial_sequence per row was most of the query.
-        parts.append(f"SELECT {index}, nextval(%s::regclass) FROM generate_series(1, %s)")
-        params.extend([_sequence(model._meta.db_table, model._meta.pk.column), n])
-    with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts), params)
-        for index, new_id in cursor.fetchall():
-            ids[wanted[index][0]].append(new_id)
-    return ids
-
-
-_sequences: dict[tuple[str, str], str] = {}
-
-
-def _sequence(table: str, column: str) -> str:
-    """The name of the sequence numbering `table`.`column`, looked up once per process."""
-    if (table, column) not in _sequences:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, column])
-            _sequences[table, column] = cursor.fetchone()[0]
-    return _sequences[table, column]
-
-
-def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
-    """Insert `rows` (dicts of field attnames to values) and set their "id".
-
-    Fields a row leaves out get their default. On PostgreSQL the rows go
-    through COPY with ids drawn from the table's sequence beforehand (or
-    given by the caller, from reserve_ids), several times faster than INSERT
-    for the large texts of observations; elsewhere Django's bulk_create
-    does it.
-    """
-    if not rows:
-        return
-    pk = model._meta.pk
-    fields = [f for f in model._meta.concrete_fields if f is not pk]
-    for f in fields:
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            # Fields that fill themselves on save, in a future model version.
-            now = timezone.now()
-            for row in rows:
-                row.setdefault(f.attname, now)
-    if connection.vendor != "postgresql":
-        objects = [model(**row) for row in rows]
-        model.objects.bulk_create(objects, batch_size=BATCH_SIZE)
-        for row, instance in zip(rows, objects):
-            row[pk.attname] = instance.pk
-        return
-    missing = [row for row in rows if row.get(pk.attname) is None]
-    for row, new_id in zip(missing, reserve_ids({model: len(missing)})[model]):
-        row[pk.attname] = new_id
-    plan = _copy_plan(model)
-    n_columns = len(plan.names)
-    with connection.cursor() as cursor:
-        if plan.types:
-            # Binary COPY dumps JSON values itself, with our dumps.
-            set_json_dumps(_json_text, cursor.cursor)
-        with cursor.cursor.copy(plan.statement) as copy:
-            if plan.types:
-                copy.set_types(plan.types)
-            for row in rows:
-                if len(row) < n_columns:  # fields left to their defaults
-                    for name, default in plan.defaults:
-                        if name not in row:
-                            row[name] = default()
-                values = list(plan.values_of(row))
-                if not plan.types:
-                    for index in plan.json_columns:
-                        values[index] = _json_text(values[index])
-                copy.write_row(values)
-
-
-@dataclass(frozen=True)
-class _CopyPlan:
-    """How a model's rows go through COPY: the same for every trial, so worked out once."""
-
-    statement: str
-    names: tuple[str, ...]  # attnames, in column order, the primary key first
-    defaults: tuple[tuple[str, Any], ...]  # (attname, get_default) of the other fields
-    json_columns: tuple[int, ...]  # indexes of JSON columns, for text COPY
-    types: list[str] | None  # binary COPY types, None for text COPY
-    values_of: Any  # row dict -> column values
-
-
-@functools.cache
-def _copy_plan(model: type[models.Model]) -> _CopyPlan:
-    pk = model._meta.pk
-    columns = [pk, *(f for f in model._meta.concrete_fields if f is not pk)]
-    types = _binary_types(columns)
-    names = tuple(f.attname for f in columns)
-    quoted = ", ".join(connection.ops.quote_name(f.column) for f in columns)
-    return _CopyPlan(
-        statement=f"COPY {connection.ops.quote_name(model._meta.db_table)} ({quoted}) FROM STDIN"
-        + (" (FORMAT BINARY)" if types else ""),
-        names=names,
-        defaults=tuple((f.attname, f.get_default) for f in columns[1:]),
-        json_columns=tuple(index for index, f in enumerate(columns) if isinstance(f, models.JSONField)),
-        types=types,
-        values_of=itemgetter(*names),
-    )
-
-
-# PostgreSQL types whose binary COPY format psycopg writes. Binary COPY
-# skips escaping every large text; a table with any other column type (the
-# search document's tsvector) goes as text.
-BINARY_TYPES = {
-    "bigint": "int8",
-    "integer": "int4",
-    "smallint": "int2",
-    "text": "text",
-    "varchar": "varchar",
-    "jsonb": "jsonb",
-    "timestamp with time zone": "timestamptz",
-    "double precision": "float8",
-    "boolean": "bool",
-}
-
-
-def _binary_types(fields: list[models.Field]) -> list[str] | None:
-    types = []
-    for f in fields:
-        name = f.db_type(connection) or ""
-        name = BINARY_TYPES.get(name.split("(")[0].strip())
-        if name is None:
-            return None
-        types.append(name)
-    return types
-
-
-def _json_text(value: Any) -> str:
-    if not value and type(value) is dict:
-        return "{}"  # most extras: not worth the encoder
-    return json.dumps(value, ensure_ascii=False)
 
 
 # Step columns that analysis fills, and may revise when later steps arrive

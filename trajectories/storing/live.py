@@ -28,7 +28,8 @@ from django.db import transaction
 from tasks import services as tasks
 from trajectories.analysis.rollout import RolloutAnalyser
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutDocument, Step
-from trajectories.reading.atif import clean_json, parse_steps
+from trajectories.reading.atif import parse_steps
+from trajectories.reading.json_data import clean_json
 from trajectories.reading.growing_trajectory import GrowingTrajectory, NotYet
 from trajectories.reading.trial_folder import (
     TrialFolder, is_subtrajectory_file, read_trial_folder, snapshot_folder,

@@ -10,15 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trajectories.reading.atif import (
-    AtifError,
-    clean_json,
-    decode_json,
-    parse_timestamp,
-    parse_trajectory_data,
-    parse_trajectory_file,
-    parse_trajectory_text,
-)
+from trajectories.reading.atif import AtifError, parse_trajectory_data, parse_trajectory_file, parse_trajectory_text
+from trajectories.reading.json_data import clean_json, decode_json, parse_timestamp
 from trajectories.reading.parsed import ParsedTrajectory
 
 from .trialdata import trajectory

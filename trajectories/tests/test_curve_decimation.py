@@ -1,4 +1,4 @@
-"""A long rollout's curve is sent decimated (explorer.decimate_curve) and given at full resolution when zoomed in (curve.json)."""
+"""A long rollout's curve is sent decimated (analysis.curve.decimate_curve) and given at full resolution when zoomed in (curve.json)."""
 from __future__ import annotations
 
 import random
@@ -7,7 +7,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from trajectories.explorer import CURVE_POINTS_SHOWN, decimate_curve, points_between
+from trajectories.analysis.curve import CURVE_POINTS_SHOWN, decimate_curve
+from trajectories.explorer import points_between
 
 from . import factories
 

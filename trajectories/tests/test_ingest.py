@@ -508,15 +508,15 @@ def test_live_read_retries_a_half_written_trajectory(tmp_path, task, monkeypatch
     folder = make_trial(tmp_path, finished=False)
     good = (folder / "agent" / "trajectory.json").read_bytes()
     (folder / "agent" / "trajectory.json").write_bytes(good[: len(good) // 2])
-    from trajectories.reading import atif
+    from trajectories.reading import json_data
 
-    real_sleep = atif.time.sleep
+    real_sleep = json_data.time.sleep
 
     def sleep_and_finish_writing(seconds):
         (folder / "agent" / "trajectory.json").write_bytes(good)
         real_sleep(0)
 
-    monkeypatch.setattr(atif.time, "sleep", sleep_and_finish_writing)
+    monkeypatch.setattr(json_data.time, "sleep", sleep_and_finish_writing)
     outcome = import_trial_dir(folder, live=True)
     assert outcome.outcome == "created", outcome.error
     assert Rollout.objects.get().n_steps == 3
@@ -641,7 +641,7 @@ def test_mutated_trajectories_import_or_are_reported(tmp_path, task):
 
 def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
     """insert_rows takes plain dicts (COPY on PostgreSQL, bulk_create elsewhere)."""
-    from trajectories.storing.ingest import insert_rows
+    from trajectories.storing.bulk_rows import insert_rows
 
     import_trial_dir(make_trial(tmp_path))
     step = Step.objects.order_by("pk").first()

@@ -149,3 +149,29 @@ def test_claude_code_edit_with_replace_all_replaces_every_occurrence():
     [write] = tool_writes(call)
     tracker.apply(write)
     assert tracker.known["/a.py"] == "w = 1\ny = z + z\n"
+
+
+@pytest.mark.parametrize(
+    "args, names, expected",
+    [
+        ({"path": "/a.py"}, ("path", "file_path"), "/a.py"),
+        ({"file_path": "/b.py"}, ("path", "file_path"), "/b.py"),
+        ({"path": "/a.py", "file_path": "/b.py"}, ("file_path", "path"), "/b.py"),  # the table's order decides
+        ({"path": None, "file_path": "/b.py"}, ("path", "file_path"), "/b.py"),  # no text: the next name
+        ({"path": 3}, ("path",), None),
+        ({"path": ""}, ("path",), ""),  # empty text is text
+        ({}, ("path",), None),
+        ({"path": "/a.py"}, (), None),
+    ],
+)
+def test_first_string_argument(args, names, expected):
+    assert v._first_string(args, names) == expected
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(3, 3), ("3", 3), (" 7 ", 7), (3.0, 3), (-1, -1), (None, None), ("three", None), ("3.5", None), ([3], None),
+     (True, None), (False, None)],
+)
+def test_int_argument(value, expected):
+    assert v._int_argument(value) == expected

@@ -8,6 +8,7 @@ from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
 
+from tasks.lib.numbers import format_number
 from tasks.services import FAILED, TaskImportResult, import_tasks
 
 JSON_FIELDS = ("category", "metric", "direction", "baseline_score", "reference_score", "budget_sec", "gpus", "gpu_type")
@@ -72,10 +73,6 @@ def json_document(report) -> dict:
     return {"version": report.version, "path": report.path, "tasks": tasks, "counts": report.counts}
 
 
-def number(value) -> str:
-    return "?" if value is None else f"{value:g}"
-
-
 def describe(result: TaskImportResult) -> str:
     """One line per task: name, outcome, category, metric, anchors, budget, GPU."""
     if result.outcome == FAILED:
@@ -88,6 +85,6 @@ def describe(result: TaskImportResult) -> str:
     return (
         f"{result.name}: {result.outcome}, {fields.get('category') or 'uncategorised'}, "
         f"{fields.get('metric')} ({fields.get('direction')} is better), "
-        f"{number(fields.get('baseline_score'))} → {number(fields.get('reference_score'))}, "
+        f"{format_number(fields.get('baseline_score'))} → {format_number(fields.get('reference_score'))}, "
         f"{budget_text}, {gpu_text}"
     ) + "".join(f"\n  warning: {warning}" for warning in result.warnings)

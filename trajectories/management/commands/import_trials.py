@@ -18,6 +18,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
+from tasks.lib.numbers import format_number
 
 from trajectories.services import FAILED, ImportReport, TrialOutcome, import_path
 
@@ -137,10 +138,6 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
-def _number(value) -> str:
-    return "none" if value is None else f"{value:g}"
-
-
 def describe(outcome: TrialOutcome) -> str:
     """One line per trial: task, model, harness, steps, reward, outcome."""
     if outcome.outcome == FAILED:
@@ -160,7 +157,7 @@ def describe(outcome: TrialOutcome) -> str:
         extra += f"; INCOMPLETE: {outcome.status_reason}"
     return (
         f"{outcome.trial_name}: {outcome.outcome}: {outcome.task}, {outcome.model}, {outcome.harness}, "
-        f"{steps}, reward {_number(outcome.reward)}{extra}"
+        f"{steps}, reward {format_number(outcome.reward, "none")}{extra}"
     )
 
 
