@@ -9,12 +9,12 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from autolab_site.staff import staff_required
 from tasks.models import BenchmarkVersion
 from trajectories.failures.service import FailureFilters, failed_rollouts
 from trajectories.models import Rollout
@@ -403,7 +403,7 @@ def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[dict
     return rows
 
 
-@staff_member_required
+@staff_required
 def import_results_upload(request: HttpRequest) -> HttpResponse:
     """Staff upload of published scores: the same checks as the command."""
     from .published import ResultsImportError, import_results

@@ -11,13 +11,15 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import URLPattern, reverse
 from django.urls.exceptions import NoReverseMatch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluations.models import Campaign
 from trajectories.tests import factories
+
+from .url_patterns import url_patterns
 
 pytestmark = pytest.mark.django_db
 
@@ -34,18 +36,6 @@ NASTY = [
 ]
 values = st.one_of(st.sampled_from(NASTY), st.text(max_size=40), st.integers(-(10**20), 10**20).map(str))
 query = st.dictionaries(st.sampled_from(QUERY_NAMES), values, max_size=4)
-
-
-def url_patterns(resolvers=None, prefix: str = "", namespace: str = "") -> list[tuple[str, URLPattern]]:
-    """(reverse name, pattern) of every named URL pattern of the site, admin's included."""
-    found = []
-    for entry in resolvers if resolvers is not None else get_resolver().url_patterns:
-        if isinstance(entry, URLResolver):
-            ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            found += url_patterns(entry.url_patterns, prefix + str(entry.pattern), ns)
-        elif entry.name:
-            found.append((namespace + entry.name, entry))
-    return found
 
 
 def path_strategy(pattern: URLPattern, ids: list[int]):

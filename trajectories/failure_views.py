@@ -7,7 +7,6 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -15,6 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from autolab_site import spreadsheet
+from autolab_site.staff import staff_required
 
 from trajectories.failures import service as failure_service
 from trajectories.failures.service import FailureFilters, LabelError
@@ -58,11 +58,10 @@ def failures(request: HttpRequest) -> HttpResponse:
     )
 
 
+@staff_required
 @require_POST
 def failure_label(request: HttpRequest, pk: int) -> HttpResponse:
-    """Set, change or clear a rollout's staff label. Staff only: others get 403."""
-    if not (request.user.is_authenticated and request.user.is_staff):
-        raise PermissionDenied("Only staff can label failures.")
+    """Set, change or clear a rollout's staff label."""
     rollout = get_object_or_404(Rollout, pk=pk)
     if request.POST.get("action") == "clear":
         cause, notes, tags = "", "", ""

@@ -93,7 +93,7 @@ def test_effective_cause_is_the_label_when_present(client, data):
 def test_label_post_requires_staff(client, data):
     r = data["a_no_artifact"]
     url = f"/rollouts/{r.pk}/label/"
-    assert client.post(url, {"cause": "unknown"}).status_code == 403  # anonymous
+    assert client.post(url, {"cause": "unknown"}).status_code == 302  # anonymous: sent to log in
     client.force_login(h.user("eve", staff=False))
     assert client.post(url, {"cause": "unknown"}).status_code == 403
     assert not FailureLabel.objects.exists() and not LabelChange.objects.exists()
