@@ -23,11 +23,11 @@ from .url_patterns import url_patterns
 
 pytestmark = pytest.mark.django_db
 
-# Every query parameter some view reads (request.GET / FailureFilters), plus a few no view knows.
+# Every query parameter some view reads (request.GET and the filter forms), plus a few no view knows.
 QUERY_NAMES = [
     "a", "b", "category", "focus", "format", "hardware", "harness", "kind", "model", "only", "open_weight",
     "order", "page", "page_size", "position", "q", "sort", "step", "sub", "task", "version", "window",
-    "cause", "outcome", "flag", "status", "next", "e", "o", "p",
+    "cause", "outcome", "flag", "status", "min", "max", "next", "e", "o", "p",
 ]
 NASTY = [
     "\x00", "a\x00b", "%00", "%", "'", "\\", "\"", "--", "-1", "0", "1.1", "1e309", "nan", "99999999999999999999",
