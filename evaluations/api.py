@@ -8,21 +8,23 @@ from __future__ import annotations
 import csv
 import json
 
+from autolab_site.filters import refused
 from autolab_site.spreadsheet import safe_cell
 
 from django.core.paginator import EmptyPage, Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from tasks.scoring import clipped
 from trajectories.failures import service as failure_service
 from trajectories.failures.rules import FLAGS
+from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
 from . import aggregation as agg
 from . import leaderboard as lb
 from .links import rollout_url, rollouts_url
-from .views import read_filters
+from .forms import BoardFilters
 
 API_VERSION = "v1"
 MAX_PAGE_SIZE = 500
@@ -59,12 +61,13 @@ def no_version(message: str = "no benchmark version has results yet") -> JsonRes
 
 
 def api_filters(request: HttpRequest) -> dict | JsonResponse:
-    """The pages' filters, or a JSON 404 (not an HTML page) for an unknown version."""
-    try:
-        filters = read_filters(request)
-    except Http404 as error:
-        return no_version(str(error))
-    return filters if filters["version"] is not None else no_version()
+    """The pages' filters (forms.BoardFilters); for bad ones a JSON 400, for an unknown version a JSON 404."""
+    form = BoardFilters(request.GET)
+    if form.missing_version():
+        return no_version(form.missing_version())
+    if not form.is_valid():
+        return refused(form)
+    return form.cleaned_data if form.cleaned_data["version"] is not None else no_version()
 
 
 def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
@@ -378,42 +381,12 @@ def csv_cells(row: dict) -> dict:
     return flat
 
 
-class BadFilter(ValueError):
-    """A filter value the API does not know; the message lists the ones it does."""
-
-
-def filter_rollouts(request: HttpRequest):
-    rollouts = failure_service.with_effective_cause(
-        Rollout.objects.select_related("task", "task__version", "model", "harness", "label")
-    ).order_by("id")
-    get = request.GET
-    if get.get("version"):
-        rollouts = rollouts.filter(task__version__name=get["version"])
-    for param, field in (("task", "task_id"), ("model", "model_id"), ("harness", "harness_id")):
-        value = get.get(param, "").strip()
-        if value.isdigit():
-            rollouts = rollouts.filter(**{field: int(value)})
-        elif value:
-            name_field = {"task": "task__name", "model": "model__name", "harness": "harness__name"}[param]
-            rollouts = rollouts.filter(**{name_field: value})
-    for param, field in (("status", "status"), ("category", "task__category"), ("outcome", "outcome"), ("cause", "effective_cause")):
-        if get.get(param):
-            rollouts = rollouts.filter(**{field: get[param].strip()})
-    flag = get.get("flag", "").strip()
-    if flag:
-        if flag not in FLAGS:
-            raise BadFilter(f"unknown flag {flag!r}; flags: {', '.join(FLAGS)}")
-        # The JSON text of the list holds each flag in quotes: no flag is a part of another.
-        rollouts = rollouts.filter(behaviour_flags__icontains=f'"{flag}"')
-    return rollouts
-
-
 def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
-    """Rollouts, filtered by version, task, model, harness (id or name), status, category, outcome, cause, flag."""
-    try:
-        queryset = filter_rollouts(request)
-    except BadFilter as error:
-        return JsonResponse({"error": str(error)}, status=400)
+    """Rollouts as the rollouts page selects them (trajectories.forms.RolloutFilters), by id unless ?sort= says."""
+    form = RolloutFilters(request.GET)
+    if not form.is_valid():
+        return refused(form)
+    queryset = form.rollouts(default_order=["pk"])
     if wants_csv(request, csv_url):
         return csv_response([csv_cells(rollout_row(r)) for r in queryset], "rollouts.csv")
     try:

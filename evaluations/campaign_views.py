@@ -1,16 +1,15 @@
 """Campaign pages: the list, the staff launch page, one campaign's live grid (with its JSON), cancels.
 
-Viewing is public; launching and cancelling are staff-only (403
-otherwise), each a GET page (a form, or "are you sure?") and its POST.
+Viewing is public; launching and cancelling are staff-only
+(`autolab_site.staff`), each a GET page (a form, or "are you sure?") and its POST.
 """
 from __future__ import annotations
 
-from functools import wraps
-
 from django.contrib import messages
-from django.http import HttpResponseForbidden, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from autolab_site.staff import is_staff, staff_required
 from trajectories.models import ACTIVE_STATUSES, Rollout
 
 from . import launch_form
@@ -20,16 +19,6 @@ from .campaign_progress import campaign_progress
 from agents.models import AgentModel
 from .models import Campaign
 from .sandbox.backends import BACKENDS
-
-
-def staff_only(view):
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not (request.user.is_authenticated and request.user.is_staff):
-            return HttpResponseForbidden("Only staff can do this.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
 
 
 def campaign_list(request):
@@ -48,7 +37,7 @@ def campaign_detail(request, pk: int):
             "campaign": campaign,
             "progress": progress,
             "columns": range(width),
-            "is_staff": request.user.is_staff,
+            "is_staff": is_staff(request.user),
             "nav": "campaigns",
         },
     )
@@ -59,7 +48,7 @@ def campaign_progress_json(request, pk: int):
     return JsonResponse(campaign_progress(campaign))
 
 
-@staff_only
+@staff_required
 def campaign_new(request):
     """The launch page: model, harness, version, tasks, k, backend; an estimate; then the live grid."""
     if request.method == "POST":
@@ -91,7 +80,7 @@ def campaign_new(request):
     return render(request, "evaluations/campaign_new.html", context)
 
 
-@staff_only
+@staff_required
 def campaign_cancel(request, pk: int):
     campaign = get_object_or_404(Campaign.objects.select_related("model", "harness"), pk=pk)
     if request.method != "POST":
@@ -112,7 +101,7 @@ def campaign_cancel(request, pk: int):
     return redirect("evaluations:campaign_detail", pk=campaign.pk)
 
 
-@staff_only
+@staff_required
 def rollout_cancel(request, pk: int):
     rollout = get_object_or_404(Rollout.objects.select_related("task"), pk=pk)
     back = f"/campaigns/{rollout.campaign_id}/" if rollout.campaign_id else f"/rollouts/{rollout.pk}/"

@@ -1,52 +1,39 @@
 """Leaderboard, per-task heatmap, model page and the published-results upload.
 
-Views only read GET filters, ask `evaluations.leaderboard` for the (cached)
-board and shape it for templates; figures are computed in
-`evaluations.aggregation`.
+Views only read GET filters (`forms.BoardFilters`), ask
+`evaluations.leaderboard` for the (cached) board and shape it for
+templates; figures are computed in `evaluations.aggregation`.
 """
 from __future__ import annotations
 
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from autolab_site.staff import staff_required
 from tasks.models import BenchmarkVersion
-from trajectories.failures.service import FailureFilters, failed_rollouts
+from trajectories.failures.service import failed_rollouts
+from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
 from . import leaderboard as lb
+from .forms import BoardFilters
 from .links import rollout_url, rollouts_url
 from agents.models import AgentModel
 from .models import PublishedFigure, PublishedResult
 from .templatetags.board import category_label
 
 
-def read_filters(request: HttpRequest) -> dict:
-    """GET parameters shared by the leaderboard, heatmap and API.
-
-    version: a version name (default: the one with most rollouts); harness:
-    a harness id; category: a category name; open_weight: "1" or "0".
-    """
-    name = request.GET.get("version", "").strip()
-    if name:
-        version = BenchmarkVersion.objects.filter(name=name).first()
-        if version is None:
-            raise Http404(f"no benchmark version {name!r}")
-    else:
-        version = lb.default_version()
-    harness = request.GET.get("harness", "").strip()
-    open_weight = request.GET.get("open_weight", "").strip()
-    return {
-        "version": version,
-        "harness": int(harness) if harness.isdigit() else None,
-        "category": request.GET.get("category", "").strip() or None,
-        "open_weight": {"1": True, "true": True, "0": False, "false": False}.get(open_weight.lower()),
-    }
+def board_filters(request: HttpRequest) -> BoardFilters:
+    """The boards' filters of this request (not yet validated); an unknown version is a 404, as a missing page."""
+    form = BoardFilters(request.GET)
+    if form.missing_version():
+        raise Http404(form.missing_version())
+    return form
 
 
 def filter_choices(data: dict) -> dict:
@@ -141,6 +128,11 @@ def empty_page(request: HttpRequest, template: str, nav: str = "leaderboard") ->
     return render(request, template, {"nav": nav, "data": None})
 
 
+def refused_page(request: HttpRequest, template: str, form: BoardFilters) -> HttpResponse:
+    """A board page asked for with bad filters: their errors instead of the board (400)."""
+    return render(request, template, {"nav": "leaderboard", "data": None, "form": form}, status=400)
+
+
 FIGURE_COLUMNS = (("avg", "Avg@k"), ("best", "Best@k"), ("dom", "Dom."))
 
 
@@ -204,7 +196,10 @@ def published_rows(published: list[dict], groups: list[dict]) -> tuple[list[dict
 
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    filters = read_filters(request)
+    form = board_filters(request)
+    if not form.is_valid():
+        return refused_page(request, "evaluations/leaderboard.html", form)
+    filters = form.cleaned_data
     if filters["version"] is None:
         return empty_page(request, "evaluations/leaderboard.html")
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
@@ -308,7 +303,10 @@ def cell_title(task: dict, entry: dict, cell: dict | None) -> str:
 
 
 def heatmap(request: HttpRequest) -> HttpResponse:
-    filters = read_filters(request)
+    form = board_filters(request)
+    if not form.is_valid():
+        return refused_page(request, "evaluations/heatmap.html", form)
+    filters = form.cleaned_data
     if filters["version"] is None:
         return empty_page(request, "evaluations/heatmap.html")
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
@@ -369,7 +367,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         rollout.url = rollout_url(rollout.id)
     # Causes as the failure analysis sees them: a staff label overrides the classifier.
     failures = (
-        failed_rollouts(FailureFilters(model=model.name))
+        failed_rollouts(FailureFilters.of(model=str(model.pk)))
         .order_by()
         .values("effective_cause")
         .annotate(n=Count("id"))
@@ -404,7 +402,7 @@ def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[dict
     return rows
 
 
-@staff_member_required
+@staff_required
 def import_results_upload(request: HttpRequest) -> HttpResponse:
     """Staff upload of published scores: the same checks as the command."""
     from .published import ResultsImportError, import_results

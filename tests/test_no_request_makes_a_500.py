@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import URLPattern, reverse
 from django.urls.exceptions import NoReverseMatch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,13 +19,15 @@ from hypothesis import strategies as st
 from evaluations.models import Campaign
 from trajectories.tests import factories
 
+from .url_patterns import url_patterns
+
 pytestmark = pytest.mark.django_db
 
-# Every query parameter some view reads (request.GET / FailureFilters), plus a few no view knows.
+# Every query parameter some view reads (request.GET and the filter forms), plus a few no view knows.
 QUERY_NAMES = [
     "a", "b", "category", "focus", "format", "hardware", "harness", "kind", "model", "only", "open_weight",
     "order", "page", "page_size", "position", "q", "sort", "step", "sub", "task", "version", "window",
-    "cause", "outcome", "flag", "status", "next", "e", "o", "p",
+    "cause", "outcome", "flag", "status", "min", "max", "next", "e", "o", "p",
 ]
 NASTY = [
     "\x00", "a\x00b", "%00", "%", "'", "\\", "\"", "--", "-1", "0", "1.1", "1e309", "nan", "99999999999999999999",
@@ -34,18 +36,6 @@ NASTY = [
 ]
 values = st.one_of(st.sampled_from(NASTY), st.text(max_size=40), st.integers(-(10**20), 10**20).map(str))
 query = st.dictionaries(st.sampled_from(QUERY_NAMES), values, max_size=4)
-
-
-def url_patterns(resolvers=None, prefix: str = "", namespace: str = "") -> list[tuple[str, URLPattern]]:
-    """(reverse name, pattern) of every named URL pattern of the site, admin's included."""
-    found = []
-    for entry in resolvers if resolvers is not None else get_resolver().url_patterns:
-        if isinstance(entry, URLResolver):
-            ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            found += url_patterns(entry.url_patterns, prefix + str(entry.pattern), ns)
-        elif entry.name:
-            found.append((namespace + entry.name, entry))
-    return found
 
 
 def path_strategy(pattern: URLPattern, ids: list[int]):

@@ -7,7 +7,6 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -15,10 +14,13 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from autolab_site import spreadsheet
+from autolab_site.filters import refused
+from autolab_site.staff import staff_required
 
 from trajectories.failures import service as failure_service
-from trajectories.failures.service import FailureFilters, LabelError
+from trajectories.failures.service import LabelError
 from trajectories.failures.rules import CAUSE_HELP, CAUSES
+from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
 PAGE_SIZE = 100
@@ -26,8 +28,11 @@ PAGE_SIZE = 100
 
 @require_GET
 def failures(request: HttpRequest) -> HttpResponse:
-    filters = FailureFilters.from_query(request.GET)
-    page = Paginator(failure_service.failed_rollouts(filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    form = FailureFilters(request.GET)
+    # Bad filters: the page as asked, with their errors above an empty list (400).
+    valid = form.is_valid()
+    listed = failure_service.failed_rollouts(form) if valid else Rollout.objects.none()
+    page = Paginator(listed, PAGE_SIZE).get_page(request.GET.get("page"))
     rollouts = [
         {
             "rollout": r,
@@ -39,15 +44,16 @@ def failures(request: HttpRequest) -> HttpResponse:
         }
         for r in page.object_list
     ]
-    query = filters.as_query()
+    query = form.as_query()
     return render(
         request,
         "trajectories/failures.html",
         {
             "nav": "failures",
-            "filters": filters,
-            "options": failure_service.filter_options(filters.version),
-            "matrix": failure_service.failure_matrix(filters),
+            "form": form,
+            "filters": form.values(),
+            "options": failure_service.filter_options(form.cleaned_data["version"] if valid else ""),
+            "matrix": failure_service.failure_matrix(form) if valid else {"columns": [], "rows": []},
             "page": page,
             "rollouts": rollouts,
             "query": urlencode(query),
@@ -55,14 +61,14 @@ def failures(request: HttpRequest) -> HttpResponse:
             "cause_help": [(c, CAUSES[c], CAUSE_HELP[c]) for c in CAUSES],
             "unclassified": failure_service.unclassified_count(),
         },
+        status=200 if valid else 400,
     )
 
 
+@staff_required
 @require_POST
 def failure_label(request: HttpRequest, pk: int) -> HttpResponse:
-    """Set, change or clear a rollout's staff label. Staff only: others get 403."""
-    if not (request.user.is_authenticated and request.user.is_staff):
-        raise PermissionDenied("Only staff can label failures.")
+    """Set, change or clear a rollout's staff label."""
     rollout = get_object_or_404(Rollout, pk=pk)
     if request.POST.get("action") == "clear":
         cause, notes, tags = "", "", ""
@@ -89,7 +95,10 @@ def _next_url(request: HttpRequest, rollout: Rollout) -> str:
 
 @require_GET
 def export_csv(request: HttpRequest) -> HttpResponse:
-    rows = failure_service.export_rows(FailureFilters.from_query(request.GET))
+    form = FailureFilters(request.GET)
+    if not form.is_valid():
+        return refused(form)
+    rows = failure_service.export_rows(form)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="failures.csv"'
     writer = spreadsheet.writer(response)
@@ -101,9 +110,11 @@ def export_csv(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def export_json(request: HttpRequest) -> HttpResponse:
-    filters = FailureFilters.from_query(request.GET)
-    rows = failure_service.export_rows(filters)
+    form = FailureFilters(request.GET)
+    if not form.is_valid():
+        return refused(form)
+    rows = failure_service.export_rows(form)
     return JsonResponse(
-        {"filters": filters.as_query(), "count": len(rows), "rollouts": rows},
+        {"filters": form.as_query(), "count": len(rows), "rollouts": rows},
         json_dumps_params={"indent": 1},
     )

@@ -1,9 +1,23 @@
-"""Forms of the explorer's GET parameters that are more than a page number."""
+"""Forms of the explorer's GET parameters that are more than a page number.
+
+`RolloutFilters` owns the rollouts list's parameters: the page /rollouts/,
+/api/v1/rollouts/ and rollouts.csv read them through it, so one query
+string selects the same rows in each. `FailureFilters` is the failures
+page's (and its exports') share of them, with the same rules.
+"""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 
 from django import forms
+from django.db.models import Model, QuerySet
+
+from autolab_site.filters import FilterForm
+from trajectories.failures.rules import CAUSES, FLAGS, Outcome
+from trajectories.failures.service import with_effective_cause
+from trajectories.models import Rollout, RolloutStatus
 
 
 class CurveRangeForm(forms.Form):
@@ -22,3 +36,163 @@ class CurveRangeForm(forms.Form):
             if low > high:
                 raise forms.ValidationError("low must not be above high")
         return cleaned
+
+
+# ?sort= of the rollouts list: each ends with the primary key, so that pages never overlap.
+SORTS = {
+    "task": ["task__name", "model__name", "index", "pk"],
+    "model": ["model__name", "task__name", "index", "pk"],
+    "harness": ["harness__name", "task__name", "index", "pk"],
+    "reward": ["reward", "pk"],
+    "-reward": ["-reward", "-pk"],
+    "started": ["started_at", "pk"],
+    "-started": ["-started_at", "-pk"],
+    "steps": ["n_steps", "pk"],
+    "-steps": ["-n_steps", "-pk"],
+    "benchmarks": ["n_benchmark_calls", "pk"],
+    "-benchmarks": ["-n_benchmark_calls", "-pk"],
+}
+OUTCOMES = [value for name, value in vars(Outcome).items() if name.isupper()]
+DIGITS = re.compile(r"[0-9]+")
+
+
+def related(path: str) -> type[Model]:
+    """The model at the end of a Rollout relation ("task__version"): the rows a filter names, reached as the
+    filter reaches them (and without importing the apps that own them)."""
+    model: type[Model] = Rollout
+    for name in path.split("__"):
+        model = model._meta.get_field(name).related_model
+    return model
+
+
+def shown(value: str) -> str:
+    """A refused value as an error message quotes it: not all of a 5,000-character one."""
+    return repr(value if len(value) <= 60 else value[:60] + "…")
+
+
+class IdOrName(forms.CharField):
+    """A row of one of a rollout's relations (task, model, harness), by id or by name.
+
+    The pages' selects send ids, people and links between pages write names.
+    Cleaned to the rows it names: a task's name is the task in every version,
+    a harness's name is every version of the harness.
+    """
+
+    def __init__(self, relation: str, **kwargs):
+        super().__init__(required=False, **kwargs)
+        self.relation = relation
+
+    def clean(self, value) -> QuerySet | None:
+        text = super().clean(value)
+        if not text:
+            return None
+        rows = related(self.relation)._default_manager.filter(
+            **({"pk": int(text)} if DIGITS.fullmatch(text) else {"name": text})
+        )
+        if not rows.exists():
+            raise forms.ValidationError(f"No {self.relation} has the id or name {shown(text)}.", code="invalid_choice")
+        return rows
+
+    def narrow(self, rollouts: QuerySet, rows: QuerySet) -> QuerySet:
+        return rollouts.filter(**{f"{self.relation}__in": rows})
+
+
+class Known(forms.CharField):
+    """A value that some row of one of a rollout's relations holds: a version's name, a task's category."""
+
+    def __init__(self, relation: str, field: str, **kwargs):
+        super().__init__(required=False, **kwargs)
+        self.relation, self.field = relation, field
+
+    def clean(self, value) -> str:
+        text = super().clean(value)
+        if text and not related(self.relation)._default_manager.filter(**{self.field: text}).exists():
+            what = self.relation.rpartition("__")[2]
+            raise forms.ValidationError(f"No {what} has the {self.field} {shown(text)}.", code="invalid_choice")
+        return text
+
+    def narrow(self, rollouts: QuerySet, text: str) -> QuerySet:
+        return rollouts.filter(**{f"{self.relation}__{self.field}": text})
+
+
+def choices(values, anything: str = "any") -> list[tuple[str, str]]:
+    return [("", anything)] + [(value, value) for value in values]
+
+
+class RolloutFilters(FilterForm):
+    """The rollouts list's GET parameters, each with the rule that narrows the rows by it (in the page's order)."""
+
+    # Fields of a rollout's relations carry their rule (`narrow`).
+    task = IdOrName("task")
+    category = Known("task", "category")
+    model = IdOrName("model")
+    harness = IdOrName("harness")
+    version = Known("task__version", "name")
+
+    status = forms.ChoiceField(required=False, choices=[("", "any"), *RolloutStatus.choices])
+
+    def filter_status(self, rollouts: QuerySet, status: str) -> QuerySet:
+        return rollouts.filter(status=status)
+
+    outcome = forms.ChoiceField(required=False, choices=choices(OUTCOMES))
+
+    def filter_outcome(self, rollouts: QuerySet, outcome: str) -> QuerySet:
+        return rollouts.filter(outcome=outcome)
+
+    # The effective cause: a staff label's, else the classifier's (as the failures page counts them).
+    cause = forms.CharField(required=False)
+
+    def clean_cause(self) -> str:
+        cause = self.cleaned_data["cause"]
+        # A cause an older classifier stored is still a cause some rollout has (the failures matrix links to it).
+        if cause and cause not in CAUSES and not self.filter_cause(with_effective_cause(Rollout.objects), cause).exists():
+            raise forms.ValidationError(
+                f"Unknown cause {shown(cause)}; causes: {', '.join(CAUSES)}.", code="invalid_choice"
+            )
+        return cause
+
+    def filter_cause(self, rollouts: QuerySet, cause: str) -> QuerySet:
+        return rollouts.filter(effective_cause=cause)
+
+    flag = forms.ChoiceField(
+        required=False, choices=choices(FLAGS),
+        error_messages={"invalid_choice": f"Unknown flag %(value)s; flags: {', '.join(FLAGS)}."},
+    )
+
+    def filter_flag(self, rollouts: QuerySet, flag: str) -> QuerySet:
+        # The JSON text of the list holds each flag in quotes: no flag is a part of another.
+        return rollouts.filter(behaviour_flags__icontains=f'"{flag}"')
+
+    min = forms.FloatField(required=False)
+
+    def filter_min(self, rollouts: QuerySet, low: float) -> QuerySet:
+        return rollouts.filter(reward__gte=low)
+
+    max = forms.FloatField(required=False)
+
+    def filter_max(self, rollouts: QuerySet, high: float) -> QuerySet:
+        return rollouts.filter(reward__lte=high)
+
+    # Not a filter: the order of the rows, which every representation honours.
+    sort = forms.ChoiceField(required=False, choices=choices(SORTS, "default"))
+
+    def rollouts(self, default_order: Sequence[str] = SORTS["task"]) -> QuerySet[Rollout]:
+        """The rollouts the (valid) filters select, in the order asked for, else `default_order`."""
+        rows = with_effective_cause(Rollout.objects.select_related("task__version", "model", "harness", "label"))
+        sort = self.cleaned_data.get("sort")
+        return self.narrow(rows).order_by(*(SORTS[sort] if sort else default_order))
+
+
+class FailureFilters(RolloutFilters):
+    """The failures page's parameters (its list, matrix and exports): a share of the rollouts list's, same rules.
+
+    The page lists zero-score rollouts by cause, so it has no use for the
+    others (`trajectories.failures.service` applies these to its rows).
+    """
+
+    status = None
+    outcome = None
+    flag = None
+    min = None
+    max = None
+    sort = None

@@ -5,10 +5,10 @@ import re
 from pathlib import Path
 
 from django import forms
-from django.contrib.auth.decorators import user_passes_test
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from autolab_site.staff import staff_required
 from trajectories.storing import uploads
 from trajectories.storing.archives import ARCHIVE_SUFFIXES, is_archive, limits
 from trajectories.models import UploadJob
@@ -34,17 +34,13 @@ class UploadForm(forms.Form):
         return upload
 
 
-def _is_staff(user) -> bool:
-    return user.is_active and user.is_staff
-
-
 def safe_file_name(name: str) -> str:
     """The upload's base name with only harmless characters, suffix kept."""
     base = Path(name.replace("\\", "/")).name
     return re.sub(r"[^A-Za-z0-9._-]+", "_", base).lstrip(".") or "upload.tar.gz"
 
 
-@user_passes_test(_is_staff)
+@staff_required
 def upload(request: HttpRequest) -> HttpResponse:
     """The form; a valid upload is stored, queued for a worker, and its job's page shown."""
     if request.method == "POST":
@@ -59,7 +55,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     return render(request, "trajectories/upload.html", {"form": form, "jobs": jobs, "nav": "rollouts"})
 
 
-@user_passes_test(_is_staff)
+@staff_required
 def upload_job(request: HttpRequest, pk: int) -> HttpResponse:
     """An upload's progress while it runs (the page refreshes itself, or by its link), then its report."""
     job = get_object_or_404(UploadJob, pk=pk)

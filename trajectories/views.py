@@ -24,7 +24,8 @@ from tasks.scoring import clipped, counted_reward, run_score
 
 from trajectories.storing import artifacts
 from trajectories import explorer
-from trajectories.forms import CurveRangeForm
+from trajectories.failures.rules import CAUSES, FLAGS
+from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
 from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
@@ -36,20 +37,6 @@ PAGE_SIZE = 50
 PREVIEW_CHARS = 600
 COMPARE_MESSAGE_CHARS = 400
 
-SORTS = {
-    "task": ["task__name", "model__name", "index", "pk"],
-    "model": ["model__name", "task__name", "index", "pk"],
-    "harness": ["harness__name", "task__name", "index", "pk"],
-    "reward": ["reward", "pk"],
-    "-reward": ["-reward", "-pk"],
-    "started": ["started_at", "pk"],
-    "-started": ["-started_at", "-pk"],
-    "steps": ["n_steps", "pk"],
-    "-steps": ["-n_steps", "-pk"],
-    "benchmarks": ["n_benchmark_calls", "pk"],
-    "-benchmarks": ["-n_benchmark_calls", "-pk"],
-}
-
 
 def _int_or_none(value: str | None) -> int | None:
     try:
@@ -58,43 +45,12 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-def _float_or_none(value: str | None) -> float | None:
-    try:
-        return float(value) if value not in (None, "") else None
-    except ValueError:
-        return None
-
-
-def filter_rollouts(params) -> tuple:
-    """Rollouts matching the list's GET filters, and the cleaned filters."""
-    qs = Rollout.objects.select_related("task__version", "model", "harness")
-    f = {key: (params.get(key) or "").strip() for key in ("task", "category", "model", "harness", "version", "status", "min", "max")}
-    for key in ("task", "model", "harness"):
-        if f[key]:
-            # An id from the page's selects, or a name typed into the URL.
-            pk = _int_or_none(f[key])
-            qs = qs.filter(**{f"{key}_id": pk}) if pk is not None else qs.filter(**{f"{key}__name": f[key]})
-    if f["category"]:
-        qs = qs.filter(task__category=f["category"])
-    if f["version"]:
-        qs = qs.filter(task__version__name=f["version"])
-    if f["status"]:
-        qs = qs.filter(status=f["status"])
-    low, high = _float_or_none(f["min"]), _float_or_none(f["max"])
-    if low is not None:
-        qs = qs.filter(reward__gte=low)
-    if high is not None:
-        qs = qs.filter(reward__lte=high)
-    sort = params.get("sort") or "task"
-    if sort not in SORTS:
-        sort = "task"
-    return qs.order_by(*SORTS[sort]), f, sort
-
-
 @require_GET
 def rollout_list(request):
-    rollouts, filters, sort = filter_rollouts(request.GET)
-    page = Paginator(rollouts, PAGE_SIZE).get_page(request.GET.get("page"))
+    form = RolloutFilters(request.GET)
+    # Bad filters: the page as asked, with their errors above an empty list (400).
+    valid = form.is_valid()
+    page = Paginator(form.rollouts() if valid else Rollout.objects.none(), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     sort_query = query.copy()
@@ -102,8 +58,9 @@ def rollout_list(request):
     context = {
         "nav": "rollouts",
         "page": page,
-        "filters": filters,
-        "sort": sort,
+        "form": form,
+        "filters": form.values(),
+        "sort": (form.cleaned_data["sort"] if valid else "") or "task",
         "sorts": SORTS,
         "query": query.urlencode(),
         "sort_query": sort_query.urlencode(),
@@ -113,8 +70,11 @@ def rollout_list(request):
         "versions": BenchmarkVersion.objects.only("name"),
         "categories": Task.objects.exclude(category="").order_by("category").values_list("category", flat=True).distinct(),
         "statuses": RolloutStatus.choices,
+        "outcomes": OUTCOMES,
+        "causes": CAUSES.items(),
+        "flags": FLAGS,
     }
-    return render(request, "trajectories/rollout_list.html", context)
+    return render(request, "trajectories/rollout_list.html", context, status=200 if valid else 400)
 
 
 def _observation_previews():

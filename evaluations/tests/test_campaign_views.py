@@ -58,8 +58,9 @@ def test_progress_json(client, campaign):
 
 def test_cancel_is_staff_only_and_asks_first(client, campaign, staff):
     rollout = campaign.rollouts.order_by("pk").first()
-    assert client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/").status_code == 403
-    assert client.post(f"/campaigns/{campaign.pk}/cancel/").status_code == 403
+    # Anonymous: sent to log in; logged in but not staff: refused.
+    assert client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/").status_code == 302
+    assert client.post(f"/campaigns/{campaign.pk}/cancel/").status_code == 302
     User.objects.create_user("visitor", password="pw")
     client.login(username="visitor", password="pw")
     assert client.post(f"/campaigns/{campaign.pk}/cancel/").status_code == 403

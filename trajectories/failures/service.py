@@ -18,8 +18,9 @@ data between it and the database.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, fields
-from typing import Any
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -249,28 +250,12 @@ def set_label(rollout: Rollout, user, cause: str = "", notes: str = "", tags: st
 # Listing, matrix, export ------------------------------------------------------
 
 
-@dataclass
-class FailureFilters:
-    """The GET filters shared by the page and the exports."""
+class Filters(Protocol):
+    """What the queries below need of the failures page's filters (`trajectories.forms.FailureFilters`)."""
 
-    task: str = ""
-    category: str = ""
-    model: str = ""
-    harness: str = ""  # Harness pk (name + version identify it)
-    version: str = ""
-    cause: str = ""
+    def narrow(self, rows: QuerySet[Rollout], leave_out: Collection[str] = ()) -> QuerySet[Rollout]: ...
 
-    @classmethod
-    def from_query(cls, query) -> "FailureFilters":
-        return cls(**{f.name: (query.get(f.name) or "").strip()[:200] for f in fields(cls)})
-
-    def as_query(self, **changes: str) -> dict[str, str]:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values.update(changes)
-        return {k: v for k, v in values.items() if v}
-
-    def without_cause(self) -> "FailureFilters":
-        return FailureFilters(**{**self.as_query(), "cause": ""})
+    def as_query(self, **changes: str) -> dict[str, str]: ...
 
 
 def _effective_cause_expr():
@@ -282,27 +267,14 @@ def with_effective_cause(rollouts: QuerySet[Rollout]) -> QuerySet[Rollout]:
     return rollouts.annotate(effective_cause=_effective_cause_expr())
 
 
-def _base(filters: FailureFilters) -> QuerySet[Rollout]:
-    """Non-superseded, finished rollouts matching every filter except cause."""
-    qs = Rollout.objects.filter(superseded=False).exclude(status__in=ACTIVE_STATUSES)
-    if filters.task:
-        qs = qs.filter(task__name=filters.task)
-    if filters.category:
-        qs = qs.filter(task__category=filters.category)
-    if filters.model:
-        qs = qs.filter(model__name=filters.model)
-    if filters.harness:
-        qs = qs.filter(harness_id=filters.harness) if filters.harness.isdigit() else qs.none()
-    if filters.version:
-        qs = qs.filter(task__version__name=filters.version)
-    return qs.annotate(effective_cause=_effective_cause_expr())
+def _ended() -> QuerySet[Rollout]:
+    """Non-superseded rollouts that have ended, with `effective_cause`: what the failures page counts."""
+    return with_effective_cause(Rollout.objects.filter(superseded=False).exclude(status__in=ACTIVE_STATUSES))
 
 
-def failed_rollouts(filters: FailureFilters) -> QuerySet[Rollout]:
+def failed_rollouts(filters: Filters) -> QuerySet[Rollout]:
     """Zero-score (and no-reward, infra-error) rollouts, with `effective_cause` annotated."""
-    qs = _base(filters).filter(outcome__in=FAILED_OUTCOMES)
-    if filters.cause:
-        qs = qs.filter(effective_cause=filters.cause)
+    qs = filters.narrow(_ended()).filter(outcome__in=FAILED_OUTCOMES)
     return qs.select_related("task__version", "model", "harness", "label").order_by(
         "task__name", "model__name", "harness__name", "index", "pk"
     )
@@ -354,11 +326,11 @@ class MatrixRow:
         return self.failed / self.total if self.total else None
 
 
-def failure_matrix(filters: FailureFilters) -> dict[str, Any]:
+def failure_matrix(filters: Filters) -> dict[str, Any]:
     """Counts of failed rollouts per entry (model x harness x version) and effective cause."""
     from agents.models import AgentModel, Harness
 
-    base = _base(filters.without_cause())
+    base = filters.narrow(_ended(), leave_out=("cause",))
     totals = {
         (r["model"], r["harness"], r["task__version__name"]): r["n"]
         for r in base.values("model", "harness", "task__version__name").annotate(n=Count("id")).order_by()
@@ -409,7 +381,7 @@ EXPORT_COLUMNS = (
 )  # fmt: skip
 
 
-def export_rows(filters: FailureFilters) -> list[dict[str, Any]]:
+def export_rows(filters: Filters) -> list[dict[str, Any]]:
     rows = []
     for r in failed_rollouts(filters):
         label = _label_of(r)

@@ -5,6 +5,7 @@ import pytest
 
 from trajectories.failures import service as failure_service
 from trajectories.failures.service import LabelError, cause_source, effective_cause, set_label
+from trajectories.forms import FailureFilters
 from trajectories.models import FailureLabel, LabelChange, Rollout
 
 from . import failure_helpers as h
@@ -82,9 +83,9 @@ def test_staff_label_overrides_automatic_cause_and_is_audited():
     assert change.new == {"cause": "budget_exhausted", "notes": "trained for 3 h, never saved", "tags": ["lora", "saving"]}
 
     # The failures list filters on the effective cause.
-    filters = failure_service.FailureFilters(cause="budget_exhausted")
+    filters = FailureFilters.of(cause="budget_exhausted")
     assert list(failure_service.failed_rollouts(filters)) == [r]
-    assert list(failure_service.failed_rollouts(failure_service.FailureFilters(cause="no_artifact"))) == []
+    assert list(failure_service.failed_rollouts(FailureFilters.of(cause="no_artifact"))) == []
 
     # Re-classification keeps the label.
     failure_service.classify_and_store(r)

@@ -72,14 +72,20 @@ def test_matrix_cells_link_into_the_filtered_list(client, data):
         ("category=model_development", ["a_no_artifact2"]),
         ("model=model-b", ["b_timeout"]),
         ("cause=budget_exhausted", ["b_timeout"]),
-        ("version=9.9", []),
-        ("harness=notanumber", []),
     ],
 )
 def test_filters(client, data, query, expected):
     response = client.get(f"/failures/?{query}")
     assert response.status_code == 200
     assert sorted(item["rollout"].pk for item in response.context["rollouts"]) == sorted(data[k].pk for k in expected)
+
+
+@pytest.mark.parametrize("query, field", [("version=9.9", "version"), ("harness=notanumber", "harness")])
+def test_a_bad_filter_is_a_400_that_names_it(client, data, query, field):
+    # They listed nothing, as if no rollout had failed.
+    response = client.get(f"/failures/?{query}")
+    assert response.status_code == 400
+    assert list(response.context["form"].errors) == [field] and response.context["rollouts"] == []
 
 
 def test_effective_cause_is_the_label_when_present(client, data):
@@ -93,7 +99,7 @@ def test_effective_cause_is_the_label_when_present(client, data):
 def test_label_post_requires_staff(client, data):
     r = data["a_no_artifact"]
     url = f"/rollouts/{r.pk}/label/"
-    assert client.post(url, {"cause": "unknown"}).status_code == 403  # anonymous
+    assert client.post(url, {"cause": "unknown"}).status_code == 302  # anonymous: sent to log in
     client.force_login(h.user("eve", staff=False))
     assert client.post(url, {"cause": "unknown"}).status_code == 403
     assert not FailureLabel.objects.exists() and not LabelChange.objects.exists()

@@ -50,8 +50,6 @@ def test_lists_everything_by_default(client, rollouts):
         (lambda r: {"status": "running"}, {"d"}),
         # The leaderboard heatmap's link.
         (lambda r: {"task": r["a"].task_id, "model": r["b"].model_id, "harness": r["b"].harness_id}, {"b"}),
-        # Unparseable numbers are ignored rather than failing.
-        (lambda r: {"min": "lots"}, {"a", "b", "c", "d"}),
     ],
 )
 def test_filters(client, rollouts, params, expected):
@@ -60,13 +58,21 @@ def test_filters(client, rollouts, params, expected):
     assert set(listed(response)) == {rollouts[k].pk for k in expected}
 
 
+@pytest.mark.parametrize("params", [{"min": "lots"}, {"sort": "password"}, {"model": "nobody"}])
+def test_a_bad_value_is_a_400_that_names_it(client, rollouts, params):
+    # They were ignored, which listed every rollout as if they matched.
+    response = client.get(URL, params)
+    assert response.status_code == 400
+    assert list(response.context["form"].errors) == list(params) and listed(response) == []
+    assert "Filter <code>%s</code>" % next(iter(params)) in response.content.decode()
+
+
 def test_sorting(client, rollouts):
     by_reward = listed(client.get(URL, {"sort": "-reward"}))
     rewards = [r for r in by_reward if r != rollouts["d"].pk]
     assert rewards == [rollouts[k].pk for k in ("a", "c", "b")]
     assert listed(client.get(URL, {"sort": "steps"})) == [rollouts[k].pk for k in ("d", "b", "a", "c")]
-    # Unknown sort keys fall back to the default order.
-    assert client.get(URL, {"sort": "password"}).status_code == 200
+    # An unknown sort key is a bad request (test_a_bad_value_is_a_400_that_names_it).
 
 
 def test_pagination_50_per_page(client, django_assert_max_num_queries):

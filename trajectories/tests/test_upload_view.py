@@ -70,10 +70,10 @@ def test_anonymous_is_sent_to_login(client):
     assert response.status_code == 302 and "login" in response["Location"]
 
 
-def test_non_staff_is_sent_to_login(client):
+def test_non_staff_is_refused(client):
     client.force_login(User.objects.create_user("someone", password="pw"))
     response = client.post(URL, {})
-    assert response.status_code == 302
+    assert response.status_code == 403
     assert not Rollout.objects.exists()
 
 

@@ -1,0 +1,60 @@
+"""The boards' GET filters: the leaderboard, the heatmap, and the API's leaderboard, heatmap and time curves.
+
+A board is computed for a version, a harness and a choice of weights
+(`leaderboard.board`) and shown for one category, so these filters narrow
+no queryset: their cleaned values are the board's arguments. Pages and API
+read them here alone, so a query string means one board everywhere.
+"""
+from __future__ import annotations
+
+from django import forms
+
+from autolab_site.filters import FilterForm
+from tasks.models import BenchmarkVersion
+from trajectories.forms import Known
+
+from . import leaderboard as lb
+from .models import Harness
+
+WEIGHTS = {"1": True, "true": True, "0": False, "false": False}
+
+
+class BoardFilters(FilterForm):
+    """version: a version name (default: the newest release with results); harness: a harness id; category:
+    a task category; open_weight: 1/true or 0/false."""
+
+    version = forms.CharField(required=False)
+    harness = forms.ModelChoiceField(
+        Harness.objects.all(), required=False, error_messages={"invalid_choice": "No harness has the id %(value)s."}
+    )
+    category = Known("task", "category")
+    open_weight = forms.CharField(required=False)
+
+    def clean_version(self) -> BenchmarkVersion | None:
+        name = self.cleaned_data["version"]
+        if not name:
+            # None asked for: the newest release with results (None when there is no version at all).
+            return lb.default_version()
+        version = BenchmarkVersion.objects.filter(name=name).first()
+        if version is None:
+            raise forms.ValidationError(f"no benchmark version {name!r}", code="invalid_choice")
+        return version
+
+    def clean_harness(self) -> int | None:
+        harness = self.cleaned_data["harness"]
+        return harness.pk if harness else None
+
+    def clean_category(self) -> str | None:
+        # Any version's category: one the version shown lacks is shown as all tasks (the link kept it
+        # while another version was chosen).
+        return self.cleaned_data["category"] or None
+
+    def clean_open_weight(self) -> bool | None:
+        value = self.cleaned_data["open_weight"].lower()
+        if value and value not in WEIGHTS:
+            raise forms.ValidationError("1 or true: open-weight models only; 0 or false: the others.", code="invalid")
+        return WEIGHTS.get(value)
+
+    def missing_version(self) -> str | None:
+        """Why there is no page when `version` names no version: a 404 (a missing page), not a bad request."""
+        return self.errors["version"][0] if self.has_error("version", "invalid_choice") else None
