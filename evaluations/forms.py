@@ -14,7 +14,7 @@ from tasks.models import BenchmarkVersion
 from trajectories.forms import Known
 
 from . import leaderboard as lb
-from .models import Harness
+from agents.models import Harness
 
 WEIGHTS = {"1": True, "true": True, "0": False, "false": False}
 
