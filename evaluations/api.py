@@ -16,8 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from tasks.scoring import clipped
-from trajectories.failures import service as failure_service
-from trajectories.failures.rules import FLAGS
+from trajectories import services as trajectories
 from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
@@ -344,8 +343,8 @@ def rollout_row(r: Rollout) -> dict:
         "superseded": r.superseded,
         "infra_error": r.infra_error,
         "outcome": r.outcome,
-        "cause": failure_service.effective_cause(r),
-        "cause_source": failure_service.cause_source(r),
+        "cause": trajectories.effective_cause(r),
+        "cause_source": trajectories.cause_source(r),
         "automatic_cause": r.failure_cause,
         "secondary_causes": list(r.failure_secondary or []),
         "behaviour_flags": list(r.behaviour_flags or []),
@@ -419,4 +418,4 @@ def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
 
 
 def docs(request: HttpRequest) -> HttpResponse:
-    return render(request, "evaluations/api.html", {"nav": "leaderboard", "definitions": DEFINITIONS, "flags": FLAGS})
+    return render(request, "evaluations/api.html", {"nav": "leaderboard", "definitions": DEFINITIONS, "flags": trajectories.BEHAVIOUR_FLAGS})

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from autolab_site.staff import staff_required
 from tasks.models import BenchmarkVersion
-from trajectories.failures.service import failed_rollouts
+from trajectories.services import failed_rollouts
 from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 

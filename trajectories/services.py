@@ -10,6 +10,11 @@
 - exception_family: what kind of fault a trial's exception is (the runner's
   retry rule and the failure classifier read the same table).
 - anchors_in_use: the anchors a task's verifier scored its rollouts with.
+- effective_cause, cause_source, with_effective_cause, failed_rollouts,
+  BEHAVIOUR_FLAGS: a rollout's failure cause (a staff label's first) and
+  the failures list (trajectories.failures).
+- search_words: the search document of some texts (for rows made without
+  an import, such as generate_synthetic's).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -30,8 +35,11 @@ from tasks.services import stored_anchors
 from trajectories.storing import artifacts, bulk, uploads
 from trajectories.reading import native_formats
 from trajectories.storing.archives import ArchiveError, is_archive, unpacked
-from trajectories.failures.service import classify_and_store
-from trajectories.failures.rules import CAUSES, SANDBOX_ENDED, exception_family
+from trajectories.failures.service import (
+    cause_source, classify_and_store, effective_cause, failed_rollouts, with_effective_cause,
+)
+from trajectories.failures.rules import CAUSES, FLAGS as BEHAVIOUR_FLAGS, SANDBOX_ENDED, exception_family
+from trajectories.search.document import document as search_words
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
@@ -239,16 +247,20 @@ __all__ = [
     "UNCHANGED",
     "UPDATED",
     "ArchiveError",
+    "BEHAVIOUR_FLAGS",
     "ImportReport",
     "TransitionError",
     "TrialOutcome",
+    "cause_source",
     "change_status",
     "create_queued",
     "note_event",
     "set_imported",
     "import_path",
     "classify",
+    "effective_cause",
     "exception_family",
+    "failed_rollouts",
     "import_trial_dir",
     "store_log_tail",
     "store_trial_files",
@@ -256,6 +268,8 @@ __all__ = [
     "next_rollout_index",
     "sweep_uploads",
     "run_upload",
+    "search_words",
+    "with_effective_cause",
 ]
 
 

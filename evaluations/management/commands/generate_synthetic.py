@@ -22,8 +22,7 @@ from django.utils import timezone
 from evaluations import leaderboard
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
-from trajectories import lifecycle, statuses
-from trajectories.search import document as search_document
+from trajectories import services as trajectories, statuses
 from trajectories.models import Rollout, RolloutDocument, Step
 
 # AutoLab's shape: 15/10/7/4 tasks per category, budgets 25 x 2 h, 7 x 4 h, 3 x 8 h, 1 x 12 h.
@@ -173,7 +172,7 @@ class Command(BenchmarkCommand):
             failure_cause="infrastructure_error" if infra else rng.choice(ZERO_CAUSES) if reward == 0 else "",
             verifier_fields={"reward": reward, "synthetic": True},
         )
-        lifecycle.set_imported(rollout, statuses.FINISHED)
+        trajectories.set_imported(rollout, statuses.FINISHED)
         return rollout
 
     def make_steps(self, rollouts: list[Rollout], per_rollout: int, rng: random.Random) -> int:
@@ -197,7 +196,7 @@ class Command(BenchmarkCommand):
                         elapsed_sec=agent_sec * position / n,
                         source="agent" if position else "user",
                         message=message,
-                        search_document=search_document.document([message]),
+                        search_document=trajectories.search_words([message]),
                         kinds=" benchmark " if benchmark else " edit " if position % 4 == 1 else " inspect ",
                         prompt_tokens=rng.randint(2000, 30000),
                         completion_tokens=rng.randint(50, 1500),
@@ -213,7 +212,7 @@ class Command(BenchmarkCommand):
         Rollout.objects.bulk_update(rollouts, ["n_steps"], batch_size=BATCH)
         # What search finds rollouts by: their steps' words (trajectories.search.document).
         RolloutDocument.objects.bulk_create(
-            [RolloutDocument(rollout=rollout, words=search_document.document(messages[rollout.pk])) for rollout in rollouts],
+            [RolloutDocument(rollout=rollout, words=trajectories.search_words(messages[rollout.pk])) for rollout in rollouts],
             batch_size=BATCH,
         )
         return total
