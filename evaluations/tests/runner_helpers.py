@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from django.conf import settings
 
 from agents.models import AgentModel, Harness
@@ -30,3 +32,12 @@ def runner_settings(settings, tmp_path: Path) -> None:
     settings.SANDBOX_DIR = tmp_path / "sandboxes"
     settings.RUNNER_HEARTBEAT_SEC = 0.5
     settings.RUNNER_RETRY_BACKOFF_SEC = 0.1
+
+
+# Every sandbox backend, each marked with what it needs (`-m "not containers"` leaves the engines out).
+EVERY_BACKEND = [
+    pytest.param("bubblewrap", marks=pytest.mark.sandbox),
+    pytest.param("podman", marks=pytest.mark.containers),
+    pytest.param("docker", marks=pytest.mark.containers),
+]
+

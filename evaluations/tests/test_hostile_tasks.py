@@ -20,7 +20,7 @@ from trajectories.models import RolloutStatus
 
 from .container_helpers import require_engine
 from .hostile import ATTACKS, FORGED, host_secret, host_state, make_hostile_tasks
-from .runner_helpers import runner_settings, utility_entry
+from .runner_helpers import EVERY_BACKEND, runner_settings, utility_entry
 from .sandbox_helpers import require_sandbox
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -56,7 +56,7 @@ def trial_texts(folder: Path) -> str:
                      and not path.is_symlink() and path.stat().st_size < 50 * MIB)
 
 
-@pytest.mark.parametrize("backend", ["bubblewrap", "podman", "docker"])
+@pytest.mark.parametrize("backend", EVERY_BACKEND)
 def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path):
     require_backend(backend)
     runner_settings(settings, tmp_path)

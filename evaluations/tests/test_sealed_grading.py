@@ -19,6 +19,7 @@ from harbor.models.task.config import TaskConfig, VerifierEnvironmentMode
 from tasks.sealing import CannotSeal, seal, seal_task_dir
 
 from .container_helpers import SANDBOX_CLASS, require_engine
+from .runner_helpers import EVERY_BACKEND
 from .sandbox_helpers import TINY_TASK, require_sandbox
 
 DOCKERFILE = "FROM localhost/autolab-site-base:bookworm\nWORKDIR /work\nCOPY app/ /work/\n"
@@ -121,7 +122,7 @@ def fresh_root_task(tmp_path: Path) -> Path:
     return task
 
 
-@pytest.mark.parametrize("backend", ["bubblewrap", "podman", "docker"])
+@pytest.mark.parametrize("backend", EVERY_BACKEND)
 def test_the_sealed_verifier_runs_in_a_fresh_root_with_what_was_carried(tmp_path, backend):
     from harbor.models.trial.config import AgentConfig, EnvironmentConfig, TaskConfig as TrialTask
     from harbor.models.trial.config import TrialConfig, VerifierConfig
