@@ -425,10 +425,10 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
 
     def _sandbox_alive(self) -> bool:
         try:
-            state = Path(f"/proc/{self._enter_pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError, TypeError):
+            status = Path(f"/proc/{self._enter_pid}/status").read_text()
+        except (OSError, TypeError):
             return False
-        return state != "Z"
+        return not dying(status)
 
     def _check_not_ended(self) -> None:
         """SandboxEndedByAgentError once the agent's code has ended its sandbox (every process killed, ...)."""
@@ -849,6 +849,22 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         stdout = b"".join(stdout_parts).decode(errors="replace")
         stderr = b"".join(stderr_parts).decode(errors="replace")
         return ExecResult(stdout=stdout or None, stderr=stderr or None, return_code=process.returncode or 0)
+
+
+def dying(status: str) -> bool:
+    """A process (its /proc/<pid>/status) that is dead or about to die: a zombie, or SIGKILL pending.
+
+    `kill -9 -1` in the sandbox sends SIGKILL to its keep-alive before the
+    command returns, but the keep-alive dies only once it is scheduled: on a
+    loaded host the command's own exit can come first. A pending SIGKILL
+    already decides it, so the verdict does not depend on the scheduler.
+    """
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    state = fields.get("State", "").strip()[:1]
+    if state in ("Z", "X", ""):
+        return True
+    sigkill = 1 << (signal.SIGKILL - 1)
+    return any(int(fields.get(name, "0").strip() or "0", 16) & sigkill for name in ("SigPnd", "ShdPnd"))
 
 
 async def _wait_exit(process: asyncio.subprocess.Process, timeout_sec: float | None) -> None:

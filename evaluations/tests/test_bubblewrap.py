@@ -350,3 +350,34 @@ def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path):
     assert find_links(trial_dir) == []
     assert (trial_dir / "agent" / "exit-code.txt").read_text() == "3"  # the host's own file
     assert result.verifier_result.rewards["reward"] == 1.0 != FORGED_REWARD
+
+
+STATUS = "Name:\tsleep\nState:\t{state}\nSigPnd:\t{own}\nShdPnd:\t{shared}\n"
+KILL = f"{1 << 8:016x}"  # SIGKILL is signal 9: bit 8
+TERM = f"{1 << 14:016x}"  # SIGTERM (15) can be caught: no verdict
+NONE = "0" * 16
+
+
+@pytest.mark.parametrize(
+    "state, own, shared, dead",
+    [
+        ("S (sleeping)", NONE, NONE, False),
+        ("R (running)", NONE, NONE, False),
+        ("Z (zombie)", NONE, NONE, True),
+        ("X (dead)", NONE, NONE, True),
+        ("S (sleeping)", NONE, KILL, True),  # kill -9 -1 returned, the keep-alive not yet scheduled
+        ("R (running)", KILL, NONE, True),
+        ("S (sleeping)", NONE, TERM, False),
+    ],
+)
+def test_a_process_with_sigkill_pending_is_as_good_as_dead(state, own, shared, dead):
+    """The sandbox's end must not race the scheduler: on a loaded CI host kill_everything scored no_artifact."""
+    from evaluations.sandbox.bubblewrap import dying
+
+    assert dying(STATUS.format(state=state, own=own, shared=shared)) is dead
+
+
+def test_a_live_process_is_not_dying():
+    from evaluations.sandbox.bubblewrap import dying
+
+    assert not dying(Path(f"/proc/{os.getpid()}/status").read_text())
