@@ -22,6 +22,7 @@ from trajectories.models import Rollout
 from . import aggregation as agg
 from . import leaderboard as lb
 from .links import rollout_url, rollouts_url
+from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES
 from .views import read_filters
 
 API_VERSION = "v1"
@@ -30,9 +31,9 @@ DEFINITIONS = {
     "avg": "Avg@k: mean of a task's counted rollouts, then over all tasks of the version or category; a task without a counted rollout counts 0.",
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
     "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set. The comparison set is the entries the filters (harness, open_weight) choose.",
-    "ci": "95% percentile bootstrap over tasks and rollouts within tasks, seeded.",
-    "rank": "1 + the number of comparison-set entries whose Avg@k 95% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
-    "rank_range": "The 2.5-97.5% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
+    "ci": f"{INTERVAL_PERCENT}% percentile bootstrap over tasks and rollouts within tasks, seeded.",
+    "rank": f"1 + the number of comparison-set entries whose Avg@k {INTERVAL_PERCENT}% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
+    "rank_range": f"The {INTERVAL_PERCENTILES[0]:g}-{INTERVAL_PERCENTILES[1]:g}% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
     "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
 }
 

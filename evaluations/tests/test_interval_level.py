@@ -1,12 +1,16 @@
 """The intervals' level is 95%: pinned on data whose percentiles are known, through every place that uses it."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from evaluations import aggregation as agg
 from evaluations import ranking
 
-from .board_factories import CATEGORIES, SCORES
+from .board_factories import CATEGORIES, SCORES, hand_table
 
 
 def test_intervals_take_the_2_5_and_97_5_percentiles():
@@ -37,3 +41,52 @@ def test_rank_ranges_cover_95_percent_of_the_replicates():
     second = np.full(1000, 0.4)
     second[:40] = 0.6
     assert ranking.rank_ranges(np.vstack([first, second])) == [(1, 2), (1, 2)]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+OWNER = ROOT / "evaluations" / "ranking.py"
+
+
+def level_written(line: str) -> bool:
+    """A level written out: "95%", "95 %", the percentiles 2.5 and 97.5, the fraction 0.95 (or the constant's own)."""
+    level = ranking.INTERVAL_PERCENT
+    return bool(re.search(rf"(?<![\d.])(?:(?:95|{level})\s?%|97\.5|2\.5\s?%|2\.5-|0\.95(?!\d))", line))
+
+
+def places_that_print_the_board() -> list[Path]:
+    evaluations = ROOT / "evaluations"
+    files = [p for p in evaluations.rglob("*.py") if "tests" not in p.parts and "migrations" not in p.parts]
+    files += list((evaluations / "templates").rglob("*.html")) + list((ROOT / "tasks" / "templates").rglob("*.html"))
+    files += [ROOT / "static" / "js" / name for name in ("leaderboard.js", "time_curves.js", "charts.js")]
+    return [p for p in files if p != OWNER]
+
+
+def test_level_written_finds_the_ways_of_writing_it():
+    assert all(map(level_written, ["in 95% of", "95 % bootstrap", "the 2.5-97.5 range", "[2.5, 97.5]", "level=0.95"]))
+    assert not any(map(level_written, ["195%", "0.955", "12.5%", "2.50 KB", "{% interval_level %}"]))
+
+
+def test_no_second_writer_of_the_level():
+    """Every page, API text and chart that states the level reads ranking.INTERVAL_PERCENT."""
+    found = []
+    for path in places_that_print_the_board():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if level_written(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:120]}")
+    assert found == []
+
+
+@pytest.mark.django_db
+def test_pages_and_the_api_print_the_constants_level(client):
+    hand_table()
+    level = f"{ranking.INTERVAL_PERCENT}%"
+    page = client.get("/").content.decode()
+    assert f"Intervals are {level} bootstrap intervals" in page
+    assert f'data-interval="{level}"' in page  # the chart's legend (leaderboard.js)
+    assert f"by Avg@k in {level} of the bootstrap resamples" in page  # a rank's range
+    assert f"Dominance, {level} intervals," in client.get("/api/").content.decode()
+    definitions = client.get("/api/v1/leaderboard/").json()["definitions"]
+    assert definitions["ci"].startswith(f"{level} percentile bootstrap")
+    assert f"Avg@k {level} interval" in definitions["rank"]
+    low, high = ranking.INTERVAL_PERCENTILES
+    assert definitions["rank_range"].startswith(f"The {low:g}-{high:g}% range")
