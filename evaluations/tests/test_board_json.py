@@ -44,12 +44,13 @@ model-a,terminus-2,1.1,Paper 2026 Table 9,0.35,0.6,0.35
 model-b,terminus-2,1.1,Paper 2026 Table 9,0.500,,
 model-z,terminus-2,1.1,Paper 2026 Table 2,0.41,0.55,
 """
+# One cohort, priced by the version: a raw runtime improving over two hours, a final-only score.
 HUMANS = """attempt_id,task,cohort,source,elapsed_seconds,score,raw_score
-h1,window_sums,"Human experts, 8 h",network,600,,2.0
-h1,window_sums,"Human experts, 8 h",network,1800,,0.2
-h2,window_sums,"Human experts, 8 h",hiring,1200,,1.0
-h3,scaling_forecast,"Human experts, 8 h",hiring,1800,0.7,
-h4,scaling_forecast,"Human experts, 8 h",outreach,1500,0.9,
+e1,window_sums,"Experts, 2 h",panel,900,,3.0
+e1,window_sums,"Experts, 2 h",panel,5400,,0.4
+e2,window_sums,"Experts, 2 h",panel,2700,,1.5
+e3,scaling_forecast,"Experts, 2 h",panel,3600,0.3,
+e3,scaling_forecast,"Experts, 2 h",panel,7200,0.6,
 """
 
 
