@@ -106,9 +106,9 @@ class ScoreTable:
         return [t for t in self.tasks if self.categories.get(t, "") == category]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Figures:
-    """One entry's figures over one scope (all tasks or one category)."""
+    """One entry's figures over one scope (all tasks or one category); the board carries them as they are."""
 
     avg: float
     best: float
