@@ -3,11 +3,19 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import pickle
+from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 
 from evaluations import board
+from evaluations import leaderboard as lb
 from evaluations.models import PublishedFigure
+
+from .board_factories import hand_table
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_type_of_the_board_is_in_its_fingerprint():
@@ -45,6 +53,15 @@ def test_the_measures_are_those_a_paper_prints():
     assert set(board.MEASURE_FIELDS) == set(PublishedFigure.Measure.values)
 
 
+def test_the_measures_have_one_writer():
+    """A second table of measure -> field (leaderboard had two that agreed by luck) fails here."""
+    found = [
+        str(path.relative_to(ROOT)) for path in (ROOT / "evaluations").rglob("*.py")
+        if "tests" not in path.parts and '"dom": "dominance"' in path.read_text()
+    ]
+    assert found == ["evaluations/board.py"]
+
+
 def test_to_json_keeps_field_order_and_aggregations_own_figures():
     version = board.VersionInfo(id=3, name="1.1", benchmark="AutoLab", label="AutoLab v1.1", clip_rewards=True)
     assert list(board.to_json(version).items()) == [
@@ -59,3 +76,26 @@ def test_to_json_keeps_field_order_and_aggregations_own_figures():
         "f": figures.as_dict(), 7: {"avg": 0.5, "best": 0.5, "scores": [0.5]}, "pair": [1, 2]
     }
     assert list(board.to_json(figures)) == list(figures.as_dict())
+
+
+@pytest.mark.django_db
+def test_a_board_is_frozen_and_pickles_whole():
+    data = lb.compute_board(hand_table()["version"])
+    assert isinstance(data, board.Board) and all(isinstance(e, board.BoardEntry) for e in data.entries)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        data.entries[0].comparison = False
+    again = pickle.loads(pickle.dumps(data))
+    assert again == data and again is not data
+    assert again.entries[0].figures(None) == data.entries[0].overall
+
+
+@pytest.mark.django_db
+def test_the_cache_key_carries_the_shape_and_no_other_shape_is_read():
+    version = hand_table()["version"]
+    key = lb.board_key(version.pk)
+    assert f":{board.SHAPE}:" in key
+    # A board cached as a dict (code from before the shape, sharing the cache) under this very key.
+    cache.set(key, {"entries": [], "cells": {}}, 60)
+    data = lb.board(version)
+    assert isinstance(data, board.Board) and len(data.entries) == 3
+    assert lb.board(version) == data  # cached now: read back from the (pickling) cache, equal
