@@ -15,15 +15,15 @@ Definitions (the leaderboard page and the API documentation repeat them):
 - Dominance: per task, the fraction of the *other* entries of the comparison
   set whose per-task Avg@k this entry beats (ties count one half), averaged
   over tasks. Over a comparison set it averages to exactly 0.5.
-- 95% intervals (Avg@k, Best@k, Dominance): percentile bootstrap that
+- Intervals (Avg@k, Best@k, Dominance), at ranking.INTERVAL_PERCENT: a percentile bootstrap that
   resamples tasks (the same task draw for every entry, so comparisons are
   paired) and, within each task, the entry's rollouts (redrawn once per
   replicate). Seeded, so pages are reproducible.
 - Rank (evaluations.ranking): among the comparison set's entries with at
   least one counted rollout in the scope, 1 + the number of entries whose
   Avg@k interval lies wholly above this one's (LMArena's rule); entries with
-  nothing counted are listed unranked. The rank range is the 2.5-97.5 %
-  range of the entry's rank over the paired bootstrap replicates.
+  nothing counted are listed unranked. The rank range is the range of the
+  entry's rank over the middle INTERVAL_PERCENT of the paired bootstrap replicates.
 - Medals: per task, by per-task Avg@k among the comparison set, competition
   style (two golds, then a bronze); a per-task score of 0 wins nothing.
 - score@k: the expected best of k rollouts drawn without replacement from
@@ -42,7 +42,7 @@ import numpy as np
 from trajectories.statuses import Disposition, disposition  # noqa: F401  (the board's readers ask agg.disposition)
 
 from . import ranking
-from .ranking import TIE_TOLERANCE
+from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES, TIE_TOLERANCE
 
 # The dispositions by the names the board's readers use.
 COUNTED, INFRA, SUPERSEDED = Disposition.COUNTED, Disposition.INFRA, Disposition.SUPERSEDED
@@ -87,9 +87,9 @@ class ScoreTable:
         return [t for t in self.tasks if self.categories.get(t, "") == category]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Figures:
-    """One entry's figures over one scope (all tasks or one category)."""
+    """One entry's figures over one scope (all tasks or one category); the board carries them as they are."""
 
     avg: float
     best: float
@@ -195,7 +195,8 @@ def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.
 
 
 def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.percentile(samples, [2.5, 97.5], axis=axis)
+    """The INTERVAL_PERCENT percentile interval of `samples` along `axis`: (low, high) first."""
+    return np.percentile(samples, list(INTERVAL_PERCENTILES), axis=axis)
 
 
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
@@ -247,7 +248,7 @@ def scope_figures(
     # Only entries with something counted in the scope are ranked.
     ranked = [i for i in members if counts[i].sum() > 0]
     rank_of = dict(zip(ranked, ranking.interval_ranks([(avg_ci[i, 0], avg_ci[i, 1]) for i in ranked])))
-    range_of = dict(zip(ranked, ranking.rank_ranges(resampled[ranked].mean(axis=-1))))
+    range_of = dict(zip(ranked, ranking.rank_ranges(resampled[ranked].mean(axis=-1), INTERVAL_PERCENT / 100)))
     return {
         entry: Figures(
             avg=float(avg[i]),

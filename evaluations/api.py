@@ -22,8 +22,10 @@ from trajectories.models import Rollout
 
 from . import aggregation as agg
 from . import leaderboard as lb
+from .board import Board, PublishedEntry, measure_value, to_json
 from .links import rollout_url, rollouts_url
 from .forms import BoardFilters
+from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES
 
 API_VERSION = "v1"
 MAX_PAGE_SIZE = 500
@@ -31,9 +33,9 @@ DEFINITIONS = {
     "avg": "Avg@k: mean of a task's counted rollouts, then over all tasks of the version or category; a task without a counted rollout counts 0.",
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
     "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set. The comparison set is the entries the filters (harness, open_weight) choose.",
-    "ci": "95% percentile bootstrap over tasks and rollouts within tasks, seeded.",
-    "rank": "1 + the number of comparison-set entries whose Avg@k 95% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
-    "rank_range": "The 2.5-97.5% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
+    "ci": f"{INTERVAL_PERCENT}% percentile bootstrap over tasks and rollouts within tasks, seeded.",
+    "rank": f"1 + the number of comparison-set entries whose Avg@k {INTERVAL_PERCENT}% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
+    "rank_range": f"The {INTERVAL_PERCENTILES[0]:g}-{INTERVAL_PERCENTILES[1]:g}% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
     "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
 }
 
@@ -69,82 +71,93 @@ def api_filters(request: HttpRequest) -> dict | JsonResponse:
     return form.cleaned_data if form.cleaned_data["version"] is not None else no_version()
 
 
-def leaderboard_rows(data: dict, filters: dict) -> list[dict]:
+def _ends(pair: tuple | None) -> tuple:
+    """An interval's (low, high), or (None, None) where there is none."""
+    return tuple(pair) if pair else (None, None)
+
+
+def leaderboard_rows(data: Board, filters: dict) -> list[dict]:
     """One flat row per entry: overall figures (or the category's), per-category Avg, usage."""
-    category = filters["category"] if filters["category"] in data["categories"] else None
+    category = data.shown_category(filters["category"])
     rows = []
-    entries = lb.sort_entries(data["entries"], "avg", True, category)
+    entries = lb.sort_entries(data.entries, "avg", True, category)
     for entry in entries:
-        figures = lb.figures_of(entry, category) or {}
-        scope = lb.scope_of(entry, category)
-        usage = scope["usage"]
+        figures = entry.figures(category)
+        scope = entry.scope(category)
+        usage, medals = scope.usage, scope.medals
+        rank_range = _ends(figures.rank_range if figures else None)
+        avg_ci = _ends(figures.avg_ci if figures else None)
+        dominance_ci = _ends(figures.dominance_ci if figures else None)
         row = {
-            "version": data["version"]["name"],
+            "version": data.version.name,
             "scope": category or "all",
-            "model": entry["model"],
-            "harness": entry["harness"],
-            "open_weight": entry["open_weight"],
-            "ablation": entry["ablation"],
-            "in_comparison": entry["comparison"],
-            "kind": "human" if entry.get("human") else "agent",
-            "rank": figures.get("rank"),
-            "rank_range_low": (figures.get("rank_range") or [None, None])[0],
-            "rank_range_high": (figures.get("rank_range") or [None, None])[1],
-            "avg": figures.get("avg"),
-            "avg_ci_low": (figures.get("avg_ci") or [None, None])[0],
-            "avg_ci_high": (figures.get("avg_ci") or [None, None])[1],
-            "best": figures.get("best"),
-            "dominance": figures.get("dominance"),
-            "dominance_ci_low": (figures.get("dominance_ci") or [None, None])[0],
-            "dominance_ci_high": (figures.get("dominance_ci") or [None, None])[1],
-            "tasks_with_rollouts": figures.get("n_tasks"),
-            "tasks_total": figures.get("n_tasks_total"),
-            "rollouts_counted": figures.get("n_rollouts"),
-            "rollouts_infra_error": entry["excluded"].get(agg.INFRA, 0),
+            "model": entry.model,
+            "harness": entry.harness,
+            "open_weight": entry.open_weight,
+            "ablation": entry.ablation,
+            "in_comparison": entry.comparison,
+            "kind": "human" if entry.human else "agent",
+            "rank": figures.rank if figures else None,
+            "rank_range_low": rank_range[0],
+            "rank_range_high": rank_range[1],
+            "avg": figures.avg if figures else None,
+            "avg_ci_low": avg_ci[0],
+            "avg_ci_high": avg_ci[1],
+            "best": figures.best if figures else None,
+            "dominance": figures.dominance if figures else None,
+            "dominance_ci_low": dominance_ci[0],
+            "dominance_ci_high": dominance_ci[1],
+            "tasks_with_rollouts": figures.n_tasks if figures else None,
+            "tasks_total": figures.n_tasks_total if figures else None,
+            "rollouts_counted": figures.n_rollouts if figures else None,
+            "rollouts_infra_error": entry.excluded.get(agg.INFRA, 0),
         }
-        for name in data["categories"]:
-            row[f"avg_{name}"] = (entry["categories"].get(name) or {}).get("avg")
+        for name in data.categories:
+            mine = entry.categories.get(name)
+            row[f"avg_{name}"] = mine.avg if mine else None
         row.update(
             {
-                "gold": (scope["medals"] or {}).get("gold"),
-                "silver": (scope["medals"] or {}).get("silver"),
-                "bronze": (scope["medals"] or {}).get("bronze"),
-                "cost_usd": usage["cost_usd"],
-                "cost_known_rollouts": usage["cost_known_rollouts"],
-                "input_tokens": usage["input_tokens"],
-                "output_tokens": usage["output_tokens"],
-                "agent_hours": usage["agent_hours"],
-                "benchmark_calls_per_hour": usage["benchmark_calls_per_hour"],
+                "gold": medals.gold if medals else None,
+                "silver": medals.silver if medals else None,
+                "bronze": medals.bronze if medals else None,
+                "cost_usd": usage.cost_usd,
+                "cost_known_rollouts": usage.cost_known_rollouts,
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "agent_hours": usage.agent_hours,
+                "benchmark_calls_per_hour": usage.benchmark_calls_per_hour,
             }
         )
         rows.append(row)
     return rows
 
 
-def published_rows(data: dict, filters: dict) -> list[dict]:
-    """The published entries as the leaderboard's rows: the paper's printed figure where it gave one, else
-    the figure its per-task scores give (as the page shows), with the source; never ranked."""
-    category = filters["category"] if filters["category"] in data["categories"] else None
+def published_figure(published: PublishedEntry, scope: str | None, measure: str) -> float | None:
+    """The paper's printed figure where it gave one, else the one its per-task scores give (as the page shows)."""
+    printed = published.printed(scope, measure)
+    if printed is not None:
+        return printed
+    figures = published.figures(scope)
+    return measure_value(figures, measure) if figures else None
+
+
+def published_rows(data: Board, filters: dict) -> list[dict]:
+    """The published entries as the leaderboard's rows (`published_figure`), with the source; never ranked."""
+    category = data.shown_category(filters["category"])
     rows = []
-    for published in data["published"]:
-        figures = lb.figures_of(published, category) or {} if published.get("overall") else {}
-
-        def figure(measure: str, field: str) -> float | None:
-            printed = lb.printed_figure(published, category, measure)
-            return printed if printed is not None else figures.get(field)
-
+    for published in data.published:
         row = {
-            "version": data["version"]["name"], "scope": category or "all", "model": published["model"],
-            "harness": published["harness"], "open_weight": published["open_weight"], "ablation": False,
-            "in_comparison": False, "kind": "human" if published.get("human") else "agent",
-            "origin": "published", "source": published["source"],
-            "avg": figure("avg", "avg"), "best": figure("best", "best"), "dominance": figure("dom", "dominance"),
-            "tasks_with_rollouts": published["n_tasks"], "tasks_total": published["n_tasks_total"],
-            "rollouts_counted": published["n_scores"],
+            "version": data.version.name, "scope": category or "all", "model": published.model,
+            "harness": published.harness, "open_weight": published.open_weight, "ablation": False,
+            "in_comparison": False, "kind": "human" if published.human else "agent",
+            "origin": "published", "source": published.source,
+            "avg": published_figure(published, category, "avg"), "best": published_figure(published, category, "best"),
+            "dominance": published_figure(published, category, "dom"),
+            "tasks_with_rollouts": published.n_tasks, "tasks_total": published.n_tasks_total,
+            "rollouts_counted": published.n_scores,
         }
-        for name in data["categories"]:
-            printed = lb.printed_figure(published, name, "avg")
-            row[f"avg_{name}"] = printed if printed is not None else (published["categories"].get(name) or {}).get("avg")
+        for name in data.categories:
+            row[f"avg_{name}"] = published_figure(published, name, "avg")
         rows.append(row)
     return rows
 
@@ -158,28 +171,31 @@ def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     if wants_csv(request, csv_url):
         # The page's two tables in one file: measured entries, then the published ones with their source.
         measured = [{**row, "origin": "measured", "source": ""} for row in rows]
-        return csv_response(measured + published_rows(data, filters), f"leaderboard-{data['version']['name']}.csv")
-    category = filters["category"] if filters["category"] in data["categories"] else None
+        return csv_response(measured + published_rows(data, filters), f"leaderboard-{data.version.name}.csv")
+    category = data.shown_category(filters["category"])
     return JsonResponse(
         {
             "api_version": API_VERSION,
-            "version": data["version"],
+            "version": to_json(data.version),
             "scope": category or "all",
-            "categories": data["categories"],
+            "categories": data.categories,
             "definitions": DEFINITIONS,
             "entries": rows,
-            "scoring": data.get("scoring"),
-            "published": [{k: v for k, v in p.items() if k not in ("key", "model_id", "harness_id")} for p in data["published"]],
+            "scoring": data.scoring,
+            # Each published entry as the board has it, less the board's own keys and ids.
+            "published": [
+                {k: v for k, v in to_json(p).items() if k not in ("key", "model_id", "harness_id")} for p in data.published
+            ],
             "curves": {
-                "budget_fraction": data["budget_grid"],
+                "budget_fraction": data.budget_grid,
                 "entries": [
                     {
-                        "model": e["model"],
-                        "harness": e["harness"],
-                        "score_vs_budget": lb.scope_of(e, category)["budget_curve"],
-                        "score_at_k": lb.scope_of(e, category)["score_at_k"],
+                        "model": e.model,
+                        "harness": e.harness,
+                        "score_vs_budget": e.scope(category).budget_curve,
+                        "score_at_k": e.scope(category).score_at_k,
                     }
-                    for e in data["entries"]
+                    for e in data.entries
                 ],
             },
         }
@@ -195,24 +211,24 @@ TIME_CURVE_DEFINITIONS = {
 }
 
 
-def time_curve_rows(data: dict, scope: str | None) -> list[dict]:
+def time_curve_rows(data: Board, scope: str | None) -> list[dict]:
     """One row per entry x curve x point of the version's RE-Bench curves."""
-    curves = data["time_curves"]["scopes"].get(scope or "") or {"entries": {}, "budgets": [], "elapsed": []}
+    curves = data.curves(scope)
     rows = []
-    for entry in data["entries"]:
-        mine = curves["entries"].get(entry["key"])
+    for entry in data.entries:
+        mine = curves.entries.get(entry.key) if curves else None
         if mine is None:
             continue
-        base = {"version": data["version"]["name"], "scope": scope or "all", "model": entry["model"],
-                "harness": entry["harness"], "kind": "human" if entry.get("human") else "agent"}
-        for point in mine["budget"]:
-            rows.append({**base, "curve": "score_at_budget", "hours": point["budget"] / 3600, "k": point["best_k"],
-                         "score": point["best"], "by_k": json.dumps(point["by_k"]), "cost_usd": None})
-        for t, value in zip(curves["elapsed"], mine["elapsed"]):
+        base = {"version": data.version.name, "scope": scope or "all", "model": entry.model,
+                "harness": entry.harness, "kind": "human" if entry.human else "agent"}
+        for point in mine.budget:
+            rows.append({**base, "curve": "score_at_budget", "hours": point.budget / 3600, "k": point.best_k,
+                         "score": point.best, "by_k": json.dumps(point.by_k), "cost_usd": None})
+        for t, value in zip(curves.elapsed, mine.elapsed):
             rows.append({**base, "curve": "elapsed", "hours": t / 3600, "k": 1, "score": value, "by_k": "", "cost_usd": None})
-        for point in mine["cost"]:
-            rows.append({**base, "curve": "cost", "hours": point["budget"] / 3600, "k": point["k"], "score": point["score"],
-                         "by_k": "", "cost_usd": point["cost"]})
+        for point in mine.cost:
+            rows.append({**base, "curve": "cost", "hours": point.budget / 3600, "k": point.k, "score": point.score,
+                         "by_k": "", "cost_usd": point.cost})
     return rows
 
 
@@ -222,77 +238,75 @@ def time_curves(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     if isinstance(filters, JsonResponse):
         return filters
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
-    if not data.get("time_curves"):
+    if not data.time_curves:
         return JsonResponse(
-            {"error": f"{data['version']['label']} is scored by the verifier's reward: it has no score-log curves"}, status=404
+            {"error": f"{data.version.label} is scored by the verifier's reward: it has no score-log curves"}, status=404
         )
-    scope = filters["category"] if filters["category"] in data["categories"] else None
+    scope = data.shown_category(filters["category"])
     if wants_csv(request, csv_url):
-        return csv_response(time_curve_rows(data, scope), f"time-curves-{data['version']['name']}.csv")
-    curves = data["time_curves"]["scopes"].get(scope or "")
+        return csv_response(time_curve_rows(data, scope), f"time-curves-{data.version.name}.csv")
+    curves = data.curves(scope)
     entries = []
-    for entry in data["entries"]:
-        mine = curves["entries"].get(entry["key"])
+    for entry in data.entries:
+        mine = curves.entries.get(entry.key)
         if mine is None:
             continue
         entries.append({
-            "model": entry["model"], "harness": entry["harness"], "kind": "human" if entry.get("human") else "agent",
-            "in_comparison": entry["comparison"], "n_runs": mine["n_runs"], "data_end_hours": mine["data_end"] / 3600,
-            "dollars_per_hour": mine["dollars_per_hour"], "score_at_data_end": mine["score_at_data_end"],
-            "score_at_budget": [{"hours": p["budget"] / 3600, "best_k": p["best_k"], "score": p["best"], "by_k": p["by_k"]}
-                                for p in mine["budget"]],
-            "elapsed": [{"hours": t / 3600, "score": v} for t, v in zip(curves["elapsed"], mine["elapsed"])],
-            "cost": [{"cost_usd": p["cost"], "score": p["score"], "hours": p["budget"] / 3600, "k": p["k"]} for p in mine["cost"]],
+            "model": entry.model, "harness": entry.harness, "kind": "human" if entry.human else "agent",
+            "in_comparison": entry.comparison, "n_runs": mine.n_runs, "data_end_hours": mine.data_end / 3600,
+            "dollars_per_hour": mine.dollars_per_hour, "score_at_data_end": mine.score_at_data_end,
+            "score_at_budget": [{"hours": p.budget / 3600, "best_k": p.best_k, "score": p.best, "by_k": p.by_k}
+                                for p in mine.budget],
+            "elapsed": [{"hours": t / 3600, "score": v} for t, v in zip(curves.elapsed, mine.elapsed)],
+            "cost": [{"cost_usd": p.cost, "score": p.score, "hours": p.budget / 3600, "k": p.k} for p in mine.cost],
         })
     return JsonResponse({
-        "api_version": API_VERSION, "version": data["version"], "scope": scope or "all", "scoring": data["scoring"],
-        "human_hourly_rate_usd": data["human_hourly_rate_usd"], "definitions": TIME_CURVE_DEFINITIONS, "entries": entries,
+        "api_version": API_VERSION, "version": to_json(data.version), "scope": scope or "all", "scoring": data.scoring,
+        "human_hourly_rate_usd": data.human_hourly_rate_usd, "definitions": TIME_CURVE_DEFINITIONS, "entries": entries,
     })
 
 
-def heatmap_rows(data: dict, filters: dict) -> list[dict]:
+def heatmap_rows(data: Board, filters: dict) -> list[dict]:
     """One row per (task, entry) with a rollout: long format, easy to pivot."""
-    entries = data["entries"]
     rows = []
-    for task in data["tasks"]:
-        if filters["category"] and task["category"] != filters["category"]:
+    for task in data.tasks:
+        if filters["category"] and task.category != filters["category"]:
             continue
-        cells = data["cells"].get(task["id"], {})
-        for entry in entries:
-            cell = cells.get(entry["key"])
+        for entry in data.entries:
+            cell = data.cell(task.id, entry.key)
             rows.append(
                 {
-                    "version": data["version"]["name"],
-                    "task": task["name"],
-                    "category": task["category"],
-                    "model": entry["model"],
-                    "harness": entry["harness"],
-                    "avg": cell["avg"] if cell else None,
-                    "best": cell["best"] if cell else None,
-                    "n_rollouts": len(cell["scores"]) if cell else 0,
-                    "scores": " ".join(f"{s:g}" for s in cell["scores"]) if cell else "",
-                    "n_infra_error": len(cell["infra_rollout_ids"]) if cell else 0,
-                    "rollouts_url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
+                    "version": data.version.name,
+                    "task": task.name,
+                    "category": task.category,
+                    "model": entry.model,
+                    "harness": entry.harness,
+                    "avg": cell.avg if cell else None,
+                    "best": cell.best if cell else None,
+                    "n_rollouts": len(cell.scores) if cell else 0,
+                    "scores": " ".join(f"{s:g}" for s in cell.scores) if cell else "",
+                    "n_infra_error": len(cell.infra_rollout_ids) if cell else 0,
+                    "rollouts_url": rollouts_url(task.id, entry.model_id, entry.harness_id),
                 }
             )
     return rows
 
 
-def published_heatmap_rows(data: dict, filters: dict) -> list[dict]:
+def published_heatmap_rows(data: Board, filters: dict) -> list[dict]:
     """The published per-task scores as heatmap rows, with their source."""
     rows = []
-    for task in data["tasks"]:
-        if filters["category"] and task["category"] != filters["category"]:
+    for task in data.tasks:
+        if filters["category"] and task.category != filters["category"]:
             continue
-        for published in data["published"]:
-            cell = published["cells"].get(task["id"])
+        for published in data.published:
+            cell = published.cells.get(task.id)
             if cell is None:
                 continue
             rows.append({
-                "version": data["version"]["name"], "task": task["name"], "category": task["category"],
-                "model": published["model"], "harness": published["harness"], "avg": cell["avg"], "best": cell["best"],
-                "n_rollouts": len(cell["scores"]), "scores": " ".join(f"{s:g}" for s in cell["scores"]),
-                "n_infra_error": 0, "rollouts_url": "", "origin": "published", "source": published["source"],
+                "version": data.version.name, "task": task.name, "category": task.category,
+                "model": published.model, "harness": published.harness, "avg": cell.avg, "best": cell.best,
+                "n_rollouts": len(cell.scores), "scores": " ".join(f"{s:g}" for s in cell.scores),
+                "n_infra_error": 0, "rollouts_url": "", "origin": "published", "source": published.source,
             })
     return rows
 
@@ -305,8 +319,8 @@ def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     rows = [{**row, "origin": "measured", "source": ""} for row in heatmap_rows(data, filters)]
     rows += published_heatmap_rows(data, filters)
     if wants_csv(request, csv_url):
-        return csv_response(rows, f"heatmap-{data['version']['name']}.csv")
-    return JsonResponse({"api_version": API_VERSION, "version": data["version"], "cells": rows})
+        return csv_response(rows, f"heatmap-{data.version.name}.csv")
+    return JsonResponse({"api_version": API_VERSION, "version": to_json(data.version), "cells": rows})
 
 
 def rollout_row(r: Rollout) -> dict:
@@ -331,8 +345,8 @@ def rollout_row(r: Rollout) -> dict:
         "reward": r.reward,
         # The version's convention: the reward (AutoLab) or the best of the score log (RE-Bench).
         "score": lb.counted_score(
-            {"reward": r.reward, "score_log": r.score_log}, {"final_only": r.task.final_only},
-            r.task.version.scoring, r.task.version.clip_rewards,
+            {"reward": r.reward, "score_log": r.score_log}, r.task.final_only, r.task.version.scoring,
+            r.task.version.clip_rewards,
         ),
         "score_log": list(r.score_log or []),
         # The version clipped the verifier's reward to [0, 1] for the figures ("score" is the clipped one).

@@ -1,12 +1,14 @@
 """From the database to leaderboard figures, cached until results change.
 
 `board(version)` reads every rollout of one benchmark version once, hands
-plain scores to `evaluations.aggregation` and returns one JSON-serialisable
-dict that the leaderboard, heatmap, model page, task page and API all read.
+plain scores to `evaluations.aggregation` and returns one `board.Board`
+(evaluations/board.py writes its shape down) that the leaderboard, heatmap,
+model page, task page and API all read.
 
-Caching: every board is stored under a key that includes a *generation*
-counter, kept in the database (BoardGeneration) so that every process reads
-the same one. Saving or deleting an Entry, PublishedResult, Task,
+Caching: every board is stored under a key that includes the board's shape
+(`board.SHAPE`: no process reads a board pickled by code of another shape)
+and a *generation* counter, kept in the database (BoardGeneration) so that
+every process reads the same one. Saving or deleting an Entry, PublishedResult, Task,
 BenchmarkVersion, AgentModel, Harness or FailureLabel bumps the counter
 (signals connected in `EvaluationsConfig.ready`), and so does creating or
 deleting a Rollout, or saving one in a way that changes what boards read
@@ -33,6 +35,7 @@ from tasks.scoring import BEST_OF_SCORE_LOG, counted_reward, run_score
 from trajectories.models import Rollout
 
 from . import aggregation as agg
+from . import board as board_shape
 from . import time_curves as tc
 from .links import rollout_url, rollouts_url
 from agents.models import AgentModel, Harness
@@ -173,12 +176,59 @@ def _curve_points(curve: Any, budget: float | None, clip: bool) -> list[tuple[fl
 
 # A published figure against the per-task scores of its entry: status -> how reports count it.
 FIGURE_VERDICTS = {"reproduced": "reproduced", "differs": "differing", "unchecked": "unchecked"}
-MEASURE_FIELDS = {"avg": "avg", "best": "best", "dom": "dominance"}
+
+
+@dataclass
+class _PublishedGroup:
+    """A published entry while it is read: its scores and the paper's figures, before it is frozen."""
+
+    key: str
+    model: AgentModel
+    harness: Harness
+    source: str
+    # A paper's ablation: badged, apart, out of the comparison unless staff include it.
+    ablation: bool
+    compared: bool = False
+    scores: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    paper: list[board_shape.PaperFigure] = field(default_factory=list)
+    figures: dict[str | None, agg.Figures] = field(default_factory=dict)  # by scope, None all tasks
+
+    def frozen(self, version: BenchmarkVersion, n_tasks_total: int) -> board_shape.PublishedEntry:
+        overall = self.figures.get(None)
+        return board_shape.PublishedEntry(
+            key=self.key,
+            ablation=self.ablation,
+            compared=self.compared,
+            model=self.model.name,
+            model_id=self.model.id,
+            model_label=self.model.label,
+            open_weight=self.model.open_weight,
+            human=self.model.is_human,
+            harness=str(self.harness),
+            harness_id=self.harness.id,
+            version=str(version),
+            source=self.source,
+            paper=self.paper,
+            overall=overall,
+            categories={c: f for c, f in self.figures.items() if c},
+            avg=overall.avg if overall else None,
+            best=overall.best if overall else None,
+            n_tasks=overall.n_tasks if overall else 0,
+            n_tasks_total=n_tasks_total,
+            n_scores=overall.n_rollouts if overall else 0,
+            # Per task, as the heatmap's cells (its exports carry the published scores too).
+            cells={
+                task: board_shape.PublishedCell(avg=float(np.mean(s)), best=max(s), scores=s)
+                for task, s in self.scores.items()
+                if s
+            },
+        )
 
 
 def _published(
-    version: BenchmarkVersion, tasks: list[dict], harness: int | None = None, open_weight: bool | None = None
-) -> list[dict]:
+    version: BenchmarkVersion, tasks: list[board_shape.TaskInfo], harness: int | None = None,
+    open_weight: bool | None = None,
+) -> list[board_shape.PublishedEntry]:
     """Published entries (model, harness, source) with figures aggregated as ours, and the paper's own figures.
 
     Dominance compares the published entries that have per-task scores with
@@ -191,101 +241,60 @@ def _published(
         scores, figures = scores.filter(harness_id=harness), figures.filter(harness_id=harness)
     if open_weight is not None:
         scores, figures = scores.filter(model__open_weight=open_weight), figures.filter(model__open_weight=open_weight)
-    groups: dict[tuple, dict] = {}
+    groups: dict[tuple, _PublishedGroup] = {}
 
-    def group_of(row) -> dict:
+    def group_of(row) -> _PublishedGroup:
         key = (row.model_id, row.harness_id, row.source, row.ablation)
         if key not in groups:
-            groups[key] = {
-                "key": f"p{len(groups)}",
-                # A paper's ablation: badged, apart, out of the comparison unless staff include it.
-                "ablation": row.ablation,
-                "compared": False,
-                "model": row.model.name,
-                "model_id": row.model_id,
-                "model_label": row.model.label,
-                "open_weight": row.model.open_weight,
-                "human": row.model.is_human,
-                "harness": str(row.harness),
-                "harness_id": row.harness_id,
-                "version": str(version),
-                "source": row.source,
-                "scores": defaultdict(list),
-                "paper": [],
-                "overall": None,
-                "categories": {},
-                "avg": None,
-                "best": None,
-                "n_tasks": 0,
-                "n_tasks_total": len(tasks),
-                "n_scores": 0,
-            }
+            groups[key] = _PublishedGroup(
+                key=f"p{len(groups)}", model=row.model, harness=row.harness, source=row.source, ablation=row.ablation
+            )
         return groups[key]
 
     for row in scores.select_related("model", "harness").order_by("model__name", "harness__name", "source", "task_id", "rollout_index"):
         group = group_of(row)
-        group["scores"][row.task_id].append(counted_reward(row.score, version.clip_rewards))
-        group["compared"] = group["compared"] or row.compared
-    scored = [g for g in groups.values() if g["scores"]]
+        group.scores[row.task_id].append(counted_reward(row.score, version.clip_rewards))
+        group.compared = group.compared or row.compared
+    scored = [g for g in groups.values() if g.scores]
     table = agg.ScoreTable(
-        entries=[g["key"] for g in scored],
-        tasks=[t["id"] for t in tasks],
-        scores={(g["key"], task): s for g in scored for task, s in g["scores"].items()},
-        categories={t["id"]: t["category"] for t in tasks},
+        entries=[g.key for g in scored],
+        tasks=[t.id for t in tasks],
+        scores={(g.key, task): s for g in scored for task, s in g.scores.items()},
+        categories={t.id: t.category for t in tasks},
     )
-    scopes = agg.all_figures(table, {g["key"] for g in scored if g["compared"]}, n_resamples=N_RESAMPLES)
+    scopes = agg.all_figures(table, {g.key for g in scored if g.compared}, n_resamples=N_RESAMPLES)
     for group in scored:
-        mine = scopes[None][group["key"]]
-        group["overall"] = mine.as_dict()
-        group["categories"] = {c: scopes[c][group["key"]].as_dict() for c in scopes if c}
-        group.update(avg=mine.avg, best=mine.best, n_tasks=mine.n_tasks, n_scores=mine.n_rollouts)
+        group.figures = {scope: scopes[scope][group.key] for scope in scopes}
 
     for figure in figures.select_related("model", "harness").order_by("model__name", "scope", "measure"):
         same_entry = [g for g in groups.values()
-                      if (g["model_id"], g["harness_id"], g["ablation"]) == (figure.model_id, figure.harness_id, figure.ablation)]
-        checked = [g for g in same_entry if g["overall"]]
-        group = next((g for g in checked if g["source"] == figure.source), None) or (checked or [None])[0]
-        group = group or next((g for g in same_entry if g["source"] == figure.source), None) or group_of(figure)
-        ours = (figures_of(group, figure.scope) or {}).get(MEASURE_FIELDS[figure.measure]) if group["overall"] else None
+                      if (g.model.id, g.harness.id, g.ablation) == (figure.model_id, figure.harness_id, figure.ablation)]
+        checked = [g for g in same_entry if g.figures]
+        group = next((g for g in checked if g.source == figure.source), None) or (checked or [None])[0]
+        group = group or next((g for g in same_entry if g.source == figure.source), None) or group_of(figure)
+        mine = group.figures.get(figure.scope or None)
+        ours = board_shape.measure_value(mine, figure.measure) if mine else None
         if ours is None:
             status = "unchecked"
         else:
             status = "reproduced" if agg.reproduces(figure.value, figure.decimals, ours) else "differs"
-        group["paper"].append(
-            {
-                "scope": figure.scope,
-                "measure": figure.measure,
-                "value": figure.value,
-                "printed": f"{figure.value:.{figure.decimals}f}",
-                "ours": ours,
-                "status": status,
-                "source": figure.source,
-            }
+        group.paper.append(
+            board_shape.PaperFigure(
+                scope=figure.scope, measure=figure.measure, value=figure.value,
+                printed=f"{figure.value:.{figure.decimals}f}", ours=ours, status=status, source=figure.source,
+            )
         )
-    for group in groups.values():
-        # Per task, as the heatmap's cells (its exports carry the published scores too).
-        group["cells"] = {
-            task: {"avg": float(np.mean(s)), "best": max(s), "scores": s} for task, s in group.pop("scores").items() if s
-        }
+    published = [group.frozen(version, len(tasks)) for group in groups.values()]
     # Sorted like the board: main entries before ablations, each by Avg@k (the paper's printed one where
     # no per-task scores give it), best first.
-    return sorted(groups.values(), key=lambda g: (g["ablation"], -_sort_avg(g), g["model"], g["source"]))
+    return sorted(published, key=lambda p: (p.ablation, -_sort_avg(p), p.model, p.source))
 
 
-def _sort_avg(group: dict) -> float:
-    if group["avg"] is not None:
-        return group["avg"]
-    printed = printed_figure(group, None, "avg")
+def _sort_avg(published: board_shape.PublishedEntry) -> float:
+    if published.avg is not None:
+        return published.avg
+    printed = published.printed(None, "avg")
     return printed if printed is not None else -1.0
-
-
-def printed_figure(published: dict, scope: str | None, measure: str) -> float | None:
-    """The paper's own figure of a published entry for a scope (None: all tasks, or a category) and measure, if printed."""
-    wanted = scope or ""  # the overall scope is stored as ""
-    for figure in published["paper"]:
-        if figure["scope"] == wanted and figure["measure"] == measure:
-            return figure["value"]
-    return None
 
 
 @dataclass
@@ -317,15 +326,18 @@ def _score_log(value: Any) -> list[tuple[float, float]]:
     return points
 
 
-def counted_score(r: dict, task: dict, convention: str, clip: bool) -> float:
-    """A counted rollout's score under its version's convention (tasks.scoring.run_score), a missing one 0."""
+def counted_score(r: dict, final_only: bool, convention: str, clip: bool) -> float:
+    """A counted rollout's score under its version's convention (tasks.scoring.run_score), a missing one 0.
+
+    `r` holds the rollout's reward and score log; `final_only` is its task's.
+    """
     if convention == BEST_OF_SCORE_LOG:
-        score = run_score(convention, r["reward"], [s for _, s in _score_log(r.get("score_log"))], task.get("final_only", False))
+        score = run_score(convention, r["reward"], [s for _, s in _score_log(r.get("score_log"))], final_only)
         return counted_reward(score, clip)
     return counted_reward(r["reward"], clip)
 
 
-def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, convention: str = "") -> Counted:
+def _count(rollouts: list[dict], task_by_id: dict[int, board_shape.TaskInfo], clip: bool, convention: str = "") -> Counted:
     counted = Counted()
     for r in rollouts:
         key = entry_key(r["model_id"], r["harness_id"])
@@ -335,20 +347,20 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, conven
             if kind == agg.INFRA:
                 counted.flagged[(key, r["task_id"])].append(r["id"])
             continue
-        task = task_by_id.get(r["task_id"], {})
-        score = counted_score(r, task, convention, clip)
-        if clip and counted_score(r, task, convention, False) != score:
+        task = task_by_id[r["task_id"]]  # the board's rollouts are of its version's tasks
+        score = counted_score(r, task.final_only, convention, clip)
+        if clip and counted_score(r, task.final_only, convention, False) != score:
             counted.clipped[(key, r["task_id"])].append(r["id"])
         counted.scores[(key, r["task_id"])].append(score)
         counted.rollout_ids[(key, r["task_id"])].append(r["id"])
         seconds = None
         if r["agent_started_at"] and r["agent_finished_at"]:
             seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
-        for scope in (None, task.get("category")):
+        for scope in (None, task.category):
             counted.usage[(key, scope)].add(
                 r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"]
             )
-        budget = task.get("budget_sec") or seconds
+        budget = task.budget_sec or seconds
         end = min(1.0, seconds / budget) if seconds is not None and budget else 1.0
         counted.curves[key][r["task_id"]].append((_curve_points(r["curve"], budget, clip), (end, score)))
         if convention == BEST_OF_SCORE_LOG:
@@ -358,38 +370,22 @@ def _count(rollouts: list[dict], task_by_id: dict[int, dict], clip: bool, conven
             if clip:
                 points = [(t, counted_reward(s, clip)) for t, s in points]
             counted.runs[key][r["task_id"]].append(
-                tc.Run(points=tuple(points), end=length, final=final, final_only=task.get("final_only", False))
+                tc.Run(points=tuple(points), end=length, final=final, final_only=task.final_only)
             )
     return counted
 
 
-def _entry(model: AgentModel, harness: Harness, setting: Entry | None) -> dict:
+def _competes(model: AgentModel, setting: Entry | None) -> bool:
+    """Whether staff's setting (if any) lets an entry into the comparison set."""
     ablation = bool(setting and setting.ablation)
     in_comparison = setting.in_comparison if setting else True
-    human = model.is_human
-    # Human cohorts are a reference, not competitors: out of the agents' set unless staff include them.
-    competes = in_comparison and not ablation and not model.is_scripted and (not human or bool(setting and setting.humans_compete))
-    return {
-        "key": entry_key(model.id, harness.id),
-        "model_id": model.id,
-        "model": model.name,
-        "model_label": model.label,
-        "open_weight": model.open_weight,
-        "scripted": model.is_scripted,
-        "human": human,
-        "harness_id": harness.id,
-        "harness": str(harness),
-        "ablation": ablation,
-        "in_comparison": in_comparison,
-        # Scripted stubs are shown but never compete; nor do humans unless staff say so.
-        "comparison": competes,
-        "note": setting.note if setting else "",
-    }
+    # Scripted stubs are shown but never compete; nor do human cohorts (a reference) unless staff say so.
+    return in_comparison and not ablation and not model.is_scripted and (not model.is_human or bool(setting and setting.humans_compete))
 
 
 def _scope_extras(
-    table: agg.ScoreTable, counted: Counted, figures: dict, comparison: set, category: str | None
-) -> dict[str, dict]:
+    table: agg.ScoreTable, counted: Counted, figures: dict[str, agg.Figures], comparison: set, category: str | None
+) -> dict[str, board_shape.EntryScope]:
     """Per entry, everything besides the figures that one scope shows: usage, medals, curves, Pareto."""
     tasks = table.tasks_in(category)
     medals = agg.medal_table(table, comparison, category)
@@ -397,43 +393,43 @@ def _scope_extras(
     cost = agg.pareto_frontier({k: (usage[k].cost_per_rollout, figures[k].avg) for k in table.entries})
     tokens = agg.pareto_frontier({k: (usage[k].tokens_per_rollout, figures[k].avg) for k in table.entries})
     return {
-        key: {
-            "usage": usage[key].as_dict(),
-            "medals": medals.get(key),
-            "score_at_k": agg.score_at_k(table, key, category=category),
-            "budget_curve": agg.budget_curve(counted.curves[key], tasks, BUDGET_GRID).tolist(),
-            "pareto_cost": key in cost,
-            "pareto_tokens": key in tokens,
-        }
+        key: board_shape.EntryScope(
+            usage=board_shape.UsageFigures.of(usage[key]),
+            medals=board_shape.Medals(**medals[key]) if key in medals else None,
+            score_at_k=agg.score_at_k(table, key, category=category),
+            budget_curve=agg.budget_curve(counted.curves[key], tasks, BUDGET_GRID).tolist(),
+            pareto_cost=key in cost,
+            pareto_tokens=key in tokens,
+        )
         for key in table.entries
     }
 
 
-def _cells(tasks: list[dict], keys: list[str], counted: Counted) -> dict[int, dict[str, dict]]:
-    cells: dict[int, dict[str, dict]] = {}
+def _cells(tasks: list[board_shape.TaskInfo], keys: list[str], counted: Counted) -> dict[int, dict[str, board_shape.Cell]]:
+    cells: dict[int, dict[str, board_shape.Cell]] = {}
     for task in tasks:
         row = {}
         for key in keys:
-            got = counted.scores.get((key, task["id"]), [])
-            ids = counted.rollout_ids.get((key, task["id"]), [])
-            infra = counted.flagged.get((key, task["id"]), [])
+            got = counted.scores.get((key, task.id), [])
+            ids = counted.rollout_ids.get((key, task.id), [])
+            infra = counted.flagged.get((key, task.id), [])
             if not got and not infra:
                 continue
             best_at = int(np.argmax(got)) if got else None
-            row[key] = {
-                "avg": float(np.mean(got)) if got else None,
-                "best": max(got) if got else None,
-                "scores": got,
-                "rollout_ids": ids,
-                "best_rollout_id": ids[best_at] if best_at is not None else None,
-                "infra_rollout_ids": infra,
-                "clipped_rollout_ids": counted.clipped.get((key, task["id"]), []),
-            }
-        cells[task["id"]] = row
+            row[key] = board_shape.Cell(
+                avg=float(np.mean(got)) if got else None,
+                best=max(got) if got else None,
+                scores=got,
+                rollout_ids=ids,
+                best_rollout_id=ids[best_at] if best_at is not None else None,
+                infra_rollout_ids=infra,
+                clipped_rollout_ids=counted.clipped.get((key, task.id), []),
+            )
+        cells[task.id] = row
     return cells
 
 
-def compute_board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> dict:
+def compute_board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
     """Every figure of one benchmark version, uncached.
 
     `harness` (an id) and `open_weight` choose the entries: everything on
@@ -442,10 +438,10 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
     """
     clip = version.clip_rewards
     tasks = [
-        {"id": t.id, "name": t.name, "category": t.category, "budget_sec": t.budget_sec, "final_only": t.final_only}
+        board_shape.TaskInfo(id=t.id, name=t.name, category=t.category, budget_sec=t.budget_sec, final_only=t.final_only)
         for t in Task.objects.filter(version=version).order_by("category", "name")
     ]
-    task_by_id = {t["id"]: t for t in tasks}
+    task_by_id = {t.id: t for t in tasks}
     chosen = Rollout.objects.filter(task__version=version)
     # Human baselines are the agents' reference: the agent filters (harness, open weights) keep them.
     humans = Q(model__kind="human")
@@ -460,100 +456,115 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
     harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
     settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
     counted = _count(rollouts, task_by_id, clip, version.scoring)
-    entries = [_entry(models[m], harnesses[h], settings.get((m, h))) for m, h in pairs]
+    keys = [entry_key(m, h) for m, h in pairs]
     # An entry with nothing counted is listed, but compared with no one.
     has_counted = {key for key, _ in counted.scores}
-    for entry in entries:
-        entry["comparison"] = entry["comparison"] and entry["key"] in has_counted
-
-    keys = [e["key"] for e in entries]
+    comparison = {
+        key for key, (m, h) in zip(keys, pairs) if _competes(models[m], settings.get((m, h))) and key in has_counted
+    }
     table = agg.ScoreTable(
-        entries=keys, tasks=[t["id"] for t in tasks], scores=counted.scores,
-        categories={t["id"]: t["category"] for t in tasks},
+        entries=keys, tasks=[t.id for t in tasks], scores=counted.scores,
+        categories={t.id: t.category for t in tasks},
     )
-    comparison = {e["key"] for e in entries if e["comparison"]}
     scopes = agg.all_figures(table, comparison, n_resamples=N_RESAMPLES)
     extras = {
         scope: _scope_extras(table, counted, scopes[scope], comparison, scope) for scope in scopes if scopes[scope]
     }
-    for entry in entries:
-        key = entry["key"]
-        entry["overall"] = scopes[None][key].as_dict() if tasks else None
-        entry["categories"] = {c: scopes[c][key].as_dict() for c in table.category_names()}
-        entry["scopes"] = {scope or "": extras[scope][key] for scope in extras}
-        entry["excluded"] = dict(counted.excluded[key])
+    entries = []
+    for key, (m, h) in zip(keys, pairs):
+        model, setting = models[m], settings.get((m, h))
+        entries.append(
+            board_shape.BoardEntry(
+                key=key,
+                model_id=model.id,
+                model=model.name,
+                model_label=model.label,
+                open_weight=model.open_weight,
+                scripted=model.is_scripted,
+                human=model.is_human,
+                harness_id=h,
+                harness=str(harnesses[h]),
+                ablation=bool(setting and setting.ablation),
+                in_comparison=setting.in_comparison if setting else True,
+                comparison=key in comparison,
+                note=setting.note if setting else "",
+                overall=scopes[None][key] if tasks else None,
+                categories={c: scopes[c][key] for c in table.category_names()},
+                scopes={scope or "": extras[scope][key] for scope in extras},
+                excluded=dict(counted.excluded[key]),
+            )
+        )
 
-    entries.sort(key=lambda e: (e["overall"] is None, -(e["overall"] or {}).get("avg", 0), e["model"], e["harness"]))
-    return {
-        "version": {
-            "id": version.id,
-            "name": version.name,
-            "benchmark": version.benchmark,
-            "label": str(version),
-            "clip_rewards": clip,
-        },
-        "filters": {"harness": harness, "open_weight": open_weight},
+    entries.sort(key=lambda e: (e.overall is None, -(e.overall.avg if e.overall else 0), e.model, e.harness))
+    return board_shape.Board(
+        version=board_shape.VersionInfo(
+            id=version.id, name=version.name, benchmark=version.benchmark, label=str(version), clip_rewards=clip
+        ),
+        filters=board_shape.BoardFilters(harness=harness, open_weight=open_weight),
         # The biggest category first, as AutoLab's tables put them.
-        "categories": sorted(table.category_names(), key=lambda c: (-len(table.tasks_in(c)), c)),
-        "tasks": tasks,
-        "entries": entries,
-        "n_comparison": len(comparison),
-        "cells": _cells(tasks, keys, counted),
-        "budget_grid": BUDGET_GRID.tolist(),
-        "published": _published(version, tasks, harness, open_weight),
-        "n_resamples": N_RESAMPLES,
-        "scoring": version.scoring,
-        "human_hourly_rate_usd": version.human_hourly_rate_usd,
-        "time_curves": _time_curves(version, entries, table, counted) if version.scoring == BEST_OF_SCORE_LOG else None,
-    }
+        categories=sorted(table.category_names(), key=lambda c: (-len(table.tasks_in(c)), c)),
+        tasks=tasks,
+        entries=entries,
+        n_comparison=len(comparison),
+        cells=_cells(tasks, keys, counted),
+        budget_grid=BUDGET_GRID.tolist(),
+        published=_published(version, tasks, harness, open_weight),
+        n_resamples=N_RESAMPLES,
+        scoring=version.scoring,
+        human_hourly_rate_usd=version.human_hourly_rate_usd,
+        time_curves=_time_curves(version, entries, table, counted) if version.scoring == BEST_OF_SCORE_LOG else None,
+    )
 
 
-def _time_curves(version: BenchmarkVersion, entries: list[dict], table: agg.ScoreTable, counted: Counted) -> dict:
+def _time_curves(
+    version: BenchmarkVersion, entries: list[board_shape.BoardEntry], table: agg.ScoreTable, counted: Counted
+) -> dict[str, board_shape.TimeCurveScope]:
     """RE-Bench's three curves (evaluations.time_curves) for every entry, over all tasks and per category."""
     scopes: list[str | None] = [None, *table.category_names()]
-    result: dict[str, Any] = {"scopes": {}}
+    result: dict[str, board_shape.TimeCurveScope] = {}
     for scope in scopes:
         tasks = table.tasks_in(scope)
         wanted = set(tasks)
-        runs = {e["key"]: {t: r for t, r in counted.runs[e["key"]].items() if t in wanted} for e in entries}
+        runs = {e.key: {t: r for t, r in counted.runs[e.key].items() if t in wanted} for e in entries}
         budgets = tc.budget_grid(list(runs.values()))
         elapsed = tc.elapsed_grid(list(runs.values()))
         per_entry = {}
         for entry in entries:
-            key = entry["key"]
-            mine = runs[key]
+            mine = runs[entry.key]
             curve = tc.budget_curve(mine, tasks, budgets)
-            usage = counted.usage[(key, scope)]
-            if entry["human"]:
+            usage = counted.usage[(entry.key, scope)]
+            if entry.human:
                 rate = version.human_hourly_rate_usd
             else:
                 rate = usage.cost_usd / usage.agent_hours if usage.n_cost_known and usage.agent_seconds > 0 else None
             end = tc.data_end(mine)
-            per_entry[key] = {
-                "data_end": end,
+            per_entry[entry.key] = board_shape.EntryTimeCurves(
+                data_end=end,
                 # Every run complete: score@1 here is the entry's Avg@k (the curves end at the table's figure).
-                "score_at_data_end": tc.score_at_budget(mine, tasks, 1, end) if end else None,
-                "budget": [a.as_dict() for a in curve],
-                "elapsed": tc.elapsed_curve(mine, tasks, elapsed),
-                "dollars_per_hour": rate,
-                "cost": tc.cost_points(curve, rate),
-                "n_runs": sum(len(r) for r in mine.values()),
-            }
-        result["scopes"][scope or ""] = {"budgets": [float(b) for b in budgets], "elapsed": elapsed, "entries": per_entry}
+                score_at_data_end=tc.score_at_budget(mine, tasks, 1, end) if end else None,
+                budget=[board_shape.BudgetPoint(**a.as_dict()) for a in curve],
+                elapsed=tc.elapsed_curve(mine, tasks, elapsed),
+                dollars_per_hour=rate,
+                cost=[board_shape.CostPoint(**point) for point in tc.cost_points(curve, rate)],
+                n_runs=sum(len(r) for r in mine.values()),
+            )
+        result[scope or ""] = board_shape.TimeCurveScope(
+            budgets=[float(b) for b in budgets], elapsed=elapsed, entries=per_entry
+        )
     return result
 
 
 def board_key(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
-    """The cache key of a board under the current generation."""
+    """The cache key of a board under the current generation and the board's shape (board.SHAPE)."""
     database, here = generation()
-    return f"evaluations:board:{version_id}:{harness}:{open_weight}:{database}.{here}"
+    return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{database}.{here}"
 
 
-def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> dict:
+def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
     """`compute_board(...)`, from the cache when nothing has changed."""
     key = board_key(version.pk, harness, open_weight)
     data = cache.get(key)
-    if data is None:
+    if not isinstance(data, board_shape.Board):  # missing, or (a cache shared with older code) not a board
         data = compute_board(version, harness, open_weight)
         cache.set(key, data, BOARD_TIMEOUT)
     return data
@@ -597,83 +608,67 @@ def default_version() -> BenchmarkVersion | None:
     return BenchmarkVersion.objects.first()
 
 
-def task_results(task: Task) -> list[dict]:
+def task_results(task: Task) -> list[board_shape.TaskResult]:
     """Every entry on one task: Avg/Best, the scores and the best rollout."""
     data = board(task.version)
-    row = data["cells"].get(task.id, {})
     results = []
-    for entry in data["entries"]:
-        cell = row.get(entry["key"])
+    for entry in data.entries:
+        cell = data.cell(task.id, entry.key)
         if cell is None:
             continue
-        results.append({**cell, "entry": entry})
-    for result in results:
-        entry = result["entry"]
-        result["best_url"] = rollout_url(result["best_rollout_id"]) if result["best_rollout_id"] else None
-        result["rollouts_url"] = rollouts_url(task.id, entry["model_id"], entry["harness_id"])
-    results.sort(key=lambda r: -(r["avg"] if r["avg"] is not None else -1))
+        results.append(
+            board_shape.TaskResult(
+                entry=entry,
+                cell=cell,
+                best_url=rollout_url(cell.best_rollout_id) if cell.best_rollout_id else None,
+                rollouts_url=rollouts_url(task.id, entry.model_id, entry.harness_id),
+            )
+        )
+    results.sort(key=lambda r: -(r.cell.avg if r.cell.avg is not None else -1))
     return results
 
 
-def model_board(model: AgentModel) -> list[dict]:
+def model_board(model: AgentModel) -> list[board_shape.EntryOnBoard]:
     """The model's entries on every version it ran, each with its version's board."""
     version_ids = Rollout.objects.filter(model=model).order_by().values_list("task__version", flat=True).distinct()
     found = []
     for version in BenchmarkVersion.objects.filter(id__in=set(version_ids)):
         data = board(version)
-        for entry in data["entries"]:
-            if entry["model_id"] == model.id:
-                found.append({"entry": entry, "board": data})
+        found.extend(board_shape.EntryOnBoard(entry=entry, board=data) for entry in data.entries if entry.model_id == model.id)
     return found
 
 
 # --- reading and sorting rows (shared by pages, API and CSV) -----------------
 
 
-def scope_of(entry: dict, category: str | None) -> dict:
-    """An entry's usage, medals, curves and Pareto flags over all tasks or one category."""
-    return entry["scopes"].get(category or "", EMPTY_SCOPE)
-
-
-EMPTY_SCOPE = {
-    "usage": agg.Usage().as_dict(), "medals": None, "score_at_k": [], "budget_curve": [],
-    "pareto_cost": False, "pareto_tokens": False,
-}
-
-
-def figures_of(entry: dict, category: str | None) -> dict | None:
-    if category:
-        return entry["categories"].get(category)
-    return entry["overall"]
-
-
 SORT_KEYS = ("rank", "model", "harness", "avg", "best", "dom", "tasks", "rollouts", "cost", "tokens", "hours", "calls")
 # Columns where bigger is better sort descending by default.
 DESCENDING_FIRST = {"avg", "best", "dom", "tasks", "rollouts"}
-# "cat:<category>[:best|:dom]" sorts by a category's figure; Avg@k without a suffix.
-FIGURE_KEYS = {"avg": "avg", "best": "best", "dom": "dominance"}
 
 
-def sort_value(entry: dict, key: str, category: str | None) -> Any:
-    """The value a column sorts by; None sorts last in either direction."""
-    figures = figures_of(entry, category) or {}
-    usage = scope_of(entry, category)["usage"]
+def sort_value(entry: board_shape.BoardEntry, key: str, category: str | None) -> Any:
+    """The value a column sorts by; None sorts last in either direction.
+
+    "cat:<category>[:best|:dom]" sorts by a category's figure; Avg@k without a suffix.
+    """
+    figures = entry.figures(category)
+    usage = entry.scope(category).usage
     if key.startswith("cat:"):
-        _, name, figure = (key.split(":") + ["avg"])[:3]
-        return (entry["categories"].get(name) or {}).get(FIGURE_KEYS.get(figure, "avg"))
+        _, name, measure = (key.split(":") + ["avg"])[:3]
+        figures = entry.categories.get(name)
+        key = measure if measure in board_shape.MEASURE_FIELDS else "avg"
+    if key in board_shape.MEASURE_FIELDS:
+        return board_shape.measure_value(figures, key) if figures else None
     return {
-        "rank": figures.get("rank"),
-        "model": entry["model_label"].lower(),
-        "harness": entry["harness"].lower(),
-        "avg": figures.get("avg"),
-        "best": figures.get("best"),
-        "dom": figures.get("dominance"),
-        "tasks": figures.get("n_tasks"),
-        "rollouts": figures.get("n_rollouts"),
-        "cost": usage.get("cost_usd"),
-        "tokens": None if usage.get("input_tokens") is None else usage["input_tokens"] + usage["output_tokens"],
-        "hours": usage.get("agent_hours"),
-        "calls": usage.get("benchmark_calls_per_hour"),
+        "rank": figures.rank if figures else None,
+        "model": entry.model_label.lower(),
+        "harness": entry.harness.lower(),
+        "tasks": figures.n_tasks if figures else None,
+        "rollouts": figures.n_rollouts if figures else None,
+        "cost": usage.cost_usd,
+        "tokens": None if usage.input_tokens is None else usage.input_tokens + usage.output_tokens,
+        "hours": usage.agent_hours,
+        "calls": usage.benchmark_calls_per_hour,
     }.get(key)
 
 
@@ -690,16 +685,17 @@ def parse_sort(value: str | None, categories: list[str]) -> tuple[str, bool]:
     return "avg", True
 
 
-def sort_entries(rows: list[dict], key: str, descending: bool, category: str | None) -> list[dict]:
+def sort_entries(rows: list[board_shape.BoardEntry], key: str, descending: bool, category: str | None) -> list[board_shape.BoardEntry]:
     """Rows sorted by one column; ties by Avg@k (best first), missing values last."""
 
-    def avg(entry: dict) -> float:
-        return (figures_of(entry, category) or {}).get("avg") or 0.0
+    def avg(entry: board_shape.BoardEntry) -> float:
+        figures = entry.figures(category)
+        return (figures.avg if figures else None) or 0.0
 
     present = [e for e in rows if sort_value(e, key, category) is not None]
     missing = [e for e in rows if sort_value(e, key, category) is None]
-    present.sort(key=lambda e: (-avg(e), e["model"], e["harness"]))
-    missing.sort(key=lambda e: (-avg(e), e["model"], e["harness"]))
+    present.sort(key=lambda e: (-avg(e), e.model, e.harness))
+    missing.sort(key=lambda e: (-avg(e), e.model, e.harness))
     # Python's sort is stable in both directions, so the tie order survives.
     present.sort(key=lambda e: sort_value(e, key, category), reverse=descending)
     return present + missing

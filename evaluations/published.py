@@ -50,8 +50,10 @@ from tasks.models import BenchmarkVersion, Task
 from . import aggregation as agg
 from . import leaderboard as lb
 from agents.models import Harness
-from .models import PublishedFigure, PublishedResult
 from agents.services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
+
+from .board import PaperFigure, PublishedEntry
+from .models import PublishedFigure, PublishedResult
 
 COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source", "set")
 REQUIRED = ("model", "harness", "version", "task", "score", "source")
@@ -449,18 +451,18 @@ def _import_figures(rows: list[tuple[str, dict]], header: list[str], defaults: D
 def check_figures(report: ImportReport, touched: set[tuple[int, int, int]]) -> None:
     """Add to `report` a verdict on every published figure of the touched (model, harness, version)."""
     for version in BenchmarkVersion.objects.filter(id__in={v for _, _, v in touched}).order_by("name"):
-        for group in lb.board(version)["published"]:
-            if (group["model_id"], group["harness_id"], version.id) not in touched:
+        for group in lb.board(version).published:
+            if (group.model_id, group.harness_id, version.id) not in touched:
                 continue
-            for figure in group["paper"]:
-                report.verdicts[figure["status"]] += 1
+            for figure in group.paper:
+                report.verdicts[figure.status] += 1
                 report.checks.append(describe_check(group, figure))
 
 
-def describe_check(group: dict, figure: dict) -> str:
-    where = f"{group['model']} / {group['harness']}, {figure['scope'] or 'all tasks'}, {MEASURE_LABELS[figure['measure']]} {figure['printed']}"
-    if figure["status"] == "reproduced":
-        return f"{where}: reproduced ({figure['ours']:.4f})"
-    if figure["status"] == "differs":
-        return f"{where}: differs, the per-task scores give {figure['ours']:.4f}"
+def describe_check(group: PublishedEntry, figure: PaperFigure) -> str:
+    where = f"{group.model} / {group.harness}, {figure.scope or 'all tasks'}, {MEASURE_LABELS[figure.measure]} {figure.printed}"
+    if figure.status == "reproduced":
+        return f"{where}: reproduced ({figure.ours:.4f})"
+    if figure.status == "differs":
+        return f"{where}: differs, the per-task scores give {figure.ours:.4f}"
     return f"{where}: no per-task scores to check it against"

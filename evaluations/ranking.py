@@ -19,6 +19,10 @@ beside them.
 Two figures closer than TIE_TOLERANCE are a tie: the same rewards averaged in
 a different order must not decide a comparison. Dominance and medals
 (evaluations.aggregation) use the same tolerance.
+
+INTERVAL_PERCENT is the level of every interval the board shows: Avg@k's,
+Best@k's and Dominance's (evaluations.aggregation) and the rank ranges
+here. The pages and the API print it from here, never a number of their own.
 """
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ from collections.abc import Sequence
 import numpy as np
 
 TIE_TOLERANCE = 1e-9
+INTERVAL_PERCENT = 95
+# The two percentiles an interval spans: (2.5, 97.5), exactly (in percent, so no rounding moves them).
+INTERVAL_PERCENTILES = ((100 - INTERVAL_PERCENT) / 2, (100 + INTERVAL_PERCENT) / 2)
 
 
 def interval_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
@@ -48,7 +55,7 @@ def competition_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def rank_ranges(replicates: np.ndarray, level: float = 0.95) -> list[tuple[int, int]]:
+def rank_ranges(replicates: np.ndarray, level: float = INTERVAL_PERCENT / 100) -> list[tuple[int, int]]:
     """(C, B) replicate figures -> each entry's (low, high) rank over the middle `level` of replicates."""
     if len(replicates) == 0:
         return []

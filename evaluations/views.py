@@ -21,6 +21,7 @@ from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
 from . import leaderboard as lb
+from .board import Board, BoardEntry, Cell, PublishedEntry, TaskInfo, measure_interval, measure_value
 from .forms import BoardFilters
 from .links import rollout_url, rollouts_url
 from agents.models import AgentModel
@@ -36,12 +37,12 @@ def board_filters(request: HttpRequest) -> BoardFilters:
     return form
 
 
-def filter_choices(data: dict) -> dict:
-    harnesses = {e["harness_id"]: e["harness"] for e in data["entries"]}
+def filter_choices(data: Board) -> dict:
+    harnesses = {e.harness_id: e.harness for e in data.entries}
     return {
         "versions": lb.versions_with_results() or list(BenchmarkVersion.objects.all()),
         "harnesses": sorted(harnesses.items(), key=lambda h: h[1]),
-        "categories": data["categories"],
+        "categories": data.categories,
     }
 
 
@@ -69,59 +70,56 @@ def sort_headers(request: HttpRequest, current: str, columns: list[tuple[str, st
     return headers
 
 
-def chart_data(rows: list[dict], category: str | None, grid: list[float]) -> dict:
+def chart_data(rows: list[BoardEntry], category: str | None, grid: list[float]) -> dict:
     """What the plotly charts draw, embedded with json_script: all of the scope shown."""
     bars, pareto, budget, at_k = [], [], [], []
     for entry in rows:
-        figures = lb.figures_of(entry, category)
+        figures = entry.figures(category)
         if not figures:
             continue
-        scope = lb.scope_of(entry, category)
-        label = f"{entry['model_label']} / {entry['harness']}"
-        bars.append(
-            {"label": label, "avg": figures["avg"], "avg_ci": figures["avg_ci"], "best": figures["best"]}
-        )
-        usage = scope["usage"]
+        scope = entry.scope(category)
+        label = f"{entry.model_label} / {entry.harness}"
+        bars.append({"label": label, "avg": figures.avg, "avg_ci": list(figures.avg_ci), "best": figures.best})
         pareto.append(
             {
                 "label": label,
-                "score": figures["avg"],
-                "cost": usage["cost_per_rollout"],
-                "tokens": usage["tokens_per_rollout"],
-                "frontier_cost": scope["pareto_cost"],
-                "frontier_tokens": scope["pareto_tokens"],
+                "score": figures.avg,
+                "cost": scope.usage.cost_per_rollout,
+                "tokens": scope.usage.tokens_per_rollout,
+                "frontier_cost": scope.pareto_cost,
+                "frontier_tokens": scope.pareto_tokens,
             }
         )
-        budget.append({"label": label, "y": scope["budget_curve"]})
-        at_k.append({"label": label, "y": scope["score_at_k"]})
+        budget.append({"label": label, "y": scope.budget_curve})
+        at_k.append({"label": label, "y": scope.score_at_k})
     return {"bars": bars, "pareto": pareto, "budget": {"x": grid, "series": budget}, "score_at_k": at_k}
 
 
-def time_chart_data(data: dict, rows: list[dict], category: str | None) -> dict | None:
+def time_chart_data(data: Board, rows: list[BoardEntry], category: str | None) -> dict | None:
     """RE-Bench's three curves of the scope shown (versions scored by the best of the score log), in hours."""
-    curves = (data.get("time_curves") or {}).get("scopes", {}).get(category or "")
+    curves = data.curves(category)
     if not curves:
         return None
     series = []
     for entry in rows:
-        mine = curves["entries"].get(entry["key"])
-        if mine is None or not mine["n_runs"]:
+        mine = curves.entries.get(entry.key)
+        if mine is None or not mine.n_runs:
             continue
-        budget = [p for p in mine["budget"] if p["best"] is not None]
+        budget = [p for p in mine.budget if p.best is not None]
         series.append({
-            "label": f"{entry['model_label']} / {entry['harness']}" if not entry.get("human") else entry["model_label"],
-            "model": entry["model"],
-            "human": bool(entry.get("human")),
-            "data_end": mine["data_end"] / 3600,
-            "budget": {"x": [p["budget"] / 3600 for p in budget], "y": [p["best"] for p in budget],
-                       "k": [p["best_k"] for p in budget]},
-            "elapsed": {"x": [t / 3600 for t, v in zip(curves["elapsed"], mine["elapsed"]) if v is not None],
-                        "y": [v for v in mine["elapsed"] if v is not None]},
-            "cost": {"x": [p["cost"] for p in mine["cost"]], "y": [p["score"] for p in mine["cost"]],
-                     "hours": [p["budget"] / 3600 for p in mine["cost"]]},
-            "dollars_per_hour": mine["dollars_per_hour"],
+            "label": f"{entry.model_label} / {entry.harness}" if not entry.human else entry.model_label,
+            "model": entry.model,
+            "human": entry.human,
+            "data_end": mine.data_end / 3600,
+            "budget": {"x": [p.budget / 3600 for p in budget], "y": [p.best for p in budget],
+                       "k": [p.best_k for p in budget]},
+            "elapsed": {"x": [t / 3600 for t, v in zip(curves.elapsed, mine.elapsed) if v is not None],
+                        "y": [v for v in mine.elapsed if v is not None]},
+            "cost": {"x": [p.cost for p in mine.cost], "y": [p.score for p in mine.cost],
+                     "hours": [p.budget / 3600 for p in mine.cost]},
+            "dollars_per_hour": mine.dollars_per_hour,
         })
-    return {"series": series, "human_hourly_rate_usd": data.get("human_hourly_rate_usd")}
+    return {"series": series, "human_hourly_rate_usd": data.human_hourly_rate_usd}
 
 
 def empty_page(request: HttpRequest, template: str, nav: str = "leaderboard") -> HttpResponse:
@@ -136,12 +134,12 @@ def refused_page(request: HttpRequest, template: str, form: BoardFilters) -> Htt
 FIGURE_COLUMNS = (("avg", "Avg@k"), ("best", "Best@k"), ("dom", "Dom."))
 
 
-def figure_groups(data: dict, category: str | None) -> list[dict]:
+def figure_groups(data: Board, category: str | None) -> list[dict]:
     """The paper table's column groups: the scope shown, then (over all tasks) each category."""
     if category:
         return [{"category": category, "label": category_label(category), "prefix": ""}]
     groups = [{"category": None, "label": "All tasks", "prefix": ""}]
-    groups += [{"category": c, "label": category_label(c), "prefix": f"cat:{c}"} for c in data["categories"]]
+    groups += [{"category": c, "label": category_label(c), "prefix": f"cat:{c}"} for c in data.categories]
     return groups
 
 
@@ -152,19 +150,19 @@ def group_columns(group: dict) -> list[tuple[str, str]]:
     return [(group["prefix"] if key == "avg" else f"{group['prefix']}:{key}", label) for key, label in FIGURE_COLUMNS]
 
 
-def board_rows(entries: list[dict], groups: list[dict], category: str | None) -> list[dict]:
+def board_rows(entries: list[BoardEntry], groups: list[dict], category: str | None) -> list[dict]:
     return [
         {
             "entry": e,
-            "fig": lb.figures_of(e, category),
-            "groups": [lb.figures_of(e, g["category"]) or {} for g in groups],
-            "usage": lb.scope_of(e, category)["usage"],
+            "fig": e.figures(category),
+            "groups": [e.figures(g["category"]) for g in groups],
+            "usage": e.scope(category).usage,
         }
         for e in entries
     ]
 
 
-def published_rows(published: list[dict], groups: list[dict]) -> tuple[list[dict], list[str]]:
+def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple[list[dict], list[str]]:
     """Published entries laid out like the main table, and their sources (footnotes, in order of first use).
 
     A cell is the paper's figure as printed where the paper gives one, with
@@ -173,25 +171,24 @@ def published_rows(published: list[dict], groups: list[dict]) -> tuple[list[dict
     """
     rows, sources = [], []
     for entry in published:
-        if entry["source"] not in sources:
-            sources.append(entry["source"])
-        paper = {(f["scope"], f["measure"]): f for f in entry["paper"]}
+        if entry.source not in sources:
+            sources.append(entry.source)
+        paper = {(f.scope, f.measure): f for f in entry.paper}
         cells = []
         for position, group in enumerate(groups):
-            figures = (lb.figures_of(entry, group["category"]) or {}) if entry["overall"] else {}
+            figures = entry.figures(group["category"])
             for column, (measure, _) in enumerate(FIGURE_COLUMNS):
-                field = lb.MEASURE_FIELDS[measure]
                 printed = paper.get((group["category"] or "", measure))
                 cells.append(
                     {
                         "printed": printed,
-                        "value": figures.get(field),
-                        "ci": figures.get(f"{field}_ci") if printed is None else None,
+                        "value": measure_value(figures, measure) if figures else None,
+                        "ci": measure_interval(figures, measure) if figures and printed is None else None,
                         "extra": position > 0,
                         "group_start": column == 0,
                     }
                 )
-        rows.append({"entry": entry, "cells": cells, "note": sources.index(entry["source"]) + 1})
+        rows.append({"entry": entry, "cells": cells, "note": sources.index(entry.source) + 1})
     return rows, sources
 
 
@@ -203,14 +200,14 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     if filters["version"] is None:
         return empty_page(request, "evaluations/leaderboard.html")
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
-    category = filters["category"] if filters["category"] in data["categories"] else None
-    sort_key, descending = lb.parse_sort(request.GET.get("sort"), data["categories"])
+    category = data.shown_category(filters["category"])
+    sort_key, descending = lb.parse_sort(request.GET.get("sort"), data.categories)
     sort = ("-" if descending else "") + sort_key
-    rows = lb.sort_entries(data["entries"], sort_key, descending, category)
+    rows = lb.sort_entries(data.entries, sort_key, descending, category)
     groups = figure_groups(data, category)
     medals = sorted(
-        ({**e, "medals": lb.scope_of(e, category)["medals"]} for e in rows if lb.scope_of(e, category)["medals"]),
-        key=lambda e: (-e["medals"]["gold"], -e["medals"]["silver"], -e["medals"]["bronze"], e["model"]),
+        ({"entry": e, "medals": e.scope(category).medals} for e in rows if e.scope(category).medals),
+        key=lambda m: (-m["medals"].gold, -m["medals"].silver, -m["medals"].bronze, m["entry"].model),
     )
     headers = sort_headers(request, sort, [("rank", "Rank"), ("model", "Entry")] + [c for g in groups for c in group_columns(g)])
     for position, header in enumerate(headers):
@@ -218,15 +215,15 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         group = (position - 2) // len(FIGURE_COLUMNS) if position >= 2 else None
         header["extra"] = bool(group)
         header["group_start"] = group is not None and (position - 2) % len(FIGURE_COLUMNS) == 0
-    published = published_rows(data["published"], groups)
+    published = published_rows(data.published, groups)
     context = {
         "nav": "leaderboard",
         "data": data,
         # The paper's main table: the comparison set, then ablations and the rest apart.
-        "rows": board_rows([e for e in rows if e["comparison"]], groups, category),
+        "rows": board_rows([e for e in rows if e.comparison], groups, category),
         # Human baselines apart (unless staff put them in the comparison set), then the rest.
-        "human_rows": board_rows([e for e in rows if not e["comparison"] and e.get("human")], groups, category),
-        "other_rows": board_rows([e for e in rows if not e["comparison"] and not e.get("human")], groups, category),
+        "human_rows": board_rows([e for e in rows if not e.comparison and e.human], groups, category),
+        "other_rows": board_rows([e for e in rows if not e.comparison and not e.human], groups, category),
         "time_charts": time_chart_data(data, rows, category),
         "groups": groups,
         "published": published[0],
@@ -242,14 +239,14 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             [("model", "Entry"), ("rollouts", "Counted"), ("cost", "Cost"), ("tokens", "Tokens in / out"),
              ("hours", "Agent hours"), ("calls", "Benchmark calls / h")],
         ),
-        "charts": chart_data(rows, category, data["budget_grid"]),
-        "scope_tasks": sum(1 for t in data["tasks"] if not category or t["category"] == category),
+        "charts": chart_data(rows, category, data.budget_grid),
+        "scope_tasks": sum(1 for t in data.tasks if not category or t.category == category),
         **filter_choices(data),
     }
     return render(request, "evaluations/leaderboard.html", context)
 
 
-def heatmap_rows(data: dict, entries: list[dict], category: str | None, order: str) -> list[dict]:
+def heatmap_rows(data: Board, entries: list[BoardEntry], category: str | None, order: str) -> list[dict]:
     """Task rows grouped by category, each with one cell per entry.
 
     `order`: "score" (the default: within each category, tasks by their mean
@@ -257,48 +254,47 @@ def heatmap_rows(data: dict, entries: list[dict], category: str | None, order: s
     as in Avg@k), "task" (by name) or an entry's key (by that entry's score).
     """
     rows = []
-    for task in data["tasks"]:
-        if category and task["category"] != category:
+    for task in data.tasks:
+        if category and task.category != category:
             continue
-        cells = data["cells"].get(task["id"], {})
         row_cells = []
         for entry in entries:
-            cell = cells.get(entry["key"])
+            cell = data.cell(task.id, entry.key)
             row_cells.append(
                 {
                     "entry": entry,
                     "cell": cell,
-                    "url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
+                    "url": rollouts_url(task.id, entry.model_id, entry.harness_id),
                     "title": cell_title(task, entry, cell),
                 }
             )
-        averages = [(c["cell"] or {}).get("avg") or 0.0 for c in row_cells]
+        averages = [(c["cell"].avg if c["cell"] else None) or 0.0 for c in row_cells]
         rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0})
-    place = {name: i for i, name in enumerate(data["categories"])}
+    place = {name: i for i, name in enumerate(data.categories)}
 
     def by_entry(row: dict) -> float:
-        cell = data["cells"].get(row["task"]["id"], {}).get(order)
-        return cell["avg"] if cell and cell["avg"] is not None else -1.0
+        cell = data.cell(row["task"].id, order)
+        return cell.avg if cell and cell.avg is not None else -1.0
 
     if order == "task":
-        rows.sort(key=lambda r: (place.get(r["task"]["category"], len(place)), r["task"]["name"]))
-    elif order in {e["key"] for e in entries}:
-        rows.sort(key=lambda r: (place.get(r["task"]["category"], len(place)), -by_entry(r), r["task"]["name"]))
+        rows.sort(key=lambda r: (place.get(r["task"].category, len(place)), r["task"].name))
+    elif order in {e.key for e in entries}:
+        rows.sort(key=lambda r: (place.get(r["task"].category, len(place)), -by_entry(r), r["task"].name))
     else:
-        rows.sort(key=lambda r: (place.get(r["task"]["category"], len(place)), -r["mean"], r["task"]["name"]))
+        rows.sort(key=lambda r: (place.get(r["task"].category, len(place)), -r["mean"], r["task"].name))
     return rows
 
 
-def cell_title(task: dict, entry: dict, cell: dict | None) -> str:
-    who = f"{entry['model_label']} / {entry['harness']} on {task['name']}"
+def cell_title(task: TaskInfo, entry: BoardEntry, cell: Cell | None) -> str:
+    who = f"{entry.model_label} / {entry.harness} on {task.name}"
     if cell is None:
         return f"{who}: no rollout (counts 0)"
-    scores = ", ".join(f"{s:.3f}" for s in cell["scores"]) or "none counted"
-    text = f"{who}\nAvg {cell['avg'] or 0:.3f} · Best {cell['best'] or 0:.3f}\nrollouts: {scores}"
-    if cell["infra_rollout_ids"]:
-        text += f"\n{len(cell['infra_rollout_ids'])} infrastructure error(s) excluded"
-    if cell.get("clipped_rollout_ids"):
-        text += f"\n{len(cell['clipped_rollout_ids'])} reward(s) above 1 counted as 1.0 (this version clips rewards)"
+    scores = ", ".join(f"{s:.3f}" for s in cell.scores) or "none counted"
+    text = f"{who}\nAvg {cell.avg or 0:.3f} · Best {cell.best or 0:.3f}\nrollouts: {scores}"
+    if cell.infra_rollout_ids:
+        text += f"\n{len(cell.infra_rollout_ids)} infrastructure error(s) excluded"
+    if cell.clipped_rollout_ids:
+        text += f"\n{len(cell.clipped_rollout_ids)} reward(s) above 1 counted as 1.0 (this version clips rewards)"
     return text
 
 
@@ -310,8 +306,8 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     if filters["version"] is None:
         return empty_page(request, "evaluations/heatmap.html")
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
-    category = filters["category"] if filters["category"] in data["categories"] else None
-    entries = lb.sort_entries(data["entries"], "avg", True, category)
+    category = data.shown_category(filters["category"])
+    entries = lb.sort_entries(data.entries, "avg", True, category)
     order = request.GET.get("order", "score")
     rows = heatmap_rows(data, entries, category, order)
     context = {
@@ -323,10 +319,10 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         "category": category,
         "filters": filters,
         "order_query": query_without(request, "order"),
-        "entry_figures": [lb.figures_of(e, category) or {} for e in entries],
+        "entry_figures": [e.figures(category) for e in entries],
         # The footnotes of the marks some cell carries, and of no other.
-        "any_infra": any(c["cell"] and c["cell"]["infra_rollout_ids"] for r in rows for c in r["cells"]),
-        "any_clipped": any(c["cell"] and c["cell"].get("clipped_rollout_ids") for r in rows for c in r["cells"]),
+        "any_infra": any(c["cell"] and c["cell"].infra_rollout_ids for r in rows for c in r["cells"]),
+        "any_clipped": any(c["cell"] and c["cell"].clipped_rollout_ids for r in rows for c in r["cells"]),
         **filter_choices(data),
     }
     return render(request, "evaluations/heatmap.html", context)
@@ -337,24 +333,24 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     found = lb.model_board(model)
     sections = []
     for item in found:
-        entry, data = item["entry"], item["board"]
+        entry, data = item.entry, item.board
         tasks = []
-        for task in data["tasks"]:
-            cell = data["cells"].get(task["id"], {}).get(entry["key"])
+        for task in data.tasks:
+            cell = data.cell(task.id, entry.key)
             tasks.append(
                 {
                     "task": task,
                     "cell": cell,
-                    "best_url": rollout_url(cell["best_rollout_id"]) if cell and cell["best_rollout_id"] else None,
-                    "url": rollouts_url(task["id"], entry["model_id"], entry["harness_id"]),
+                    "best_url": rollout_url(cell.best_rollout_id) if cell and cell.best_rollout_id else None,
+                    "url": rollouts_url(task.id, entry.model_id, entry.harness_id),
                 }
             )
         sections.append(
             {
                 "entry": entry,
-                "usage": lb.scope_of(entry, None)["usage"],
-                "version": data["version"],
-                "categories": data["categories"],
+                "usage": entry.scope(None).usage,
+                "version": data.version,
+                "categories": data.categories,
                 "tasks": tasks,
             }
         )
@@ -380,25 +376,20 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         "rollouts": rollouts,
         "n_rollouts": Rollout.objects.filter(model=model).count(),
         "failures": [f for f in failures if f["effective_cause"]],
-        "published": [
-            p
-            for item in found
-            for p in item["board"]["published"]
-            if p["model"] == model.name
-        ]
-        + published_elsewhere(model, {item["board"]["version"]["id"] for item in found}),
+        "published": [p for item in found for p in item.board.published if p.model == model.name]
+        + published_elsewhere(model, {item.board.version.id for item in found}),
         "failures_url": f"{reverse('trajectories:failures')}?{urlencode({'model': model.name})}",
     }
     return render(request, "evaluations/model_detail.html", context)
 
 
-def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[dict]:
+def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[PublishedEntry]:
     """Published results of a model on versions where it has no rollouts."""
     rows = []
     versions = set(PublishedResult.objects.filter(model=model).values_list("version", flat=True))
     versions |= set(PublishedFigure.objects.filter(model=model).values_list("version", flat=True))
     for version in BenchmarkVersion.objects.filter(id__in=versions - seen_versions):
-        rows.extend(p for p in lb.board(version)["published"] if p["model"] == model.name)
+        rows.extend(p for p in lb.board(version).published if p.model == model.name)
     return rows
 
 

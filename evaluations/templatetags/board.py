@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import template
 
+from evaluations.ranking import INTERVAL_PERCENT
 from tasks.lib.numbers import parse_float
 
 register = template.Library()
@@ -19,11 +20,17 @@ def score(value) -> str:
 
 @register.filter
 def interval(value, digits: int = 3) -> str:
-    """A 95% interval as "0.415–0.565" (`|interval:2` for "0.42–0.57" where room is short)."""
+    """An interval as "0.415–0.565" (`|interval:2` for "0.42–0.57" where room is short)."""
     if not value:
         return ""
     lo, hi = value
     return f"{lo:.{int(digits)}f}–{hi:.{int(digits)}f}"
+
+
+@register.simple_tag
+def interval_level() -> str:
+    """The intervals' level as pages print it: evaluations.ranking.INTERVAL_PERCENT and a percent sign."""
+    return f"{INTERVAL_PERCENT}%"
 
 
 @register.filter

@@ -7,6 +7,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from evaluations.board import Medals
+
 from .board_factories import make_rollout
 
 pytestmark = pytest.mark.django_db
@@ -50,27 +52,27 @@ def test_embedded_chart_data_change_with_the_category(client, world):
 
 def test_medals_and_cost_columns_follow_the_category(client, world):
     response = client.get(reverse("evaluations:leaderboard"), {"category": "beta"})
-    medals = {e["model"]: e["medals"] for e in response.context["medals"]}
+    medals = {m["entry"].model: m["medals"] for m in response.context["medals"]}
     # beta: t3 B 1.0 gold, A/C .7 silver; t4 B .2 / C .2 gold, A nothing.
-    assert medals["model-b"] == {"gold": 2, "silver": 0, "bronze": 0}
-    assert medals["model-a"] == {"gold": 0, "silver": 1, "bronze": 0}
-    assert medals["model-c"] == {"gold": 1, "silver": 1, "bronze": 0}
-    rows = {r["entry"]["model"]: r for r in response.context["rows"]}
-    assert rows["model-a"]["usage"]["n_rollouts"] == 3  # A's beta rollouts, not all 9
+    assert medals["model-b"] == Medals(gold=2, silver=0, bronze=0)
+    assert medals["model-a"] == Medals(gold=0, silver=1, bronze=0)
+    assert medals["model-c"] == Medals(gold=1, silver=1, bronze=0)
+    rows = {r["entry"].model: r for r in response.context["rows"]}
+    assert rows["model-a"]["usage"].n_rollouts == 3  # A's beta rollouts, not all 9
 
 
 def test_harness_and_weights_filters_choose_the_comparison_set(client, world):
     # Closed models only: Dominance, ranks and medals compare A and C alone.
     response = client.get(reverse("evaluations:leaderboard"), {"open_weight": "0"})
-    rows = {r["entry"]["model"]: r["fig"] for r in response.context["rows"]}
+    rows = {r["entry"].model: r["fig"] for r in response.context["rows"]}
     assert set(rows) == {"model-a", "model-c"}
     # A vs C per task: .5/0 win, .2/.2 tie, .7/.7 tie, 0/.2 loss -> 2 / 4.
-    assert rows["model-a"]["dominance"] == pytest.approx(0.5)
-    assert rows["model-a"]["dominance"] + rows["model-c"]["dominance"] == pytest.approx(1.0)
+    assert rows["model-a"].dominance == pytest.approx(0.5)
+    assert rows["model-a"].dominance + rows["model-c"].dominance == pytest.approx(1.0)
     assert "compare the 2 entries" in response.content.decode()
     assert len(charts(response)["bars"]) == 2
     heat = client.get(reverse("evaluations:heatmap"), {"open_weight": "0"})
-    assert [e["model"] for e in heat.context["entries"]] == ["model-a", "model-c"]
+    assert [e.model for e in heat.context["entries"]] == ["model-a", "model-c"]
 
 
 def test_harness_filter_counts_only_that_harness(client, world):
@@ -80,6 +82,6 @@ def test_harness_filter_counts_only_that_harness(client, world):
     make_rollout(world["tasks"]["t1"], world["models"]["A"], other, 1.0, cost_usd=3.0)
     response = client.get(reverse("evaluations:leaderboard"), {"harness": other.id})
     rows = response.context["rows"]
-    assert [r["entry"]["harness"] for r in rows] == ["mini-swe-agent"]
-    assert rows[0]["usage"]["cost_usd"] == pytest.approx(3.0)
-    assert rows[0]["fig"]["dominance"] is None  # alone: no one to beat
+    assert [r["entry"].harness for r in rows] == ["mini-swe-agent"]
+    assert rows[0]["usage"].cost_usd == pytest.approx(3.0)
+    assert rows[0]["fig"].dominance is None  # alone: no one to beat

@@ -16,18 +16,18 @@ pytestmark = pytest.mark.django_db
 def test_entries_with_distinct_intervals_get_distinct_ranks_on_the_synthetic_board():
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
     data = lb.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
-    ranked = [e["overall"] for e in data["entries"] if e["overall"]["rank"] is not None]
+    ranked = [e.overall for e in data.entries if e.overall.rank is not None]
     assert len(ranked) == 17
     separated = 0
     for a in ranked:
         for b in ranked:
-            if a["avg_ci"][0] > b["avg_ci"][1]:
+            if a.avg_ci[0] > b.avg_ci[1]:
                 separated += 1
-                assert a["rank"] < b["rank"], (a, b)
+                assert a.rank < b.rank, (a, b)
     assert separated > 20
-    assert len({f["rank"] for f in ranked}) > 3
+    assert len({f.rank for f in ranked}) > 3
     for figures in ranked:
-        low, high = figures["rank_range"]
+        low, high = figures.rank_range
         assert 1 <= low <= high <= 17
 
 
@@ -36,11 +36,11 @@ def test_an_entry_with_no_counted_rollout_is_listed_but_unranked(world):
     for task in world["tasks"].values():
         make_rollout(task, only_infra, world["harness"], None, infra_error=True)
     data = lb.board(world["version"])
-    entry = next(e for e in data["entries"] if e["model"] == "model-infra")
-    assert entry["overall"]["n_rollouts"] == 0 and entry["excluded"] == {"infra": 4}
-    assert entry["overall"]["rank"] is None
-    assert entry["overall"]["dominance"] is None
-    assert not entry["comparison"]
+    entry = next(e for e in data.entries if e.model == "model-infra")
+    assert entry.overall.n_rollouts == 0 and entry.excluded == {"infra": 4}
+    assert entry.overall.rank is None
+    assert entry.overall.dominance is None
+    assert not entry.comparison
     # The others' Dominance is among themselves alone (0.625 for B, as without it).
-    b = next(e for e in data["entries"] if e["model"] == "model-b")
-    assert b["overall"]["dominance"] == pytest.approx(0.625)
+    b = next(e for e in data.entries if e.model == "model-b")
+    assert b.overall.dominance == pytest.approx(0.625)

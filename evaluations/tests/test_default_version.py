@@ -27,7 +27,7 @@ def test_the_example_tasks_with_more_rollouts_are_not_the_default(client, world)
     rollouts_on(examples, world, 60)  # more than the 33 + 4 of version 1.1
     assert lb.default_version() == world["version"]
     response = client.get(reverse("evaluations:leaderboard"))
-    assert response.context["data"]["version"]["name"] == "1.1"
+    assert response.context["data"].version.name == "1.1"
 
 
 def test_synthetic_data_is_not_the_default(client, world):

@@ -27,12 +27,12 @@ def test_creates_entries_tasks_rollouts_and_steps(capsys):
     assert all(h.where == "message" and h.rank == 1.0 for h in hits)
     assert len(hits) == min(search.CANDIDATES, Step.objects.filter(message__contains="inspect and edit").count())
     data = lb.board(version)
-    assert len(data["entries"]) == 3
-    assert len(data["categories"]) == 4
-    for entry in data["entries"]:
-        assert 0 <= entry["overall"]["avg"] <= entry["overall"]["best"] <= 1
-        assert entry["scopes"][""]["budget_curve"][0] == 0.0
-        assert entry["scopes"][""]["budget_curve"][-1] == pytest.approx(entry["overall"]["avg"])
+    assert len(data.entries) == 3
+    assert len(data.categories) == 4
+    for entry in data.entries:
+        assert 0 <= entry.overall.avg <= entry.overall.best <= 1
+        assert entry.scopes[""].budget_curve[0] == 0.0
+        assert entry.scopes[""].budget_curve[-1] == pytest.approx(entry.overall.avg)
     assert any(r.curve for r in Rollout.objects.filter(task__version=version)[:10])
     # Each rollout counts its steps, and its curve's benchmark calls are steps of kind benchmark.
     for rollout in Rollout.objects.filter(task__version=version):

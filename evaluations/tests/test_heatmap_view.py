@@ -48,15 +48,15 @@ def test_rows_grouped_by_category_and_sortable(client, world):
 
 def test_columns_follow_avg_and_filters(client, world):
     response = client.get(reverse("evaluations:heatmap"))
-    assert [e["model"] for e in response.context["entries"]] == ["model-b", "model-a", "model-c"]
+    assert [e.model for e in response.context["entries"]] == ["model-b", "model-a", "model-c"]
     rows = response.context["rows"]
-    assert [r["task"]["name"] for r in rows] == ["t1", "t2", "t3", "t4"]
-    assert [(c["cell"] or {}).get("avg") for c in rows[0]["cells"]] == pytest.approx([0.5, 0.5, 0.0])
+    assert [r["task"].name for r in rows] == ["t1", "t2", "t3", "t4"]
+    assert [c["cell"].avg if c["cell"] else None for c in rows[0]["cells"]] == pytest.approx([0.5, 0.5, 0.0])
     # Nothing but the page itself: the heatmap is drawn on the server, no chart script.
     assert "<script" not in response.content.decode()
     response = client.get(reverse("evaluations:heatmap"), {"category": "beta", "open_weight": "0"})
     # Columns by the category's Avg@k: C (.45) before A (.35).
-    assert [e["model"] for e in response.context["entries"]] == ["model-c", "model-a"]
+    assert [e.model for e in response.context["entries"]] == ["model-c", "model-a"]
     assert task_order(response.content.decode()) == ["t3", "t4"]
 
 
@@ -75,7 +75,7 @@ def test_tasks_ordered_by_mean_score_within_their_category(client, world):
     response = client.get(reverse("evaluations:heatmap"))
     rows = response.context["rows"]
     # alpha: t1 (.5 + .5 + 0 + 0) / 4 = .25, t2 (.2 + .1 + .2 + 1) / 4 = .375.
-    assert [r["task"]["name"] for r in rows] == ["t2", "t1", "t3", "t4"]
+    assert [r["task"].name for r in rows] == ["t2", "t1", "t3", "t4"]
     assert rows[0]["mean"] == pytest.approx(0.375)
     assert task_order(client.get(reverse("evaluations:heatmap"), {"order": "task"}).content.decode()) == ["t1", "t2", "t3", "t4"]
 

@@ -64,19 +64,19 @@ def test_attempts_become_rollouts_of_the_cohort(version):
 def test_the_board_scores_humans_by_their_convention_and_keeps_them_apart(version):
     import_human_csv(CSV, version)
     data = lb.compute_board(version)
-    human = next(e for e in data["entries"] if e["human"])
-    assert human["comparison"] is False
-    cells = data["cells"]
+    human = next(e for e in data.entries if e.human)
+    assert human.comparison is False
+    cells = data.cells
     window = version.tasks.get(name="window_sums").id
     scaling = version.tasks.get(name="scaling_forecast").id
     # window_sums: the best of each log (1.0 and 0.5's score, h2's final being worse than its first).
     ln = math.log
     h2 = (ln(0.5) - ln(5)) / (ln(0.1) - ln(5))
-    assert sorted(cells[window][human["key"]]["scores"]) == pytest.approx(sorted([1.0, h2]))
+    assert sorted(cells[window][human.key].scores) == pytest.approx(sorted([1.0, h2]))
     # scaling_forecast is final-only: h3's final 0.4, not its earlier 0.9.
-    assert sorted(cells[scaling][human["key"]]["scores"]) == pytest.approx([0.4, 0.8])
-    assert human["overall"]["avg"] == pytest.approx(((1.0 + h2) / 2 + 0.6) / 2)
-    assert human["overall"]["dominance"] is None
+    assert sorted(cells[scaling][human.key].scores) == pytest.approx([0.4, 0.8])
+    assert human.overall.avg == pytest.approx(((1.0 + h2) / 2 + 0.6) / 2)
+    assert human.overall.dominance is None
 
 
 def test_staff_may_put_humans_in_the_agents_dominance_set(version):
@@ -84,12 +84,12 @@ def test_staff_may_put_humans_in_the_agents_dominance_set(version):
     model, harness = AgentModel.objects.create(name="agent-x"), Harness.objects.create(name="inspect")
     make_rollout(version.tasks.get(name="window_sums"), model, harness, 0.5)
     human = Rollout.objects.filter(model__kind="human").first().model
-    assert lb.compute_board(version)["n_comparison"] == 1
+    assert lb.compute_board(version).n_comparison == 1
     Entry.objects.create(model=human, harness=Rollout.objects.filter(model=human).first().harness, version=version,
                          humans_compete=True)
     data = lb.compute_board(version)
-    assert data["n_comparison"] == 2
-    assert next(e for e in data["entries"] if e["human"])["overall"]["dominance"] is not None
+    assert data.n_comparison == 2
+    assert next(e for e in data.entries if e.human).overall.dominance is not None
 
 
 @pytest.mark.parametrize(
@@ -134,9 +134,9 @@ def test_the_papers_human_figures_are_published_results(version, tmp_path):
     call_command("import_results", str(table), stdout=io.StringIO())
     figure = PublishedFigure.objects.get(model__name="Human experts, 8 h")
     assert figure.value == 0.64 and figure.model.kind == "human" and str(figure.harness) == "human"
-    published = lb.compute_board(version)["published"]
-    assert {p["model"] for p in published} == {"Human experts, 8 h", "Human experts, 8 h (professional networks)"}
-    assert all(p["human"] and p["source"].startswith("RE-Bench") for p in published)
+    published = lb.compute_board(version).published
+    assert {p.model for p in published} == {"Human experts, 8 h", "Human experts, 8 h (professional networks)"}
+    assert all(p.human and p.source.startswith("RE-Bench") for p in published)
 
 
 def test_the_agent_filters_keep_the_human_reference(version):
@@ -144,9 +144,9 @@ def test_the_agent_filters_keep_the_human_reference(version):
     model, harness = AgentModel.objects.create(name="agent-x", open_weight=False), Harness.objects.create(name="inspect")
     make_rollout(version.tasks.get(name="window_sums"), model, harness, 0.5)
     for data in (lb.compute_board(version, harness=harness.id), lb.compute_board(version, open_weight=False)):
-        assert {e["model"] for e in data["entries"]} == {"agent-x", "Human experts, 8 h"}
-        assert data["n_comparison"] == 1
-        assert set(data["time_curves"]["scopes"][""]["entries"]) == {e["key"] for e in data["entries"]}
+        assert {e.model for e in data.entries} == {"agent-x", "Human experts, 8 h"}
+        assert data.n_comparison == 1
+        assert set(data.time_curves[""].entries) == {e.key for e in data.entries}
 
 
 def test_the_page_shows_humans_apart_and_published_human_figures_as_published(version, client, tmp_path):

@@ -49,10 +49,10 @@ def test_imports_per_task_and_per_rollout_scores(tmp_path, capsys):
     # Model names are normalised, unknown models and harnesses created.
     assert AgentModel.objects.filter(name="gpt-5").exists()
     assert Harness.objects.filter(name="terminus-2").count() == 1
-    published = {p["model"]: p for p in lb.board(BenchmarkVersion.objects.get())["published"]}
-    assert published["gpt-5"]["avg"] == pytest.approx(0.35)  # .7 on one task of two
-    assert published["claude-opus-4.6"]["avg"] == pytest.approx(0.375)
-    assert published["claude-opus-4.6"]["best"] == pytest.approx(0.5)
+    published = {p.model: p for p in lb.board(BenchmarkVersion.objects.get()).published}
+    assert published["gpt-5"].avg == pytest.approx(0.35)  # .7 on one task of two
+    assert published["claude-opus-4.6"].avg == pytest.approx(0.375)
+    assert published["claude-opus-4.6"].best == pytest.approx(0.5)
 
     # Importing again replaces rather than duplicates.
     write(tmp_path, HEADER + "gpt-5,terminus-2,1.1,hash_join,,0.9,Paper 2026 v2\n")

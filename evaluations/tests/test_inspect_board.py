@@ -16,9 +16,9 @@ def test_the_board_counts_as_inspect_does(qa_logs, client):
     Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
                         baseline_score=0.0, reference_score=1.0)
     import_inspect_log(qa_logs["graded"], version="qa")
-    (entry,) = lb.board(version)["entries"]
-    assert entry["overall"]["avg"] == pytest.approx(0.5)  # Inspect's accuracy: 1 of the 2 scored samples
-    assert entry["excluded"]["excluded"] == 1
+    (entry,) = lb.board(version).entries
+    assert entry.overall.avg == pytest.approx(0.5)  # Inspect's accuracy: 1 of the 2 scored samples
+    assert entry.excluded["excluded"] == 1
     errored = Rollout.objects.get(trial_name__contains="__q3__")
     page = client.get(f"/rollouts/{errored.pk}/").content.decode()
     assert "excluded" in page and "the sandbox went away" in page

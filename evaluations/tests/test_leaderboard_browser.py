@@ -43,6 +43,15 @@ def test_sorting_by_clicking_headers(page, live_server, world, errors):
     assert errors == []
 
 
+def test_the_bars_legend_names_the_intervals_level(page, live_server, world, errors):
+    from evaluations.ranking import INTERVAL_PERCENT
+
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("#chart-bars .legend")
+    assert f"Avg@k ({INTERVAL_PERCENT}% interval)" in page.locator("#chart-bars .legend").text_content()
+    assert errors == []
+
+
 def test_filters(page, live_server, world, errors):
     page.goto(live_server.url + "/")
     page.select_option('select[name="open_weight"]', "1")

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from evaluations import leaderboard as lb
 from agents.models import AgentModel, Harness
+from evaluations.board import Medals
 from evaluations.models import Entry, PublishedResult
 from trajectories.models import Rollout
 
@@ -24,24 +25,24 @@ def row_order(html: str) -> list[str]:
 
 def test_board_figures_ignore_infra_superseded_unfinished(world):
     data = lb.board(world["version"])
-    by_model = {e["model"]: e for e in data["entries"]}
-    assert by_model["model-a"]["overall"]["avg"] == pytest.approx(0.35)
-    assert by_model["model-b"]["overall"]["avg"] == pytest.approx(0.45)
-    assert by_model["model-c"]["overall"]["avg"] == pytest.approx(0.275)
-    assert by_model["model-a"]["overall"]["best"] == pytest.approx(0.525)
-    assert by_model["model-b"]["overall"]["dominance"] == pytest.approx(0.625)
-    assert by_model["model-a"]["overall"]["n_tasks"] == 3
-    assert by_model["model-a"]["excluded"] == {"infra": 1}
-    assert by_model["model-c"]["excluded"] == {"superseded": 1, "unfinished": 1, "cancelled": 1}
-    assert by_model["model-a"]["categories"]["alpha"]["avg"] == pytest.approx(0.35)
-    assert by_model["model-a"]["scopes"][""]["medals"] == {"gold": 2, "silver": 1, "bronze": 0}
+    by_model = {e.model: e for e in data.entries}
+    assert by_model["model-a"].overall.avg == pytest.approx(0.35)
+    assert by_model["model-b"].overall.avg == pytest.approx(0.45)
+    assert by_model["model-c"].overall.avg == pytest.approx(0.275)
+    assert by_model["model-a"].overall.best == pytest.approx(0.525)
+    assert by_model["model-b"].overall.dominance == pytest.approx(0.625)
+    assert by_model["model-a"].overall.n_tasks == 3
+    assert by_model["model-a"].excluded == {"infra": 1}
+    assert by_model["model-c"].excluded == {"superseded": 1, "unfinished": 1, "cancelled": 1}
+    assert by_model["model-a"].categories["alpha"].avg == pytest.approx(0.35)
+    assert by_model["model-a"].scopes[""].medals == Medals(gold=2, silver=1, bronze=0)
     # Usage counts only the 9 counted rollouts: 0.5 USD and 1 hour each.
-    assert by_model["model-a"]["scopes"][""]["usage"]["cost_usd"] == pytest.approx(4.5)
-    assert by_model["model-a"]["scopes"][""]["usage"]["agent_hours"] == pytest.approx(9.0)
-    assert by_model["model-a"]["scopes"][""]["usage"]["benchmark_calls_per_hour"] == pytest.approx(4.0)
+    assert by_model["model-a"].scopes[""].usage.cost_usd == pytest.approx(4.5)
+    assert by_model["model-a"].scopes[""].usage.agent_hours == pytest.approx(9.0)
+    assert by_model["model-a"].scopes[""].usage.benchmark_calls_per_hour == pytest.approx(4.0)
     # The infra rollout on t4 is flagged in its cell.
     t4 = world["tasks"]["t4"].id
-    assert len(data["cells"][t4][by_model["model-a"]["key"]]["infra_rollout_ids"]) == 1
+    assert len(data.cells[t4][by_model["model-a"].key].infra_rollout_ids) == 1
 
 
 def test_page_shows_sorted_table_with_counts_and_note(client, world):
@@ -88,9 +89,9 @@ def test_filters_choose_the_entries(client, world):
 def test_category_filter_switches_figures(client, world):
     response = client.get(reverse("evaluations:leaderboard"), {"category": "alpha"})
     rows = response.context["rows"]
-    assert [r["entry"]["model"] for r in rows] == ["model-a", "model-b", "model-c"]
-    assert rows[0]["fig"]["avg"] == pytest.approx(0.35)
-    assert rows[0]["fig"]["dominance"] == pytest.approx(0.75)
+    assert [r["entry"].model for r in rows] == ["model-a", "model-b", "model-c"]
+    assert rows[0]["fig"].avg == pytest.approx(0.35)
+    assert rows[0]["fig"].dominance == pytest.approx(0.75)
     assert "2/2 tasks, 6 rollouts" in response.content.decode()
     assert "all 2 tasks" in response.content.decode()  # the note speaks of the category
 
@@ -108,11 +109,11 @@ def test_empty_site(client):
 def test_ablation_entry_has_no_rank_or_dominance(client, world):
     Entry.objects.create(model=world["models"]["C"], harness=world["harness"], version=world["version"], ablation=True)
     data = lb.board(world["version"])
-    by_model = {e["model"]: e for e in data["entries"]}
-    assert by_model["model-c"]["overall"]["dominance"] is None
-    assert by_model["model-c"]["overall"]["rank"] is None
+    by_model = {e.model: e for e in data.entries}
+    assert by_model["model-c"].overall.dominance is None
+    assert by_model["model-c"].overall.rank is None
     # A vs B alone: t1 tie, t2 A, t3 B, t4 B.
-    assert by_model["model-a"]["overall"]["dominance"] == pytest.approx(0.375)
+    assert by_model["model-a"].overall.dominance == pytest.approx(0.375)
     assert "ablation" in client.get("/").content.decode()
 
 
@@ -129,19 +130,19 @@ def test_the_empty_message_is_for_an_empty_table_only(client, world):
 
 def test_clipping_follows_the_version(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.6, index=7)
-    by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
-    assert by_model["model-a"]["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 1.0) / 4)
+    by_model = {e.model: e for e in lb.board(world["version"]).entries}
+    assert by_model["model-a"].overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 1.0) / 4)
     world["version"].clip_rewards = False
     world["version"].save()
-    by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
-    assert by_model["model-a"]["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 1.6) / 4)
+    by_model = {e.model: e for e in lb.board(world["version"]).entries}
+    assert by_model["model-a"].overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 1.6) / 4)
 
 
 def test_agent_failure_counts_zero(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], None, status="failed", index=8)
-    by_model = {e["model"]: e for e in lb.board(world["version"])["entries"]}
-    assert by_model["model-a"]["overall"]["avg"] == pytest.approx(0.35)
-    assert by_model["model-a"]["overall"]["n_tasks"] == 4
+    by_model = {e.model: e for e in lb.board(world["version"]).entries}
+    assert by_model["model-a"].overall.avg == pytest.approx(0.35)
+    assert by_model["model-a"].overall.n_tasks == 4
 
 
 def test_cache_is_never_stale_after_a_change(client, world):
@@ -152,32 +153,32 @@ def test_cache_is_never_stale_after_a_change(client, world):
 
     # A new rollout.
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 0.8, index=9)
-    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
-    assert a["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
+    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    assert a.overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
 
     # A changed rollout: marked as an infrastructure error.
     rollout = Rollout.objects.get(index=9)
     rollout.infra_error = True
     rollout.save()
-    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
-    assert a["overall"]["avg"] == pytest.approx(0.35)
+    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    assert a.overall.avg == pytest.approx(0.35)
 
     # An Entry change.
     Entry.objects.create(model=world["models"]["A"], harness=world["harness"], version=world["version"], ablation=True)
-    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
-    assert a["ablation"] and a["overall"]["dominance"] is None
+    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    assert a.ablation and a.overall.dominance is None
 
     # A published result.
     PublishedResult.objects.create(
         model=world["models"]["A"], harness=world["harness"], version=world["version"], task=world["tasks"]["t1"],
         score=0.9, source="paper",
     )
-    assert lb.board(world["version"])["published"][0]["source"] == "paper"
+    assert lb.board(world["version"]).published[0].source == "paper"
 
     # A deletion.
     Rollout.objects.filter(model=world["models"]["B"]).delete()
-    assert {e["model"] for e in lb.board(world["version"])["entries"]} == {"model-a", "model-c"}
-    assert first["entries"][0]["model"] == "model-b"
+    assert {e.model for e in lb.board(world["version"]).entries} == {"model-a", "model-c"}
+    assert first.entries[0].model == "model-b"
 
     # The page reads the same fresh board.
     html = client.get("/").content.decode()
@@ -210,8 +211,8 @@ def test_a_running_rollout_invalidates_when_it_starts_and_finishes(world):
     running.reward = 0.8
     running.save()
     assert lb.generation() > generation
-    a = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-a")
-    assert a["overall"]["avg"] == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
+    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    assert a.overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
 
 
 def test_deferred_fields_are_not_fetched_by_the_cache_check(world, django_assert_num_queries):
@@ -246,13 +247,13 @@ def test_budget_curve_and_score_at_k(world):
         world["tasks"]["t1"], model, world["harness"], 0.6,
         curve=[{"step_id": 3, "t": 900, "best_score": 0.3}, {"step_id": 9, "t": 2700, "best_score": 0.6}],
     )
-    entry = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "curvy")
+    entry = next(e for e in lb.board(world["version"]).entries if e.model == "curvy")
     grid = lb.BUDGET_GRID
-    curve = dict(zip(grid.round(3).tolist(), entry["scopes"][""]["budget_curve"]))
+    curve = dict(zip(grid.round(3).tolist(), entry.scopes[""].budget_curve))
     assert curve[0.0] == 0.0
     assert curve[0.5] == pytest.approx(0.3 / 4)
     assert curve[1.0] == pytest.approx(0.6 / 4)
-    assert entry["scopes"][""]["score_at_k"] == pytest.approx([0.6 / 4])
+    assert entry.scopes[""].score_at_k == pytest.approx([0.6 / 4])
 
 
 def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
@@ -261,15 +262,15 @@ def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
     client.force_login(User.objects.create_superuser("admin", "a@example.org", "x"))
     assert client.get(reverse("admin:evaluations_entry_add")).status_code == 200
     assert client.get(reverse("admin:evaluations_publishedresult_changelist")).status_code == 200
-    assert lb.board(world["version"])["entries"][0]["overall"]["dominance"] is not None
+    assert lb.board(world["version"]).entries[0].overall.dominance is not None
     response = client.post(
         reverse("admin:evaluations_entry_add"),
         {"model": world["models"]["B"].id, "harness": world["harness"].id, "version": world["version"].id,
          "ablation": "on", "in_comparison": "on", "note": "prompt ablation"},
     )
     assert response.status_code == 302
-    b = next(e for e in lb.board(world["version"])["entries"] if e["model"] == "model-b")
-    assert b["ablation"] and b["overall"]["dominance"] is None and b["note"] == "prompt ablation"
+    b = next(e for e in lb.board(world["version"]).entries if e.model == "model-b")
+    assert b.ablation and b.overall.dominance is None and b.note == "prompt ablation"
 
 
 def test_pages_without_charts_load_no_chart_code(client, world):

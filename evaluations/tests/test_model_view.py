@@ -41,7 +41,7 @@ def test_task_page_results_section(client, world):
     response = client.get(reverse("evaluations:task_detail", args=[world["version"].name, task.name]))
     html = response.content.decode()
     section = html.split('<section id="results">', 1)[1].split("</section>", 1)[0]
-    models = [r["entry"]["model"] for r in response.context["task_results"]]
+    models = [r.entry.model for r in response.context["task_results"]]
     assert models == ["model-b", "model-a", "model-c"]
     best = Rollout.objects.get(model__name="model-a", task=task, reward=0.9)
     assert f'href="/rollouts/{best.id}/"' in section

@@ -45,18 +45,18 @@ def import_per_task(tmp_path, source: str = "Paper 2026, Table 9"):
 
 
 def published(version) -> dict:
-    return {p["model"]: p for p in lb.board(version)["published"]}
+    return {p.model: p for p in lb.board(version).published}
 
 
 def test_dominance_among_the_published_entries_of_a_version(tmp_path, version):
     import_per_task(tmp_path)
     rows = published(version)
-    assert rows["model-a"]["overall"]["avg"] == pytest.approx(0.35)
-    assert rows["model-b"]["overall"]["dominance"] == pytest.approx(0.625)
-    assert rows["model-a"]["overall"]["dominance"] == pytest.approx(0.4375)
-    assert sum(r["overall"]["dominance"] for r in rows.values()) / 3 == pytest.approx(0.5)
-    assert rows["model-a"]["categories"]["alpha"]["dominance"] == pytest.approx(0.75)
-    assert rows["model-a"]["overall"]["n_tasks"] == 3
+    assert rows["model-a"].overall.avg == pytest.approx(0.35)
+    assert rows["model-b"].overall.dominance == pytest.approx(0.625)
+    assert rows["model-a"].overall.dominance == pytest.approx(0.4375)
+    assert sum(r.overall.dominance for r in rows.values()) / 3 == pytest.approx(0.5)
+    assert rows["model-a"].categories["alpha"].dominance == pytest.approx(0.75)
+    assert rows["model-a"].overall.n_tasks == 3
 
 
 def test_the_papers_table_imports_and_says_which_figures_reproduce(tmp_path, version, capsys):
@@ -79,11 +79,11 @@ def test_the_papers_table_imports_and_says_which_figures_reproduce(tmp_path, ver
     assert "7 reproduced, 1 differing, 1 unchecked" in out
     # The page shows each paper figure beside ours, with its verdict.
     rows = published(version)
-    figures = {(f["scope"], f["measure"]): f for f in rows["model-b"]["paper"]}
-    assert figures[("", "avg")]["status"] == "differs" and figures[("", "avg")]["ours"] == pytest.approx(0.45)
-    assert rows["model-z"]["n_scores"] == 0 and rows["model-z"]["overall"] is None
+    figures = {(f.scope, f.measure): f for f in rows["model-b"].paper}
+    assert figures[("", "avg")].status == "differs" and figures[("", "avg")].ours == pytest.approx(0.45)
+    assert rows["model-z"].n_scores == 0 and rows["model-z"].overall is None
     # Paper-only entries are not in the published comparison set.
-    assert rows["model-b"]["overall"]["dominance"] == pytest.approx(0.625)
+    assert rows["model-b"].overall.dominance == pytest.approx(0.625)
 
 
 def test_paper_table_problems_are_reported_by_row_and_column(tmp_path, version):
@@ -115,7 +115,7 @@ def test_a_version_that_does_not_clip_keeps_scores_above_1(tmp_path):
     v10 = BenchmarkVersion.objects.create(name="1.0", clip_rewards=False)
     Task.objects.create(version=v10, name="t1", category="alpha")
     call_command("import_results", str(write(tmp_path, PER_TASK + "model-a,terminus-2,1.0,t1,1.25,paper\n")), stdout=open("/dev/null", "w"))
-    assert published(v10)["model-a"]["overall"]["avg"] == pytest.approx(1.25)
+    assert published(v10)["model-a"].overall.avg == pytest.approx(1.25)
 
 
 def test_a_negative_score_is_refused(tmp_path, version):
@@ -197,13 +197,13 @@ def test_a_papers_tables_import_as_printed_with_options_for_what_they_leave_out(
     call_command("import_results", str(write(tmp_path, ablations, "ablation.csv")), *options, "--source", "Table 9",
                  "--set", "ablation")
     assert PublishedResult.objects.count() == 12 and PublishedResult.objects.filter(ablation=True).count() == 4
-    published = {p["model"]: p for p in lb.board(autolab)["published"] if p["source"] == "Table 9"}
+    published = {p.model: p for p in lb.board(autolab).published if p.source == "Table 9"}
     # Ablations are apart: after the main entries, and outside their Dominance (which averages 0.5 over the two).
-    assert [p["ablation"] for p in lb.board(autolab)["published"]] == [False, False, True]
-    assert published["opus"]["overall"]["dominance"] + published["gpt"]["overall"]["dominance"] == pytest.approx(1.0)
-    assert not published["opus-no-tools"]["compared"]
+    assert [p.ablation for p in lb.board(autolab).published] == [False, False, True]
+    assert published["opus"].overall.dominance + published["gpt"].overall.dominance == pytest.approx(1.0)
+    assert not published["opus-no-tools"].compared
     # The paper's printed main-table figures sit on the entries they print, as printed.
-    assert lb.printed_figure(published["opus"], "model_development", "avg") == 0.4
+    assert published["opus"].printed("model_development", "avg") == 0.4
 
 
 def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, autolab, capsys):
@@ -212,7 +212,7 @@ def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, auto
     out = capsys.readouterr().out
     assert "dry run, nothing written: 20 published figures would be created" in out
     assert PublishedFigure.objects.count() == 0
-    assert lb.board(autolab)["published"] == []
+    assert lb.board(autolab).published == []
 
 
 def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):

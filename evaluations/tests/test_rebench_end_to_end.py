@@ -88,10 +88,10 @@ def test_runner_inspect_and_humans_on_one_version(settings, tmp_path, monkeypatc
     assert import_human_csv(HUMANS, version).created == 4
 
     data = lb.compute_board(version)
-    entries = {e["model"]: e for e in data["entries"]}
+    entries = {e.model: e for e in data.entries}
     assert set(entries) == {"oracle", "scripted-stub", "model", "Human experts, 8 h"}
     human = entries["Human experts, 8 h"]
-    assert human["human"] and not human["comparison"]
+    assert human.human and not human.comparison
 
     # Every entry's Avg@k is the mean over tasks of the mean of its rollouts' scores in the API.
     api_rollouts = client.get("/api/v1/rollouts/", {"version": "rebench-examples", "page_size": 500}).json()["results"]
@@ -103,7 +103,7 @@ def test_runner_inspect_and_humans_on_one_version(settings, tmp_path, monkeypatc
             if row["model"] == name:
                 per_task.setdefault(row["task"], []).append(row["score"])
         expected = sum(sum(s) / len(s) for s in per_task.values()) / 2
-        assert entry["overall"]["avg"] == pytest.approx(expected), name
+        assert entry.overall.avg == pytest.approx(expected), name
         assert api_board[name]["avg"] == pytest.approx(expected), name
         # The curves end at the table's figure: with every run complete, score@1 is Avg@k.
         assert curves[name]["score_at_data_end"] == pytest.approx(expected), name

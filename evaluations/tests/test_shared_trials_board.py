@@ -82,5 +82,5 @@ def test_every_curve_of_the_real_trials_agrees_with_their_rewards(client, import
 
     # The score-against-budget curve ends at the entry's Avg@k: its last point is the reward.
     data = lb.board(task.version)
-    for entry in data["entries"]:
-        assert entry["scopes"][""]["budget_curve"][-1] == pytest.approx(entry["overall"]["avg"], abs=1e-9)
+    for entry in data.entries:
+        assert entry.scopes[""].budget_curve[-1] == pytest.approx(entry.overall.avg, abs=1e-9)

@@ -75,8 +75,9 @@
   function drawBoard(Plotly, charts) {
     // Horizontal bars: entry labels are long. Best first, from the top.
     var labels = charts.bars.map(function (b) { return b.label; });
+    var level = document.getElementById("chart-bars").getAttribute("data-interval");  // the server's level
     Plotly.newPlot("chart-bars", [
-      { type: "bar", orientation: "h", name: "Avg@k (95% interval)", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
+      { type: "bar", orientation: "h", name: "Avg@k (" + level + " interval)", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
         error_x: { type: "data", symmetric: false,
           array: charts.bars.map(function (b) { return b.avg_ci[1] - b.avg; }),
           arrayminus: charts.bars.map(function (b) { return b.avg - b.avg_ci[0]; }) } },
