@@ -241,13 +241,13 @@ def test_boards_pages_and_api_show_the_same_entries(client, board, case):
     query = board_query(case, board)
     page = client.get(reverse("evaluations:leaderboard"), query)
     assert page.status_code == 200
-    shown = sorted(r["entry"]["model"] for key in ("rows", "human_rows", "other_rows") for r in page.context[key])
+    shown = sorted(r["entry"].model for key in ("rows", "human_rows", "other_rows") for r in page.context[key])
     api = client.get(reverse("evaluations:api_leaderboard"), query).json()
     assert sorted(e["model"] for e in api["entries"]) == shown
     table = csv.DictReader(io.StringIO(client.get(reverse("evaluations:api_leaderboard_csv"), query).content.decode()))
     assert sorted(r["model"] for r in table if r["origin"] == "measured") == shown
     heat = client.get(reverse("evaluations:heatmap"), query)
-    assert heat.status_code == 200 and sorted(e["model"] for e in heat.context["entries"]) == shown
+    assert heat.status_code == 200 and sorted(e.model for e in heat.context["entries"]) == shown
     cells = client.get(reverse("evaluations:api_heatmap"), query).json()["cells"]
     assert sorted({c["model"] for c in cells}) == sorted(set(shown))
 

@@ -402,3 +402,72 @@ class UploadJob(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.IMPORTING)
+
+
+class Review(models.Model):
+    """A reading of a rollout against a rubric: Harbor's `analysis.json`, or our own judge's (`analyze_rollouts`).
+
+    Beside the failure rules, never instead: a rule says *what* happened (no
+    artifact, premature stop), a review says *why*, in a paragraph and one
+    check per criterion. One review per rollout, source, judge and rubric
+    text: running again replaces it only on request.
+    """
+
+    class Source(models.TextChoices):
+        HARBOR = "harbor", "Harbor analysis.json"
+        JUDGE = "judge", "our judge"
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"  # the judge answered nothing usable: `error` says what
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="reviews")
+    source = models.CharField(max_length=10, choices=Source.choices)
+    # The judge's model as registered (agents.AgentModel name); "" for Harbor's, which does not say.
+    judge = models.CharField(max_length=200, blank=True)
+    rubric = models.CharField(max_length=200, blank=True, help_text="the rubric's name")
+    # sha256 of the rubric's text: the same name with other criteria is another review.
+    rubric_digest = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
+    error = models.TextField(blank=True)
+    summary = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(null=True, blank=True)
+    tokens_out = models.PositiveIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["rollout", "source", "judge", "rubric_digest"], name="one_review_per_rubric"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_display()} review of {self.rollout_id}"
+
+
+class ReviewCheck(models.Model):
+    """One criterion of a review: its outcome, why, and the steps it rests on (filterable: "reward_hacking: fail")."""
+
+    class Outcome(models.TextChoices):
+        PASS = "pass"
+        FAIL = "fail"
+        NOT_APPLICABLE = "not_applicable", "not applicable"
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="checks")
+    name = models.CharField(max_length=100, db_index=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    explanation = models.TextField(blank=True)
+    # ATIF step ids of the main trajectory the verdict rests on (linked on the rollout page).
+    steps = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["review", "id"]
+        indexes = [models.Index(fields=["name", "outcome"])]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.outcome}"
