@@ -38,15 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# Which rollouts count is the rollout's rule (trajectories.statuses); the figures count them.
-from trajectories.statuses import Disposition, disposition  # noqa: F401  (the board's readers ask agg.disposition)
 
 from . import ranking
 from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES, TIE_TOLERANCE
-
-# The dispositions by the names the board's readers use.
-COUNTED, INFRA, SUPERSEDED = Disposition.COUNTED, Disposition.INFRA, Disposition.SUPERSEDED
-UNFINISHED, CANCELLED, EXCLUDED = Disposition.UNFINISHED, Disposition.CANCELLED, Disposition.EXCLUDED
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260510

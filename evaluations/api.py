@@ -16,11 +16,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from tasks.scoring import clipped
-from trajectories import services as trajectories
+from trajectories import services as trajectories, statuses
 from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
-from . import aggregation as agg
 from . import leaderboard as lb
 from .board import Board, PublishedEntry, measure_value, to_json
 from .links import rollout_url, rollouts_url
@@ -110,7 +109,7 @@ def leaderboard_rows(data: Board, filters: dict) -> list[dict]:
             "tasks_with_rollouts": figures.n_tasks if figures else None,
             "tasks_total": figures.n_tasks_total if figures else None,
             "rollouts_counted": figures.n_rollouts if figures else None,
-            "rollouts_infra_error": entry.excluded.get(agg.INFRA, 0),
+            "rollouts_infra_error": entry.excluded.get(statuses.Disposition.INFRA, 0),
         }
         for name in data.categories:
             mine = entry.categories.get(name)
@@ -352,7 +351,7 @@ def rollout_row(r: Rollout) -> dict:
         # The version clipped the verifier's reward to [0, 1] for the figures ("score" is the clipped one).
         "clipped": clipped(r.reward, r.task.version.clip_rewards),
         "kind": r.model.kind,
-        "counted": agg.disposition(r.status, r.superseded, r.infra_error, r.excluded),
+        "counted": statuses.disposition(r.status, r.superseded, r.infra_error, r.excluded),
         "excluded": r.excluded,
         "superseded": r.superseded,
         "infra_error": r.infra_error,

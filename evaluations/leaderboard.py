@@ -30,15 +30,17 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 
+from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import BEST_OF_SCORE_LOG, counted_reward, run_score
+from trajectories import statuses
 from trajectories.models import Rollout
+from trajectories.statuses import Disposition
 
 from . import aggregation as agg
 from . import board as board_shape
 from . import time_curves as tc
 from .links import rollout_url, rollouts_url
-from agents.models import AgentModel, Harness
 from .models import BoardGeneration, Entry, PublishedFigure, PublishedResult
 
 BOARD_TIMEOUT = 24 * 3600
@@ -114,8 +116,8 @@ def board_state(rollout: Rollout) -> tuple | None:
     data = rollout.__dict__
     if any(name not in data for name in BOARD_STATE_FIELDS):
         return None
-    if agg.disposition(data["status"], data["superseded"], data["infra_error"]) == agg.UNFINISHED:
-        return (agg.UNFINISHED, data["task_id"], data["model_id"], data["harness_id"])
+    if statuses.disposition(data["status"], data["superseded"], data["infra_error"]) == Disposition.UNFINISHED:
+        return (Disposition.UNFINISHED, data["task_id"], data["model_id"], data["harness_id"])
     return tuple(data[name] for name in BOARD_STATE_FIELDS)
 
 
@@ -341,10 +343,10 @@ def _count(rollouts: list[dict], task_by_id: dict[int, board_shape.TaskInfo], cl
     counted = Counted()
     for r in rollouts:
         key = entry_key(r["model_id"], r["harness_id"])
-        kind = agg.disposition(r["status"], r["superseded"], r["infra_error"], r["excluded"])
-        if kind != agg.COUNTED:
+        kind = statuses.disposition(r["status"], r["superseded"], r["infra_error"], r["excluded"])
+        if kind != Disposition.COUNTED:
             counted.excluded[key][kind] += 1
-            if kind == agg.INFRA:
+            if kind == Disposition.INFRA:
                 counted.flagged[(key, r["task_id"])].append(r["id"])
             continue
         task = task_by_id[r["task_id"]]  # the board's rollouts are of its version's tasks

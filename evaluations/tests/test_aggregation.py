@@ -183,22 +183,6 @@ def test_budget_curve_averages_rollouts_then_tasks_and_ends_at_avg():
 
 
 @pytest.mark.parametrize(
-    "status, superseded, infra, expected",
-    [
-        ("finished", False, False, agg.COUNTED),
-        ("failed", False, False, agg.COUNTED),  # agent failure counts 0
-        ("finished", False, True, agg.INFRA),
-        ("failed", True, False, agg.SUPERSEDED),
-        ("running", False, False, agg.UNFINISHED),
-        ("queued", False, True, agg.UNFINISHED),
-        ("cancelled", False, False, agg.CANCELLED),
-    ],
-)
-def test_disposition(status, superseded, infra, expected):
-    assert agg.disposition(status, superseded, infra) == expected
-
-
-@pytest.mark.parametrize(
     "reward, clip, expected",
     [(None, True, 0.0), (1.7, True, 1.0), (1.7, False, 1.7), (-0.2, True, 0.0), (0.42, True, 0.42), (float("nan"), False, 0.0)],
 )

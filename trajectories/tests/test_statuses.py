@@ -99,3 +99,26 @@ IMPORT_CASES = [
 def test_import_table(old, new, ok):
     assert s.import_allowed(old, new) is ok
 
+
+# -- how a rollout counts ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "status, superseded, infra, expected",
+    [
+        ("finished", False, False, s.Disposition.COUNTED),
+        ("failed", False, False, s.Disposition.COUNTED),  # agent failure counts 0
+        ("finished", False, True, s.Disposition.INFRA),
+        ("failed", True, False, s.Disposition.SUPERSEDED),
+        ("running", False, False, s.Disposition.UNFINISHED),
+        ("queued", False, True, s.Disposition.UNFINISHED),
+        ("cancelled", False, False, s.Disposition.CANCELLED),
+        ("incomplete", False, False, s.Disposition.UNFINISHED),  # imported without result.json
+    ],
+)
+def test_disposition(status, superseded, infra, expected):
+    assert s.disposition(status, superseded, infra) == expected
+
+
+def test_what_its_source_leaves_out_is_excluded_not_counted():
+    assert s.disposition("finished", False, False, "the sample errored") == s.Disposition.EXCLUDED
