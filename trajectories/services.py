@@ -15,6 +15,9 @@
   the failures list (trajectories.failures).
 - search_words: the search document of some texts (for rows made without
   an import, such as generate_synthetic's).
+- record_review, record_failed_review, existing_review, Reading, Check,
+  ReadingError: a rollout's reading against a rubric (trajectories.reviews,
+  the one writer of Review rows).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -47,6 +50,8 @@ from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UP
 from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
+from trajectories.reading.review_data import Check, Reading, ReadingError
+from trajectories.reviews import existing_review, record_failed_review, record_review
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
