@@ -19,14 +19,15 @@ class EvaluationsConfig(AppConfig):
     name = "evaluations"
 
     def ready(self) -> None:
-        from .leaderboard import on_result_change, on_rollout_saved, remember_rollout
+        from .leaderboard import on_result_change, on_rollout_deleted, on_rollout_saved, remember_rollout
 
         for label in RESULT_MODELS:
             sender = apps.get_model(label)
-            post_delete.connect(on_result_change, sender=sender, dispatch_uid=f"leaderboard-cache-delete:{label}")
             if label == "trajectories.Rollout":
+                post_delete.connect(on_rollout_deleted, sender=sender, dispatch_uid=f"leaderboard-cache-delete:{label}")
                 # Rollouts are saved often while they run; see leaderboard.on_rollout_saved.
                 post_init.connect(remember_rollout, sender=sender, dispatch_uid="leaderboard-cache-init")
                 post_save.connect(on_rollout_saved, sender=sender, dispatch_uid=f"leaderboard-cache-save:{label}")
             else:
+                post_delete.connect(on_result_change, sender=sender, dispatch_uid=f"leaderboard-cache-delete:{label}")
                 post_save.connect(on_result_change, sender=sender, dispatch_uid=f"leaderboard-cache-save:{label}")

@@ -9,12 +9,15 @@ Caching: every board is stored under a key that includes the board's shape
 (`board.SHAPE`: no process reads a board pickled by code of another shape)
 and a *generation* counter, kept in the database (BoardGeneration) so that
 every process reads the same one. Saving or deleting an Entry, PublishedResult, Task,
-BenchmarkVersion, AgentModel, Harness or FailureLabel bumps the counter
-(signals connected in `EvaluationsConfig.ready`), and so does creating or
-deleting a Rollout, or saving one in a way that changes what boards read
-(`board_state`); the next request recomputes, so nothing is ever served from
-before a change. Code that changes rollouts with `QuerySet.update()`,
-`bulk_update()` or `bulk_create()` (no signals) must call `invalidate()`.
+BenchmarkVersion, AgentModel, Harness or FailureLabel bumps the global counter
+(signals connected in `EvaluationsConfig.ready`); creating or deleting a
+Rollout, or saving one in a way that changes what boards read
+(`board_state`), bumps its benchmark version's counter only, so a live
+campaign on one version leaves the others' boards cached. The next request
+recomputes, so nothing is ever served from before a change. Code that
+changes rollouts with `QuerySet.update()`, `bulk_update()` or
+`bulk_create()` (no signals) must call `invalidate()` (with the version
+when it knows it).
 """
 from __future__ import annotations
 
@@ -58,42 +61,73 @@ N_RESAMPLES = agg.DEFAULT_RESAMPLES
 # counter only when they commit, and this process must not serve from before
 # them meanwhile (nor a test, whose transaction never commits).
 _changes_here = itertools.count(1)
-_seen_here = 0
+_seen_here: dict[str, int] = {}  # scope -> this process's latest change
 
 
-def generation() -> tuple[int, int]:
-    """The boards' generation: the database's counter (the same in every process) and this process's own changes."""
-    value = BoardGeneration.objects.filter(scope="").values_list("value", flat=True).first()
-    return int(value or 0), _seen_here
+GLOBAL = ""  # the scope every board reads: tasks, models, entries, published results
 
 
-def _bump() -> None:
-    if BoardGeneration.objects.filter(scope="").update(value=F("value") + 1):
+def version_scope(version_id: int) -> str:
+    """The counter of one benchmark version's rollouts: a rollout of another version leaves this one's boards cached."""
+    return f"v{version_id}"
+
+
+def generation(version_id: int | None = None) -> tuple[int, int, int]:
+    """A board's generation: the global counter, its version's (the same in every process) and this process's own changes.
+
+    With no version, the version part is the sum of every version's
+    counter: what lists versions changes with any of them.
+    """
+    rows = BoardGeneration.objects.values_list("scope", "value")
+    if version_id is not None:
+        rows = rows.filter(scope__in=[GLOBAL, version_scope(version_id)])
+    values = dict(rows)
+    version_part = sum(v for scope, v in values.items() if scope != GLOBAL)
+    if version_id is None:
+        here = sum(_seen_here.values())
+    else:
+        here = _seen_here.get(GLOBAL, 0) + _seen_here.get(version_scope(version_id), 0)
+    return int(values.get(GLOBAL, 0)), int(version_part), here
+
+
+def _bump(scope: str) -> None:
+    if BoardGeneration.objects.filter(scope=scope).update(value=F("value") + 1):
         return
     try:
         with transaction.atomic():
             # Start from the clock, not 0: cache entries written under an
             # earlier counter (a database reset, say) must not match.
-            BoardGeneration.objects.create(scope="", value=int(time.time() * 1000))
+            BoardGeneration.objects.create(scope=scope, value=int(time.time() * 1000))
     except IntegrityError:  # another process made it meanwhile
-        BoardGeneration.objects.filter(scope="").update(value=F("value") + 1)
+        BoardGeneration.objects.filter(scope=scope).update(value=F("value") + 1)
 
 
-def invalidate() -> None:
-    """Mark every cached board stale once the change commits, in every process.
+def invalidate(version_id: int | None = None) -> None:
+    """Mark cached boards stale once the change commits, in every process: one version's, or (None) every board.
 
     One bump, after the commit, in a statement of its own: a request that
     read the old generation before it may cache the new data under the old
     key (never read again), never the old data under the new one; and no
     transaction holds the counter's row while it runs.
     """
-    global _seen_here
-    _seen_here = next(_changes_here)
-    transaction.on_commit(_bump)
+    scope = GLOBAL if version_id is None else version_scope(version_id)
+    _seen_here[scope] = next(_changes_here)
+    transaction.on_commit(lambda: _bump(scope))
 
 
 def on_result_change(sender, **kwargs) -> None:
     invalidate()
+
+
+def rollout_version(task_id: int | None) -> int | None:
+    """The benchmark version of a rollout's task (None when unknown: every board is then invalidated)."""
+    if task_id is None:
+        return None
+    return Task.objects.filter(pk=task_id).values_list("version_id", flat=True).first()
+
+
+def on_rollout_deleted(sender, instance: Rollout, **kwargs) -> None:
+    invalidate(rollout_version(instance.__dict__.get("task_id")))
 
 
 # A rollout is saved many times while it runs (heartbeats, every streamed
@@ -123,6 +157,7 @@ def board_state(rollout: Rollout) -> tuple | None:
 
 def remember_rollout(sender, instance: Rollout, **kwargs) -> None:
     instance._board_state = board_state(instance)
+    instance._board_task = instance.__dict__.get("task_id")
 
 
 def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs) -> None:
@@ -130,7 +165,14 @@ def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs)
     after = board_state(instance)
     instance._board_state = after
     if created or before is None or after is None or before != after:
-        invalidate()
+        # The version's boards only, unless the task is unknown or changed
+        # (a rollout moved to another task may have changed version).
+        task_before = getattr(instance, "_board_task", None)
+        task_id = instance.__dict__.get("task_id")
+        instance._board_task = task_id
+        if not created and task_before != task_id:
+            task_id = None
+        invalidate(rollout_version(task_id))
 
 
 # --- reading the database ---------------------------------------------------
@@ -558,8 +600,8 @@ def _time_curves(
 
 def board_key(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
     """The cache key of a board under the current generation and the board's shape (board.SHAPE)."""
-    database, here = generation()
-    return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{database}.{here}"
+    everywhere, this_version, here = generation(version_id)
+    return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{everywhere}.{this_version}.{here}"
 
 
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
@@ -587,7 +629,7 @@ def versions_with_results() -> list[BenchmarkVersion]:
     Cached like boards: counting rollouts per version on every page view
     would cost more than the rest of a warm page.
     """
-    key = "evaluations:versions:{}.{}".format(*generation())
+    key = "evaluations:versions:{}.{}.{}".format(*generation())
     ids = cache.get(key)
     if ids is None:
         versions = BenchmarkVersion.objects.annotate(

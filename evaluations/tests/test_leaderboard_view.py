@@ -13,7 +13,9 @@ from evaluations.board import Medals
 from evaluations.models import Entry, PublishedResult
 from trajectories.models import Rollout
 
-from .board_factories import make_rollout
+from tasks.models import BenchmarkVersion
+
+from .board_factories import hand_table, make_rollout
 
 pytestmark = pytest.mark.django_db
 
@@ -277,3 +279,37 @@ def test_pages_without_charts_load_no_chart_code(client, world):
     for url in (reverse("evaluations:heatmap"), reverse("evaluations:model_detail", args=["model-a"])):
         html = client.get(url).content.decode()
         assert "plotly" not in html and "charts.js" not in html, url
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rollout_invalidates_its_own_versions_boards_only():
+    """A live campaign on one version leaves every other version's boards cached, in this process and the others."""
+    from tasks.models import Task
+
+    world = hand_table()
+    other = BenchmarkVersion.objects.create(name="2.0")
+    other_task = Task.objects.create(version=other, name="o1", category="alpha", budget_sec=3600)
+    keys = lambda: (lb.board_key(world["version"].pk), lb.board_key(other.pk))  # noqa: E731
+    before_mine, before_other = keys()
+    committed = lambda version: lb.generation(version.pk)[:2]  # noqa: E731  what other processes read
+    mine_db, other_db = committed(world["version"]), committed(other)
+
+    rollout = make_rollout(other_task, world["models"]["A"], world["harness"], 0.4)
+    after_mine, after_other = keys()
+    assert after_mine == before_mine and after_other != before_other
+    assert committed(world["version"]) == mine_db and committed(other) != other_db
+
+    rollout.reward = 0.9
+    rollout.save(update_fields=["reward"])
+    assert keys()[0] == before_mine
+    rollout.delete()
+    assert keys()[0] == before_mine and committed(world["version"]) == mine_db
+
+    # A rollout moved to another task, and anything but a rollout, invalidates every board.
+    moved = Rollout.objects.filter(task__version=world["version"]).first()
+    moved.task = other_task
+    moved.save()
+    assert keys()[0] != before_mine
+    changed = keys()
+    world["models"]["B"].save()
+    assert all(a != b for a, b in zip(keys(), changed))
