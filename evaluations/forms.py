@@ -58,3 +58,19 @@ class BoardFilters(FilterForm):
     def missing_version(self) -> str | None:
         """Why there is no page when `version` names no version: a 404 (a missing page), not a bad request."""
         return self.errors["version"][0] if self.has_error("version", "invalid_choice") else None
+
+
+class HeatmapFilters(BoardFilters):
+    """The heatmap's own parameters beside the board's: order ("score", "task" or an entry's key: read
+    against the board, an unknown key orders by score) and columns, the page of entries shown
+    (HEATMAP_COLUMNS at a time, from the best Avg@k): a 100-entry board is four light pages, not one
+    page of 3,600 cells."""
+
+    order = forms.CharField(required=False)
+    columns = forms.IntegerField(required=False, min_value=1, error_messages={"invalid": "columns is a page number: 1, 2, ..."})
+
+    def clean_order(self) -> str:
+        return self.cleaned_data["order"] or "score"
+
+    def clean_columns(self) -> int:
+        return self.cleaned_data["columns"] or 1

@@ -6,6 +6,7 @@ templates; figures are computed in `evaluations.aggregation`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -22,7 +23,7 @@ from trajectories.models import Rollout
 
 from . import leaderboard as lb
 from .board import Board, BoardEntry, Cell, PublishedEntry, TaskInfo, measure_interval, measure_value
-from .forms import BoardFilters
+from .forms import BoardFilters, HeatmapFilters
 from .links import rollout_url, rollouts_url
 from agents.models import AgentModel
 from .models import PublishedFigure, PublishedResult
@@ -246,13 +247,17 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluations/leaderboard.html", context)
 
 
-def heatmap_rows(data: Board, entries: list[BoardEntry], category: str | None, order: str) -> list[dict]:
-    """Task rows grouped by category, each with one cell per entry.
+def heatmap_rows(
+    data: Board, entries: list[BoardEntry], category: str | None, order: str, ranked: list[BoardEntry] | None = None,
+) -> list[dict]:
+    """Task rows grouped by category, each with one cell per entry of `entries`.
 
     `order`: "score" (the default: within each category, tasks by their mean
-    Avg@k over the shown entries, easiest first, a missing cell counting 0
-    as in Avg@k), "task" (by name) or an entry's key (by that entry's score).
+    Avg@k over every entry in `ranked` (all pages; default `entries`),
+    easiest first, a missing cell counting 0 as in Avg@k), "task" (by name)
+    or an entry's key (by that entry's score, on any page).
     """
+    ranked = entries if ranked is None else ranked
     rows = []
     for task in data.tasks:
         if category and task.category != category:
@@ -268,7 +273,7 @@ def heatmap_rows(data: Board, entries: list[BoardEntry], category: str | None, o
                     "title": cell_title(task, entry, cell),
                 }
             )
-        averages = [(c["cell"].avg if c["cell"] else None) or 0.0 for c in row_cells]
+        averages = [(cell.avg if (cell := data.cell(task.id, entry.key)) else None) or 0.0 for entry in ranked]
         rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0})
     place = {name: i for i, name in enumerate(data.categories)}
 
@@ -278,7 +283,7 @@ def heatmap_rows(data: Board, entries: list[BoardEntry], category: str | None, o
 
     if order == "task":
         rows.sort(key=lambda r: (place.get(r["task"].category, len(place)), r["task"].name))
-    elif order in {e.key for e in entries}:
+    elif order in {e.key for e in ranked}:
         rows.sort(key=lambda r: (place.get(r["task"].category, len(place)), -by_entry(r), r["task"].name))
     else:
         rows.sort(key=lambda r: (place.get(r["task"].category, len(place)), -r["mean"], r["task"].name))
@@ -298,8 +303,41 @@ def cell_title(task: TaskInfo, entry: BoardEntry, cell: Cell | None) -> str:
     return text
 
 
+# Entries per heatmap page: 36 tasks x 25 entries stays under 2,500 DOM nodes with the page around it.
+HEATMAP_COLUMNS = 25
+
+
+@dataclass(frozen=True)
+class ColumnPage:
+    """Which entries one heatmap page shows (1-based positions), and the neighbouring pages."""
+
+    number: int
+    first: int
+    last: int
+    total: int
+    previous: int | None
+    next: int | None
+
+    @property
+    def paged(self) -> bool:
+        return self.total > self.last - self.first + 1
+
+
+def column_page(n_entries: int, number: int, size: int = HEATMAP_COLUMNS) -> ColumnPage:
+    """The page `number` of `n_entries` columns, `size` at a time (a number past the end shows the last page)."""
+    pages = max(1, -(-n_entries // size))
+    number = min(number, pages)
+    first = (number - 1) * size + 1
+    return ColumnPage(
+        number=number, first=first, last=min(n_entries, number * size), total=n_entries,
+        previous=number - 1 if number > 1 else None, next=number + 1 if number < pages else None,
+    )
+
+
 def heatmap(request: HttpRequest) -> HttpResponse:
-    form = board_filters(request)
+    form = HeatmapFilters(request.GET)
+    if form.missing_version():
+        raise Http404(form.missing_version())
     if not form.is_valid():
         return refused_page(request, "evaluations/heatmap.html", form)
     filters = form.cleaned_data
@@ -307,9 +345,12 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         return empty_page(request, "evaluations/heatmap.html")
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
-    entries = lb.sort_entries(data.entries, "avg", True, category)
-    order = request.GET.get("order", "score")
-    rows = heatmap_rows(data, entries, category, order)
+    ranked = lb.sort_entries(data.entries, "avg", True, category)
+    page = column_page(len(ranked), filters["columns"])
+    entries = ranked[page.first - 1:page.last]
+    order = filters["order"]
+    # Tasks are ordered over every entry, so that each page lists them alike.
+    rows = heatmap_rows(data, entries, category, order, ranked)
     context = {
         "nav": "leaderboard",
         "data": data,
@@ -318,7 +359,10 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         "order": order,
         "category": category,
         "filters": filters,
+        "page": page,
         "order_query": query_without(request, "order"),
+        "page_query": query_without(request, "columns"),
+        "board_query": query_without(request, "order", "columns"),
         "entry_figures": [e.figures(category) for e in entries],
         # The footnotes of the marks some cell carries, and of no other.
         "any_infra": any(c["cell"] and c["cell"].infra_rollout_ids for r in rows for c in r["cells"]),

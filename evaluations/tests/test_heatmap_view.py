@@ -95,3 +95,84 @@ def test_a_clipped_reward_is_shown_as_written_and_marked_where_the_board_clips_i
     assert "counted as 1.0: this version clips rewards to [0, 1]" in page and "1.0711" in page
     (record,) = client.get(f"/api/v1/rollouts/?task={task.id}").json()["results"]
     assert (record["reward"], record["score"], record["clipped"]) == (1.0711, 1.0, True)
+
+
+@pytest.mark.parametrize("n_entries, number, expected", [
+    (0, 1, (1, 1, 0, 0, None, None)),
+    (10, 1, (1, 1, 10, 10, None, None)),
+    (25, 1, (1, 1, 25, 25, None, None)),
+    (26, 1, (1, 1, 25, 26, None, 2)),
+    (26, 2, (2, 26, 26, 26, 1, None)),
+    (100, 3, (3, 51, 75, 100, 2, 4)),
+    (100, 4, (4, 76, 100, 100, 3, None)),
+    (100, 9, (4, 76, 100, 100, 3, None)),  # past the end: the last page
+])
+def test_column_pages(n_entries, number, expected):
+    from evaluations.views import column_page
+
+    page = column_page(n_entries, number)
+    assert (page.number, page.first, page.last, page.total, page.previous, page.next) == expected
+    assert page.paged == (n_entries > 25)
+
+
+def hundred_entries() -> dict:
+    """100 entries x 36 tasks x 1 rollout, written in bulk (the scale the heatmap must stay light at)."""
+    from agents.models import AgentModel, Harness
+    from evaluations import leaderboard as lb
+    from tasks.models import BenchmarkVersion, Task
+    from trajectories.models import Rollout
+
+    version = BenchmarkVersion.objects.create(name="big", clip_rewards=True)
+    categories = ("alpha", "beta", "gamma", "delta")
+    tasks = Task.objects.bulk_create(
+        Task(version=version, name=f"task-{t:02d}", category=categories[t % 4], budget_sec=3600) for t in range(36)
+    )
+    harness = Harness.objects.create(name="terminus-2", version="2.0.0")
+    models = AgentModel.objects.bulk_create(AgentModel(name=f"model-{m:03d}") for m in range(100))
+    Rollout.objects.bulk_create(
+        Rollout(task=task, model=model, harness=harness, trial_name=f"t{m}-{t}", status="finished",
+                reward=((m * 7 + t * 13) % 100) / 100)
+        for m, model in enumerate(models) for t, task in enumerate(tasks)
+    )
+    lb.invalidate()
+    return {"version": version, "models": models}
+
+
+def element_count(html: str) -> int:
+    from html.parser import HTMLParser
+
+    class Counter(HTMLParser):
+        n = 0
+
+        def handle_starttag(self, tag, attrs):
+            self.n += 1
+
+    counter = Counter()
+    counter.feed(html)
+    return counter.n
+
+
+def test_a_hundred_entry_heatmap_comes_in_light_pages_in_one_task_order(client):
+    hundred_entries()
+    url = reverse("evaluations:heatmap")
+    pages = [client.get(url, {"version": "big", "columns": n}) for n in (1, 2, 3, 4)]
+    assert [p.status_code for p in pages] == [200] * 4
+    htmls = [p.content.decode() for p in pages]
+    entries = [re.findall(r'<span class="model">([^<]+)</span>', html.split('id="heatmap-table"', 1)[1]) for html in htmls]
+    assert [len(e) for e in entries] == [25, 25, 25, 25]
+    assert len({name for page in entries for name in page}) == 100  # every entry on exactly one page
+    assert len({tuple(task_order(html)) for html in htmls}) == 1 and len(task_order(htmls[0])) == 36
+    assert "Entries 26–50 of 100" in htmls[1] and "columns=1" in htmls[1] and "columns=3" in htmls[1]
+    for html in htmls:
+        assert len(html.encode()) <= 250_000
+        assert element_count(html) <= 2_500
+    # Ordered by one entry's score, the page of that entry keeps the order it was asked for.
+    last = entries[3][0]
+    key = re.search(r'order=(m\d+-h\d+)"[^>]*title="order tasks by this entry\'s score"><span class="model">' + re.escape(last), htmls[3]).group(1)
+    assert client.get(url, {"version": "big", "columns": 4, "order": key}).status_code == 200
+
+
+@pytest.mark.parametrize("columns", ["0", "x", "-1"])
+def test_a_bad_page_of_entries_is_a_400_naming_it(client, world, columns):
+    response = client.get(reverse("evaluations:heatmap"), {"columns": columns})
+    assert response.status_code == 400 and "columns" in response.content.decode()
