@@ -74,3 +74,13 @@ class HeatmapFilters(BoardFilters):
 
     def clean_columns(self) -> int:
         return self.cleaned_data["columns"] or 1
+
+
+class LeaderboardFilters(BoardFilters):
+    """The leaderboard's page of entries beside the board's filters: `entries`, LEADERBOARD_ROWS at a time in
+    the order asked for (?sort=, read by leaderboard.parse_sort); its charts still draw every entry."""
+
+    entries = forms.IntegerField(required=False, min_value=1, error_messages={"invalid": "entries is a page number: 1, 2, ..."})
+
+    def clean_entries(self) -> int:
+        return self.cleaned_data["entries"] or 1

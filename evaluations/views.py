@@ -23,16 +23,16 @@ from trajectories.models import Rollout
 
 from . import leaderboard as lb
 from .board import Board, BoardEntry, Cell, PublishedEntry, TaskInfo, measure_interval, measure_value
-from .forms import BoardFilters, HeatmapFilters
+from .forms import BoardFilters, HeatmapFilters, LeaderboardFilters
 from .links import rollout_url, rollouts_url
 from agents.models import AgentModel
 from .models import PublishedFigure, PublishedResult
 from .templatetags.board import category_label
 
 
-def board_filters(request: HttpRequest) -> BoardFilters:
+def board_filters(request: HttpRequest, form_class: type[BoardFilters] = BoardFilters) -> BoardFilters:
     """The boards' filters of this request (not yet validated); an unknown version is a 404, as a missing page."""
-    form = BoardFilters(request.GET)
+    form = form_class(request.GET)
     if form.missing_version():
         raise Http404(form.missing_version())
     return form
@@ -57,7 +57,7 @@ def query_without(request: HttpRequest, *names: str) -> str:
 
 def sort_headers(request: HttpRequest, current: str, columns: list[tuple[str, str]]) -> list[dict]:
     """Header links that sort by a column (?sort=); clicking again reverses."""
-    base = query_without(request, "sort")
+    base = query_without(request, "sort", "entries")  # a new order starts at its first page
     headers = []
     for key, label in columns:
         first = f"-{key}" if key in lb.DESCENDING_FIRST or key.startswith("cat:") else key
@@ -194,7 +194,7 @@ def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple
 
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    form = board_filters(request)
+    form = board_filters(request, LeaderboardFilters)
     if not form.is_valid():
         return refused_page(request, "evaluations/leaderboard.html", form)
     filters = form.cleaned_data
@@ -205,9 +205,17 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     sort_key, descending = lb.parse_sort(request.GET.get("sort"), data.categories)
     sort = ("-" if descending else "") + sort_key
     rows = lb.sort_entries(data.entries, sort_key, descending, category)
+    # Listed in three parts: the comparison set, human baselines (unless
+    # staff put them in it), the rest; a page is a slice of that listing.
+    listed = (
+        [e for e in rows if e.comparison] + [e for e in rows if not e.comparison and e.human]
+        + [e for e in rows if not e.comparison and not e.human]
+    )
+    page = entry_page(len(listed), filters["entries"], LEADERBOARD_ROWS)
+    shown = {e.key for e in listed[page.first - 1:page.last]}
     groups = figure_groups(data, category)
     medals = sorted(
-        ({"entry": e, "medals": e.scope(category).medals} for e in rows if e.scope(category).medals),
+        ({"entry": e, "medals": e.scope(category).medals} for e in rows if e.key in shown and e.scope(category).medals),
         key=lambda m: (-m["medals"].gold, -m["medals"].silver, -m["medals"].bronze, m["entry"].model),
     )
     headers = sort_headers(request, sort, [("rank", "Rank"), ("model", "Entry")] + [c for g in groups for c in group_columns(g)])
@@ -221,10 +229,14 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "nav": "leaderboard",
         "data": data,
         # The paper's main table: the comparison set, then ablations and the rest apart.
-        "rows": board_rows([e for e in rows if e.comparison], groups, category),
+        "rows": board_rows([e for e in rows if e.comparison and e.key in shown], groups, category),
         # Human baselines apart (unless staff put them in the comparison set), then the rest.
-        "human_rows": board_rows([e for e in rows if not e.comparison and e.human], groups, category),
-        "other_rows": board_rows([e for e in rows if not e.comparison and not e.human], groups, category),
+        "human_rows": board_rows([e for e in rows if not e.comparison and e.human and e.key in shown], groups, category),
+        "other_rows": board_rows(
+            [e for e in rows if not e.comparison and not e.human and e.key in shown], groups, category
+        ),
+        "page": page,
+        "page_query": query_without(request, "entries"),
         "time_charts": time_chart_data(data, rows, category),
         "groups": groups,
         "published": published[0],
@@ -303,13 +315,15 @@ def cell_title(task: TaskInfo, entry: BoardEntry, cell: Cell | None) -> str:
     return text
 
 
-# Entries per heatmap page: 36 tasks x 25 entries stays under 2,500 DOM nodes with the page around it.
+# Entries per page: 36 tasks x 25 heatmap columns, and 30 leaderboard rows (15 figures each, with their
+# usage rows), stay under 2,500 DOM nodes with the page around them at 100 entries.
 HEATMAP_COLUMNS = 25
+LEADERBOARD_ROWS = 30
 
 
 @dataclass(frozen=True)
-class ColumnPage:
-    """Which entries one heatmap page shows (1-based positions), and the neighbouring pages."""
+class EntryPage:
+    """Which entries one page of a board shows (1-based positions, in the board's order), and its neighbours."""
 
     number: int
     first: int
@@ -323,21 +337,19 @@ class ColumnPage:
         return self.total > self.last - self.first + 1
 
 
-def column_page(n_entries: int, number: int, size: int = HEATMAP_COLUMNS) -> ColumnPage:
+def entry_page(n_entries: int, number: int, size: int) -> EntryPage:
     """The page `number` of `n_entries` columns, `size` at a time (a number past the end shows the last page)."""
     pages = max(1, -(-n_entries // size))
     number = min(number, pages)
     first = (number - 1) * size + 1
-    return ColumnPage(
+    return EntryPage(
         number=number, first=first, last=min(n_entries, number * size), total=n_entries,
         previous=number - 1 if number > 1 else None, next=number + 1 if number < pages else None,
     )
 
 
 def heatmap(request: HttpRequest) -> HttpResponse:
-    form = HeatmapFilters(request.GET)
-    if form.missing_version():
-        raise Http404(form.missing_version())
+    form = board_filters(request, HeatmapFilters)
     if not form.is_valid():
         return refused_page(request, "evaluations/heatmap.html", form)
     filters = form.cleaned_data
@@ -346,7 +358,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
     ranked = lb.sort_entries(data.entries, "avg", True, category)
-    page = column_page(len(ranked), filters["columns"])
+    page = entry_page(len(ranked), filters["columns"], HEATMAP_COLUMNS)
     entries = ranked[page.first - 1:page.last]
     order = filters["order"]
     # Tasks are ordered over every entry, so that each page lists them alike.

@@ -108,9 +108,9 @@ def test_a_clipped_reward_is_shown_as_written_and_marked_where_the_board_clips_i
     (100, 9, (4, 76, 100, 100, 3, None)),  # past the end: the last page
 ])
 def test_column_pages(n_entries, number, expected):
-    from evaluations.views import column_page
+    from evaluations.views import HEATMAP_COLUMNS, entry_page
 
-    page = column_page(n_entries, number)
+    page = entry_page(n_entries, number, HEATMAP_COLUMNS)
     assert (page.number, page.first, page.last, page.total, page.previous, page.next) == expected
     assert page.paged == (n_entries > 25)
 

@@ -125,3 +125,27 @@ def test_charts_load_after_the_page(page, live_server, world, errors):
     assert page.evaluate("window.__rowsAtReady") == 3
     assert page.evaluate("typeof window.Plotly") == "object"
     assert errors == []
+
+
+def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server, errors):
+    from .test_heatmap_view import hundred_entries
+
+    hundred_entries()
+    page.goto(live_server.url + "/?version=big&entries=3")
+    assert page.locator("#leaderboard-table tbody tr[data-entry]").count() == 30
+    page.locator('#leaderboard-table th[data-sort-key="model"] a').click()
+    page.wait_for_url("**sort=model**")
+    query = parse_qs(urlparse(page.url).query)
+    assert query["sort"] == ["model"] and "entries" not in query
+    names = models_in_table(page)
+    assert names == sorted(names) and names[0] == "model-000" and len(names) == 30
+    page.locator("nav.entry-pages a[rel=next]").first.click()
+    page.wait_for_url("**entries=2**")
+    assert models_in_table(page)[0] == "model-030"
+    # The heatmap's pages too.
+    page.goto(live_server.url + "/heatmap/?version=big")
+    assert page.locator("#heatmap-table thead th.entry").count() == 25
+    page.locator("nav.entry-pages a[rel=next]").first.click()
+    page.wait_for_url("**columns=2**")
+    assert page.locator("#heatmap-table thead th.entry").count() == 25
+    assert errors == []

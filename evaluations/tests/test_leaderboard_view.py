@@ -313,3 +313,42 @@ def test_a_rollout_invalidates_its_own_versions_boards_only():
     changed = keys()
     world["models"]["B"].save()
     assert all(a != b for a, b in zip(keys(), changed))
+
+
+def test_a_hundred_entry_leaderboard_comes_in_light_pages_sorted_on_the_server(client):
+    from .test_heatmap_view import element_count, hundred_entries
+
+    hundred_entries()
+    url = reverse("evaluations:leaderboard")
+    pages = [client.get(url, {"version": "big", "entries": n}) for n in (1, 2, 3, 4)]
+    assert [p.status_code for p in pages] == [200] * 4
+    htmls = [p.content.decode() for p in pages]
+    orders = [row_order(html) for html in htmls]
+    assert [len(o) for o in orders] == [30, 30, 30, 10]
+    everyone = [name for order in orders for name in order]
+    assert len(set(everyone)) == 100
+    # One listing cut in pages: the ranks run on across them.
+    avgs = [float(x) for html in htmls for x in re.findall(r'<td class="num group-start" data-value="([0-9.]+)"', html)]
+    assert avgs == sorted(avgs, reverse=True) and len(avgs) == 100
+    for html, order in zip(htmls, orders):
+        assert len(html.encode()) <= 250_000 and element_count(html) <= 2_500
+        assert 'data-paged="true"' in html  # its headers sort on the server, not the page in place
+        usage = html.split('id="usage-table"', 1)[1].split("</table>", 1)[0]
+        assert usage.count("<tr") == len(order) + 1  # the page's entries and the header
+    assert "Entries 31–60 of 100" in htmls[1]
+    # A sort link starts over at page 1; sorted by name, the first page has the first 30 names.
+    header = re.search(r'<a href="\?([^"]*sort=model[^"]*)">Entry</a>', htmls[2]).group(1).replace("&amp;", "&")
+    assert "entries=" not in header
+    by_name = client.get(url, {"version": "big", "sort": "model", "entries": 1}).content.decode()
+    assert row_order(by_name) == sorted(everyone)[:30]
+
+
+@pytest.mark.parametrize("entries", ["0", "x", "-2"])
+def test_a_bad_page_of_the_leaderboard_is_a_400_naming_it(client, world, entries):
+    response = client.get(reverse("evaluations:leaderboard"), {"entries": entries})
+    assert response.status_code == 400 and "entries" in response.content.decode()
+
+
+def test_a_small_board_has_no_pages(client, world):
+    html = client.get(reverse("evaluations:leaderboard")).content.decode()
+    assert "data-paged" not in html and "Entries 1–" not in html

@@ -43,6 +43,8 @@
 
   function initSorting() {
     document.querySelectorAll("table.sortable").forEach(function (table) {
+      // A page of a longer board sorts on the server: its header links load the first page so sorted.
+      if (table.dataset.paged) return;
       Array.prototype.forEach.call(table.tHead.rows[table.tHead.rows.length - 1].cells, function (th) {
         if (!th.dataset.sortKey) return;
         th.addEventListener("click", function (event) {
