@@ -115,7 +115,7 @@ def test_column_pages(n_entries, number, expected):
     assert page.paged == (n_entries > 25)
 
 
-def hundred_entries() -> dict:
+def hundred_entries(n_entries: int = 100) -> dict:
     """100 entries x 36 tasks x 1 rollout, written in bulk (the scale the heatmap must stay light at)."""
     from agents.models import AgentModel, Harness
     from evaluations import leaderboard as lb
@@ -128,7 +128,7 @@ def hundred_entries() -> dict:
         Task(version=version, name=f"task-{t:02d}", category=categories[t % 4], budget_sec=3600) for t in range(36)
     )
     harness = Harness.objects.create(name="terminus-2", version="2.0.0")
-    models = AgentModel.objects.bulk_create(AgentModel(name=f"model-{m:03d}") for m in range(100))
+    models = AgentModel.objects.bulk_create(AgentModel(name=f"model-{m:03d}") for m in range(n_entries))
     Rollout.objects.bulk_create(
         Rollout(task=task, model=model, harness=harness, trial_name=f"t{m}-{t}", status="finished",
                 reward=((m * 7 + t * 13) % 100) / 100)

@@ -130,9 +130,12 @@ def test_charts_load_after_the_page(page, live_server, world, errors):
 def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server, errors):
     from .test_heatmap_view import hundred_entries
 
-    hundred_entries()
-    page.goto(live_server.url + "/?version=big&entries=3")
-    assert page.locator("#leaderboard-table tbody tr[data-entry]").count() == 30
+    from evaluations import leaderboard as lb
+
+    version = hundred_entries(40)["version"]
+    lb.board(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
+    page.goto(live_server.url + "/?version=big&entries=2", timeout=60_000)
+    assert page.locator("#leaderboard-table tbody tr[data-entry]").count() == 10
     page.locator('#leaderboard-table th[data-sort-key="model"] a').click()
     page.wait_for_url("**sort=model**")
     query = parse_qs(urlparse(page.url).query)
@@ -143,9 +146,9 @@ def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server
     page.wait_for_url("**entries=2**")
     assert models_in_table(page)[0] == "model-030"
     # The heatmap's pages too.
-    page.goto(live_server.url + "/heatmap/?version=big")
+    page.goto(live_server.url + "/heatmap/?version=big", timeout=60_000)
     assert page.locator("#heatmap-table thead th.entry").count() == 25
     page.locator("nav.entry-pages a[rel=next]").first.click()
     page.wait_for_url("**columns=2**")
-    assert page.locator("#heatmap-table thead th.entry").count() == 25
+    assert page.locator("#heatmap-table thead th.entry").count() == 15
     assert errors == []
