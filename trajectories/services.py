@@ -35,7 +35,7 @@ from django.conf import settings
 
 from tasks.services import stored_anchors
 
-from trajectories.storing import artifacts, bulk, uploads
+from trajectories.storing import artifacts, bulk, job_analysis, uploads
 from trajectories.reading import native_formats
 from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import (
@@ -176,11 +176,34 @@ def _import_folder(
     force: bool = False,
 ) -> None:
     trial_dirs = find_trial_dirs(folder)
-    lookups: dict = {}
     report.total = len(trial_dirs)
     if not trial_dirs:
         report.errors.append(f"{label or folder}: no Harbor trial folders found")
         return
+    _import_trials(trial_dirs, folder, report, version, on_progress, should_stop, jobs, label, force)
+    if report.interrupted:
+        return
+    # A job folder's analysis.json speaks of trials imported above (and of unchanged ones): applied after them.
+    labels = {_source_label(label, folder, trial_dir) or str(trial_dir): trial_dir for trial_dir in trial_dirs}
+    imported = [
+        job_analysis.ImportedTrial(labels[outcome.path], outcome.rollout_id, outcome.trial_name)
+        for outcome in report.outcomes if outcome.path in labels
+    ]
+    report.errors.extend(job_analysis.apply_job_analyses(imported))
+
+
+def _import_trials(
+    trial_dirs: list[Path],
+    folder: Path,
+    report: ImportReport,
+    version: str | None,
+    on_progress: ProgressCallback | None,
+    should_stop: Callable[[], bool] | None,
+    jobs: int | None,
+    label: str,
+    force: bool,
+) -> None:
+    lookups: dict = {}
     jobs = min(bulk.usable_jobs(jobs), len(trial_dirs))
     if jobs > 1:
         trials = [(trial_dir, _source_label(label, folder, trial_dir)) for trial_dir in trial_dirs]
