@@ -17,7 +17,8 @@
   an import, such as generate_synthetic's).
 - record_review, record_failed_review, existing_review, Reading, Check,
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
-  the one writer of Review rows).
+  the one writer of Review rows); with_reviews, review_records: them read
+  back as plain data (the API's `reviews`).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -51,7 +52,7 @@ from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
 from trajectories.reading.review_data import Check, Reading, ReadingError
-from trajectories.reviews import existing_review, record_failed_review, record_review
+from trajectories.reviews import existing_review, record_failed_review, record_review, review_records, with_reviews
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
@@ -298,6 +299,11 @@ __all__ = [
     "run_upload",
     "search_words",
     "with_effective_cause",
+    "record_review",
+    "record_failed_review",
+    "existing_review",
+    "review_records",
+    "with_reviews",
 ]
 
 
