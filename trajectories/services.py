@@ -19,6 +19,9 @@
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
   the one writer of Review rows); with_reviews, review_records: them read
   back as plain data (the API's `reviews`).
+- job_summary, job_review: rollouts summed up as Harbor's job view says it
+  ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h", a reward
+  histogram), and Harbor's reading of a whole job (trajectories.jobs).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -52,6 +55,7 @@ from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
 from trajectories.reading.review_data import Check, Reading, ReadingError
+from trajectories.jobs import job_review, summary_of as job_summary
 from trajectories.reviews import existing_review, record_failed_review, record_review, review_records, with_reviews
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
@@ -304,6 +308,8 @@ __all__ = [
     "existing_review",
     "review_records",
     "with_reviews",
+    "job_summary",
+    "job_review",
 ]
 
 

@@ -85,12 +85,12 @@ def read_trial_analysis(data: Any, *, where: str = FILE_NAME) -> TrialAnalysis:
     """A trial's AnalyzeResult (a decoded JSON object) as a Reading; AnalysisFileError naming the fault."""
     if not isinstance(data, dict):
         raise AnalysisFileError(f"{where} is not a JSON object (a {type(data).__name__})")
-    trial_name = _text(data.get("trial_name"), f"{where}: trial_name", required=False)
+    trial_name = text_field(data.get("trial_name"), f"{where}: trial_name", required=False)
     error = data.get("error")
     if isinstance(error, str) and error.strip():
         # An AnalyzeReport's entry for a trial whose analysis failed.
         return TrialAnalysis(trial_name, error=clean_text(error)[:TEXT_LIMIT])
-    summary = _text(data.get("summary"), f"{where}: summary", required=True)
+    summary = text_field(data.get("summary"), f"{where}: summary", required=True)
     checks_data = data.get("checks", {})
     if not isinstance(checks_data, dict):
         raise AnalysisFileError(f"{where}: checks must be an object of criterion name to {{explanation, outcome}}")
@@ -113,7 +113,7 @@ def read_job_analysis(data: Any) -> JobAnalysis:
     if not isinstance(data, dict):
         raise AnalysisFileError(f"{FILE_NAME} is not a JSON object (a {type(data).__name__})")
     if "trials" in data or "job_summary" in data:
-        entries, summary = data.get("trials", []), _text(data.get("job_summary"), "job_summary", required=False)
+        entries, summary = data.get("trials", []), text_field(data.get("job_summary"), "job_summary", required=False)
         cost = as_float(data.get("estimated_total_cost_usd"))
         key = "trials"
     elif "results" in data:
@@ -141,7 +141,7 @@ def _check(name: Any, value: Any, where: str) -> Check:
     outcome = value.get("outcome")
     if not isinstance(outcome, str):
         raise AnalysisFileError(f"{where}: check {name!r} has no outcome")
-    explanation = _text(value.get("explanation"), f"{where}: check {name!r} explanation", required=False)
+    explanation = text_field(value.get("explanation"), f"{where}: check {name!r} explanation", required=False)
     steps = value.get("steps")
     if isinstance(steps, list):
         cited = tuple(dict.fromkeys(s for s in steps if isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**31))
@@ -153,7 +153,7 @@ def _check(name: Any, value: Any, where: str) -> Check:
         raise AnalysisFileError(f"{where}: {exc}") from exc
 
 
-def _text(value: Any, what: str, *, required: bool) -> str:
+def text_field(value: Any, what: str, *, required: bool) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str):

@@ -191,3 +191,34 @@ def test_a_malformed_job_file_is_reported_and_the_trials_stay(job):
     assert report.counts["created"] == 2
     assert len(report.errors) == 1 and "job_summary must be text" in report.errors[0]
     assert JobReview.objects.get(job_id=JOB_ID).error == "job_summary must be text"
+
+
+# -- The job page ------------------------------------------------------------------
+
+
+def test_the_job_page_sums_up_the_job_with_its_analysis(client, job):
+    write(job / "analysis.json", analyze.JobAnalyzeResult(
+        job_summary="Two flux2 runs: one stopped after 15 minutes.",
+        trials=[harbor_result(OPUS, hacking="fail"), harbor_result(GROK)], estimated_total_cost_usd=0.84,
+    ))
+    assert import_path(job).ok
+    opus = Rollout.objects.get(trial_name__endswith="2TyoFTQ")
+    rollout_page = client.get(f"/rollouts/{opus.pk}/").content.decode()
+    assert f'href="/jobs/{JOB_ID}/" id="job-link"' in rollout_page
+    page = client.get(f"/jobs/{JOB_ID}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    summary = page.context["summary"]
+    # Tokens are the real trials' input plus output; no cost recorded; their durations added up.
+    tokens = 251465 + 5356 + 14491493 + 21042
+    assert summary.tokens == tokens and summary.cost_usd is None
+    assert summary.text == f"2/2 finished, 0 errors, {tokens / 1e6:.1f} M tokens, 3.1 h"  # 15 min 15 s and 2 h 48 min 05 s
+    assert summary.text in html
+    assert html.count('<rect ') == 10 and html.count('data-count="1"') == summary.n_rewarded == 2
+    assert "Two flux2 runs: one stopped after 15 minutes." in html and "$0.84" in html
+    assert html.count('data-rollout="') == 2 and "reward_hacking: fail" in html and "reward_hacking: pass" in html
+
+
+def test_an_unknown_job_is_a_404(client, db):
+    assert client.get("/jobs/no-such-job/").status_code == 404
+    assert client.get("/jobs/a/b/").status_code == 404  # a job id with a slash is still a job id
