@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import template
 
-from trajectories.analysis.job_summary import JobSummary
+from trajectories.analysis.job_summary import JobSummary, compact_count
 
 register = template.Library()
 
@@ -25,3 +25,9 @@ def histogram_bars(summary: JobSummary) -> list[dict]:
             "h": round(height, 2), "count": bar.count, "low": bar.low, "high": bar.high,
         })
     return bars
+
+
+@register.filter
+def compact(count: int | None) -> str:
+    """A token count as the job line writes it (14.5 M); "—" when unknown."""
+    return "—" if count is None else compact_count(count)
