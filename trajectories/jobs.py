@@ -5,6 +5,8 @@ from one Harbor job, sharing its `job_id`) both ask `summary_of`.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import QuerySet
 
 from trajectories import statuses
@@ -34,9 +36,14 @@ def facts(rollout: Rollout) -> TrialFacts:
     )
 
 
-def summary_of(rollouts: QuerySet[Rollout]) -> JobSummary:
-    """The job line and histogram of these rollouts (superseded ones included: they ran)."""
-    return summarise(facts(rollout) for rollout in rollouts.select_related(None).prefetch_related(None).only(*FIELDS))
+def summary_of(rollouts: QuerySet[Rollout] | Iterable[Rollout]) -> JobSummary:
+    """The job line and histogram of these rollouts (superseded ones included: they ran).
+
+    A queryset is read for the summary's columns only; rows already loaded are read as they are.
+    """
+    if isinstance(rollouts, QuerySet):
+        rollouts = rollouts.select_related(None).prefetch_related(None).only(*FIELDS)
+    return summarise(facts(rollout) for rollout in rollouts)
 
 
 def job_rollouts(job_id: str) -> QuerySet[Rollout]:

@@ -168,3 +168,7 @@ def test_the_campaign_says_what_harbors_job_view_says(client, campaign):
     assert "4/6 finished, 1 error, 14.5 M tokens, $212, 8.0 h" in html
     bars = [int(part.split('"')[0]) for part in html.split('data-count="')[1:]]
     assert bars == [2, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+    # The page's live refresh gets the same line (and bars) from the progress JSON.
+    progress = client.get(f"/campaigns/{campaign.pk}/progress.json").json()
+    assert progress["job_line"] == "4/6 finished, 1 error, 14.5 M tokens, $212, 8.0 h"
+    assert [b["count"] for b in progress["reward_bins"]] == bars
