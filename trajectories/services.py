@@ -194,7 +194,7 @@ def _import_folder(
         job_analysis.ImportedTrial(labels[outcome.path], outcome.rollout_id, outcome.trial_name)
         for outcome in report.outcomes if outcome.path in labels
     ]
-    report.errors.extend(job_analysis.apply_job_analyses(imported))
+    report.errors.extend(job_analysis.apply_job_analyses(folder, imported))
 
 
 def _import_trials(

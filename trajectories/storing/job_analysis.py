@@ -36,11 +36,17 @@ class ImportedTrial:
     trial_name: str = ""
 
 
-def apply_job_analyses(trials: list[ImportedTrial]) -> list[str]:
-    """Apply the analysis.json of every job folder holding these trials; what went wrong, one line each."""
+def apply_job_analyses(root: Path, trials: list[ImportedTrial]) -> list[str]:
+    """Apply the analysis.json of every job folder at or below `root` holding these trials; what went wrong.
+
+    A trial imported on its own has its job folder above `root`: that
+    folder was not given, and is not read (an upload's trial at the top
+    of its archive would otherwise reach the uploads folder).
+    """
     by_job: dict[Path, list[ImportedTrial]] = {}
     for trial in trials:
-        by_job.setdefault(trial.path.parent, []).append(trial)
+        if trial.path.parent.is_relative_to(root):
+            by_job.setdefault(trial.path.parent, []).append(trial)
     problems = []
     for job_dir, job_trials in sorted(by_job.items()):
         problem = apply_job_analysis(job_dir, job_trials)

@@ -176,6 +176,12 @@ def test_a_job_analysis_gives_its_summary_and_the_readings_trials_lack(job):
     assert grok.reviews.get().checks.get(name="reward_hacking").outcome == "pass"
 
 
+def test_a_trial_imported_alone_reads_no_file_above_it(job):
+    write(job / "analysis.json", analyze.JobAnalyzeResult(job_summary="j", trials=[harbor_result(GROK)]))
+    assert import_path(job / GROK).ok
+    assert not Review.objects.exists() and not JobReview.objects.exists()
+
+
 def test_a_failed_entry_of_an_analysis_report_is_a_failed_review(job):
     write(job / "analysis.json", analyze.AnalyzeReport(results=[
         analyze.AnalyzeReportResult(trial_name=GROK, error="Analyze agent did not produce a valid result."),
