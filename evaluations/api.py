@@ -376,6 +376,8 @@ def rollout_row(r: Rollout) -> dict:
         "best_score": r.best_score,
         "budget_used_fraction": r.budget_used_fraction,
         "url": rollout_url(r.id),
+        # Readings against a rubric (Harbor's analysis.json, our judge's): summary, checks with outcome and steps.
+        "reviews": trajectories.review_records(r),
     }
 
 
@@ -383,7 +385,7 @@ def csv_cells(row: dict) -> dict:
     """A rollout row for CSV: lists joined with "; ", objects as JSON."""
     flat = {}
     for key, value in row.items():
-        if key == "score_log":
+        if key in ("score_log", "reviews"):
             value = json.dumps(value)  # a list of objects: JSON, not joined
         elif isinstance(value, list):
             value = "; ".join(str(item) for item in value)
@@ -398,7 +400,7 @@ def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     form = RolloutFilters(request.GET)
     if not form.is_valid():
         return refused(form)
-    queryset = form.rollouts(default_order=["pk"])
+    queryset = trajectories.with_reviews(form.rollouts(default_order=["pk"]))
     if wants_csv(request, csv_url):
         return csv_response([csv_cells(rollout_row(r)) for r in queryset], "rollouts.csv")
     try:

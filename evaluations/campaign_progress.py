@@ -60,6 +60,7 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
     if 0 < done < total and elapsed > 0 and campaign.status == Campaign.Status.RUNNING:
         eta = round(elapsed / done * (total - done), 1)
     checking = campaign.status == Campaign.Status.CHECKING
+    summary = trajectories.job_summary(rollouts)
     return {
         "id": campaign.pk,
         "status": campaign.status,
@@ -78,6 +79,9 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         "eta": format_duration(eta),
         "budget_remaining": format_duration(max(budget_total - budget_used, 0.0)),
         "rows": list(rows.values()),
+        # Harbor's job line ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h") and the rewards' histogram.
+        "job_line": summary.text,
+        "reward_bins": [{"low": b.low, "high": b.high, "count": b.count} for b in summary.bins],
         "active": checking or any(status in ACTIVE_STATUSES for status in (r.status for r in rollouts)),
     }
 

@@ -10,6 +10,7 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from autolab_site.staff import is_staff, staff_required
+from trajectories import services as trajectories
 from trajectories.models import ACTIVE_STATUSES, Rollout
 
 from . import launch_form
@@ -37,6 +38,8 @@ def campaign_detail(request, pk: int):
             "campaign": campaign,
             "progress": progress,
             "columns": range(width),
+            # Harbor's job line and the rewards' histogram, as the job page of imported trials shows them.
+            "summary": trajectories.job_summary(campaign.rollouts.all()),
             "is_staff": is_staff(request.user),
             "nav": "campaigns",
         },

@@ -18,6 +18,8 @@ from evaluations.forms import BoardFilters
 from evaluations.tests.board_factories import hand_table
 from trajectories.forms import FailureFilters, RolloutFilters
 from trajectories.models import FailureLabel
+from trajectories.reading.review_data import Check, Reading
+from trajectories.reviews import record_failed_review, record_review
 from trajectories.tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +53,13 @@ def rows():
         made[key] = factories.make_rollout(tasks[task, version], models[model], factories.make_harness(*harness), **fields)
     # A staff label decides the cause everywhere: the list, the API and the failures page.
     FailureLabel.objects.create(rollout=made["e"], cause="correctness_failed")
+    # Reviews (Harbor's analysis.json, a judge's): the failures page filters on their checks.
+    harbor = {"source": "harbor"}
+    record_review(made["b"], Reading("b", (Check("reward_hacking", "fail"), Check("task_specification", "pass"))), **harbor)
+    record_review(made["e"], Reading("e", (Check("reward_hacking", "pass"),)), **harbor)
+    record_review(made["e"], Reading("e", (Check("reward_hacking", "fail"),)), source="judge", judge="gpt-x")
+    record_review(made["a"], Reading("a", (Check("reward_hacking", "fail"),)), **harbor)  # scored: not a failure
+    record_failed_review(made["f"], "malformed", source="judge", judge="gpt-x")
     return made
 
 
@@ -176,6 +185,11 @@ FAILURE_CASES = [
     ({"version": "1.0"}, ""),
     ({"cause": "correctness_failed"}, "e"),
     ({"cause": "no_artifact"}, "b"),
+    ({"check": "reward_hacking:fail"}, "be"),  # any source: Harbor's for b, the judge's for e
+    ({"check": "reward_hacking:pass"}, "e"),
+    ({"check": "task_specification: pass"}, "b"),  # spaces around the colon are forgiven
+    ({"check": "task_specification:pass", "model": "grok-4.20"}, "b"),
+    ({"check": "", "cause": ""}, "be"),
 ]
 
 
@@ -195,7 +209,7 @@ def test_failures_page_and_exports_select_the_same_rows(client, rows, case, expe
 
 
 FAILURE_BAD = [("version", "9.9"), ("harness", "notanumber"), ("task", "nothing"), ("model", "nobody"),
-               ("category", "nope"), ("cause", "bad_luck")]
+               ("category", "nope"), ("cause", "bad_luck"), ("check", "reward_hacking:maybe")]
 
 
 def test_every_failures_parameter_has_a_bad_value():
@@ -210,6 +224,14 @@ def test_a_bad_failures_value_is_a_400_naming_the_field(client, rows, name, valu
     for url in (reverse("trajectories:failures_export_csv"), reverse("trajectories:failures_export_json")):
         response = client.get(url, {name: value})
         assert response.status_code == 400 and list(response.json()["errors"]) == [name]
+
+
+def test_the_check_filter_offers_the_verdicts_reviews_gave(client, rows):
+    page = client.get(reverse("trajectories:failures"))
+    assert page.context["checks"] == ["reward_hacking:fail", "reward_hacking:pass", "task_specification:pass"]
+    assert '<option value="reward_hacking:fail">' in page.content.decode()
+    refused = client.get(reverse("trajectories:failures_export_json"), {"check": "reward_hacking:maybe"}).json()
+    assert "checks: reward_hacking:fail, reward_hacking:pass, task_specification:pass" in refused["errors"]["check"][0]
 
 
 @pytest.fixture

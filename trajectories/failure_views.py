@@ -20,7 +20,7 @@ from autolab_site.staff import staff_required
 from trajectories.failures import service as failure_service
 from trajectories.failures.service import LabelError
 from trajectories.failures.rules import CAUSE_HELP, CAUSES
-from trajectories.forms import FailureFilters
+from trajectories.forms import FailureFilters, check_choices
 from trajectories.models import Rollout
 
 PAGE_SIZE = 100
@@ -53,6 +53,7 @@ def failures(request: HttpRequest) -> HttpResponse:
             "form": form,
             "filters": form.values(),
             "options": failure_service.filter_options(form.cleaned_data["version"] if valid else ""),
+            "checks": check_choices(),
             "matrix": failure_service.failure_matrix(form) if valid else {"columns": [], "rows": []},
             "page": page,
             "rollouts": rollouts,

@@ -17,7 +17,8 @@ from django.db.models import Model, QuerySet
 from autolab_site.filters import FilterForm
 from trajectories.failures.rules import CAUSES, FLAGS, Outcome
 from trajectories.failures.service import with_effective_cause
-from trajectories.models import Rollout, RolloutStatus
+from trajectories.models import ReviewCheck, Rollout, RolloutStatus
+from trajectories.reading.review_data import OUTCOMES as CHECK_OUTCOMES
 
 
 class CurveRangeForm(forms.Form):
@@ -196,3 +197,35 @@ class FailureFilters(RolloutFilters):
     min = None
     max = None
     sort = None
+
+    # A review's verdict, "reward_hacking:fail": rollouts any done review (Harbor's, a judge's) gave that outcome.
+    check = forms.CharField(required=False)
+
+    def clean_check(self) -> str:
+        text = self.cleaned_data["check"]
+        if not text:
+            return ""
+        name, _, outcome = (part.strip() for part in text.partition(":"))
+        outcome = outcome.lower().replace(" ", "_")
+        known = check_choices()
+        if f"{name}:{outcome}" not in known:
+            offered = ", ".join(known) or "none (no rollout has been reviewed)"
+            raise forms.ValidationError(
+                f"Unknown check {shown(text)}: write name:outcome ({' / '.join(CHECK_OUTCOMES)}); checks: {offered}.",
+                code="invalid_choice",
+            )
+        return f"{name}:{outcome}"
+
+    def filter_check(self, rollouts: QuerySet, check: str) -> QuerySet:
+        name, _, outcome = check.partition(":")
+        verdicts = ReviewCheck.objects.filter(name=name, outcome=outcome, review__state="done")
+        return rollouts.filter(pk__in=verdicts.values("review__rollout_id"))
+
+
+def check_choices() -> list[str]:
+    """Every "name:outcome" some done review gave: what the failures page's check filter offers and accepts."""
+    pairs = (
+        ReviewCheck.objects.filter(review__state="done").order_by("name", "outcome")
+        .values_list("name", "outcome").distinct()
+    )
+    return [f"{name}:{outcome}" for name, outcome in pairs]

@@ -41,7 +41,8 @@ class Rollout(models.Model):
     # identity used for idempotent import.
     trial_name = models.CharField(max_length=300, unique=True)
     trial_id = models.CharField(max_length=100, blank=True)
-    job_id = models.CharField(max_length=100, blank=True)
+    # Harbor's job (config.json `job_id`): the trials run together, shown as one on /jobs/<job_id>/.
+    job_id = models.CharField(max_length=100, blank=True, db_index=True)
     index = models.PositiveIntegerField(default=0, help_text="position among repeats of task x model x harness")
     status = models.CharField(max_length=20, choices=RolloutStatus.choices, default=RolloutStatus.FINISHED, db_index=True)
     # Re-evaluation keeps old rollouts viewable but out of the figures.
@@ -471,3 +472,25 @@ class ReviewCheck(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.outcome}"
+
+
+class JobReview(models.Model):
+    """Harbor's reading of a whole job (the job folder's analysis.json): its summary, keyed by the job's id.
+
+    The per-trial readings in the same file become the trials' Reviews
+    (where a trial folder has no analysis.json of its own); this keeps
+    what concerns the job as a whole. Written only by
+    trajectories.storing.job_analysis.
+    """
+
+    job_id = models.CharField(max_length=100, unique=True)
+    summary = models.TextField(blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    n_trials = models.PositiveIntegerField(default=0, help_text="trial readings in the file")
+    # Why the file could not be read ("" when it was): the trials imported all the same.
+    error = models.TextField(blank=True)
+    source_path = models.CharField(max_length=1000, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Harbor analysis of job {self.job_id}"

@@ -77,3 +77,36 @@ def record_failed_review(
     review.save()
     review.checks.all().delete()
     return review
+
+
+def with_reviews(rollouts):
+    """`rollouts` (a queryset) with their reviews and checks fetched in two queries, for review_records."""
+    from django.db.models import Prefetch
+
+    return rollouts.prefetch_related(
+        Prefetch("reviews", queryset=Review.objects.order_by("source", "judge", "rubric", "pk")),
+        Prefetch("reviews__checks", queryset=ReviewCheck.objects.order_by("id")),
+    )
+
+
+def review_records(rollout: Rollout) -> list[dict]:
+    """Every review of the rollout as plain data (the API's `reviews`): summary, checks with steps, cost, error."""
+    return [
+        {
+            "source": review.source,
+            "judge": review.judge,
+            "rubric": review.rubric,
+            "state": review.state,
+            "error": review.error,
+            "summary": review.summary,
+            "checks": [
+                {"name": check.name, "outcome": check.outcome, "explanation": check.explanation, "steps": list(check.steps)}
+                for check in review.checks.all()
+            ],
+            "cost_usd": review.cost_usd,
+            "tokens_in": review.tokens_in,
+            "tokens_out": review.tokens_out,
+            "updated_at": review.updated_at.isoformat() if review.updated_at else None,
+        }
+        for review in rollout.reviews.all()
+    ]

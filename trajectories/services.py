@@ -17,7 +17,11 @@
   an import, such as generate_synthetic's).
 - record_review, record_failed_review, existing_review, Reading, Check,
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
-  the one writer of Review rows).
+  the one writer of Review rows); with_reviews, review_records: them read
+  back as plain data (the API's `reviews`).
+- job_summary, job_review: rollouts summed up as Harbor's job view says it
+  ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h", a reward
+  histogram), and Harbor's reading of a whole job (trajectories.jobs).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -35,7 +39,7 @@ from django.conf import settings
 
 from tasks.services import stored_anchors
 
-from trajectories.storing import artifacts, bulk, uploads
+from trajectories.storing import artifacts, bulk, job_analysis, uploads
 from trajectories.reading import native_formats
 from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import (
@@ -51,7 +55,8 @@ from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
 from trajectories.reading.review_data import Check, Reading, ReadingError
-from trajectories.reviews import existing_review, record_failed_review, record_review
+from trajectories.jobs import job_review, summary_of as job_summary
+from trajectories.reviews import existing_review, record_failed_review, record_review, review_records, with_reviews
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
@@ -176,11 +181,34 @@ def _import_folder(
     force: bool = False,
 ) -> None:
     trial_dirs = find_trial_dirs(folder)
-    lookups: dict = {}
     report.total = len(trial_dirs)
     if not trial_dirs:
         report.errors.append(f"{label or folder}: no Harbor trial folders found")
         return
+    _import_trials(trial_dirs, folder, report, version, on_progress, should_stop, jobs, label, force)
+    if report.interrupted:
+        return
+    # A job folder's analysis.json speaks of trials imported above (and of unchanged ones): applied after them.
+    labels = {_source_label(label, folder, trial_dir) or str(trial_dir): trial_dir for trial_dir in trial_dirs}
+    imported = [
+        job_analysis.ImportedTrial(labels[outcome.path], outcome.rollout_id, outcome.trial_name)
+        for outcome in report.outcomes if outcome.path in labels
+    ]
+    report.errors.extend(job_analysis.apply_job_analyses(folder, imported))
+
+
+def _import_trials(
+    trial_dirs: list[Path],
+    folder: Path,
+    report: ImportReport,
+    version: str | None,
+    on_progress: ProgressCallback | None,
+    should_stop: Callable[[], bool] | None,
+    jobs: int | None,
+    label: str,
+    force: bool,
+) -> None:
+    lookups: dict = {}
     jobs = min(bulk.usable_jobs(jobs), len(trial_dirs))
     if jobs > 1:
         trials = [(trial_dir, _source_label(label, folder, trial_dir)) for trial_dir in trial_dirs]
@@ -275,6 +303,13 @@ __all__ = [
     "run_upload",
     "search_words",
     "with_effective_cause",
+    "record_review",
+    "record_failed_review",
+    "existing_review",
+    "review_records",
+    "with_reviews",
+    "job_summary",
+    "job_review",
 ]
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trajectories import artifact_views, failure_views, upload_views, views
+from trajectories import artifact_views, failure_views, job_views, upload_views, views
 
 app_name = "trajectories"
 
@@ -21,6 +21,7 @@ urlpatterns = [
     path("rollouts/<int:pk>/curve.json", views.rollout_curve, name="rollout_curve"),
     path("rollouts/<int:pk>/files/<path:path>", artifact_views.trial_file, name="trial_file"),
     path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
+    path("jobs/<path:job_id>/", job_views.job_detail, name="job_detail"),
     path("search/", views.search_view, name="search"),
     path("compare/", views.compare, name="compare"),
     path("failures/", failure_views.failures, name="failures"),

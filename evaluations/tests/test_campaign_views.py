@@ -154,3 +154,21 @@ def test_cancel_is_offered_only_where_it_works(client, campaign, staff):
     Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.FINISHED)
     page = client.get(f"/campaigns/{campaign.pk}/cancel/").content.decode()
     assert "there is nothing to cancel" in page and "Yes, cancel" not in page
+
+
+def test_the_campaign_says_what_harbors_job_view_says(client, campaign):
+    rollouts = list(campaign.rollouts.order_by("pk"))
+    start = timezone.now() - timedelta(hours=3)
+    for n, rollout in enumerate(rollouts[:4]):
+        Rollout.objects.filter(pk=rollout.pk).update(
+            status=RolloutStatus.FINISHED, reward=[0.0, 0.0, 0.55, 1.0][n], n_input_tokens=3_000_000, n_output_tokens=625_000,
+            cost_usd=53.0, started_at=start, finished_at=start + timedelta(hours=2), exception_type="AgentTimeoutError" if n == 0 else "",
+        )
+    html = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "4/6 finished, 1 error, 14.5 M tokens, $212, 8.0 h" in html
+    bars = [int(part.split('"')[0]) for part in html.split('data-count="')[1:]]
+    assert bars == [2, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+    # The page's live refresh gets the same line (and bars) from the progress JSON.
+    progress = client.get(f"/campaigns/{campaign.pk}/progress.json").json()
+    assert progress["job_line"] == "4/6 finished, 1 error, 14.5 M tokens, $212, 8.0 h"
+    assert [b["count"] for b in progress["reward_bins"]] == bars

@@ -71,6 +71,7 @@
     setText('[data-field="eta"]', progress.eta || "–", root);
     setText('[data-field="budget_remaining"]', (progress.active && progress.budget_remaining) || "–", root);
     setText('[data-field="counts"]', progress.counts_text, root);
+    setText('#job-summary [data-field="job_line"]', progress.job_line, document);
     progress.rows.forEach(function (row) {
       row.cells.forEach(function (cell) {
         var td = document.querySelector('td[data-rollout="' + cell.id + '"]');

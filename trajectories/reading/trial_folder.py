@@ -29,7 +29,7 @@ from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import read_file
 from tasks.lib.numbers import as_float
 
-from trajectories.reading import native_formats
+from trajectories.reading import analysis_file, native_formats
 from trajectories.reading.atif import AtifError, parse_trajectory_data, parse_trajectory_file
 from trajectories.reading.json_data import (
     BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
@@ -51,7 +51,7 @@ STDOUT_LIMIT = 2_000_000
 # A trial folder holds at least one of these.
 TRIAL_FILES = ("config.json", "result.json", "agent/trajectory.json")
 # The files read_trial_folder decodes whole (besides agent/trajectory.*.json).
-DECODED_FILES = frozenset({"config.json", "result.json", "agent/trajectory.json", "verifier/reward.json"})
+DECODED_FILES = frozenset({"config.json", "result.json", "agent/trajectory.json", "verifier/reward.json", "analysis.json"})
 
 
 class TrialFolderError(ValueError):
@@ -126,6 +126,10 @@ class TrialFolder:
     # Why the source leaves this run out of its own figures ("" when it counts):
     # Inspect does not score a sample that errored, nor count it as 0.
     excluded: str = ""
+    # Harbor's `harbor analyze` reading of this trial (analysis.json), when the folder holds one;
+    # `analysis_error` says why a file there could not be read (the trial imports all the same).
+    analysis: analysis_file.TrialAnalysis | None = None
+    analysis_error: str = ""
 
     @property
     def agent_started_at(self) -> datetime | None:
@@ -311,6 +315,7 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
     _read_trajectories(folder, snapshot, live=live or not folder.finished)
+    _read_analysis(folder, snapshot)
     if not folder.exception_type and "exception.txt" in snapshot.names:
         text = _read_text(path, "exception.txt")
         folder.exception_traceback = text
@@ -468,6 +473,21 @@ def _read_verifier_outputs(folder: TrialFolder, snapshot: FolderSnapshot) -> Non
             folder.verifier_outputs[name] = clean_json(read_json_file(folder.path / relative, first_read=raw))
         except JsonFileError as exc:
             folder.warnings.append(f"{relative}: {exc.problem}")
+
+
+def _read_analysis(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
+    """Harbor's analysis.json, if any: a reading, or the reason it is not one (a warning, never a refusal)."""
+    name = analysis_file.FILE_NAME
+    if name not in snapshot.names:
+        return
+    try:
+        raw = snapshot.files.get(name)
+        if raw is None:
+            raw = read_file(folder.path, name)
+        folder.analysis = analysis_file.read_trial_analysis(analysis_file.decode(raw))
+    except (analysis_file.AnalysisFileError, OSError) as exc:
+        folder.analysis_error = str(exc) if isinstance(exc, analysis_file.AnalysisFileError) else f"{name}: cannot be read ({exc})"
+        folder.warnings.append(f"{folder.analysis_error}; Harbor's analysis is not shown")
 
 
 def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: bool) -> None:

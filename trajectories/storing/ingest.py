@@ -29,7 +29,7 @@ from trajectories.analysis import rollout as analysis
 from trajectories.failures import service as failure_service
 from trajectories.storing import observation_text
 from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
-from trajectories import lifecycle, statuses
+from trajectories import lifecycle, reviews, statuses
 from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import next_index
 from trajectories.models import (
@@ -298,7 +298,26 @@ def _store(
             _delete_steps(rollout)
             start = 0
         _store_steps(rollout, folder, result, documents, new_outputs, start=start)
+        store_harbor_analysis(rollout, folder)
     return rollout, created
+
+
+HARBOR_RUBRIC = "harbor analyze"
+
+
+def store_harbor_analysis(rollout: Rollout, folder: TrialFolder) -> None:
+    """The trial's own analysis.json as its Harbor review (a new file replaces the old reading).
+
+    A file that could not be read leaves a failed review saying why (the
+    rollout page shows it), unless a good reading is already stored: a
+    later bad copy of the file never hides what was read before.
+    """
+    if folder.analysis is not None and folder.analysis.reading is not None:
+        reviews.record_review(rollout, folder.analysis.reading, source="harbor", rubric=HARBOR_RUBRIC, replace=True)
+    elif folder.analysis is not None:
+        reviews.record_failed_review(rollout, folder.analysis.error, source="harbor", rubric=HARBOR_RUBRIC)
+    elif folder.analysis_error:
+        reviews.record_failed_review(rollout, folder.analysis_error, source="harbor", rubric=HARBOR_RUBRIC)
 
 
 def analysis_anchors(task, folder: TrialFolder):
