@@ -18,6 +18,11 @@
 - record_review, record_failed_review, existing_review, Reading, Check,
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
   the one writer of Review rows).
+- start_regrade, mark_regrade_running, record_regrade, record_failed_regrade,
+  grade_history, read_verification, restore_trial_files: a rollout's grade
+  history and the reward columns it decides (trajectories.grades, their one
+  writer after the run), the verdict in a verifier's folder, and a rollout's
+  recorded files given back from the artifact storage (for a regrade).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -52,6 +57,9 @@ from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
 from trajectories.reading.review_data import Check, Reading, ReadingError
 from trajectories.reviews import existing_review, record_failed_review, record_review
+from trajectories.grades import history as grade_history, mark_running as mark_regrade_running
+from trajectories.grades import record_failed_regrade, record_regrade, start_regrade
+from trajectories.reading.trial_folder import Verification, read_verification
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
@@ -246,6 +254,11 @@ def store_trial_files(rollout: Rollout, folder: Path, relatives: list[str] | Non
     return artifacts.store_files(rollout, Path(folder), relatives)
 
 
+def restore_trial_files(rollout: Rollout, folder: Path, wanted: Callable[[str], bool]) -> artifacts.Restored:
+    """The rollout's stored trial files that `wanted` selects, written back into `folder` (cut files left out, said)."""
+    return artifacts.restore_files(rollout, Path(folder), wanted)
+
+
 __all__ = [
     "CREATED",
     "FAILED",
@@ -275,6 +288,14 @@ __all__ = [
     "run_upload",
     "search_words",
     "with_effective_cause",
+    "Verification",
+    "grade_history",
+    "mark_regrade_running",
+    "read_verification",
+    "record_failed_regrade",
+    "record_regrade",
+    "restore_trial_files",
+    "start_regrade",
 ]
 
 
