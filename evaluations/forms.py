@@ -58,3 +58,15 @@ class BoardFilters(FilterForm):
     def missing_version(self) -> str | None:
         """Why there is no page when `version` names no version: a 404 (a missing page), not a bad request."""
         return self.errors["version"][0] if self.has_error("version", "invalid_choice") else None
+
+
+class RegradeForm(forms.Form):
+    """A staff regrade request (evaluations.regrade): on which sandbox backend; none: each rollout's own."""
+
+    backend = forms.ChoiceField(required=False, choices=[("", "the rollout's own")])
+
+    def __init__(self, *args, **kwargs):
+        from .sandbox.backends import BACKENDS
+
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].choices = [("", "the rollout's own"), *((name, b.label) for name, b in BACKENDS.items())]

@@ -22,7 +22,8 @@
   grade_history, read_verification, restore_trial_files: a rollout's grade
   history and the reward columns it decides (trajectories.grades, their one
   writer after the run), the verdict in a verifier's folder, and a rollout's
-  recorded files given back from the artifact storage (for a regrade).
+  recorded files given back from the artifact storage (for a regrade),
+  and a small stored JSON file (stored_json).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -259,6 +260,11 @@ def restore_trial_files(rollout: Rollout, folder: Path, wanted: Callable[[str], 
     return artifacts.restore_files(rollout, Path(folder), wanted)
 
 
+def stored_json(rollout: Rollout, relative: str):
+    """A small JSON file among the rollout's stored trial files (its artifact manifest), or None."""
+    return artifacts.stored_json(rollout, relative)
+
+
 __all__ = [
     "CREATED",
     "FAILED",
@@ -296,6 +302,7 @@ __all__ = [
     "record_regrade",
     "restore_trial_files",
     "start_regrade",
+    "stored_json",
 ]
 
 

@@ -25,6 +25,7 @@ from tasks.scoring import clipped, counted_reward, run_score
 from trajectories.storing import artifacts
 from trajectories import explorer
 from trajectories.failures.rules import CAUSES, FLAGS
+from trajectories.grades import history as grade_history
 from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
@@ -126,6 +127,7 @@ def rollout_live(request, pk: int):
         "reward": rollout.reward,
         "reward_text": reward_text(rollout.reward),
         "logs": artifacts.log_tails(rollout),
+        "grades": grade_history(rollout),
     }
     if with_plot:
         live["plot"] = _outline_figures(rollout)[2]

@@ -195,3 +195,20 @@ def restore_files(rollout: Rollout, folder: Path, wanted) -> Restored:
             write_file(folder, relative, handle.read())
         written.append(relative)
     return Restored(tuple(written), tuple(cut), tuple(missing))
+
+
+def stored_json(rollout: Rollout, relative: str, limit: int = 1 << 20):
+    """A small stored JSON file of the rollout (a manifest), decoded; None when it is missing, too big or not JSON."""
+    import json
+
+    entry = listed(rollout, relative)
+    if entry is None or entry.cut or entry.size > limit:
+        return None
+    handle = open_artifact(rollout, relative)
+    if handle is None:
+        return None
+    with handle:
+        try:
+            return json.loads(handle.read(limit + 1))
+        except ValueError:
+            return None

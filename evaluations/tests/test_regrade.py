@@ -1,0 +1,144 @@
+"""Regrading: a finished rollout's recorded outputs graded again by its task's changed verifier, on each backend.
+
+The oracle solves sort8_network (reward 1.0); then the task's verifier is
+changed to score the same work 0.25; `manage.py regrade --sync` runs the new
+verifier in a fresh sandbox on what the rollout recorded, and the rollout,
+its grade history, its page and the board all say 0.25, the 1.0 kept as
+the history's first entry. A rollout whose recorded outputs cannot feed the
+verifier is said so, and left exactly as it was.
+"""
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.forms.models import model_to_dict
+from django.test import Client
+
+from evaluations import leaderboard
+from evaluations.campaigns import create_campaign
+from evaluations.local_runs import run_campaign_sync
+from evaluations.regrading import verifier_version
+from tasks.services import import_tasks
+from trajectories.models import Grade, Rollout, RolloutStatus
+
+from .container_helpers import require_engine
+from .runner_helpers import EVERY_BACKEND, EXAMPLES, runner_settings, utility_entry
+from .sandbox_helpers import require_sandbox
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+NEW_TEST_SH = """#!/bin/bash
+# The changed verifier: the same work, scored 0.25, and it says what it saw of the agent's workspace.
+mkdir -p /logs/verifier
+if [ -s /app/network.json ]; then seen=true; else seen=false; fi
+echo "{\\"reward\\": 0.25, \\"saw_network\\": $seen}" > /logs/verifier/reward.json
+echo "regraded by the new verifier"
+"""
+
+
+def copy_task(tmp_path: Path) -> Path:
+    root = tmp_path / "tasks"
+    shutil.copytree(EXAMPLES / "sort8_network", root / "sort8_network")
+    return root / "sort8_network"
+
+
+def oracle_rollout(tmp_path: Path, backend: str) -> tuple[Rollout, Path]:
+    task_dir = copy_task(tmp_path)
+    report = import_tasks(task_dir.parent, version="regrade-examples")
+    assert report.ok, report.summary()
+    model, harness = utility_entry("oracle")
+    from tasks.models import BenchmarkVersion
+
+    version = BenchmarkVersion.objects.get(name="regrade-examples")
+    campaign = create_campaign(model, harness, version, k=1, backend=backend, enqueue=False)
+    assert run_campaign_sync(campaign) == {RolloutStatus.FINISHED: 1}
+    return campaign.rollouts.get(), task_dir
+
+
+@pytest.mark.parametrize("backend", [p for p in EVERY_BACKEND if p.values[0] in ("bubblewrap", "podman")])
+def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, backend):
+    if backend == "bubblewrap":
+        require_sandbox()
+    else:
+        require_engine(backend)
+    runner_settings(settings, tmp_path)
+    rollout, task_dir = oracle_rollout(tmp_path, backend)
+    assert rollout.reward == pytest.approx(1.0)
+    version = rollout.task.version
+    assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(1.0)
+    before = verifier_version(task_dir)
+
+    (task_dir / "tests" / "test.sh").write_text(NEW_TEST_SH)
+    out = io.StringIO()
+    call_command("regrade", str(rollout.pk), "--sync", stdout=out)
+    assert f"rollout {rollout.pk} ({rollout.trial_name}): regraded, reward 0.25" in out.getvalue()
+
+    rollout.refresh_from_db()
+    assert rollout.reward == 0.25
+    # The verifier saw the agent's recorded workspace, restored into its own fresh sandbox.
+    assert rollout.verifier_fields == {"reward": 0.25, "saw_network": True}
+    assert "regraded by the new verifier" in rollout.verifier_stdout
+    original, regrade = Grade.objects.filter(rollout=rollout).order_by("pk")
+    assert (original.kind, original.state, original.reward) == ("original", "done", pytest.approx(1.0))
+    assert (regrade.kind, regrade.state, regrade.reward, regrade.backend) == ("regrade", "done", 0.25, backend)
+    assert regrade.verifier_version == verifier_version(task_dir) != before
+    assert regrade.graded_at >= original.graded_at
+    # The board reads the latest grade, without waiting for its cache.
+    assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(0.25)
+
+    page = Client().get(f"/rollouts/{rollout.pk}/").content.decode()
+    history = page.split('id="grades"', 1)[1].split("</section>", 1)[0]
+    assert "original grade" in history and "regrade" in history and regrade.verifier_version[:12] in history
+    assert history.index("1.0") < history.index("0.25")
+    # Nothing of either sandbox is left behind.
+    assert list(settings.SANDBOX_DIR.iterdir()) == []
+    assert not (settings.TRIALS_DIR / "_regrades").exists() or not any((settings.TRIALS_DIR / "_regrades").iterdir())
+
+
+def test_a_rollout_without_recorded_outputs_is_left_as_it_was(settings, tmp_path):
+    """Imported rollouts keep no workspace: the command says so and changes nothing."""
+    from trajectories.tests import factories
+
+    runner_settings(settings, tmp_path)
+    task_dir = copy_task(tmp_path)
+    import_tasks(task_dir.parent, version="regrade-examples")
+    from tasks.models import Task
+
+    task = Task.objects.get(version__name="regrade-examples", name="sort8_network")
+    rollout = factories.make_rollout(task=task, status="finished", reward=0.0, verifier_fields={"reward": 0.0})
+    before = model_to_dict(Rollout.objects.get(pk=rollout.pk))
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 of 1 rollouts were not regraded"):
+        call_command("regrade", str(rollout.pk), "--sync", stdout=out)
+    assert f"rollout {rollout.pk}: cannot be regraded, left as it was: no recorded outputs" in out.getvalue()
+    assert model_to_dict(Rollout.objects.get(pk=rollout.pk)) == before
+    assert not Grade.objects.exists()
+
+
+def test_missing_declared_inputs_are_named(settings, tmp_path):
+    """A verifier that now needs an input the recorded trial never collected is refused, naming it."""
+    from evaluations.regrading import coverage_problems, current_verifier, declared_inputs
+
+    task_dir = copy_task(tmp_path)
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text() + '\n[[artifacts]]\nsource = "/logs/agent/score_log.jsonl"\n')
+    manifest = [
+        {"source": "/logs/artifacts", "destination": "artifacts/logs/artifacts", "type": "directory", "status": "ok"},
+        {"source": "/app", "destination": "artifacts/app", "type": "directory", "status": "ok"},
+    ]
+    files = {"result.json": False, "artifacts/manifest.json": False, "artifacts/app/network.json": False}
+    declared = declared_inputs(current_verifier(task_dir, sealed=True).config)
+    assert coverage_problems(declared, manifest, files) == [
+        "/logs/agent/score_log.jsonl: the verifier needs it, but the recorded trial never collected it"
+    ]
+    assert coverage_problems(declared[:2], manifest, files) == []
+    cut = {**files, "artifacts/app/network.json": True}
+    assert coverage_problems(declared[:2], manifest, cut) == [
+        "/app: artifacts/app/network.json was stored only in part (over the storage's file size limit)"
+    ]
+    assert coverage_problems(declared, None, files)[0].startswith("no artifacts/manifest.json")
+    assert coverage_problems(declared, manifest, {})[0].startswith("no recorded outputs")
