@@ -148,6 +148,8 @@ def run(grade_id: int, *, celery_task_id: str = "") -> Grade:
         return services.record_regrade(grade, verification, verifier_version=version)
     finally:
         workspace.clean_trial(name, grade.backend or backend_of(rollout))
+        for session in workspace.sessions_by_trial().get(name, []):
+            workspace.remove_session(session)
         shutil.rmtree(work, ignore_errors=True)
 
 

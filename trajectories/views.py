@@ -127,7 +127,6 @@ def rollout_live(request, pk: int):
         "reward": rollout.reward,
         "reward_text": reward_text(rollout.reward),
         "logs": artifacts.log_tails(rollout),
-        "grades": grade_history(rollout),
     }
     if with_plot:
         live["plot"] = _outline_figures(rollout)[2]
@@ -212,6 +211,7 @@ def rollout_detail(request, pk: int):
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(outline),
         "logs": artifacts.log_tails(rollout),
+        "grades": grade_history(rollout),
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)

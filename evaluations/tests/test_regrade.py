@@ -90,7 +90,9 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     # The board reads the latest grade, without waiting for its cache.
     assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(0.25)
 
-    page = Client().get(f"/rollouts/{rollout.pk}/").content.decode()
+    response = Client().get(f"/rollouts/{rollout.pk}/")
+    assert response.status_code == 200, response.status_code
+    page = response.content.decode()
     history = page.split('id="grades"', 1)[1].split("</section>", 1)[0]
     assert "original grade" in history and "regrade" in history and regrade.verifier_version[:12] in history
     assert history.index("1.0") < history.index("0.25")
