@@ -144,3 +144,76 @@ def test_missing_declared_inputs_are_named(settings, tmp_path):
     ]
     assert coverage_problems(declared, None, files)[0].startswith("no artifacts/manifest.json")
     assert coverage_problems(declared, manifest, {})[0].startswith("no recorded outputs")
+
+
+@pytest.fixture
+def eager_celery():
+    """Sent tasks run in this process, as a worker would run them."""
+    from autolab_site.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield app
+    app.conf.task_always_eager = previous
+
+
+def staff_client(**fields) -> tuple[Client, object]:
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user(fields.pop("username", "staff"), password="pw", **fields)
+    client = Client()
+    client.force_login(user)
+    return client, user
+
+
+def test_staff_regrade_a_task_from_its_page_through_a_worker(settings, tmp_path, eager_celery):
+    require_sandbox()
+    runner_settings(settings, tmp_path)
+    rollout, task_dir = oracle_rollout(tmp_path, "bubblewrap")
+    (task_dir / "tests" / "test.sh").write_text(NEW_TEST_SH)
+    url = f"/regrade/tasks/{rollout.task.pk}/"
+
+    visitor, _ = staff_client(username="visitor")
+    assert visitor.post(url).status_code == 403
+    assert not Grade.objects.exists()
+
+    client, staff = staff_client(username="staff", is_staff=True)
+    task_page = f"/tasks/{rollout.task.version.name}/{rollout.task.name}/"
+    assert f'action="{url}"' in client.get(task_page).content.decode()
+    assert client.get(url).status_code == 405  # an action, not a page
+    response = client.post(url, follow=True)
+    assert response.redirect_chain[-1][0] == task_page
+    assert "Regrade queued for 1 rollout" in response.content.decode()
+    rollout.refresh_from_db()
+    assert rollout.reward == 0.25
+    regrade = Grade.objects.get(rollout=rollout, kind="regrade")
+    assert (regrade.state, regrade.requested_by, regrade.backend) == ("done", staff, "bubblewrap")
+    assert regrade.celery_task_id
+    page = client.get(f"/rollouts/{rollout.pk}/").content.decode()
+    assert "staff" in page.split('id="grades"', 1)[1].split("</section>", 1)[0]
+
+
+def test_staff_are_told_on_the_page_why_a_rollout_cannot_be_regraded(settings, tmp_path):
+    from trajectories.tests import factories
+
+    runner_settings(settings, tmp_path)
+    task_dir = copy_task(tmp_path)
+    import_tasks(task_dir.parent, version="regrade-examples")
+    from tasks.models import Task
+
+    task = Task.objects.get(version__name="regrade-examples", name="sort8_network")
+    rollout = factories.make_rollout(task=task, status="finished", reward=0.0, verifier_fields={"reward": 0.0})
+    before = model_to_dict(Rollout.objects.get(pk=rollout.pk))
+    client, _ = staff_client(username="staff", is_staff=True)
+    page = client.get(f"/rollouts/{rollout.pk}/").content.decode()
+    assert f'action="/regrade/rollouts/{rollout.pk}/"' in page
+    response = client.post(f"/regrade/rollouts/{rollout.pk}/", follow=True)
+    text = response.content.decode()
+    assert f"Rollout {rollout.pk} cannot be regraded and is left as it was: no recorded outputs" in text
+    assert model_to_dict(Rollout.objects.get(pk=rollout.pk)) == before
+    assert not Grade.objects.exists()
+    # A bad backend is a clear error, not a 500, and changes nothing.
+    response = client.post(f"/regrade/rollouts/{rollout.pk}/", {"backend": "nowhere"}, follow=True)
+    assert response.status_code == 200 and "Regrade: backend: Select a valid choice" in response.content.decode()
+    # Visitors see the history's absence, not the button.
+    assert "regrade-form" not in Client().get(f"/rollouts/{rollout.pk}/").content.decode()
