@@ -78,9 +78,10 @@ def check(rollout: Rollout) -> list[str]:
     except RunnerConfigError as exc:
         return [str(exc)]
     verifier = regrading.current_verifier(folder, sealed=_sealed(rollout))
-    if verifier.problem:
-        return [verifier.problem]
     files = _recorded_files(rollout)
+    if verifier.problem:
+        # Both, when both hold: staff should not fix the task only to learn the outputs are gone too.
+        return [verifier.problem, *(regrading.coverage_problems([], None, files)[:1] if not files else [])]
     manifest = services.stored_json(rollout, regrading.MANIFEST) if regrading.MANIFEST in files else None
     if manifest is not None and not isinstance(manifest, list):
         return ["its artifacts/manifest.json is not a list of collected artifacts"]

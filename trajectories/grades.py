@@ -100,3 +100,18 @@ def apply_latest(rollout: Rollout) -> None:
         setattr(rollout, name, getattr(latest, name))
     rollout.save(update_fields=[*GRADED_FIELDS, "updated_at"])
     classify_and_store(rollout)
+
+
+def keep_latest_regrade(rollout: Rollout) -> None:
+    """A regraded rollout imported again (`import_trials --force`) keeps its latest regrade's verdict, unsaved.
+
+    The trial folder holds the original grade; the board counts the latest.
+    """
+    if rollout.pk is None:
+        return
+    latest = (
+        Grade.objects.filter(rollout_id=rollout.pk, kind=Grade.Kind.REGRADE, state=Grade.State.DONE).order_by("-pk").first()
+    )
+    if latest is not None:
+        for name in GRADED_FIELDS:
+            setattr(rollout, name, getattr(latest, name))

@@ -96,6 +96,10 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     history = page.split('id="grades"', 1)[1].split("</section>", 1)[0]
     assert "original grade" in history and "regrade" in history and regrade.verifier_version[:12] in history
     assert history.index("1.0") < history.index("0.25")
+    # The API's record carries the latest grade and where it comes from.
+    (row,) = Client().get("/api/v1/rollouts/").json()["results"]
+    assert (row["reward"], row["verifier_version"]) == (0.25, regrade.verifier_version)
+    assert row["regraded_at"] == regrade.graded_at.isoformat()
     # Nothing of either sandbox is left behind.
     assert list(settings.SANDBOX_DIR.iterdir()) == []
     assert not (settings.TRIALS_DIR / "_regrades").exists() or not any((settings.TRIALS_DIR / "_regrades").iterdir())
@@ -217,3 +221,35 @@ def test_staff_are_told_on_the_page_why_a_rollout_cannot_be_regraded(settings, t
     assert response.status_code == 200 and "Regrade: backend: Select a valid choice" in response.content.decode()
     # Visitors see the history's absence, not the button.
     assert "regrade-form" not in Client().get(f"/rollouts/{rollout.pk}/").content.decode()
+
+
+@pytest.mark.shared
+def test_real_imported_trials_cannot_be_regraded_and_a_reimport_keeps_the_latest_grade(
+    settings, tmp_path, shared_tasks_dir, shared_trials_dir
+):
+    """The real AutoLab trials carry no recorded workspace; and a regraded rollout imported again keeps its regrade."""
+    from trajectories import services
+    from trajectories.reading.trial_folder import Verification
+
+    runner_settings(settings, tmp_path)
+    import_tasks(shared_tasks_dir, version="1.1")
+    assert services.import_path(shared_trials_dir, version="1.1").ok
+    opus = Rollout.objects.get(model__name="claude-opus-4.6")
+    before = model_to_dict(opus)
+    out = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("regrade", "--task", "1.1/flux2_klein_lora", "--sync", stdout=out)
+    said = [line for line in out.getvalue().splitlines() if line.startswith(f"rollout {opus.pk}:")]
+    assert len(said) == 1 and "cannot be regraded, left as it was" in said[0] and "no recorded outputs" in said[0]
+    assert model_to_dict(Rollout.objects.get(pk=opus.pk)) == before and not Grade.objects.exists()
+
+    # A verdict recorded through the grade writer (as a regrade records it) is what a forced re-import keeps.
+    grade = services.start_regrade(opus, backend="bubblewrap")
+    verdict = Verification(0.5, True, {"reward": 0.5}, "regraded", {}, "", "", ())
+    services.record_regrade(grade, verdict, verifier_version="v2")
+    assert Rollout.objects.get(pk=opus.pk).reward == 0.5
+    assert services.import_path(shared_trials_dir, version="1.1", force=True).ok
+    opus.refresh_from_db()
+    assert (opus.reward, opus.verifier_stdout) == (0.5, "regraded")
+    original = Grade.objects.get(rollout=opus, kind="original")
+    assert original.reward == before["reward"] and original.message == "as imported"
