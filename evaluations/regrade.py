@@ -69,15 +69,19 @@ def _recorded_files(rollout: Rollout) -> dict[str, bool]:
     return {entry["path"]: bool(entry.get("cut")) for entry in rollout.artifacts or [] if regrading.restored(entry["path"])}
 
 
-def check(rollout: Rollout) -> list[str]:
-    """Why `rollout` cannot be regraded now ([] when it can)."""
+def check(rollout: Rollout, verifiers: dict | None = None) -> list[str]:
+    """Why `rollout` cannot be regraded now ([] when it can); `verifiers` keeps each task's verifier across a batch."""
     if rollout.status in ACTIVE:
         return [f"it is {rollout.status}: a rollout is regraded once it has ended"]
     try:
         folder = task_path(rollout)
     except RunnerConfigError as exc:
         return [str(exc)]
-    verifier = regrading.current_verifier(folder, sealed=_sealed(rollout))
+    key = (str(folder), _sealed(rollout))
+    verifiers = {} if verifiers is None else verifiers
+    if key not in verifiers:
+        verifiers[key] = regrading.current_verifier(folder, sealed=key[1])
+    verifier = verifiers[key]
     files = _recorded_files(rollout)
     if verifier.problem:
         # Both, when both hold: staff should not fix the task only to learn the outputs are gone too.
@@ -93,8 +97,9 @@ def request(rollouts, *, requested_by=None, backend: str = "", sync: bool = Fals
     from . import dispatch
 
     report = Report()
+    verifiers: dict = {}
     for rollout in rollouts:
-        problems = check(rollout)
+        problems = check(rollout, verifiers)
         if problems:
             report.refused[rollout.pk] = "; ".join(problems)
             continue

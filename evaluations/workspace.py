@@ -12,9 +12,11 @@ import logging
 import os
 import shutil
 import socket
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.utils import timezone
 
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
@@ -115,7 +117,11 @@ def _regrading(trial_name: str) -> bool:
     from .regrading import grade_of_trial
 
     grade = grade_of_trial(trial_name)
-    return grade is not None and Grade.objects.filter(pk=grade, state__in=(Grade.State.QUEUED, Grade.State.RUNNING)).exists()
+    # A day bounds it: a regrade whose worker died is not protected for ever.
+    recent = timezone.now() - timedelta(days=1)
+    return grade is not None and Grade.objects.filter(
+        pk=grade, state__in=(Grade.State.QUEUED, Grade.State.RUNNING), created_at__gte=recent,
+    ).exists()
 
 
 def sweep_sandboxes() -> list[str]:
