@@ -253,3 +253,25 @@ def test_real_imported_trials_cannot_be_regraded_and_a_reimport_keeps_the_latest
     assert (opus.reward, opus.verifier_stdout) == (0.5, "regraded")
     original = Grade.objects.get(rollout=opus, kind="original")
     assert original.reward == before["reward"] and original.message == "as imported"
+
+
+def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
+    """A worker ending a trial sweeps sandboxes of no running rollout: a regrade's has none, and must survive it."""
+    from evaluations import workspace
+    from evaluations.regrading import grade_of_trial, regrade_trial_name
+    from trajectories import services
+    from trajectories.tests import factories
+
+    runner_settings(settings, tmp_path)
+    rollout = factories.make_rollout(status="finished")
+    grade = services.start_regrade(rollout, backend="bubblewrap")
+    services.mark_regrade_running(grade)
+    name = regrade_trial_name(rollout.trial_name, grade.pk)
+    assert grade_of_trial(name) == grade.pk and grade_of_trial(rollout.trial_name) is None
+    folder = settings.SANDBOX_DIR / workspace.session_id(name)
+    folder.mkdir(parents=True)
+    workspace.sweep_sandboxes()
+    assert folder.is_dir()
+    services.record_failed_regrade(grade, "its worker died")
+    workspace.sweep_sandboxes()
+    assert not folder.exists()
