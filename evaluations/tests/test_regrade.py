@@ -275,3 +275,40 @@ def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
     services.record_failed_regrade(grade, "its worker died")
     workspace.sweep_sandboxes()
     assert not folder.exists()
+
+
+def test_what_a_request_names():
+    """By id as named; a campaign's or task's current rollouts (superseded ones are out of the figures, and out of this)."""
+    from evaluations.models import Campaign
+    from evaluations.regrade import Selection, select
+    from trajectories.tests import factories
+
+    first = factories.make_rollout(status="finished")
+    task = first.task
+    campaign = Campaign.objects.create(model=first.model, harness=first.harness, version=task.version)
+    ran = factories.make_rollout(task=task, model=first.model, harness=first.harness, campaign=campaign, index=1)
+    old = factories.make_rollout(task=task, model=first.model, harness=first.harness, campaign=campaign, index=2,
+                                 superseded=True)
+    other = factories.make_rollout(status="finished")
+    name = f"{task.version.name}/{task.name}"
+    cases = [
+        (dict(ids=[other.pk, first.pk]), [first, other]),
+        (dict(ids=[old.pk]), [old]),
+        (dict(campaign_id=campaign.pk), [ran]),
+        (dict(task=name), [first, ran]),
+        (dict(task=name, ids=[other.pk]), [first, ran, other]),
+    ]
+    for request, expected in cases:
+        assert [r.pk for r in select(**request)] == [r.pk for r in expected], request
+    for request, message in [
+        (dict(ids=[999999]), "no rollout 999999"),
+        (dict(campaign_id=999999), "no campaign 999999"),
+        (dict(task=task.name), "give it as VERSION/NAME"),
+        (dict(task=f"{task.version.name}/nothing"), "no task"),
+    ]:
+        with pytest.raises(Selection, match=message):
+            select(**request)
+    with pytest.raises(CommandError, match="name rollouts"):
+        call_command("regrade")
+    with pytest.raises(CommandError, match="no campaign 999999"):
+        call_command("regrade", "--campaign", "999999")
