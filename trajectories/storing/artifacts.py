@@ -175,7 +175,9 @@ def restore_files(rollout: Rollout, folder: Path, wanted) -> Restored:
 
     Paths come from the rollout's own listing, never from a request, and are
     written below `folder` without following links (safe_files.write_file).
-    A cut file is not written: half a file is not the recorded output.
+    A cut file is not written: half a file is not the recorded output. The
+    storage keeps bytes, not modes: a script (`#!`) comes back executable,
+    everything else as a plain file.
     """
     from autolab_site.safe_files import write_file
 
@@ -192,7 +194,8 @@ def restore_files(rollout: Rollout, folder: Path, wanted) -> Restored:
             missing.append(relative)
             continue
         with handle:
-            write_file(folder, relative, handle.read())
+            data = handle.read()
+        write_file(folder, relative, data, mode=0o755 if data.startswith(b"#!") else 0o644)
         written.append(relative)
     return Restored(tuple(written), tuple(cut), tuple(missing))
 
