@@ -322,6 +322,23 @@ def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     return JsonResponse({"api_version": API_VERSION, "version": to_json(data.version), "cells": rows})
 
 
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def with_latest_regrade(queryset):
+    """The rollouts with their latest done regrade's time and verifier version (one subquery each, no query per row)."""
+    from django.db.models import OuterRef, Subquery
+
+    from trajectories.models import Grade
+
+    latest = Grade.objects.filter(rollout=OuterRef("pk"), kind=Grade.Kind.REGRADE, state=Grade.State.DONE).order_by("-pk")
+    return queryset.annotate(
+        regraded_at=Subquery(latest.values("graded_at")[:1]),
+        graded_verifier_version=Subquery(latest.values("verifier_version")[:1]),
+    )
+
+
 def rollout_row(r: Rollout) -> dict:
     """A rollout as its page shows it: results, failure analysis, verifier output, anchors, usage."""
     anchors = r.anchors or {}
@@ -364,6 +381,9 @@ def rollout_row(r: Rollout) -> dict:
         "exception_type": r.exception_type,
         "exception_message": r.exception_message,
         "verifier_fields": r.verifier_fields or {},
+        # The latest regrade the reward comes from (evaluations.regrade): when, and the verifier's version; null: never regraded.
+        "regraded_at": _iso(getattr(r, "regraded_at", None)),
+        "verifier_version": getattr(r, "graded_verifier_version", None),
         "anchors_baseline": anchors.get("baseline"),
         "anchors_reference": anchors.get("reference"),
         "anchors_status": anchors.get("status", ""),
@@ -400,7 +420,7 @@ def rollouts(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     form = RolloutFilters(request.GET)
     if not form.is_valid():
         return refused(form)
-    queryset = trajectories.with_reviews(form.rollouts(default_order=["pk"]))
+    queryset = with_latest_regrade(trajectories.with_reviews(form.rollouts(default_order=["pk"])))
     if wants_csv(request, csv_url):
         return csv_response([csv_cells(rollout_row(r)) for r in queryset], "rollouts.csv")
     try:

@@ -106,6 +106,21 @@ def send(rollout: Rollout, *, countdown: float = 0) -> str:
     return result.id
 
 
+REGRADE_TASK = "evaluations.regrade"
+
+
+def send_regrade(grade) -> str:
+    """Send the message that runs a queued regrade (evaluations.regrade.run), to its task's queue; the task id."""
+    from trajectories.models import Grade
+
+    queue, routing = queue_for(grade.rollout.task)
+    result = _signature(REGRADE_TASK, args=[grade.pk]).apply_async(
+        queue=queue, headers={"queue": queue, **routing}, retry_policy=RETRY_POLICY,
+    )
+    Grade.objects.filter(pk=grade.pk).update(celery_task_id=result.id)
+    return result.id
+
+
 def send_preflight(campaign_id: int, queue: str) -> str:
     """Ask a worker of `queue` to check a campaign (evaluations.preflight); the task id."""
     result = _signature(PREFLIGHT_TASK, args=[campaign_id, queue]).apply_async(queue=queue, retry_policy=RETRY_POLICY)

@@ -84,3 +84,15 @@ class LeaderboardFilters(BoardFilters):
 
     def clean_entries(self) -> int:
         return self.cleaned_data["entries"] or 1
+
+
+class RegradeForm(forms.Form):
+    """A staff regrade request (evaluations.regrade): on which sandbox backend; none: each rollout's own."""
+
+    backend = forms.ChoiceField(required=False, choices=[("", "the rollout's own")])
+
+    def __init__(self, *args, **kwargs):
+        from .sandbox.backends import BACKENDS
+
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].choices = [("", "the rollout's own"), *((name, b.label) for name, b in BACKENDS.items())]

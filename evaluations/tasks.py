@@ -27,6 +27,14 @@ def run_rollout_task(self, rollout_id: int, gpu_type: str = "", gpus: int = 0) -
     return outcome.status
 
 
+@shared_task(bind=True, name="evaluations.regrade", acks_late=True)
+def regrade_task(self, grade_id: int) -> str:
+    """Run one queued regrade: the task's current verifier on a rollout's recorded outputs (evaluations.regrade)."""
+    from .regrade import run
+
+    return run(grade_id, celery_task_id=self.request.id or "").state
+
+
 @shared_task(name="evaluations.preflight", acks_late=True)
 def preflight_task(campaign_id: int, queue: str) -> str:
     """Check a campaign on this worker (its queue's view of keys, endpoint, tasks, backend); start or fail it."""

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, campaign_views, task_views, views
+from . import api, campaign_views, regrade_views, task_views, views
 
 app_name = "evaluations"
 
@@ -26,4 +26,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/progress.json", campaign_views.campaign_progress_json, name="campaign_progress"),
     path("campaigns/<int:pk>/cancel/", campaign_views.campaign_cancel, name="campaign_cancel"),
     path("campaigns/rollouts/<int:pk>/cancel/", campaign_views.rollout_cancel, name="rollout_cancel"),
+    path("regrade/rollouts/<int:pk>/", regrade_views.regrade_rollout, name="regrade_rollout"),
+    path("regrade/campaigns/<int:pk>/", regrade_views.regrade_campaign, name="regrade_campaign"),
+    path("regrade/tasks/<int:pk>/", regrade_views.regrade_task, name="regrade_task"),
 ]

@@ -12,9 +12,11 @@ import logging
 import os
 import shutil
 import socket
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.utils import timezone
 
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
@@ -108,6 +110,20 @@ def remove_session(session: str) -> None:
     shutil.rmtree(sandbox_root() / session, ignore_errors=True)
 
 
+def _regrading(trial_name: str) -> bool:
+    """Whether the sandbox is a regrade's still under way (evaluations.regrade), which has no rollout of its own."""
+    from trajectories.models import Grade
+
+    from .regrading import grade_of_trial
+
+    grade = grade_of_trial(trial_name)
+    # A day bounds it: a regrade whose worker died is not protected for ever.
+    recent = timezone.now() - timedelta(days=1)
+    return grade is not None and Grade.objects.filter(
+        pk=grade, state__in=(Grade.State.QUEUED, Grade.State.RUNNING), created_at__gte=recent,
+    ).exists()
+
+
 def sweep_sandboxes() -> list[str]:
     """Remove this host's sandbox folders whose rollout is not running here any more.
 
@@ -125,7 +141,7 @@ def sweep_sandboxes() -> list[str]:
     }
     swept = []
     for trial_name, sessions in names.items():
-        if trial_name in running_here:
+        if trial_name in running_here or _regrading(trial_name):
             continue
         rollout = Rollout.objects.filter(trial_name=trial_name).select_related("campaign").first()
         if rollout is not None and rollout.status == RolloutStatus.QUEUED and not rollout.attempts:

@@ -37,6 +37,9 @@ STAFF_URLS = {
     "trajectories:upload": None,
     "trajectories:upload_job": "upload",
     "trajectories:failure_label": "rollout",
+    "evaluations:regrade_rollout": "rollout",
+    "evaluations:regrade_campaign": "campaign",
+    "evaluations:regrade_task": "task",
 }
 
 
@@ -55,6 +58,7 @@ def urls(db) -> dict[str, str]:
         "rollout": rollout,
         "campaign": Campaign.objects.create(model=rollout.model, harness=rollout.harness, version=rollout.task.version),
         "upload": UploadJob.objects.create(file_name="trials.tar.gz"),
+        "task": rollout.task,
     }
     return {
         name: reverse(name, args=[objects[kind].pk] if kind else [])

@@ -494,3 +494,51 @@ class JobReview(models.Model):
 
     def __str__(self) -> str:
         return f"Harbor analysis of job {self.job_id}"
+
+
+class Grade(models.Model):
+    """One grading of a rollout: the verifier's verdict with its provenance (which verifier, when, by whom).
+
+    The first entry is the grade the rollout came with (its run, or its
+    import), recorded when it is first regraded; each regrade re-runs the
+    task's current verifier on the rollout's recorded outputs and adds one.
+    The rollout's own reward columns hold the latest done grade
+    (trajectories.grades, their one writer after the first), so the boards
+    read them as before; failed attempts are kept here with their reason
+    and change nothing.
+    """
+
+    class Kind(models.TextChoices):
+        ORIGINAL = "original", "original grade"
+        REGRADE = "regrade", "regrade"
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"  # the verifier did not produce a reward, or the outputs did not cover it: `message` says why
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="grades")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
+    message = models.TextField(blank=True)
+    reward = models.FloatField(null=True, blank=True)
+    reward_valid = models.BooleanField(null=True, blank=True)
+    verifier_fields = models.JSONField(default=dict, blank=True)
+    verifier_stdout = models.TextField(blank=True)
+    verifier_outputs = models.JSONField(default=dict, blank=True)
+    score_log = models.JSONField(default=list, blank=True)
+    anchors = models.JSONField(default=dict, blank=True)
+    # sha256 over the task's tests/ and task.toml when it graded ("" for an original grade: not recorded then).
+    verifier_version = models.CharField(max_length=64, blank=True)
+    backend = models.CharField(max_length=30, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    celery_task_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    graded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["rollout", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of rollout {self.rollout_id}: {self.state} {self.reward}"

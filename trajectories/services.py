@@ -22,6 +22,12 @@
 - job_summary, job_review: rollouts summed up as Harbor's job view says it
   ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h", a reward
   histogram), and Harbor's reading of a whole job (trajectories.jobs).
+- start_regrade, mark_regrade_running, record_regrade, record_failed_regrade,
+  grade_history, read_verification, restore_trial_files: a rollout's grade
+  history and the reward columns it decides (trajectories.grades, their one
+  writer after the run), the verdict in a verifier's folder, and a rollout's
+  recorded files given back from the artifact storage (for a regrade),
+  and a small stored JSON file (stored_json).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -57,6 +63,10 @@ from trajectories.reading.trial_folder import find_trial_dirs
 from trajectories.reading.review_data import Check, Reading, ReadingError
 from trajectories.jobs import job_review, summary_of as job_summary
 from trajectories.reviews import existing_review, record_failed_review, record_review, review_records, with_reviews
+from trajectories.reviews import existing_review, record_failed_review, record_review
+from trajectories.grades import history as grade_history, mark_running as mark_regrade_running
+from trajectories.grades import record_failed_regrade, record_regrade, start_regrade
+from trajectories.reading.trial_folder import Verification, read_verification
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
@@ -274,6 +284,16 @@ def store_trial_files(rollout: Rollout, folder: Path, relatives: list[str] | Non
     return artifacts.store_files(rollout, Path(folder), relatives)
 
 
+def restore_trial_files(rollout: Rollout, folder: Path, wanted: Callable[[str], bool]) -> artifacts.Restored:
+    """The rollout's stored trial files that `wanted` selects, written back into `folder` (cut files left out, said)."""
+    return artifacts.restore_files(rollout, Path(folder), wanted)
+
+
+def stored_json(rollout: Rollout, relative: str):
+    """A small JSON file among the rollout's stored trial files (its artifact manifest), or None."""
+    return artifacts.stored_json(rollout, relative)
+
+
 __all__ = [
     "CREATED",
     "FAILED",
@@ -310,6 +330,15 @@ __all__ = [
     "with_reviews",
     "job_summary",
     "job_review",
+    "Verification",
+    "grade_history",
+    "mark_regrade_running",
+    "read_verification",
+    "record_failed_regrade",
+    "record_regrade",
+    "restore_trial_files",
+    "start_regrade",
+    "stored_json",
 ]
 
 

@@ -25,6 +25,7 @@ from tasks.scoring import clipped, counted_reward, run_score
 from trajectories.storing import artifacts
 from trajectories import explorer
 from trajectories.failures.rules import CAUSES, FLAGS
+from trajectories.grades import history as grade_history
 from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
@@ -210,6 +211,7 @@ def rollout_detail(request, pk: int):
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(outline),
         "logs": artifacts.log_tails(rollout),
+        "grades": grade_history(rollout),
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)

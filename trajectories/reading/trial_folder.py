@@ -665,3 +665,47 @@ def _exception_type_from_traceback(text: str) -> str:
     return ""
 
 
+
+
+# What a verifier run leaves that a grade keeps (a regrade's folder holds copies of the source's agent/ and artifacts/).
+def _not_verification(relative: str) -> bool:
+    return not (relative in ("config.json", "result.json") or relative.startswith("verifier/"))
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A verifier run's verdict, read as an import reads it: the reward (voided when Harbor says it does not count), every field."""
+
+    reward: float | None
+    reward_valid: bool | None
+    fields: dict[str, Any]
+    stdout: str
+    outputs: dict[str, Any]
+    exception_type: str
+    exception_message: str
+    warnings: tuple[str, ...]
+
+    def score_log(self, agent_started_at: datetime | None) -> list[dict[str, Any]]:
+        """The verifier's score log, its times counted from the agent's start in the graded run."""
+        folder = TrialFolder(path=Path("."), trial_name="", task_name="", verifier_outputs=self.outputs)
+        folder.phases["agent_execution"] = Phase(agent_started_at)
+        return score_log_entries(folder)
+
+
+def read_verification(path: Path) -> Verification:
+    """The verdict in a trial folder's result.json and verifier/ only (nothing else of it is read or walked into)."""
+    path = Path(path)
+    files: dict[str, bytes] = {}
+    names: set[str] = set()
+    links: list[str] = []
+    checksum = tree_checksum(path, _not_verification, keep=_decoded_by_reader, kept=files, names=names, links=links)
+    snapshot = FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)))
+    result = _json_object(path, "result.json", snapshot) or {}
+    folder = TrialFolder(path=path, trial_name=path.name, task_name="")
+    _read_result(folder, result)
+    _read_verifier(folder, result, snapshot)
+    return Verification(
+        reward=folder.reward, reward_valid=folder.reward_valid, fields=folder.verifier_fields,
+        stdout=folder.verifier_stdout, outputs=folder.verifier_outputs, exception_type=folder.exception_type,
+        exception_message=folder.exception_message, warnings=tuple(folder.warnings),
+    )

@@ -159,3 +159,59 @@ def delete_files(rollout: Rollout) -> None:
         name = storage_name(rollout.trial_name, entry["path"])
         if target.exists(name):
             target.delete(name)
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What `restore_files` wrote into a folder, and the files it could not give back whole."""
+
+    written: tuple[str, ...]
+    cut: tuple[str, ...]  # stored as head and tail only (over the size limit)
+    missing: tuple[str, ...]  # listed, but gone from the storage
+
+
+def restore_files(rollout: Rollout, folder: Path, wanted) -> Restored:
+    """Write the rollout's stored files that `wanted(path)` selects back into `folder` (a fresh host folder of ours).
+
+    Paths come from the rollout's own listing, never from a request, and are
+    written below `folder` without following links (safe_files.write_file).
+    A cut file is not written: half a file is not the recorded output. The
+    storage keeps bytes, not modes: a script (`#!`) comes back executable,
+    everything else as a plain file.
+    """
+    from autolab_site.safe_files import write_file
+
+    written, cut, missing = [], [], []
+    for entry in rollout.artifacts or []:
+        relative = entry["path"]
+        if not wanted(relative):
+            continue
+        if entry.get("cut"):
+            cut.append(relative)
+            continue
+        handle = open_artifact(rollout, relative)
+        if handle is None:
+            missing.append(relative)
+            continue
+        with handle:
+            data = handle.read()
+        write_file(folder, relative, data, mode=0o755 if data.startswith(b"#!") else 0o644)
+        written.append(relative)
+    return Restored(tuple(written), tuple(cut), tuple(missing))
+
+
+def stored_json(rollout: Rollout, relative: str, limit: int = 1 << 20):
+    """A small stored JSON file of the rollout (a manifest), decoded; None when it is missing, too big or not JSON."""
+    import json
+
+    entry = listed(rollout, relative)
+    if entry is None or entry.cut or entry.size > limit:
+        return None
+    handle = open_artifact(rollout, relative)
+    if handle is None:
+        return None
+    with handle:
+        try:
+            return json.loads(handle.read(limit + 1))
+        except ValueError:
+            return None

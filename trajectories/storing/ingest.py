@@ -32,6 +32,7 @@ from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
 from trajectories import lifecycle, reviews, statuses
 from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import next_index
+from trajectories.grades import keep_latest_regrade
 from trajectories.models import (
     Observation,
     ObservationText,
@@ -289,6 +290,8 @@ def _store(
             rollout.index = next_index(task.pk, model.pk, harness.pk)
         rollout.task, rollout.model, rollout.harness = task, model, harness
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
+        if not created:
+            keep_latest_regrade(rollout)
         rollout.anchors = anchors.as_dict()
         _classify(rollout, folder, result)
         rollout.save()
