@@ -25,6 +25,17 @@ def plain_static_files(settings):
 
 
 @pytest.fixture(autouse=True)
+def no_recent_boards():
+    """Each test starts without the boards an earlier test's process kept (evaluations.leaderboard's
+    recent boards: a rolled-back database may give a new version an old one's id and generation)."""
+    from evaluations.leaderboard import forget_recent_boards
+
+    forget_recent_boards()
+    yield
+    forget_recent_boards()
+
+
+@pytest.fixture(autouse=True)
 def roomy_search_budget(settings):
     """Searches in tests run to completion, whatever the machine's load.
 

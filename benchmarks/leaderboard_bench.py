@@ -107,8 +107,10 @@ def setup_bench(
     ensure_database(os.environ["DATABASE_URL"])
 
     import django
+    from django.test.utils import setup_test_environment
 
     django.setup()
+    setup_test_environment()  # the test Client's host (testserver) allowed, as in tests
     return args
 
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -604,13 +605,49 @@ def board_key(version_id: int, harness: int | None = None, open_weight: bool | N
     return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{everywhere}.{this_version}.{here}"
 
 
+# The boards this process read last, by cache key, as objects: the cache
+# (LocMemCache too) pickles, and unpickling a 100-entry board took most of
+# a warm page's time. A key carries the generation, so an entry here is
+# never stale; boards are frozen, so requests can share one.
+RECENT_BOARDS = 8
+_recent: OrderedDict[str, tuple[board_shape.Board, float]] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def _remember(key: str, data: board_shape.Board) -> None:
+    with _recent_lock:
+        _recent[key] = (data, time.monotonic() + BOARD_TIMEOUT)
+        _recent.move_to_end(key)
+        while len(_recent) > RECENT_BOARDS:
+            _recent.popitem(last=False)
+
+
+def _recalled(key: str) -> board_shape.Board | None:
+    with _recent_lock:
+        found = _recent.get(key)
+    if found is None or found[1] < time.monotonic():
+        return None
+    return found[0]
+
+
+def forget_recent_boards() -> None:
+    """Empty this process's recent boards (tests do, with the cache, between tests: a rolled-back
+    database may reuse a version's id and generation)."""
+    with _recent_lock:
+        _recent.clear()
+
+
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
-    """`compute_board(...)`, from the cache when nothing has changed."""
+    """`compute_board(...)`, from this process's last boards or the cache when nothing has changed."""
     key = board_key(version.pk, harness, open_weight)
+    data = _recalled(key)
+    if data is not None:
+        return data
     data = cache.get(key)
     if not isinstance(data, board_shape.Board):  # missing, or (a cache shared with older code) not a board
         data = compute_board(version, harness, open_weight)
         cache.set(key, data, BOARD_TIMEOUT)
+    _remember(key, data)
     return data
 
 

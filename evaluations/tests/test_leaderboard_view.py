@@ -352,3 +352,16 @@ def test_a_bad_page_of_the_leaderboard_is_a_400_naming_it(client, world, entries
 def test_a_small_board_has_no_pages(client, world):
     html = client.get(reverse("evaluations:leaderboard")).content.decode()
     assert "data-paged" not in html and "Entries 1–" not in html
+
+
+def test_a_warm_board_is_the_same_object_until_something_changes(world):
+    """The process keeps its last boards unpickled (a 100-entry board's unpickling was most of a warm page)."""
+    first = lb.board(world["version"])
+    assert lb.board(world["version"]) is first
+    cache.clear()  # another process's cache changes nothing here: the key carries the generation
+    assert lb.board(world["version"]) is first
+    rollout = Rollout.objects.filter(model__name="model-a").first()
+    rollout.reward = 0.01
+    rollout.save(update_fields=["reward"])
+    fresh = lb.board(world["version"])
+    assert fresh is not first and fresh.entries != first.entries
