@@ -37,6 +37,7 @@ STAFF_URLS = {
     "trajectories:upload": None,
     "trajectories:upload_job": "upload",
     "trajectories:failure_label": "rollout",
+    "trajectories:analyze": None,
 }
 
 

@@ -18,6 +18,8 @@
 - record_review, record_failed_review, existing_review, Reading, Check,
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
   the one writer of Review rows).
+- analyze_rollouts, send_analysis, judges: our own LLM judge's reading of
+  rollouts (trajectories.judge), run by a Celery worker for the staff's button.
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
@@ -231,6 +233,43 @@ def run_upload(job_id: int) -> str:
     return uploads.run(job_id, import_path)
 
 
+def judges():
+    """The models staff may choose as a judge (AgentModel.is_judge), by name."""
+    from agents.models import AgentModel
+
+    return AgentModel.objects.filter(is_judge=True).exclude(litellm_model="").order_by("name")
+
+
+def analyze_rollouts(
+    rollout_ids: list[int], *, judge: str, budget: int, replace: bool = False, requested_by_id: int | None = None,
+) -> dict[str, int]:
+    """Read rollouts with the judge (a worker runs this for the staff's button); counts per state."""
+    from django.contrib.auth import get_user_model
+
+    from trajectories import judge as judging
+
+    user = get_user_model().objects.filter(pk=requested_by_id).first() if requested_by_id else None
+    results = judging.analyze_rollouts(rollout_ids, judge=judge, budget=budget, replace=replace, requested_by=user)
+    counts = Counter(result.state for result in results)
+    return {state: counts[state] for state in (judging.DONE, judging.CACHED, judging.FAILED)}
+
+
+def send_analysis(rollout_ids: list[int], *, judge: str, budget: int, replace: bool, requested_by) -> bool:
+    """Queue the reading of `rollout_ids` for a worker (queue AUTOLAB_JUDGE_QUEUE); False when the broker is down."""
+    from autolab_site.celery import app
+
+    task = "trajectories.analyze_rollouts"
+    if task not in app.tasks:
+        app.loader.import_default_modules()  # a web process has not run Celery's autodiscovery
+    try:
+        app.signature(task, args=[list(rollout_ids), judge, budget, replace, getattr(requested_by, "pk", None)]).apply_async(
+            queue=getattr(settings, "AUTOLAB_JUDGE_QUEUE", "cpu"), retry=False,
+        )
+    except Exception:  # noqa: BLE001  (kombu's errors for an unreachable broker vary by transport)
+        return False
+    return True
+
+
 def classify(rollout: Rollout) -> str:
     """Classify a rollout from what is stored (outcome, cause, evidence); its cause."""
     return classify_and_store(rollout).cause
@@ -252,6 +291,9 @@ __all__ = [
     "UNCHANGED",
     "UPDATED",
     "ArchiveError",
+    "analyze_rollouts",
+    "judges",
+    "send_analysis",
     "BEHAVIOUR_FLAGS",
     "ImportReport",
     "TransitionError",
