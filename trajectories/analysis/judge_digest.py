@@ -316,15 +316,21 @@ def compress(header: DigestHeader, steps: list[DigestStep], budget: int) -> Dige
         text = _join(top, lines)
         if estimate_tokens(text) <= budget:
             return Digest(text, estimate_tokens(text), budget, level.name, ids, len(steps), shown, folded, omitted)
-    # Even one line per key step is too much: keep every n-th key step.
+    # Even one line per key step is too much: thin them evenly, the edits before the benchmark calls
+    # (a benchmark call's metric says more than a one-line edit), the first and last of each kept.
     level = LEVELS[-1]
     keys = [unit for unit in folded_units if isinstance(unit, DigestStep) and unit.is_key]
-    for keep in _halvings(len(keys)):
-        kept = set(_evenly(len(keys), keep))
-        demoted = frozenset(key.step_id for i, key in enumerate(keys) if i not in kept)
+    calls = [step.step_id for step in keys if {"benchmark", "submit"} & set(step.kinds)]
+    edits = [step.step_id for step in keys if not {"benchmark", "submit"} & set(step.kinds)]
+    plans = [(keep, len(calls)) for keep in _halvings(len(edits)) + [0]]
+    plans += [(0, keep) for keep in _halvings(len(calls)) + [0]]
+    for keep_edits, keep_calls in plans:
+        kept = {edits[i] for i in _evenly(len(edits), keep_edits)} | {calls[i] for i in _evenly(len(calls), keep_calls)}
+        demoted = frozenset(step.step_id for step in keys if step.step_id not in kept)
         # A key step left out is counted in a gap line, as the other steps are.
         lines, shown, folded, omitted = _render(folded_units, level, demoted)
-        text = _join(top, lines, note=f"{len(keys) - keep} of {len(keys)} key steps left out to fit the budget")
+        note = f"{len(demoted)} of {len(keys)} benchmark calls and edits left out to fit the budget"
+        text = _join(top, lines, note=note)
         if estimate_tokens(text) <= budget:
             return Digest(text, estimate_tokens(text), budget, f"{level.name}, thinned", ids, len(steps), shown, folded, omitted)
     text = cut_middle(text, budget)
