@@ -17,6 +17,7 @@ from django.db.models import Model, QuerySet
 from autolab_site.filters import FilterForm
 from trajectories.failures.rules import CAUSES, FLAGS, Outcome
 from trajectories.failures.service import with_effective_cause
+from trajectories.judge import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from trajectories.models import Rollout, RolloutStatus
 
 
@@ -202,7 +203,7 @@ class AnalyseForm(forms.Form):
     """The staff's "Analyse with the judge" button: one rollout, or the failures the page's filters select."""
 
     judge = forms.ChoiceField(choices=())
-    max_tokens = forms.IntegerField(label="token budget", min_value=2_000, max_value=1_000_000, initial=30_000)
+    max_tokens = forms.IntegerField(label="token budget", min_value=MIN_BUDGET, max_value=MAX_BUDGET, initial=DEFAULT_BUDGET)
     replace = forms.BooleanField(required=False, help_text="read again what this judge already read")
     rollout = forms.IntegerField(required=False, min_value=1)
     # The failures page's query string: FailureFilters reads it as the page did.

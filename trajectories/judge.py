@@ -36,7 +36,7 @@ from trajectories.reviews import existing_review, record_failed_review, record_r
 logger = logging.getLogger(__name__)
 
 DEFAULT_BUDGET = 30_000  # tokens of trajectory sent per rollout
-MIN_BUDGET = 2_000
+MIN_BUDGET = 4_000  # the instructions and the default rubric take about 1,100 of it
 MAX_BUDGET = 1_000_000
 DEFAULT_ANSWER_TOKENS = 4_000
 # What of one output is read from the database: its head and tail (the digest cuts further).
@@ -242,15 +242,12 @@ def analyze_rollout(
     if stored is not None and stored.state == Review.State.DONE and not replace:
         return RolloutResult(rollout.pk, CACHED, "already read (replace to read again)")
     record = {**where, "rubric": rubric.name, "requested_by": requested_by}
-    # The frame (instructions, rubric) is sent too: the trajectory gets what is left of the budget.
-    frame = estimate_tokens("".join(m["content"] for m in messages(rubric, "")))
-    digest = digest_of(rollout, max(budget - frame, MIN_BUDGET // 2))
-    chat = messages(rubric, digest.text)
+    chat, digest, sent = prompt_for(rollout, rubric, budget)
     try:
         answer = call_judge(judge, chat, completion=completion)
     except JudgeCallError as exc:
         record_failed_review(rollout, f"the judge gave no answer: {exc}", **record)
-        return RolloutResult(rollout.pk, FAILED, str(exc), digest.tokens + frame)
+        return RolloutResult(rollout.pk, FAILED, str(exc), sent)
     try:
         reading = parse_answer(
             answer.text, rubric.names, digest.step_ids,
@@ -261,9 +258,20 @@ def analyze_rollout(
             rollout, f"the judge's answer was refused: {exc}", tokens_in=answer.tokens_in,
             tokens_out=answer.tokens_out, cost_usd=answer.cost_usd, **record,
         )
-        return RolloutResult(rollout.pk, FAILED, str(exc), digest.tokens + frame)
+        return RolloutResult(rollout.pk, FAILED, str(exc), sent)
     record_review(rollout, reading, replace=True, **record)
-    return RolloutResult(rollout.pk, DONE, digest.level, digest.tokens + frame)
+    return RolloutResult(rollout.pk, DONE, digest.level, sent)
+
+
+def prompt_for(rollout: Rollout, rubric: Rubric, budget: int) -> tuple[list[dict[str, str]], Digest, int]:
+    """The messages sent for `rollout`, its digest, and the estimated tokens of the whole within `budget`.
+
+    The frame (instructions, rubric) is sent too: the trajectory gets what is left of the budget.
+    """
+    frame = estimate_tokens("".join(m["content"] for m in messages(rubric, "")))
+    digest = digest_of(rollout, max(budget - frame, 1_000))
+    chat = messages(rubric, digest.text)
+    return chat, digest, estimate_tokens("".join(m["content"] for m in chat))
 
 
 def default_rollout_ids() -> list[int]:
