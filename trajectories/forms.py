@@ -17,7 +17,7 @@ from django.db.models import Model, QuerySet
 from autolab_site.filters import FilterForm
 from trajectories.failures.rules import CAUSES, FLAGS, Outcome
 from trajectories.failures.service import with_effective_cause
-from trajectories.judge import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from trajectories.analysis.judge_digest import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from trajectories.models import Rollout, RolloutStatus
 
 

@@ -24,7 +24,9 @@ from django.conf import settings
 from django.db.models import IntegerField, Value
 from django.db.models.functions import Left, Length, Right
 
-from trajectories.analysis.judge_digest import Digest, DigestHeader, DigestStep, compress, estimate_tokens
+from trajectories.analysis.judge_digest import (
+    DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Digest, DigestHeader, DigestStep, compress, estimate_tokens,
+)
 from trajectories.analysis.judge_rubric import Rubric, load_rubric, messages
 from trajectories.analysis.tool_vocabulary import tool_use
 from trajectories.failures.service import effective_budget_sec
@@ -35,9 +37,6 @@ from trajectories.reviews import existing_review, record_failed_review, record_r
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BUDGET = 30_000  # tokens of trajectory sent per rollout
-MIN_BUDGET = 4_000  # the instructions and the default rubric take about 1,100 of it
-MAX_BUDGET = 1_000_000
 DEFAULT_ANSWER_TOKENS = 4_000
 # What of one output is read from the database: its head and tail (the digest cuts further).
 OUTPUT_HEAD, OUTPUT_TAIL = 8_000, 4_000

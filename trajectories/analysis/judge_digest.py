@@ -24,6 +24,12 @@ from collections import Counter
 from dataclasses import dataclass
 from math import ceil
 
+# The token budgets staff may set (`analyze_rollouts --max-tokens`, the button's field): the default, the
+# least (the instructions and the default rubric take about 1,100 of it) and the most.
+DEFAULT_BUDGET = 30_000
+MIN_BUDGET = 4_000
+MAX_BUDGET = 1_000_000
+
 # Kinds that decide a verdict: shown in full for as long as the budget allows.
 KEY_KINDS = frozenset({"benchmark", "edit", "submit"})
 # A step of only these kinds folds, as on the rollout page (trajectories.explorer.foldable)...

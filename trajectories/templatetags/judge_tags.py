@@ -7,6 +7,7 @@ from django import template
 from django.urls import reverse
 
 from trajectories import services
+from trajectories.analysis.judge_digest import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from trajectories.failures.judge_agreement import DISAGREEMENTS
 
 register = template.Library()
@@ -15,8 +16,6 @@ register = template.Library()
 @register.simple_tag
 def judge_button_data() -> dict[str, Any]:
     """What `_judge_button.html` offers: the registered judges, the default budget, where it posts."""
-    from trajectories.judge import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
-
     return {
         "judges": [model.name for model in services.judges()],
         "budget": DEFAULT_BUDGET, "min": MIN_BUDGET, "max": MAX_BUDGET,
