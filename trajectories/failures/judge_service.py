@@ -58,7 +58,8 @@ def summary(rollouts: QuerySet[Rollout]) -> dict[str, Any]:
         for row in rollouts.exclude(judge_review__isnull=True).order_by().values("disagreement").annotate(n=Count("id"))
     }
     kinds = [(kind, DISAGREEMENTS[kind], counts.get(kind, 0)) for kind in (RULE_ONLY, JUDGE_ONLY)]
-    return {"read": sum(counts.values()), "disagree": sum(n for _, _, n in kinds), "kinds": kinds}
+    detail = "; ".join(f"{n}: {text}" for _, text, n in kinds if n)
+    return {"read": sum(counts.values()), "disagree": sum(n for _, _, n in kinds), "kinds": kinds, "detail": detail}
 
 
 def verdicts(review_ids: list[int]) -> dict[int, dict[str, Any]]:
