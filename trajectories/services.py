@@ -26,6 +26,7 @@
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -55,6 +56,8 @@ from trajectories.reading.trial_folder import find_trial_dirs
 from trajectories.reading.review_data import Check, Reading, ReadingError
 from trajectories.reviews import existing_review, record_failed_review, record_review
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
+
+logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
 
@@ -242,14 +245,20 @@ def judges():
 
 def analyze_rollouts(
     rollout_ids: list[int], *, judge: str, budget: int, replace: bool = False, requested_by_id: int | None = None,
-) -> dict[str, int]:
+) -> dict[str, int | str]:
     """Read rollouts with the judge (a worker runs this for the staff's button); counts per state."""
     from django.contrib.auth import get_user_model
 
     from trajectories import judge as judging
+    from trajectories.analysis.judge_rubric import RubricError
 
     user = get_user_model().objects.filter(pk=requested_by_id).first() if requested_by_id else None
-    results = judging.analyze_rollouts(rollout_ids, judge=judge, budget=budget, replace=replace, requested_by=user)
+    try:
+        results = judging.analyze_rollouts(rollout_ids, judge=judge, budget=budget, replace=replace, requested_by=user)
+    except (judging.JudgeError, RubricError) as exc:
+        # The judge was removed (or unmarked) between the click and the worker: nothing to read with.
+        logger.warning("analysis of %d rollouts not run: %s", len(rollout_ids), exc)
+        return {"error": str(exc)}
     counts = Counter(result.state for result in results)
     return {state: counts[state] for state in (judging.DONE, judging.CACHED, judging.FAILED)}
 

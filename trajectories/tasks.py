@@ -16,7 +16,7 @@ def import_upload_task(job_id: int) -> str:
 @shared_task(name="trajectories.analyze_rollouts", acks_late=False)
 def analyze_rollouts_task(
     rollout_ids: list[int], judge: str, budget: int, replace: bool = False, requested_by_id: int | None = None,
-) -> dict[str, int]:
+) -> dict[str, int | str]:
     """Read rollouts with the judge (the staff's "Analyse" button); counts per state."""
     from trajectories.services import analyze_rollouts
 

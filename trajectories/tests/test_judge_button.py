@@ -138,3 +138,12 @@ def test_without_a_registered_judge_the_page_says_how_to_register_one(failed):
     assert "No LLM judge registered" in staff.get(reverse("trajectories:failures")).content.decode()
     response = staff.post(URL, {"judge": "x", "max_tokens": 30000}, follow=True)
     assert "no model is registered as a judge" in response.content.decode()
+
+
+def test_a_judge_removed_before_the_worker_runs_ends_the_task_with_the_reason(failed):
+    from trajectories import services
+
+    assert services.analyze_rollouts([failed[0].pk], judge="gone", budget=30000) == {
+        "error": "no model is registered as 'gone' (add it in the admin as an Agent model)"
+    }
+    assert not Review.objects.exists()
