@@ -99,6 +99,7 @@ LEVELS: tuple[Level, ...] = (
     Level("detailed", 2500, 1000, None, 500, 300, 1500),
     Level("key steps in full", 1200, 600, None, 0, 0, 200, others="line"),
     Level("key steps", 500, 300, 4000, 0, 0, 300, others="gap"),
+    Level("key steps, short", 160, 120, 1200, 0, 0, 200, others="gap"),
     Level("key steps, one line each", 0, 0, 0, 0, 0, 160, others="gap", key_line=True),
 )
 
