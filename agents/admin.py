@@ -11,8 +11,8 @@ class AgentModelAdmin(admin.ModelAdmin):
     """Models as workers call them. API keys stay in the workers' environment:
     `api_key_env` only names the variable."""
 
-    list_display = ("name", "display_name", "kind", "provider", "litellm_model", "api_key_env", "open_weight", "is_scripted")
-    list_filter = ("kind", "provider", "open_weight", "is_scripted")
+    list_display = ("name", "display_name", "kind", "provider", "litellm_model", "api_key_env", "open_weight", "is_scripted", "is_judge")
+    list_filter = ("kind", "provider", "open_weight", "is_scripted", "is_judge")
     search_fields = ("name", "display_name", "litellm_model")
     actions = ["evaluate_model"]
 

@@ -34,6 +34,11 @@ class AgentModel(models.Model):
     kind = models.CharField(
         max_length=10, choices=[("agent", "agent"), ("human", "human")], default="agent", db_default="agent"
     )
+    # A model registered as a judge (trajectories' analyze_rollouts) is offered by the staff's "Analyse" button.
+    is_judge = models.BooleanField(default=False, help_text="offered as the LLM judge of rollouts")
+    # Prices in US dollars per million tokens: a judge's reading records its cost from them (blank: unknown).
+    input_usd_per_mtok = models.FloatField(null=True, blank=True, help_text="USD per million input tokens")
+    output_usd_per_mtok = models.FloatField(null=True, blank=True, help_text="USD per million output tokens")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -182,6 +182,12 @@ AUTOLAB_ARCHIVE_MAX_BYTES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_BYTES", str(
 AUTOLAB_ARCHIVE_MAX_FILES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_FILES", "100000"))
 AUTOLAB_UPLOAD_QUEUE = os.environ.get("AUTOLAB_UPLOAD_QUEUE", "cpu")
 AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900"))
+# Our LLM judge (trajectories.judge): the Agent model used when none is named
+# (else the one model marked "is judge"), how long one answer may take, and
+# the Celery queue the staff's "Analyse" button sends its task to.
+AUTOLAB_JUDGE_MODEL = os.environ.get("AUTOLAB_JUDGE_MODEL", "")
+AUTOLAB_JUDGE_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_JUDGE_TIMEOUT_SEC", "300"))
+AUTOLAB_JUDGE_QUEUE = os.environ.get("AUTOLAB_JUDGE_QUEUE", "cpu")
 # Search's bounds (trajectories.search.query): its time budget per query, the
 # shortest text searched for as typed, and how many such scans of every
 # rollout run at once on the site.
@@ -244,6 +250,7 @@ CELERY_TASK_ROUTES = {
     "evaluations.run_rollout": {"queue": "cpu"},
     "evaluations.reap_rollouts": {"queue": "cpu"},
     "trajectories.import_upload": {"queue": AUTOLAB_UPLOAD_QUEUE},
+    "trajectories.analyze_rollouts": {"queue": AUTOLAB_JUDGE_QUEUE},
 }
 if CELERY_BROKER_URL.startswith("redis"):
     # A trial can run 12 h with acks_late: Redis must not hand its message to

@@ -40,6 +40,7 @@ STAFF_URLS = {
     "evaluations:regrade_rollout": "rollout",
     "evaluations:regrade_campaign": "campaign",
     "evaluations:regrade_task": "task",
+    "trajectories:analyze": None,
 }
 
 

@@ -17,10 +17,11 @@ from autolab_site import spreadsheet
 from autolab_site.filters import refused
 from autolab_site.staff import staff_required
 
+from trajectories.failures import judge_service
 from trajectories.failures import service as failure_service
 from trajectories.failures.service import LabelError
 from trajectories.failures.rules import CAUSE_HELP, CAUSES
-from trajectories.forms import FailureFilters, check_choices
+from trajectories.forms import FailureFilters, JudgeOrder, check_choices
 from trajectories.models import Rollout
 
 PAGE_SIZE = 100
@@ -29,10 +30,16 @@ PAGE_SIZE = 100
 @require_GET
 def failures(request: HttpRequest) -> HttpResponse:
     form = FailureFilters(request.GET)
+    order = JudgeOrder(request.GET)
     # Bad filters: the page as asked, with their errors above an empty list (400).
-    valid = form.is_valid()
-    listed = failure_service.failed_rollouts(form) if valid else Rollout.objects.none()
+    valid = form.is_valid() & order.is_valid()
+    # The judge's verdict beside the rule's cause (failures/judge_service); the effective cause is unchanged.
+    listed = judge_service.with_judge_verdict(failure_service.failed_rollouts(form) if valid else Rollout.objects.none())
+    judging = judge_service.summary(listed) if valid else None
+    if valid and order.cleaned_data["order"] == judge_service.DISAGREE_FIRST:
+        listed = judge_service.disagreements_first(listed)
     page = Paginator(listed, PAGE_SIZE).get_page(request.GET.get("page"))
+    verdicts = judge_service.verdicts([r.judge_review for r in page.object_list])
     rollouts = [
         {
             "rollout": r,
@@ -41,10 +48,12 @@ def failures(request: HttpRequest) -> HttpResponse:
             "cause_label": CAUSES.get(r.effective_cause, r.effective_cause),
             "source": failure_service.cause_source(r),
             "first_evidence": next(iter(r.failure_evidence or []), None),
+            "judge": verdicts.get(r.judge_review),
+            "disagreement": r.disagreement,
         }
         for r in page.object_list
     ]
-    query = form.as_query()
+    query = {**form.as_query(), **order.as_query()}
     return render(
         request,
         "trajectories/failures.html",
@@ -61,6 +70,9 @@ def failures(request: HttpRequest) -> HttpResponse:
             "has_filters": bool(query),
             "cause_help": [(c, CAUSES[c], CAUSE_HELP[c]) for c in CAUSES],
             "unclassified": failure_service.unclassified_count(),
+            "judging": judging,
+            "order": order,
+            "filter_query": urlencode(form.as_query()),
         },
         status=200 if valid else 400,
     )

@@ -17,6 +17,7 @@ from django.db.models import Model, QuerySet
 from autolab_site.filters import FilterForm
 from trajectories.failures.rules import CAUSES, FLAGS, Outcome
 from trajectories.failures.service import with_effective_cause
+from trajectories.analysis.judge_digest import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from trajectories.models import ReviewCheck, Rollout, RolloutStatus
 from trajectories.reading.review_data import OUTCOMES as CHECK_OUTCOMES
 
@@ -229,3 +230,49 @@ def check_choices() -> list[str]:
         .values_list("name", "outcome").distinct()
     )
     return [f"{name}:{outcome}" for name, outcome in pairs]
+
+class AnalyseForm(forms.Form):
+    """The staff's "Analyse with the judge" button: one rollout, or the failures the page's filters select."""
+
+    judge = forms.ChoiceField(choices=())
+    max_tokens = forms.IntegerField(label="token budget", min_value=MIN_BUDGET, max_value=MAX_BUDGET, initial=DEFAULT_BUDGET)
+    replace = forms.BooleanField(required=False, help_text="read again what this judge already read")
+    rollout = forms.IntegerField(required=False, min_value=1)
+    # The failures page's query string: FailureFilters reads it as the page did.
+    filters = forms.CharField(required=False, max_length=4000)
+
+    def __init__(self, *args, judges: Sequence[str] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].choices = [(name, name) for name in judges]
+
+    def clean_rollout(self) -> Rollout | None:
+        pk = self.cleaned_data.get("rollout")
+        if pk is None:
+            return None
+        rollout = Rollout.objects.filter(pk=pk).first()
+        if rollout is None:
+            raise forms.ValidationError(f"No rollout has the id {pk}.", code="invalid_choice")
+        return rollout
+
+    def clean_filters(self) -> FailureFilters | None:
+        from django.http import QueryDict
+
+        text = self.cleaned_data.get("filters", "")
+        filters = FailureFilters(QueryDict(text))
+        if not filters.is_valid():
+            errors = "; ".join(f"{name}: {' '.join(messages)}" for name, messages in filters.errors.items())
+            raise forms.ValidationError(f"The failures page's filters are not valid ({errors}).")
+        return filters
+
+
+class JudgeOrder(forms.Form):
+    """The failures list's order beside its filters: ?order=disagree lists first where the rules and the judge disagree."""
+
+    order = forms.ChoiceField(
+        required=False, choices=[("", "the list's order"), ("disagree", "disagreements with the judge first")],
+        error_messages={"invalid_choice": "Unknown order %(value)s; orders: disagree."},
+    )
+
+    def as_query(self) -> dict[str, str]:
+        value = (self.data.get("order") or "").strip()
+        return {"order": value} if value else {}

@@ -28,12 +28,15 @@
   writer after the run), the verdict in a verifier's folder, and a rollout's
   recorded files given back from the artifact storage (for a regrade),
   and a small stored JSON file (stored_json).
+- analyze_rollouts, send_analysis, judges: our own LLM judge's reading of
+  rollouts (trajectories.judge), run by a Celery worker for the staff's button.
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.lifecycle).
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -68,6 +71,8 @@ from trajectories.grades import history as grade_history, mark_running as mark_r
 from trajectories.grades import record_failed_regrade, record_regrade, start_regrade
 from trajectories.reading.trial_folder import Verification, read_verification
 from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
+
+logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[["ImportReport", TrialOutcome], None]
 
@@ -269,6 +274,49 @@ def run_upload(job_id: int) -> str:
     return uploads.run(job_id, import_path)
 
 
+def judges():
+    """The models staff may choose as a judge (AgentModel.is_judge), by name."""
+    from agents.models import AgentModel
+
+    return AgentModel.objects.filter(is_judge=True).exclude(litellm_model="").order_by("name")
+
+
+def analyze_rollouts(
+    rollout_ids: list[int], *, judge: str, budget: int, replace: bool = False, requested_by_id: int | None = None,
+) -> dict[str, int | str]:
+    """Read rollouts with the judge (a worker runs this for the staff's button); counts per state."""
+    from django.contrib.auth import get_user_model
+
+    from trajectories import judge as judging
+    from trajectories.analysis.judge_rubric import RubricError
+
+    user = get_user_model().objects.filter(pk=requested_by_id).first() if requested_by_id else None
+    try:
+        results = judging.analyze_rollouts(rollout_ids, judge=judge, budget=budget, replace=replace, requested_by=user)
+    except (judging.JudgeError, RubricError) as exc:
+        # The judge was removed (or unmarked) between the click and the worker: nothing to read with.
+        logger.warning("analysis of %d rollouts not run: %s", len(rollout_ids), exc)
+        return {"error": str(exc)}
+    counts = Counter(result.state for result in results)
+    return {state: counts[state] for state in (judging.DONE, judging.CACHED, judging.FAILED)}
+
+
+def send_analysis(rollout_ids: list[int], *, judge: str, budget: int, replace: bool, requested_by) -> bool:
+    """Queue the reading of `rollout_ids` for a worker (queue AUTOLAB_JUDGE_QUEUE); False when the broker is down."""
+    from autolab_site.celery import app
+
+    task = "trajectories.analyze_rollouts"
+    if task not in app.tasks:
+        app.loader.import_default_modules()  # a web process has not run Celery's autodiscovery
+    try:
+        app.signature(task, args=[list(rollout_ids), judge, budget, replace, getattr(requested_by, "pk", None)]).apply_async(
+            queue=getattr(settings, "AUTOLAB_JUDGE_QUEUE", "cpu"), retry=False,
+        )
+    except Exception:  # noqa: BLE001  (kombu's errors for an unreachable broker vary by transport)
+        return False
+    return True
+
+
 def classify(rollout: Rollout) -> str:
     """Classify a rollout from what is stored (outcome, cause, evidence); its cause."""
     return classify_and_store(rollout).cause
@@ -300,6 +348,9 @@ __all__ = [
     "UNCHANGED",
     "UPDATED",
     "ArchiveError",
+    "analyze_rollouts",
+    "judges",
+    "send_analysis",
     "BEHAVIOUR_FLAGS",
     "ImportReport",
     "TransitionError",

@@ -11,3 +11,13 @@ def import_upload_task(job_id: int) -> str:
     from trajectories.services import run_upload
 
     return run_upload(job_id)
+
+
+@shared_task(name="trajectories.analyze_rollouts", acks_late=False)
+def analyze_rollouts_task(
+    rollout_ids: list[int], judge: str, budget: int, replace: bool = False, requested_by_id: int | None = None,
+) -> dict[str, int | str]:
+    """Read rollouts with the judge (the staff's "Analyse" button); counts per state."""
+    from trajectories.services import analyze_rollouts
+
+    return analyze_rollouts(rollout_ids, judge=judge, budget=budget, replace=replace, requested_by_id=requested_by_id)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trajectories import artifact_views, failure_views, job_views, upload_views, views
+from trajectories import artifact_views, failure_views, job_views, judge_views, upload_views, views
 
 app_name = "trajectories"
 
@@ -28,4 +28,5 @@ urlpatterns = [
     path("failures/export.csv", failure_views.export_csv, name="failures_export_csv"),
     path("failures/export.json", failure_views.export_json, name="failures_export_json"),
     path("rollouts/<int:pk>/label/", failure_views.failure_label, name="failure_label"),
+    path("failures/analyze/", judge_views.analyze, name="analyze"),
 ]
