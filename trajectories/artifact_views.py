@@ -1,11 +1,11 @@
 """A rollout's trial files, served from the shared artifact storage (trajectories.storing.artifacts).
 
 Only files the rollout lists can be asked for; text is served as plain
-text (never rendered as HTML), anything else as a download.
+text (never rendered as HTML), anything else as a download
+(application/octet-stream, attachment).
 """
 from __future__ import annotations
 
-import mimetypes
 from pathlib import PurePosixPath
 
 from django.http import FileResponse, Http404
@@ -28,8 +28,8 @@ def trial_file(request, pk: int, path: str):
         response = FileResponse(handle, content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'inline; filename="{_quoted(name)}"'
     else:
-        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        response = FileResponse(handle, as_attachment=True, filename=name, content_type=kind)
+        # Whatever it claims to be (an .html, an .svg), it is the agent's: a download, never rendered.
+        response = FileResponse(handle, as_attachment=True, filename=name, content_type="application/octet-stream")
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
