@@ -172,3 +172,31 @@ def test_bad_parameters_are_a_400_and_a_missing_rollout_a_404(client, shared):
     assert tab(client, shared["opus"], "artifacts", "?page=99").status_code == 200  # past the end: the last page
     assert client.get("/rollouts/999999/tabs/log/").status_code == 404
     assert client.get("/rollouts/999999/view/trial.log").status_code == 404
+
+
+def first_load(client, rollout) -> str:
+    body = text_of(client.get(reverse("trajectories:rollout_detail", args=[rollout.pk])))
+    return re.sub(r'nonce="[^"]*"', 'nonce=""', body)  # the CSP nonce is new in every response
+
+
+def test_the_first_load_does_not_change_with_500_files_and_a_huge_log(client, shared, tmp_path):
+    opus = shared["opus"]
+    before = first_load(client, opus)
+    folder = tmp_path / "many"
+    (folder / "outputs").mkdir(parents=True)
+    names = [f"outputs/sample_{n:03d}.png" for n in range(500)]
+    for name in names:
+        (folder / name).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    (folder / "trial.log").write_bytes(b"".join(b"%08d the agent waits for the benchmark <tag>\n" % n for n in range(120_000)))
+    store_trial_files(opus, folder, [*names, "trial.log"])
+    opus.refresh_from_db()
+    assert len(opus.artifacts) > 500 and max(entry["size"] for entry in opus.artifacts) > 5_000_000
+    after = first_load(client, opus)
+    assert len(after.encode()) == len(before.encode())
+    assert after == before
+    # The tabs have it all, when asked.
+    listing = text_of(tab(client, opus, "artifacts"))
+    assert listing.count('class="artifact-path"') == 500 and "next</a>" in listing  # 509 files: a second page
+    log = text_of(tab(client, opus, "log"))
+    assert "its last 1.0\xa0MB read" in log and "the last 2000 shown" in log and len(log) < 300_000
+    assert "00119999 the agent waits for the benchmark &lt;tag&gt;" in log  # the end of the log
