@@ -85,10 +85,12 @@
     });
   });
 
-  // A link to #tab-log (or a reload with it) opens that tab.
-  var wanted = /^#tab-([a-z]+)$/.exec(location.hash);
-  if (wanted) {
-    var tab = document.getElementById("tab-" + wanted[1]);
-    if (tab && tabs.indexOf(tab) >= 0) load(tab.href, tab);
+  // A link to #tab-log (a reload with it, or a hash changed by hand) opens that tab.
+  function openFromHash() {
+    var wanted = /^#tab-([a-z]+)$/.exec(location.hash);
+    var tab = wanted && document.getElementById("tab-" + wanted[1]);
+    if (tab && tabs.indexOf(tab) >= 0 && tab !== current) load(tab.href, tab);
   }
+  window.addEventListener("hashchange", openFromHash);
+  openFromHash();
 })();
