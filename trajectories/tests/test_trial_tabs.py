@@ -200,3 +200,29 @@ def test_the_first_load_does_not_change_with_500_files_and_a_huge_log(client, sh
     log = text_of(tab(client, opus, "log"))
     assert "its last 1.0\xa0MB read" in log and "the last 2000 shown" in log and len(log) < 300_000
     assert "00119999 the agent waits for the benchmark &lt;tag&gt;" in log  # the end of the log
+
+
+def test_import_trials_store_files_fills_the_tabs_from_a_folder_and_an_archive(client, settings, tmp_path, shared_tasks_dir, shared_trials_dir):
+    import tarfile
+
+    from django.core.management import call_command
+
+    from tasks.services import import_tasks
+
+    use_folder(settings, tmp_path / "artifacts")
+    import_tasks(shared_tasks_dir, version="1.1")
+    call_command("import_trials", str(shared_trials_dir / OPUS), "--store-files", stdout=open("/dev/null", "w"))
+    opus = Rollout.objects.get()
+    assert "verifier/reward.json" in {entry["path"] for entry in opus.artifacts}
+    archive = tmp_path / "grok.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(shared_trials_dir / GROK, arcname=f"job/{GROK}")
+    call_command("import_trials", str(archive), "--store-files", stdout=open("/dev/null", "w"))
+    grok = Rollout.objects.exclude(pk=opus.pk).get()
+    assert "verifier/test-stdout.txt" in {entry["path"] for entry in grok.artifacts}
+    listing = text_of(tab(client, grok, "artifacts"))
+    assert f'/rollouts/{grok.pk}/view/verifier/test-stdout.txt"' in listing
+    # Without the flag, nothing is copied (and the tab says the folder is not in the storage).
+    Rollout.objects.all().delete()
+    call_command("import_trials", str(shared_trials_dir / OPUS), stdout=open("/dev/null", "w"))
+    assert Rollout.objects.get().artifacts == []
