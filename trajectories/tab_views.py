@@ -146,7 +146,9 @@ def _log(rollout: Rollout, params: dict) -> dict:
 
 
 def _exception(rollout: Rollout, params: dict) -> dict:
-    return {}
+    # Harbor writes the failure's whole text to exception.txt beside result.json.
+    found = _stored_text_tail(rollout, trial_tabs.EXCEPTION_FILE, trial_tabs.VIEW_BYTES)
+    return {"exception_file": found[0] if found else None, "exception_file_name": trial_tabs.EXCEPTION_FILE}
 
 
 BUILDERS = {"verifier": _verifier, "artifacts": _artifacts, "config": _config, "log": _log, "exception": _exception}

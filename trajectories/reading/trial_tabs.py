@@ -35,6 +35,7 @@ SNIFF_BYTES = 8192
 
 VERIFIER_STREAM_NAMES = ("test-stdout.txt", "test-stderr.txt", "stdout.txt", "stderr.txt", "stdout.log", "stderr.log")
 REWARD_JSON = "verifier/reward.json"
+EXCEPTION_FILE = "exception.txt"  # Harbor's, on failure
 
 
 def trial_log_path(paths: Iterable[str]) -> str | None:

@@ -127,6 +127,17 @@ def test_exception_tab(client, shared):
         exception_traceback='Traceback (most recent call last):\n  File "harbor/trial.py", line 1\nAgentTimeoutError')
     body = text_of(tab(client, opus, "exception"))
     assert 'id="exception-type">AgentTimeoutError' in body and "&lt;oops&gt;" in body and "harbor/trial.py" in body
+    assert 'id="exception-file"' not in body
+
+
+def test_exception_tab_shows_harbors_exception_txt(client, shared, tmp_path):
+    grok = shared["grok"]
+    folder = tmp_path / "failed"
+    folder.mkdir()
+    (folder / "exception.txt").write_text("Traceback (most recent call last):\nRuntimeError: <sandbox> gone\n")
+    store_trial_files(grok, folder, ["exception.txt"])
+    body = text_of(tab(client, grok, "exception"))
+    assert 'id="no-exception"' not in body and "RuntimeError: &lt;sandbox&gt; gone" in body
 
 
 def test_every_tab_is_a_whole_page_without_javascript(client, shared):
