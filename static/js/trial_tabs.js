@@ -67,6 +67,14 @@
     });
   });
 
+  // Left and right arrows move between the tabs, as in any tab list.
+  root.querySelector("[role=tablist]").addEventListener("keydown", function (event) {
+    var at = tabs.indexOf(document.activeElement);
+    if (at < 0 || (event.key !== "ArrowRight" && event.key !== "ArrowLeft")) return;
+    event.preventDefault();
+    tabs[(at + (event.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length].focus();
+  });
+
   panel.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("a[data-fragment]");
     if (!link || !current || !plainClick(event)) return;

@@ -87,3 +87,16 @@ def test_a_tab_link_works_without_javascript(browser, live_server, opus):
     assert "verifier/reward.json" in page.locator(".artifact-table").inner_text()
     assert page_width(page) == 390
     context.close()
+
+
+def test_the_result_cards_exception_opens_its_tab_and_arrows_move_between_tabs(page, live_server, opus):
+    page.goto(live_server.url + reverse("trajectories:rollout_detail", args=[opus.pk]))
+    page.click('.rollout-header a[href="#tab-exception"]')
+    page.wait_for_selector('#trial-tab-panel [data-tab-body="exception"]')
+    assert "Agent timed out" in page.locator("#exception-message").inner_text()
+    page.focus("#tab-verifier")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("() => document.activeElement.id") == "tab-artifacts"
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("() => document.activeElement.id") == "tab-exception"
