@@ -48,11 +48,12 @@ def _pretty(value) -> str:
 
 
 def _stored_text_tail(rollout: Rollout, path: str, size: int) -> tuple[str, bool] | None:
+    """The end of a stored text file, whole lines, secrets masked (a log may echo an API key)."""
     found = artifacts.tail_bytes(rollout, path, size)
     if found is None:
         return None
     data, cut = found
-    return trial_tabs.whole_lines(data, cut), cut
+    return mask_text(trial_tabs.whole_lines(data, cut)), cut
 
 
 def _verifier(rollout: Rollout, params: dict) -> dict:
@@ -69,11 +70,13 @@ def _verifier(rollout: Rollout, params: dict) -> dict:
     return {
         "streams": streams,
         # The stdout imported with the trial, when the storage has no copy of it.
-        "imported_stdout": "" if stored_stdout else stdout[-trial_tabs.VIEW_BYTES:],
+        "imported_stdout": "" if stored_stdout else mask_text(stdout[-trial_tabs.VIEW_BYTES:]),
         "imported_stdout_cut": not stored_stdout and len(stdout) > trial_tabs.VIEW_BYTES,
-        "reward_json": raw_reward.decode("utf-8", "replace") if raw_reward is not None else _pretty(rollout.verifier_fields or {}),
+        "reward_json": mask_text(raw_reward.decode("utf-8", "replace")) if raw_reward is not None else _pretty(
+            mask_secrets(rollout.verifier_fields or {})
+        ),
         "reward_json_stored": raw_reward is not None,
-        "outputs": [(name, _pretty(value)) for name, value in sorted((rollout.verifier_outputs or {}).items())],
+        "outputs": [(name, _pretty(mask_secrets(value))) for name, value in sorted((rollout.verifier_outputs or {}).items())],
         "anchors": anchors,
         "anchors_text": describe_anchors(anchors),
         "anchors_in_use": anchors_in_use(rollout.task),
@@ -148,7 +151,12 @@ def _log(rollout: Rollout, params: dict) -> dict:
 def _exception(rollout: Rollout, params: dict) -> dict:
     # Harbor writes the failure's whole text to exception.txt beside result.json.
     found = _stored_text_tail(rollout, trial_tabs.EXCEPTION_FILE, trial_tabs.VIEW_BYTES)
-    return {"exception_file": found[0] if found else None, "exception_file_name": trial_tabs.EXCEPTION_FILE}
+    return {
+        "exception_message": mask_text(rollout.exception_message),
+        "exception_traceback": mask_text(rollout.exception_traceback),
+        "exception_file": found[0] if found else None,
+        "exception_file_name": trial_tabs.EXCEPTION_FILE,
+    }
 
 
 BUILDERS = {"verifier": _verifier, "artifacts": _artifacts, "config": _config, "log": _log, "exception": _exception}
@@ -187,7 +195,8 @@ def artifact_view(request, pk: int, path: str):
         "rollout": rollout,
         "task": rollout.task,
         "file": entry,
-        "text": data.decode("utf-8", "replace") if text else None,
+        # Every file is shown with secrets masked: config.json and result.json record the agent's env.
+        "text": mask_text(data.decode("utf-8", "replace")) if text else None,
         "shown_bytes": len(data),
         "partial": text and len(data) < entry.size,
     }

@@ -237,3 +237,29 @@ def test_import_trials_store_files_fills_the_tabs_from_a_folder_and_an_archive(c
     Rollout.objects.all().delete()
     call_command("import_trials", str(shared_trials_dir / OPUS), stdout=open("/dev/null", "w"))
     assert Rollout.objects.get().artifacts == []
+
+
+def test_a_key_in_the_trials_own_files_is_masked_in_every_view(client, shared, tmp_path, shared_trials_dir):
+    """config.json records the agent's env: the Config tab, the file's page and its download all mask it."""
+    import json
+    import shutil
+
+    grok = shared["grok"]
+    folder = tmp_path / "trial"
+    shutil.copytree(shared_trials_dir / GROK, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["agent"]["env"] = {"XAI_API_KEY": "xai-0123456789abcdefghij"}
+    (folder / "config.json").write_text(json.dumps(config, indent=4))
+    (folder / "trial.log").write_text("starting\nusing key xai-0123456789abcdefghij for the model\n")
+    store_trial_files(grok, folder)
+    Rollout.objects.filter(pk=grok.pk).update(config=config)
+    views = {
+        "config tab": text_of(tab(client, grok, "config")),
+        "log tab": text_of(tab(client, grok, "log")),
+        "file page": text_of(client.get(reverse("trajectories:artifact_view", args=[grok.pk, "config.json"]))),
+        "download": b"".join(client.get(reverse("trajectories:trial_file", args=[grok.pk, "config.json"])).streaming_content).decode(),
+    }
+    for name, body in views.items():
+        assert "xai-0123456789abcdefghij" not in body, name
+        assert MASK in body, name
+    assert "XAI_API_KEY" in views["download"] and '"model_name"' in views["download"]  # the rest as written
