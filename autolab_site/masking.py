@@ -48,10 +48,12 @@ _KEY_SHAPES = re.compile(
     r")"
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}")
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]*):[^\s/@]+@")
+# Each pattern starts only where its run of characters starts (the lookbehinds): the agent writes
+# the text, and a megabyte without a space must cost one pass, not one per character.
+_URL_PASSWORD = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s/:@]*):[^\s/@]+@")
 # NAME=value, NAME: value, "NAME": "value", NAME = "value" (env lines, TOML, YAML, JSON text).
 _ASSIGNMENT = re.compile(
-    r"""(?P<name>["']?[A-Za-z_][A-Za-z0-9_.\-]*["']?)(?P<sep>\s*[=:]\s*)(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s,;}\]]+)"""
+    r"""(?<![A-Za-z0-9_.\-"'])(?P<name>["']?[A-Za-z_][A-Za-z0-9_.\-]*["']?)(?P<sep>\s*[=:]\s*)(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s,;}\]]+)"""
 )
 
 
