@@ -22,6 +22,17 @@ from trajectories.models import ReviewCheck, Rollout, RolloutStatus
 from trajectories.reading.review_data import OUTCOMES as CHECK_OUTCOMES
 
 
+class TrialTabForm(forms.Form):
+    """A trial tab's parameters: the log's search and the artifact list's page.
+
+    A bad value (a page that is not a number, a query too long) is a 400
+    naming the field, not a guess.
+    """
+
+    q = forms.CharField(required=False, max_length=200, strip=True)
+    page = forms.IntegerField(required=False, min_value=1)
+
+
 class CurveRangeForm(forms.Form):
     """A zoomed plot's x range: elapsed seconds, or step ids (curve.json)."""
 

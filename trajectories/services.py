@@ -36,6 +36,7 @@
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import Counter
@@ -135,6 +136,7 @@ def import_path(
     should_stop: Callable[[], bool] | None = None,
     jobs: int | None = 1,
     force: bool = False,
+    store_files: bool = False,
 ) -> ImportReport:
     """Import every trial found at `path`; see the module docstring.
 
@@ -145,10 +147,13 @@ def import_path(
     continues: trials already imported come back "unchanged". `jobs` > 1
     imports on that many processes (None: one per CPU, up to 8) on PostgreSQL; see
     trajectories.storing.bulk. `force` imports unchanged trials again (their rows
-    anew), for an upgrade whose analysis or search rules changed.
+    anew), for an upgrade whose analysis or search rules changed. `store_files`
+    copies each imported trial's folder to the artifact storage (the rollout
+    page's Artifacts, Log and Verifier tabs read it), as the runner does.
     """
     path = Path(path)
     report = ImportReport(source=str(path))
+
     if path.is_file() and is_inspect_log(path):
         # An Inspect AI log is not an archive of trials: each of its samples is a rollout.
         report.total = 1
@@ -159,11 +164,17 @@ def import_path(
     elif is_archive(path) and path.is_file():
         try:
             with unpacked(path, parent=settings.UPLOADS_DIR) as folder:
-                _import_folder(folder, report, version, on_progress, should_stop, jobs, label=path.name, force=force)
+                _import_folder(
+                    folder, report, version, _storing_files(on_progress, folder, path.name) if store_files else on_progress,
+                    should_stop, jobs, label=path.name, force=force,
+                )
         except ArchiveError as exc:
             report.errors.append(str(exc))
     elif path.is_dir():
-        _import_folder(path, report, version, on_progress, should_stop, jobs, force=force)
+        _import_folder(
+            path, report, version, _storing_files(on_progress, path, "") if store_files else on_progress, should_stop, jobs,
+            force=force,
+        )
     elif path.exists():
         report.errors.append(
             native_formats.single_file_error(path) or f"{path}: neither a folder nor an archive (.tar.gz, .tgz, .tar, .zip)"
@@ -253,6 +264,31 @@ def _import_trials(
             on_progress(report, outcome)
 
 
+def _storing_files(on_progress: ProgressCallback | None, folder: Path, label: str) -> ProgressCallback:
+    """A progress callback that first copies the trial's folder to the artifact storage.
+
+    It runs as each trial's outcome comes in, while the folder (an archive's
+    extraction too) still exists; files already stored with the same size
+    are not sent again, so an unchanged trial costs a listing.
+    """
+
+    def callback(report: ImportReport, outcome: TrialOutcome) -> None:
+        # An archive's trials are named "archive.tar.gz:job/trial" (_source_label), inside its extraction.
+        prefix = f"{label}:"
+        trial_dir = folder / outcome.path[len(prefix):] if label and outcome.path.startswith(prefix) else Path(outcome.path)
+        if outcome.outcome != FAILED and outcome.rollout_id is not None and trial_dir.is_dir():
+            rollout = Rollout.objects.filter(pk=outcome.rollout_id).only("pk", "trial_name", "artifacts").first()
+            if rollout is not None:
+                try:
+                    artifacts.store_files(rollout, trial_dir)
+                except OSError as error:
+                    outcome.warnings.append(f"its files were not copied to the artifact storage: {error}")
+        if on_progress is not None:
+            on_progress(report, outcome)
+
+    return callback
+
+
 def _source_label(label: str, folder: Path, trial_dir: Path) -> str:
     """"archive.tar.gz:job/trial" for a trial from an unpacked archive; "" for a folder on disk."""
     return f"{label}:{trial_dir.relative_to(folder).as_posix()}" if label else ""
@@ -271,7 +307,8 @@ def sweep_uploads(*, enqueue: bool = True) -> list[str]:
 
 def run_upload(job_id: int) -> str:
     """Import an uploaded archive's job (a Celery worker runs this); its final status."""
-    return uploads.run(job_id, import_path)
+    # The archive and its extraction are removed when the import ends: its files are stored now or never.
+    return uploads.run(job_id, functools.partial(import_path, store_files=True))
 
 
 def judges():

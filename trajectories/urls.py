@@ -1,6 +1,6 @@
 from django.urls import path
 
-from trajectories import artifact_views, failure_views, job_views, judge_views, upload_views, views
+from trajectories import artifact_views, failure_views, job_views, judge_views, tab_views, upload_views, views
 
 app_name = "trajectories"
 
@@ -20,6 +20,8 @@ urlpatterns = [
     path("rollouts/<int:pk>/live.json", views.rollout_live, name="rollout_live"),
     path("rollouts/<int:pk>/curve.json", views.rollout_curve, name="rollout_curve"),
     path("rollouts/<int:pk>/files/<path:path>", artifact_views.trial_file, name="trial_file"),
+    path("rollouts/<int:pk>/tabs/<str:tab>/", tab_views.trial_tab, name="trial_tab"),
+    path("rollouts/<int:pk>/view/<path:path>", tab_views.artifact_view, name="artifact_view"),
     path("rollouts/<int:pk>/search/", views.rollout_search, name="rollout_search"),
     path("jobs/<path:job_id>/", job_views.job_detail, name="job_detail"),
     path("search/", views.search_view, name="search"),

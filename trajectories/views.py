@@ -31,6 +31,7 @@ from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
 from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
 from trajectories.search.document import highlighted
+from trajectories.reading import trial_tabs
 
 PAGE_SIZE = 50
 # Characters of each observation embedded in the rollout page; the rest is
@@ -210,8 +211,10 @@ def rollout_detail(request, pk: int):
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(outline),
-        "logs": artifacts.log_tails(rollout),
+        # A running trial's log tails follow the run (static/js/live.js); an ended one's log is the Log tab.
+        "logs": artifacts.log_tails(rollout) if rollout.is_active else {},
         "grades": grade_history(rollout),
+        "trial_tabs": trial_tabs.TABS,
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)

@@ -48,8 +48,8 @@ def test_two_workers_trial_files_are_on_the_pages_of_a_web_process_that_shares_n
         assert not any((tmp_path / f"host-{name}" / "trials").rglob("result.json"))
     client = Client()
     for rollout in rollouts:
-        page = client.get(f"/rollouts/{rollout.pk}/").content.decode()
-        assert "Trial files" in page and f"/rollouts/{rollout.pk}/files/verifier/test-stdout.txt" in page
+        listing = client.get(f"/rollouts/{rollout.pk}/tabs/artifacts/").content.decode()
+        assert "Artifacts" in listing and f"/rollouts/{rollout.pk}/files/verifier/test-stdout.txt" in listing
         stdout = client.get(f"/rollouts/{rollout.pk}/files/verifier/test-stdout.txt")
         assert stdout.status_code == 200 and stdout["Content-Type"].startswith("text/plain")
         assert b"graded 1.0" in b"".join(stdout.streaming_content)

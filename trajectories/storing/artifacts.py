@@ -138,6 +138,33 @@ def open_artifact(rollout: Rollout, relative: str):
         return None
 
 
+def head(rollout: Rollout, relative: str, size: int) -> bytes | None:
+    """The first `size` bytes of a stored file, or None when the rollout has no such file."""
+    handle = open_artifact(rollout, relative)
+    if handle is None:
+        return None
+    with handle:
+        try:
+            return handle.read(size)
+        except OSError:
+            return None
+
+
+def tail_bytes(rollout: Rollout, relative: str, size: int) -> tuple[bytes, bool] | None:
+    """The last `size` bytes of a stored file and whether its start was left out, or None."""
+    handle = open_artifact(rollout, relative)
+    if handle is None:
+        return None
+    with handle:
+        try:
+            end = handle.size
+            handle.seek(max(end - size, 0))
+            return handle.read(), end > size
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            data = handle.read()
+            return data[-size:], len(data) > size
+
+
 def tail(rollout: Rollout, relative: str, size: int = 64 * 1024) -> str | None:
     """The last `size` bytes of a stored file as text, or None."""
     handle = open_artifact(rollout, relative)

@@ -45,6 +45,11 @@ class Command(BenchmarkCommand):
             action="store_true",
             help="import trials again even when their files have not changed (after an upgrade of the analysis)",
         )
+        parser.add_argument(
+            "--store-files",
+            action="store_true",
+            help="also copy each trial's folder to the artifact storage, for the rollout page's Artifacts and Log tabs",
+        )
 
     def handle(self, *args, **options):
         self.stop_requested = False
@@ -68,6 +73,7 @@ class Command(BenchmarkCommand):
                 should_stop=lambda: self.stop_requested,
                 jobs=options["jobs"],
                 force=options["force"],
+                store_files=options["store_files"],
             )
         if show_progress:
             self.stderr.write("\r\033[K", ending="")
