@@ -13,7 +13,7 @@ from django.core.management import get_commands, load_command_class
 
 PROJECT_APPS = ("tasks", "evaluations", "trajectories")
 # Commands that name no benchmark version: Django's --version (its own version) is theirs.
-VERSIONLESS = {"reap_rollouts", "run_stub_llm", "classify_failures", "load_demo", "regrade"}  # regrade --task VERSION/NAME
+VERSIONLESS = {"reap_rollouts", "run_stub_llm", "classify_failures", "load_demo", "regrade", "analyze_rollouts"}  # regrade --task VERSION/NAME
 # Commands that name one: --version is the benchmark version.
 VERSIONED = {"evaluate", "generate_synthetic", "import_humans", "import_inspect", "import_results", "import_tasks",
              "import_trials"}

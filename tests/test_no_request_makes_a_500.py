@@ -127,3 +127,22 @@ def test_a_nul_character_in_a_posted_form_is_a_400(site):
     client.force_login(site["staff"])
     response = client.post(f"/rollouts/{site['rollout']}/label/", {"cause": "unknown", "notes": "a\x00b"})
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("query, status", [
+    ("harness=99999999999999999999", 400),  # past 64 bits: the admin's lookup raised OverflowError
+    ("harness=-99999999999999999999", 400),
+    ("harness=9223372036854775807", 200),  # the biggest id there can be: no row, no error
+    ("q=99999999999999999999", 400),
+])
+def test_a_number_past_64_bits_in_an_admin_query_is_a_400(site, query, status):
+    client = Client()
+    client.force_login(site["staff"])
+    response = client.get(f"/admin/evaluations/entry/?{query}")
+    assert response.status_code in {status, 302} if status == 200 else response.status_code == status
+    if status == 400:
+        assert b"larger than any id" in response.content
+
+
+def test_a_number_past_64_bits_in_a_search_is_searched(client):
+    assert client.get("/search/", {"q": "99999999999999999999"}).status_code == 200
