@@ -35,7 +35,7 @@ class AgentModel(models.Model):
         max_length=10, choices=[("agent", "agent"), ("human", "human")], default="agent", db_default="agent"
     )
     # A model registered as a judge (trajectories' analyze_rollouts) is offered by the staff's "Analyse" button.
-    is_judge = models.BooleanField(default=False, help_text="offered as the LLM judge of rollouts")
+    is_judge = models.BooleanField(db_default=False, default=False, help_text="offered as the LLM judge of rollouts")
     # Prices in US dollars per million tokens: a judge's reading records its cost from them (blank: unknown).
     input_usd_per_mtok = models.FloatField(null=True, blank=True, help_text="USD per million input tokens")
     output_usd_per_mtok = models.FloatField(null=True, blank=True, help_text="USD per million output tokens")

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="agentmodel",
             name="is_judge",
-            field=models.BooleanField(default=False, help_text="offered as the LLM judge of rollouts"),
+            field=models.BooleanField(db_default=False, default=False, help_text="offered as the LLM judge of rollouts"),
         ),
         migrations.AddField(
             model_name="agentmodel",
