@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -315,4 +317,29 @@ def analyze_rollouts(
         results.append(result)
         if on_result is not None:
             on_result(result)
+    release_litellm_threads()
     return results
+
+
+def release_litellm_threads() -> None:
+    """End the logging threads litellm leaves after its calls, so the process is single-threaded again.
+
+    A process with other threads imports trials on one process only
+    (trajectories.storing.bulk.usable_jobs: a fork copies locks other
+    threads may hold), and a Celery worker that ran the judge imports next.
+    litellm's executor is a module-level ThreadPoolExecutor its call sites
+    hold; it is shut down (its queued logging done, its threads joined) and
+    opened again, so the next call starts a thread as the first one did.
+    """
+    module = sys.modules.get("litellm.litellm_core_utils.thread_pool_executor")
+    executor = getattr(module, "executor", None)
+    if executor is None or not getattr(executor, "_threads", None):
+        return
+    try:
+        executor.shutdown(wait=True)
+        with executor._shutdown_lock:
+            executor._threads.clear()
+            executor._idle_semaphore = threading.Semaphore(0)
+            executor._shutdown = False
+    except Exception:  # noqa: BLE001  (litellm's internals changed: its threads stay, imports run on one process)
+        logger.warning("litellm's logging threads could not be ended", exc_info=True)

@@ -53,7 +53,7 @@ class StubJudge:
                 content = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
                 rule = stub.answer(content)
                 if rule.delay:
-                    time.sleep(rule.delay)
+                    stub.stopping.wait(rule.delay)  # cut short when the stub stops
                 if rule.status != 200:
                     return self._send(rule.status, {"error": {"message": rule.text, "type": "server_error"}})
                 self._send(200, {
@@ -75,12 +75,19 @@ class StubJudge:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (the timeout case)
 
+        self.stopping = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # Request threads are joined when the stub stops: a test leaves no thread behind (a later test's
+        # parallel import refuses to fork a process with other threads).
+        self.server.daemon_threads = False
+        self.server.block_on_close = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
         return self
 
     def stop(self) -> None:
         if self.server is not None:
+            self.stopping.set()
             self.server.shutdown()
             self.server.server_close()
+            self.thread.join(timeout=10)
