@@ -213,7 +213,7 @@ def server_figures(long, opus, repeat: int) -> dict:
 
 
 def browser_figures(opus, opus_dir: Path, work: Path, database_url: str, visits: int) -> dict:
-    from pages_bench import free_port, harbor_jobs_folder, wait_for
+    from pages_bench import free_port, harbor_jobs_folder, stop_processes, wait_for
     from playwright.sync_api import sync_playwright
 
     processes = []
@@ -252,13 +252,7 @@ def browser_figures(opus, opus_dir: Path, work: Path, database_url: str, visits:
             browser.close()
         return figures
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_processes(processes)
 
 
 def median_visit(browser, url: str, probe: dict, visits: int) -> dict:

@@ -89,6 +89,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_processes(processes) -> None:
+    """Terminate the servers a benchmark started, killing any that do not end within 10 s."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def wait_for(url: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -237,13 +248,7 @@ def main() -> None:
             figures = {name: measure_page(browser, url, content, visits) for name, (url, content) in pages.items()}
             browser.close()
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_processes(processes)
         shutil.rmtree(work, ignore_errors=True)
     recompute = recompute_after_new_rollout(version)
 

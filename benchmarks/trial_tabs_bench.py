@@ -102,7 +102,7 @@ def add_many_files(opus, folder: Path, store) -> int:
 
 
 def serve_and_measure(args, work: Path, opus, opus_dir: Path, store) -> int:
-    from pages_bench import free_port, harbor_jobs_folder, wait_for
+    from pages_bench import free_port, harbor_jobs_folder, stop_processes, wait_for
     from playwright.sync_api import sync_playwright
 
     processes = []
@@ -133,13 +133,7 @@ def serve_and_measure(args, work: Path, opus, opus_dir: Path, store) -> int:
             theirs = median_visit(browser, harbor, args.visits)
             browser.close()
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_processes(processes)
     print(f"opus trial ({opus.n_steps} steps), first visit, median of {args.visits} (bytes on the wire, gzip as served)")
     print(f"{'page':52} {'KB':>9} {'requests':>9}")
     line("rollout page, the trial's own files (10)", few)

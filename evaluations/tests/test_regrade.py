@@ -105,18 +105,22 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     assert not (settings.TRIALS_DIR / "_regrades").exists() or not any((settings.TRIALS_DIR / "_regrades").iterdir())
 
 
-def test_a_rollout_without_recorded_outputs_is_left_as_it_was(settings, tmp_path):
-    """Imported rollouts keep no workspace: the command says so and changes nothing."""
+def imported_rollout(settings, tmp_path) -> tuple[Rollout, dict]:
+    """A finished rollout of the example task made without a run (as an import makes it: no recorded outputs), and its fields."""
+    from tasks.models import Task
     from trajectories.tests import factories
 
     runner_settings(settings, tmp_path)
     task_dir = copy_task(tmp_path)
     import_tasks(task_dir.parent, version="regrade-examples")
-    from tasks.models import Task
-
     task = Task.objects.get(version__name="regrade-examples", name="sort8_network")
     rollout = factories.make_rollout(task=task, status="finished", reward=0.0, verifier_fields={"reward": 0.0})
-    before = model_to_dict(Rollout.objects.get(pk=rollout.pk))
+    return rollout, model_to_dict(Rollout.objects.get(pk=rollout.pk))
+
+
+def test_a_rollout_without_recorded_outputs_is_left_as_it_was(settings, tmp_path):
+    """Imported rollouts keep no workspace: the command says so and changes nothing."""
+    rollout, before = imported_rollout(settings, tmp_path)
     out = io.StringIO()
     with pytest.raises(CommandError, match="1 of 1 rollouts were not regraded"):
         call_command("regrade", str(rollout.pk), "--sync", stdout=out)
@@ -198,16 +202,7 @@ def test_staff_regrade_a_task_from_its_page_through_a_worker(settings, tmp_path,
 
 
 def test_staff_are_told_on_the_page_why_a_rollout_cannot_be_regraded(settings, tmp_path):
-    from trajectories.tests import factories
-
-    runner_settings(settings, tmp_path)
-    task_dir = copy_task(tmp_path)
-    import_tasks(task_dir.parent, version="regrade-examples")
-    from tasks.models import Task
-
-    task = Task.objects.get(version__name="regrade-examples", name="sort8_network")
-    rollout = factories.make_rollout(task=task, status="finished", reward=0.0, verifier_fields={"reward": 0.0})
-    before = model_to_dict(Rollout.objects.get(pk=rollout.pk))
+    rollout, before = imported_rollout(settings, tmp_path)
     client, _ = staff_client(username="staff", is_staff=True)
     page = client.get(f"/rollouts/{rollout.pk}/").content.decode()
     assert f'action="/regrade/rollouts/{rollout.pk}/"' in page
