@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+from . import bootstrap as bs
 from . import ranking
 from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES, TIE_TOLERANCE
 
@@ -126,66 +127,23 @@ def task_bests(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, best, 0.0)
 
 
-def beats(means: np.ndarray) -> np.ndarray:
-    """Dominance per task: means (C, ..., T) -> same shape, share of others beaten.
-
-    Compares every pair along the first axis; a win is 1, a tie 1/2. Each
-    pair contributes exactly 1 between its two members, which is why the
-    set's average is 0.5.
-    """
-    n = means.shape[0]
-    if n < 2:
-        return np.full(means.shape, np.nan)
-    shares = np.empty(means.shape)
-    # One entry at a time keeps the arrays small (the set is small, the
-    # bootstrap resamples many): much faster than one (n, n, ...) array.
-    for i in range(n):
-        diff = means[i] - means
-        wins = (diff > TIE_TOLERANCE).sum(axis=0)
-        losses = (diff < -TIE_TOLERANCE).sum(axis=0)
-        ties = n - 1 - wins - losses  # the entry's tie with itself left out
-        shares[i] = (wins + 0.5 * ties) / (n - 1)
-    return shares
-
-
 def dominance(means: np.ndarray) -> np.ndarray:
     """(C, T) per-task means of a comparison set -> (C,) dominance."""
-    return beats(means).mean(axis=-1)
-
-
-def resample_rollouts(
-    values: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    """(2, E, B, T): per replicate, the mean [0] and the best [1] of each task's rollouts drawn with replacement.
-
-    One entry at a time, so memory stays at B x T x K floats however many
-    entries there are.
-    """
-    n_entries, n_tasks, k = values.shape
-    result = np.zeros((2, n_entries, n_resamples, n_tasks))
-    slots = np.arange(k)
-    for e in range(n_entries):
-        n = counts[e][None, :, None]  # (1, T, 1)
-        picks = (rng.random((n_resamples, n_tasks, k)) * n).astype(np.int64)
-        picked = values[e][np.arange(n_tasks)[None, :, None], picks]  # (B, T, K)
-        present = slots < n
-        sums = np.where(present, picked, 0.0).sum(axis=-1)
-        result[0, e] = np.where(counts[e] > 0, sums / np.maximum(counts[e], 1), 0.0)
-        result[1, e] = np.where(counts[e] > 0, np.where(present, picked, -np.inf).max(axis=-1), 0.0)
-    return result
+    n, n_tasks = means.shape[0], means.shape[-1]
+    if n < 2:
+        return np.full(n, np.nan)
+    return bs.dominance_share(bs.dominance_points(means), n, n_tasks)
 
 
 def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(..., B, T') per-task figures of B resamples of the tasks at `positions`.
 
-    `rollouts` is `resample_rollouts`' (..., B, T). Every entry (and both
+    `rollouts` is `rollout_resamples`' (..., B, T). Every entry (and both
     figures) sees the same drawn tasks in a replicate: a paired bootstrap. A
-    task's rollouts are redrawn once per replicate (in `resample_rollouts`),
-    so one computation serves every category.
+    task's rollouts are redrawn once per replicate, so one computation
+    serves every category.
     """
-    n_resamples = rollouts.shape[-2]
-    drawn = positions[rng.integers(0, len(positions), size=(n_resamples, len(positions)))]  # (B, T')
-    return rollouts[..., np.arange(n_resamples)[:, None], drawn]
+    return bs.gathered(rollouts, bs.drawn_tasks(rollouts.shape[-2], positions, rng))
 
 
 def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -194,8 +152,51 @@ def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
+    """(2, E, B, T): every entry's replicates (evaluations.bootstrap.entry_resamples), each from its own seed."""
     values, counts = table.arrays()
-    return resample_rollouts(values, counts, n_resamples, np.random.default_rng((seed, 0)))
+    return np.stack(
+        [bs.entry_resamples(values[i], counts[i], n_resamples, bs.entry_rng(seed, e)) for i, e in enumerate(table.entries)],
+        axis=1,
+    )
+
+
+def scope_positions(table: ScoreTable, scopes: Iterable[str | None]) -> dict[str | None, list[int]]:
+    """Each scope's task positions in `table.tasks` (None: all tasks)."""
+    result = {}
+    for scope in scopes:
+        wanted = set(table.tasks_in(scope))
+        result[scope] = [j for j, t in enumerate(table.tasks) if t in wanted]
+    return result
+
+
+def entry_scores(table: ScoreTable, entries: Iterable[Hashable] | None = None):
+    """(entry, values (T, K), counts (T,)) of each entry, as `bootstrap.Bootstrap` takes them."""
+    wanted = table.entries if entries is None else list(entries)
+    tasks = table.tasks
+    for entry in wanted:
+        rollouts = [table.scores.get((entry, t), ()) for t in tasks]
+        k = max((len(r) for r in rollouts), default=0) or 1
+        values = np.zeros((len(tasks), k))
+        counts = np.zeros(len(tasks), dtype=np.int64)
+        for j, scores in enumerate(rollouts):
+            counts[j] = len(scores)
+            values[j, : len(scores)] = scores
+        yield entry, values, counts
+
+
+def build_bootstrap(
+    table: ScoreTable,
+    comparison: Iterable[Hashable],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    scopes: Iterable[str | None] | None = None,
+) -> bs.Bootstrap:
+    """Every entry's replicates from nothing, for `scopes` (default: all tasks and every category)."""
+    if scopes is None:
+        scopes = [None, *table.category_names()]
+    return bs.Bootstrap.build(
+        scope_positions(table, scopes), entry_scores(table), set(comparison), n_resamples, seed
+    )
 
 
 def scope_figures(
@@ -204,13 +205,18 @@ def scope_figures(
     category: str | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    rollouts: np.ndarray | None = None,
 ) -> dict[Hashable, Figures]:
-    """Figures of every entry over all tasks (category None) or one category.
+    """Figures of every entry over all tasks (category None) or one category."""
+    if not table.entries or not table.tasks_in(category):
+        return {}
+    boot = build_bootstrap(table, comparison, n_resamples, seed, scopes=[category])
+    return figures_from(boot, table, comparison, category)
 
-    `rollouts` is `rollout_resamples(table, n_resamples, seed)`, passed in
-    when several scopes share it; the result is the same either way.
-    """
+
+def figures_from(
+    boot: bs.Bootstrap, table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None
+) -> dict[Hashable, Figures]:
+    """Figures of every entry over one scope, the intervals from `boot` (built or kept up to date for `table`)."""
     tasks = table.tasks_in(category)
     comparison = set(comparison)
     if not table.entries or not tasks:
@@ -220,21 +226,18 @@ def scope_figures(
     avg = means.mean(axis=1)
     best = task_bests(values, counts).mean(axis=1)
 
-    if rollouts is None:
-        rollouts = rollout_resamples(table, n_resamples, seed)
-    wanted = set(tasks)
-    positions = np.array([j for j, t in enumerate(table.tasks) if t in wanted])
-    resampled, resampled_best = bootstrap_tasks(rollouts, positions, np.random.default_rng((seed, 1)))  # (E, B, T) each
-    avg_ci = percentile_interval(resampled.mean(axis=-1), axis=1).T  # (E, 2)
-    best_ci = percentile_interval(resampled_best.mean(axis=-1), axis=1).T
+    scope = boot.scopes[category]
+    avg_replicates = np.stack([scope.avg[e] for e in table.entries])  # (E, B)
+    avg_ci = percentile_interval(avg_replicates, axis=1).T  # (E, 2)
+    best_ci = percentile_interval(np.stack([scope.best[e] for e in table.entries]), axis=1).T
 
     members = [i for i, e in enumerate(table.entries) if e in comparison]
     dom: dict[int, float] = {}
     dom_ci: dict[int, tuple[float, float]] = {}
     if len(members) >= 2:
         point = dominance(means[members])
-        boot = beats(resampled[members]).mean(axis=-1)  # (C, B)
-        intervals = percentile_interval(boot, axis=1).T
+        points = np.stack([scope.points[table.entries[i]] for i in members])  # (C, B)
+        intervals = percentile_interval(bs.dominance_share(points, len(members), scope.n_tasks), axis=1).T
         for pos, i in enumerate(members):
             dom[i] = float(point[pos])
             dom_ci[i] = (float(intervals[pos, 0]), float(intervals[pos, 1]))
@@ -242,7 +245,7 @@ def scope_figures(
     # Only entries with something counted in the scope are ranked.
     ranked = [i for i in members if counts[i].sum() > 0]
     rank_of = dict(zip(ranked, ranking.interval_ranks([(avg_ci[i, 0], avg_ci[i, 1]) for i in ranked])))
-    range_of = dict(zip(ranked, ranking.rank_ranges(resampled[ranked].mean(axis=-1), INTERVAL_PERCENT / 100)))
+    range_of = dict(zip(ranked, ranking.rank_ranges(avg_replicates[ranked], INTERVAL_PERCENT / 100)))
     return {
         entry: Figures(
             avg=float(avg[i]),
@@ -266,18 +269,19 @@ def all_figures(
     comparison: Iterable[Hashable],
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    boot: bs.Bootstrap | None = None,
 ) -> dict[str | None, dict[Hashable, Figures]]:
-    """Figures per scope: key None is all tasks, then one key per category."""
+    """Figures per scope: key None is all tasks, then one key per category.
+
+    `boot` is the board's bootstrap kept up to date (leaderboard's incremental
+    board); without it one is built from nothing, which is what it must equal.
+    """
     comparison = set(comparison)
     if not table.entries or not table.tasks:
         return {None: {}}
-    shared = rollout_resamples(table, n_resamples, seed)
-    scopes: dict[str | None, dict[Hashable, Figures]] = {
-        None: scope_figures(table, comparison, None, n_resamples, seed, shared)
-    }
-    for category in table.category_names():
-        scopes[category] = scope_figures(table, comparison, category, n_resamples, seed, shared)
-    return scopes
+    if boot is None:
+        boot = build_bootstrap(table, comparison, n_resamples, seed)
+    return {scope: figures_from(boot, table, comparison, scope) for scope in [None, *table.category_names()]}
 
 
 MEDALS = ("gold", "silver", "bronze")
