@@ -286,6 +286,11 @@ class Board:
     scoring: str
     human_hourly_rate_usd: float | None
     time_curves: dict[str, TimeCurveScope] | None  # by scope ("" all tasks); None unless scored by score logs
+    # The database's generation the board was computed at (leaderboard.generation: global and version
+    # counters), and when: a page serving the last board while a newer one is computed shows its age.
+    generation: str = ""
+    computed_at: float = 0.0
+    n_rollouts: int = 0  # rollouts read, counted or not: how big the board is to compute
 
     def shown_category(self, category: str | None) -> str | None:
         """The category a page asked for, if the board has it; else None (all tasks)."""

@@ -43,6 +43,7 @@ from trajectories.statuses import Disposition
 
 from . import aggregation as agg
 from . import board as board_shape
+from . import bootstrap as bs
 from . import time_curves as tc
 from .links import rollout_url, rollouts_url
 from .models import BoardGeneration, Entry, PublishedFigure, PublishedResult
@@ -69,26 +70,51 @@ GLOBAL = ""  # the scope every board reads: tasks, models, entries, published re
 
 
 def version_scope(version_id: int) -> str:
-    """The counter of one benchmark version's rollouts: a rollout of another version leaves this one's boards cached."""
+    """The counter of a change to one benchmark version's rollouts that no one entry holds (every entry recomputed)."""
     return f"v{version_id}"
+
+
+def entry_scope(version_id: int, key: str) -> str:
+    """The counter of one entry's rollouts on one version: its change recomputes that entry alone."""
+    return f"v{version_id}:{key}"
+
+
+def _counters(version_id: int | None) -> dict[str, tuple[int, int]]:
+    """Scope -> (the database's counter, this process's latest change) of what a version's boards read.
+
+    With no version, every scope.
+    """
+    rows = BoardGeneration.objects.values_list("scope", "value")
+    if version_id is not None:
+        rows = rows.filter(
+            Q(scope__in=[GLOBAL, version_scope(version_id)]) | Q(scope__startswith=f"{version_scope(version_id)}:")
+        )
+    values = dict(rows)
+    if version_id is None:
+        local = dict(_seen_here)
+    else:
+        prefix = f"{version_scope(version_id)}:"
+        local = {
+            scope: n for scope, n in _seen_here.items()
+            if scope in (GLOBAL, version_scope(version_id)) or scope.startswith(prefix)
+        }
+    return {scope: (int(values.get(scope, 0)), local.get(scope, 0)) for scope in {*values, *local}}
+
+
+def _generation_of(counters: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
+    everywhere = counters.get(GLOBAL, (0, 0))[0]
+    this_version = sum(db for scope, (db, _) in counters.items() if scope != GLOBAL)
+    here = sum(local for _, local in counters.values())
+    return everywhere, this_version, here
 
 
 def generation(version_id: int | None = None) -> tuple[int, int, int]:
     """A board's generation: the global counter, its version's (the same in every process) and this process's own changes.
 
-    With no version, the version part is the sum of every version's
-    counter: what lists versions changes with any of them.
+    The version part sums the version's counter and its entries'; with no
+    version, every version's: what lists versions changes with any of them.
     """
-    rows = BoardGeneration.objects.values_list("scope", "value")
-    if version_id is not None:
-        rows = rows.filter(scope__in=[GLOBAL, version_scope(version_id)])
-    values = dict(rows)
-    version_part = sum(v for scope, v in values.items() if scope != GLOBAL)
-    if version_id is None:
-        here = sum(_seen_here.values())
-    else:
-        here = _seen_here.get(GLOBAL, 0) + _seen_here.get(version_scope(version_id), 0)
-    return int(values.get(GLOBAL, 0)), int(version_part), here
+    return _generation_of(_counters(version_id))
 
 
 def _bump(scope: str) -> None:
@@ -103,15 +129,21 @@ def _bump(scope: str) -> None:
         BoardGeneration.objects.filter(scope=scope).update(value=F("value") + 1)
 
 
-def invalidate(version_id: int | None = None) -> None:
-    """Mark cached boards stale once the change commits, in every process: one version's, or (None) every board.
+def invalidate(version_id: int | None = None, entry: str | None = None) -> None:
+    """Mark cached boards stale once the change commits, in every process: one entry's of one version (its
+    rollouts changed: the next board recomputes that entry alone), one version's, or (None) every board.
 
     One bump, after the commit, in a statement of its own: a request that
     read the old generation before it may cache the new data under the old
     key (never read again), never the old data under the new one; and no
     transaction holds the counter's row while it runs.
     """
-    scope = GLOBAL if version_id is None else version_scope(version_id)
+    if version_id is None:
+        scope = GLOBAL
+    elif entry is None:
+        scope = version_scope(version_id)
+    else:
+        scope = entry_scope(version_id, entry)
     _seen_here[scope] = next(_changes_here)
     transaction.on_commit(lambda: _bump(scope))
 
@@ -127,8 +159,15 @@ def rollout_version(task_id: int | None) -> int | None:
     return Task.objects.filter(pk=task_id).values_list("version_id", flat=True).first()
 
 
+def _rollout_entry(instance: Rollout) -> str | None:
+    data = instance.__dict__
+    if data.get("model_id") is None or data.get("harness_id") is None:
+        return None
+    return entry_key(data["model_id"], data["harness_id"])
+
+
 def on_rollout_deleted(sender, instance: Rollout, **kwargs) -> None:
-    invalidate(rollout_version(instance.__dict__.get("task_id")))
+    invalidate(rollout_version(instance.__dict__.get("task_id")), _rollout_entry(instance))
 
 
 # A rollout is saved many times while it runs (heartbeats, every streamed
@@ -158,7 +197,7 @@ def board_state(rollout: Rollout) -> tuple | None:
 
 def remember_rollout(sender, instance: Rollout, **kwargs) -> None:
     instance._board_state = board_state(instance)
-    instance._board_task = instance.__dict__.get("task_id")
+    instance._board_place = (instance.__dict__.get("task_id"), _rollout_entry(instance))
 
 
 def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs) -> None:
@@ -166,14 +205,16 @@ def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs)
     after = board_state(instance)
     instance._board_state = after
     if created or before is None or after is None or before != after:
-        # The version's boards only, unless the task is unknown or changed
-        # (a rollout moved to another task may have changed version).
-        task_before = getattr(instance, "_board_task", None)
-        task_id = instance.__dict__.get("task_id")
-        instance._board_task = task_id
-        if not created and task_before != task_id:
+        # The entry's part of its version's boards only, unless the rollout moved (to another task,
+        # maybe of another version: every board; to another entry: its version's) or is not known.
+        place_before = getattr(instance, "_board_place", None)
+        task_id, entry = instance.__dict__.get("task_id"), _rollout_entry(instance)
+        instance._board_place = (task_id, entry)
+        if not created and place_before is not None and place_before[0] != task_id:
             task_id = None
-        invalidate(rollout_version(task_id))
+        if not created and (place_before is None or place_before[1] != entry):
+            entry = None
+        invalidate(rollout_version(task_id), entry)
 
 
 # --- reading the database ---------------------------------------------------
@@ -358,6 +399,16 @@ class Counted:
     curves: dict[str, dict[int, list]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
     # Per entry and task: each counted rollout's score log as a time_curves.Run (RE-Bench versions).
     runs: dict[str, dict[int, list]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    n_read: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # rollouts read per entry, counted or not
+
+    def forget(self, keys: set[str]) -> None:
+        """Take out everything of these entries (their rollouts are about to be read again)."""
+        for by_cell in (self.scores, self.rollout_ids, self.flagged, self.clipped, self.usage):
+            for cell in [c for c in by_cell if c[0] in keys]:
+                del by_cell[cell]
+        for by_entry in (self.excluded, self.curves, self.runs, self.n_read):
+            for key in keys:
+                by_entry.pop(key, None)
 
 
 def _score_log(value: Any) -> list[tuple[float, float]]:
@@ -382,10 +433,15 @@ def counted_score(r: dict, final_only: bool, convention: str, clip: bool) -> flo
     return counted_reward(r["reward"], clip)
 
 
-def _count(rollouts: list[dict], task_by_id: dict[int, board_shape.TaskInfo], clip: bool, convention: str = "") -> Counted:
-    counted = Counted()
+def _count(
+    rollouts: list[dict], task_by_id: dict[int, board_shape.TaskInfo], clip: bool, convention: str = "",
+    counted: Counted | None = None,
+) -> Counted:
+    """What `rollouts` contribute, added to `counted` (a new one by default)."""
+    counted = Counted() if counted is None else counted
     for r in rollouts:
         key = entry_key(r["model_id"], r["harness_id"])
+        counted.n_read[key] += 1
         kind = statuses.disposition(r["status"], r["superseded"], r["infra_error"], r["excluded"])
         if kind != Disposition.COUNTED:
             counted.excluded[key][kind] += 1
@@ -428,26 +484,45 @@ def _competes(model: AgentModel, setting: Entry | None) -> bool:
     return in_comparison and not ablation and not model.is_scripted and (not model.is_human or bool(setting and setting.humans_compete))
 
 
+# What one entry shows over one scope that depends on its rollouts alone: kept between boards.
+EntryOwn = tuple[board_shape.UsageFigures, list[float], list[float]]  # usage, score@k, budget curve
+
+
+def _entry_own(table: agg.ScoreTable, counted: Counted, key: str, category: str | None) -> EntryOwn:
+    return (
+        board_shape.UsageFigures.of(counted.usage[(key, category)]),
+        agg.score_at_k(table, key, category=category),
+        agg.budget_curve(counted.curves[key], table.tasks_in(category), BUDGET_GRID).tolist(),
+    )
+
+
 def _scope_extras(
-    table: agg.ScoreTable, counted: Counted, figures: dict[str, agg.Figures], comparison: set, category: str | None
+    table: agg.ScoreTable, counted: Counted, figures: dict[str, agg.Figures], comparison: set, category: str | None,
+    own: dict[tuple[str, str | None], EntryOwn],
 ) -> dict[str, board_shape.EntryScope]:
-    """Per entry, everything besides the figures that one scope shows: usage, medals, curves, Pareto."""
-    tasks = table.tasks_in(category)
+    """Per entry, everything besides the figures that one scope shows: usage, medals, curves, Pareto.
+
+    `own` holds entries' own parts already computed (by (entry, scope)); the
+    missing ones are computed and added.
+    """
     medals = agg.medal_table(table, comparison, category)
     usage = {key: counted.usage[(key, category)] for key in table.entries}
     cost = agg.pareto_frontier({k: (usage[k].cost_per_rollout, figures[k].avg) for k in table.entries})
     tokens = agg.pareto_frontier({k: (usage[k].tokens_per_rollout, figures[k].avg) for k in table.entries})
-    return {
-        key: board_shape.EntryScope(
-            usage=board_shape.UsageFigures.of(usage[key]),
+    result = {}
+    for key in table.entries:
+        if (key, category) not in own:
+            own[(key, category)] = _entry_own(table, counted, key, category)
+        usage_figures, score_at_k, budget_curve = own[(key, category)]
+        result[key] = board_shape.EntryScope(
+            usage=usage_figures,
             medals=board_shape.Medals(**medals[key]) if key in medals else None,
-            score_at_k=agg.score_at_k(table, key, category=category),
-            budget_curve=agg.budget_curve(counted.curves[key], tasks, BUDGET_GRID).tolist(),
+            score_at_k=score_at_k,
+            budget_curve=budget_curve,
             pareto_cost=key in cost,
             pareto_tokens=key in tokens,
         )
-        for key in table.entries
-    }
+    return result
 
 
 def _cells(tasks: list[board_shape.TaskInfo], keys: list[str], counted: Counted) -> dict[int, dict[str, board_shape.Cell]]:
@@ -474,19 +549,54 @@ def _cells(tasks: list[board_shape.TaskInfo], keys: list[str], counted: Counted)
     return cells
 
 
+@dataclass
+class Kept:
+    """What a process keeps of a board it computed, to bring it up to date by recomputing only the entries
+    whose rollouts changed (their counters, `entry_scope`, moved).
+
+    `base` is what every entry depends on (the global and version counters, the
+    tasks, the version's scoring): when it differs, everything is recomputed.
+    """
+
+    base: tuple
+    entries: dict[str, tuple[int, int]]  # entry key -> its counter when its rollouts were read
+    counted: Counted
+    boot: bs.Bootstrap
+    own: dict[tuple[str, str | None], EntryOwn]
+    published: list[board_shape.PublishedEntry]
+    n_read: int = 0  # rollouts read from the database to make this board (all of them, or the changed entries')
+
+
 def compute_board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
-    """Every figure of one benchmark version, uncached.
+    """Every figure of one benchmark version, uncached and from nothing: the reference `updated_board` equals.
 
     `harness` (an id) and `open_weight` choose the entries: everything on
     the board, Dominance, ranks and medals included, is of those entries
     alone, so every figure of a filtered page agrees with every other.
     """
+    return _compute(version, harness, open_weight, None)[0]
+
+
+def _compute(
+    version: BenchmarkVersion, harness: int | None, open_weight: bool | None, kept: Kept | None
+) -> tuple[board_shape.Board, Kept]:
+    """The board, from `kept` where its base still holds (only changed entries read again), and what to keep."""
+    # The counters first, the data after: a change committed in between is read, and its entry read
+    # again next time (never the other way round: data older than the counters say).
+    counters = _counters(version.id)
+    everywhere, this_version, _ = _generation_of(counters)
     clip = version.clip_rewards
     tasks = [
         board_shape.TaskInfo(id=t.id, name=t.name, category=t.category, budget_sec=t.budget_sec, final_only=t.final_only)
         for t in Task.objects.filter(version=version).order_by("category", "name")
     ]
     task_by_id = {t.id: t for t in tasks}
+    base = (
+        counters.get(GLOBAL, (0, 0)), counters.get(version_scope(version.id), (0, 0)), tuple(tasks), clip,
+        version.scoring, N_RESAMPLES,
+    )
+    if kept is not None and kept.base != base:
+        kept = None
     chosen = Rollout.objects.filter(task__version=version)
     # Human baselines are the agents' reference: the agent filters (harness, open weights) keep them.
     humans = Q(model__kind="human")
@@ -494,14 +604,32 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
         chosen = chosen.filter(Q(harness_id=harness) | humans)
     if open_weight is not None:
         chosen = chosen.filter(Q(model__open_weight=open_weight) | humans)
-    rollouts = list(chosen.order_by("index", "id").values(*ROLLOUT_FIELDS))
 
-    pairs = sorted({(r["model_id"], r["harness_id"]) for r in rollouts})
+    pairs = sorted(set(chosen.order_by().values_list("model_id", "harness_id").distinct()))
+    keys = [entry_key(m, h) for m, h in pairs]
+    stamps = {key: counters.get(entry_scope(version.id, key), (0, 0)) for key in keys}
+    if kept is None:
+        counted, dirty = Counted(), set(keys)
+        rows = chosen
+    else:
+        counted = kept.counted
+        dirty = {key for key in keys if kept.entries.get(key) != stamps[key]}
+        gone = set(kept.entries) - set(keys)
+        counted.forget(dirty | gone)
+        for key in dirty | gone:
+            for scope in [None, *{t.category for t in tasks}]:
+                kept.own.pop((key, scope), None)
+        wanted = Q(pk__in=[])
+        for (m, h), key in zip(pairs, keys):
+            if key in dirty:
+                wanted |= Q(model_id=m, harness_id=h)
+        rows = chosen.filter(wanted)
+    read = list(rows.order_by("index", "id").values(*ROLLOUT_FIELDS))
+    _count(read, task_by_id, clip, version.scoring, counted)
+
     models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
     harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
     settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
-    counted = _count(rollouts, task_by_id, clip, version.scoring)
-    keys = [entry_key(m, h) for m, h in pairs]
     # An entry with nothing counted is listed, but compared with no one.
     has_counted = {key for key, _ in counted.scores}
     comparison = {
@@ -511,9 +639,19 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
         entries=keys, tasks=[t.id for t in tasks], scores=counted.scores,
         categories={t.id: t.category for t in tasks},
     )
-    scopes = agg.all_figures(table, comparison, n_resamples=N_RESAMPLES)
+    if kept is None:
+        boot = agg.build_bootstrap(table, comparison, N_RESAMPLES)
+        own: dict[tuple[str, str | None], EntryOwn] = {}
+    else:
+        boot, own = kept.boot, kept.own
+        for key in set(kept.entries) - set(keys):
+            boot.drop_entry(key)
+        changed = [k for k in keys if k in dirty or k not in boot.means or (k in boot.members) != (k in comparison)]
+        for key, values, counts in agg.entry_scores(table, changed):
+            boot.set_entry(key, values, counts, member=key in comparison)
+    scopes = agg.all_figures(table, comparison, N_RESAMPLES, boot=boot)
     extras = {
-        scope: _scope_extras(table, counted, scopes[scope], comparison, scope) for scope in scopes if scopes[scope]
+        scope: _scope_extras(table, counted, scopes[scope], comparison, scope, own) for scope in scopes if scopes[scope]
     }
     entries = []
     for key, (m, h) in zip(keys, pairs):
@@ -541,7 +679,8 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
         )
 
     entries.sort(key=lambda e: (e.overall is None, -(e.overall.avg if e.overall else 0), e.model, e.harness))
-    return board_shape.Board(
+    published = kept.published if kept is not None else _published(version, tasks, harness, open_weight)
+    data = board_shape.Board(
         version=board_shape.VersionInfo(
             id=version.id, name=version.name, benchmark=version.benchmark, label=str(version), clip_rewards=clip
         ),
@@ -553,12 +692,42 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
         n_comparison=len(comparison),
         cells=_cells(tasks, keys, counted),
         budget_grid=BUDGET_GRID.tolist(),
-        published=_published(version, tasks, harness, open_weight),
+        published=published,
         n_resamples=N_RESAMPLES,
         scoring=version.scoring,
         human_hourly_rate_usd=version.human_hourly_rate_usd,
         time_curves=_time_curves(version, entries, table, counted) if version.scoring == BEST_OF_SCORE_LOG else None,
+        generation=f"{everywhere}.{this_version}",
+        computed_at=time.time(),
+        n_rollouts=sum(counted.n_read[key] for key in keys),
     )
+    return data, Kept(
+        base=base, entries=stamps, counted=counted, boot=boot, own=own, published=published, n_read=len(read)
+    )
+
+
+# The boards this process computed last, kept to be updated (`Kept`), by (version, harness, open_weight).
+# A board is taken out while it is updated, so two threads never update one.
+KEPT_BOARDS = 4
+_kept: OrderedDict[tuple, Kept] = OrderedDict()
+
+
+def updated_board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
+    """`compute_board(...)`, computed from this process's last board of the same filters where it can:
+    only the entries whose rollouts changed since are read and recomputed."""
+    return _updated(version, harness, open_weight)[0]
+
+
+def _updated(version: BenchmarkVersion, harness: int | None, open_weight: bool | None) -> tuple[board_shape.Board, Kept]:
+    which = (version.pk, harness, open_weight)
+    with _recent_lock:
+        kept = _kept.pop(which, None)
+    data, kept = _compute(version, harness, open_weight, kept)
+    with _recent_lock:
+        _kept[which] = kept
+        while len(_kept) > KEPT_BOARDS:
+            _kept.popitem(last=False)
+    return data, kept
 
 
 def _time_curves(
@@ -635,6 +804,7 @@ def forget_recent_boards() -> None:
     database may reuse a version's id and generation)."""
     with _recent_lock:
         _recent.clear()
+        _kept.clear()
 
 
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
@@ -645,7 +815,7 @@ def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bo
         return data
     data = cache.get(key)
     if not isinstance(data, board_shape.Board):  # missing, or (a cache shared with older code) not a board
-        data = compute_board(version, harness, open_weight)
+        data = updated_board(version, harness, open_weight)
         cache.set(key, data, BOARD_TIMEOUT)
     _remember(key, data)
     return data

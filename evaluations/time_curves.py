@@ -161,7 +161,10 @@ def elapsed_grid(all_runs: Sequence[Mapping[Hashable, Sequence[Run]]], points: i
         return []
     firsts = [t for runs in all_runs for rs in runs.values() for run in rs for t, _ in run.points if t > 0]
     low = min(firsts + ends)
-    times = {0.0, *ends, *(float(t) for t in np.geomspace(low, max(ends), points))} if max(ends) > low else {0.0, *ends}
+    # Rounded to the microsecond: geomspace's last digit differs between numpy releases (2.5 against
+    # 2.3), and the curves' JSON must not.
+    spaced = np.geomspace(low, max(ends), points) if max(ends) > low else []
+    times = {0.0, *ends, *(round(float(t), 6) for t in spaced)}
     return sorted(times)
 
 

@@ -98,3 +98,89 @@ def test_dominance_points_are_two_per_win_and_one_per_tie():
     # a: beats b and c on t1 (4), ties b and loses to c on t2 (1) -> 5 of 8; b: 2 + 1; c: 0 + 4.
     assert bs.dominance_points(means).tolist() == [5, 3, 4]
     assert agg.dominance(means).tolist() == [5 / 8, 3 / 8, 4 / 8]
+
+
+# --- the board from the database --------------------------------------------
+
+import dataclasses  # noqa: E402
+import random  # noqa: E402
+
+import pytest  # noqa: E402
+
+from agents.models import AgentModel, Harness  # noqa: E402
+from evaluations import leaderboard  # noqa: E402
+from evaluations.models import Entry  # noqa: E402
+from trajectories.models import Rollout  # noqa: E402
+
+from .board_factories import hand_table, make_rollout  # noqa: E402
+
+REWARDS = [0.0, 0.2, 0.5, 0.5, 1.0, 1.25, None]  # 1.25 is clipped by the version; None counts 0
+
+
+def same(incremental, full) -> None:
+    """Two boards equal in every figure (the time they were computed aside)."""
+    assert dataclasses.replace(incremental, computed_at=0.0) == dataclasses.replace(full, computed_at=0.0)
+
+
+def change_something(rng: random.Random, world: dict, harnesses: list, models: list) -> str:
+    """One random change a live campaign or staff make to a version's rollouts."""
+    rollouts = list(Rollout.objects.filter(task__version=world["version"]).order_by("pk"))
+    op = rng.choice(["add", "add", "supersede", "regrade", "delete", "infra", "rerun"])
+    if op == "add" or not rollouts:
+        make_rollout(
+            rng.choice(list(world["tasks"].values())), rng.choice(models), rng.choice(harnesses), rng.choice(REWARDS),
+            index=rng.randrange(100), curve=[{"t": 600, "best_score": rng.random()}],
+        )
+        return "add"
+    rollout = rng.choice(rollouts)
+    if op == "supersede":
+        rollout.superseded = not rollout.superseded
+    elif op == "regrade":
+        rollout.reward = rng.choice(REWARDS)
+    elif op == "infra":
+        rollout.infra_error = not rollout.infra_error
+    elif op == "rerun":
+        rollout.status = "running" if rollout.status == "finished" else "finished"
+    if op == "delete":
+        rollout.delete()
+    else:
+        rollout.save()
+    return op
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("seed", range(6))
+def test_the_updated_board_equals_the_full_recompute_after_random_changes(seed):
+    rng = random.Random(seed)
+    world = hand_table()
+    version = world["version"]
+    other = Harness.objects.create(name="openhands", version="1.0")
+    newcomer = AgentModel.objects.create(name="model-n", display_name="Model N", open_weight=True)
+    models = [*world["models"].values(), newcomer]
+    harnesses = [world["harness"], other]
+    leaderboard.updated_board(version)
+    leaderboard.updated_board(version, harness=world["harness"].id)
+    for step in range(25):
+        change_something(rng, world, harnesses, models)
+        if step == 12:  # staff take an entry out of the comparison: every entry's Dominance moves
+            Entry.objects.create(model=world["models"]["B"], harness=world["harness"], version=version, in_comparison=False)
+        same(leaderboard.updated_board(version), leaderboard.compute_board(version))
+        if step % 5 == 0:
+            same(
+                leaderboard.updated_board(version, harness=world["harness"].id),
+                leaderboard.compute_board(version, harness=world["harness"].id),
+            )
+
+
+@pytest.mark.django_db
+def test_a_new_rollout_reads_its_entry_alone():
+    world = hand_table()
+    version, tasks, harness, models = world["version"], world["tasks"], world["harness"], world["models"]
+    _, kept = leaderboard._updated(version, None, None)
+    assert kept.n_read == Rollout.objects.count()
+    make_rollout(tasks["t1"], models["A"], harness, 0.75, index=9)
+    data, kept = leaderboard._updated(version, None, None)
+    assert kept.n_read == Rollout.objects.filter(model=models["A"]).count()
+    same(data, leaderboard.compute_board(version))
+    # Nothing changed: nothing read.
+    assert leaderboard._updated(version, None, None)[1].n_read == 0
