@@ -188,6 +188,11 @@ AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900
 AUTOLAB_JUDGE_MODEL = os.environ.get("AUTOLAB_JUDGE_MODEL", "")
 AUTOLAB_JUDGE_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_JUDGE_TIMEOUT_SEC", "300"))
 AUTOLAB_JUDGE_QUEUE = os.environ.get("AUTOLAB_JUDGE_QUEUE", "cpu")
+# Boards (evaluations.leaderboard): a board that read more rollouts than this
+# is never recomputed in a request: the page serves the last one with its age
+# and the task evaluations.rebuild_board, on this queue, brings it up to date.
+AUTOLAB_BOARD_QUEUE = os.environ.get("AUTOLAB_BOARD_QUEUE", "boards")
+AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS = int(os.environ.get("AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS", "5000"))
 # Search's bounds (trajectories.search.query): its time budget per query, the
 # shortest text searched for as typed, and how many such scans of every
 # rollout run at once on the site.
@@ -251,6 +256,7 @@ CELERY_TASK_ROUTES = {
     "evaluations.reap_rollouts": {"queue": "cpu"},
     "trajectories.import_upload": {"queue": AUTOLAB_UPLOAD_QUEUE},
     "trajectories.analyze_rollouts": {"queue": AUTOLAB_JUDGE_QUEUE},
+    "evaluations.rebuild_board": {"queue": AUTOLAB_BOARD_QUEUE},
 }
 if CELERY_BROKER_URL.startswith("redis"):
     # A trial can run 12 h with acks_late: Redis must not hand its message to

@@ -121,6 +121,17 @@ def send_regrade(grade) -> str:
     return result.id
 
 
+REBUILD_TASK = "evaluations.rebuild_board"
+
+
+def send_rebuild(version_id: int, harness: int | None, open_weight: bool | None) -> str:
+    """Ask a worker of AUTOLAB_BOARD_QUEUE for a board brought up to date (leaderboard.rebuild); the task id."""
+    result = _signature(REBUILD_TASK, args=[version_id, harness, open_weight]).apply_async(
+        queue=settings.AUTOLAB_BOARD_QUEUE, retry_policy=RETRY_POLICY
+    )
+    return result.id
+
+
 def send_preflight(campaign_id: int, queue: str) -> str:
     """Ask a worker of `queue` to check a campaign (evaluations.preflight); the task id."""
     result = _signature(PREFLIGHT_TASK, args=[campaign_id, queue]).apply_async(queue=queue, retry_policy=RETRY_POLICY)

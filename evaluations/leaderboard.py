@@ -22,15 +22,19 @@ when it knows it).
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 import threading
 import time
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 import numpy as np
-from django.core.cache import cache
+from django.conf import settings
+from django.core.cache import cache, caches
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 
@@ -47,6 +51,8 @@ from . import bootstrap as bs
 from . import time_curves as tc
 from .links import rollout_url, rollouts_url
 from .models import BoardGeneration, Entry, PublishedFigure, PublishedResult
+
+logger = logging.getLogger(__name__)
 
 BOARD_TIMEOUT = 24 * 3600
 # Fractions of the time budget, k/40 each as the correctly rounded division
@@ -629,11 +635,11 @@ def _compute(
 
     models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
     harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
-    settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
+    staff_settings = {(e.model_id, e.harness_id): e for e in Entry.objects.filter(version=version)}
     # An entry with nothing counted is listed, but compared with no one.
     has_counted = {key for key, _ in counted.scores}
     comparison = {
-        key for key, (m, h) in zip(keys, pairs) if _competes(models[m], settings.get((m, h))) and key in has_counted
+        key for key, (m, h) in zip(keys, pairs) if _competes(models[m], staff_settings.get((m, h))) and key in has_counted
     }
     table = agg.ScoreTable(
         entries=keys, tasks=[t.id for t in tasks], scores=counted.scores,
@@ -655,7 +661,7 @@ def _compute(
     }
     entries = []
     for key, (m, h) in zip(keys, pairs):
-        model, setting = models[m], settings.get((m, h))
+        model, setting = models[m], staff_settings.get((m, h))
         entries.append(
             board_shape.BoardEntry(
                 key=key,
@@ -770,7 +776,11 @@ def _time_curves(
 
 def board_key(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
     """The cache key of a board under the current generation and the board's shape (board.SHAPE)."""
-    everywhere, this_version, here = generation(version_id)
+    return _board_key(version_id, harness, open_weight, generation(version_id))
+
+
+def _board_key(version_id: int, harness: int | None, open_weight: bool | None, at: tuple[int, int, int]) -> str:
+    everywhere, this_version, here = at
     return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{everywhere}.{this_version}.{here}"
 
 
@@ -783,9 +793,9 @@ _recent: OrderedDict[str, tuple[board_shape.Board, float]] = OrderedDict()
 _recent_lock = threading.Lock()
 
 
-def _remember(key: str, data: board_shape.Board) -> None:
+def _remember(key: str, data: board_shape.Board, timeout: float = BOARD_TIMEOUT) -> None:
     with _recent_lock:
-        _recent[key] = (data, time.monotonic() + BOARD_TIMEOUT)
+        _recent[key] = (data, time.monotonic() + timeout)
         _recent.move_to_end(key)
         while len(_recent) > RECENT_BOARDS:
             _recent.popitem(last=False)
@@ -807,18 +817,129 @@ def forget_recent_boards() -> None:
         _kept.clear()
 
 
+@dataclass(frozen=True)
+class Freshness:
+    """How current a served board is: pages say so when it is the last one while a newer one is computed."""
+
+    computed_at: float  # epoch seconds
+    stale: bool  # rollouts or settings changed since it was computed
+    rebuilding: bool  # a worker is computing the new one
+
+    @property
+    def age_seconds(self) -> float:
+        return max(0.0, time.time() - self.computed_at)
+
+    @property
+    def computed(self) -> datetime:
+        return datetime.fromtimestamp(self.computed_at, tz=dt_timezone.utc)
+
+
+REBUILD_MARK_SEC = 600  # a rebuild that has not ended by then (its worker died) is asked for again
+STALE_RECALL_SEC = 2.0  # a process re-reads the last board this often while serving it stale
+
+
+def latest_key(version_id: int, harness: int | None, open_weight: bool | None) -> str:
+    """Where the newest board of a version and filters is kept, whatever its generation."""
+    return f"evaluations:board-latest:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}"
+
+
+def rebuilding_key(version_id: int, harness: int | None, open_weight: bool | None) -> str:
+    return f"evaluations:board-rebuilding:{version_id}:{harness}:{open_weight}"
+
+
+def _store(key: str, data: board_shape.Board, version_id: int, harness: int | None, open_weight: bool | None) -> None:
+    cache.set(key, data, BOARD_TIMEOUT)
+    cache.set(latest_key(version_id, harness, open_weight), data, BOARD_TIMEOUT)
+    _remember(key, data)
+
+
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
     """`compute_board(...)`, from this process's last boards or the cache when nothing has changed."""
-    key = board_key(version.pk, harness, open_weight)
+    return served_board(version, harness, open_weight)[0]
+
+
+def served_board(
+    version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None
+) -> tuple[board_shape.Board, Freshness]:
+    """The board and how current it is.
+
+    The current one when cached; else, when the last board is large
+    (AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS), the last one, stale, while
+    `rebuild` runs on a worker; else computed here, updated from this
+    process's last board where it can (`updated_board`).
+    """
+    everywhere, this_version, here = generation(version.pk)
+    key = _board_key(version.pk, harness, open_weight, (everywhere, this_version, here))
     data = _recalled(key)
+    if data is None:
+        data = cache.get(key)
+        if isinstance(data, board_shape.Board):  # not something a cache shared with older code holds
+            _remember(key, data)
+        else:
+            data = None
     if data is not None:
-        return data
-    data = cache.get(key)
-    if not isinstance(data, board_shape.Board):  # missing, or (a cache shared with older code) not a board
-        data = updated_board(version, harness, open_weight)
-        cache.set(key, data, BOARD_TIMEOUT)
-    _remember(key, data)
-    return data
+        return data, Freshness(data.computed_at, stale=False, rebuilding=False)
+    latest = latest_key(version.pk, harness, open_weight)
+    last = _recalled(latest)
+    if last is None:
+        last = cache.get(latest)
+        if isinstance(last, board_shape.Board):
+            _remember(latest, last, STALE_RECALL_SEC)
+        else:
+            last = None
+    if last is not None and last.n_rollouts > settings.AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS and shared_cache():
+        if last.generation == f"{everywhere}.{this_version}" and not here:
+            _remember(key, last)  # a worker's board of this very generation
+            return last, Freshness(last.computed_at, stale=False, rebuilding=False)
+        return last, Freshness(last.computed_at, stale=True, rebuilding=request_rebuild(version.pk, harness, open_weight))
+    data = updated_board(version, harness, open_weight)
+    _store(key, data, version.pk, harness, open_weight)
+    return data, Freshness(data.computed_at, stale=False, rebuilding=False)
+
+
+def shared_cache() -> bool:
+    """Whether every process reads the boards a worker writes: not with the embedded default's per-process
+    cache (LocMemCache), where the web process computes every board itself."""
+    from django.core.cache.backends.dummy import DummyCache
+    from django.core.cache.backends.locmem import LocMemCache
+
+    return not isinstance(caches["default"], (LocMemCache, DummyCache))
+
+
+def request_rebuild(version_id: int, harness: int | None, open_weight: bool | None) -> bool:
+    """Ask a worker (queue AUTOLAB_BOARD_QUEUE) for the current board, once while one is asked for.
+
+    True when a rebuild is asked for or running; False when the broker could not be reached (the next
+    request asks again).
+    """
+    mark = rebuilding_key(version_id, harness, open_weight)
+    if not cache.add(mark, time.time(), REBUILD_MARK_SEC):
+        return True
+    from .dispatch import BROKER_DOWN, send_rebuild
+
+    try:
+        send_rebuild(version_id, harness, open_weight)
+    except BROKER_DOWN:  # the page still serves the last board, and says so; the next request asks again
+        logger.warning("could not ask for a rebuild of board %s", mark, exc_info=True)
+        cache.delete(mark)
+        return False
+    return True
+
+
+def rebuild(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
+    """Bring one board up to date and store it where every process reads it (the task dispatch.REBUILD_TASK)."""
+    mark = rebuilding_key(version_id, harness, open_weight)
+    try:
+        version = BenchmarkVersion.objects.filter(pk=version_id).first()
+        if version is None:
+            return f"version {version_id} is gone"
+        key = board_key(version_id, harness, open_weight)
+        start = time.monotonic()
+        data, kept = _updated(version, harness, open_weight)
+        _store(key, data, version_id, harness, open_weight)
+        return f"board {version} ({harness}, {open_weight}): {kept.n_read} rollouts read in {time.monotonic() - start:.2f} s"
+    finally:
+        cache.delete(mark)
 
 
 # --- what pages ask for -----------------------------------------------------

@@ -63,6 +63,14 @@ def reap_rollouts_task() -> str:
     return str(reap())
 
 
+@shared_task(name="evaluations.rebuild_board", acks_late=True)
+def rebuild_board_task(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
+    """A board brought up to date off the web process (queue AUTOLAB_BOARD_QUEUE); see leaderboard.served_board."""
+    from .leaderboard import rebuild
+
+    return rebuild(version_id, harness, open_weight)
+
+
 @worker_ready.connect
 def reap_on_start(sender=None, **kwargs) -> None:
     """Rescue rollouts abandoned by a worker that died, and clear this host's leftover sandboxes."""

@@ -200,7 +200,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data
     if filters["version"] is None:
         return empty_page(request, "evaluations/leaderboard.html")
-    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
+    data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
     sort_key, descending = lb.parse_sort(request.GET.get("sort"), data.categories)
     sort = ("-" if descending else "") + sort_key
@@ -228,6 +228,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     context = {
         "nav": "leaderboard",
         "data": data,
+        "freshness": freshness,
         # The paper's main table: the comparison set, then ablations and the rest apart.
         "rows": board_rows([e for e in rows if e.comparison and e.key in shown], groups, category),
         # Human baselines apart (unless staff put them in the comparison set), then the rest.
@@ -355,7 +356,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data
     if filters["version"] is None:
         return empty_page(request, "evaluations/heatmap.html")
-    data = lb.board(filters["version"], filters["harness"], filters["open_weight"])
+    data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
     ranked = lb.sort_entries(data.entries, "avg", True, category)
     page = entry_page(len(ranked), filters["columns"], HEATMAP_COLUMNS)
@@ -366,6 +367,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     context = {
         "nav": "leaderboard",
         "data": data,
+        "freshness": freshness,
         "entries": entries,
         "rows": rows,
         "order": order,

@@ -33,7 +33,7 @@ if [ -f data/worker.pid ]; then
   fi
   rm -f data/worker.pid
 fi
-.venv/bin/celery -A autolab_site worker -Q cpu,gpu,celery --concurrency 2 --loglevel INFO \
+.venv/bin/celery -A autolab_site worker -Q cpu,gpu,boards,celery --concurrency 2 --loglevel INFO \
   --pidfile data/worker.pid --logfile data/worker.log --detach
 # A cold start (Harbor and litellm to import) can take half a minute.
 for _ in $(seq 120); do [ -f data/worker.pid ] && break; sleep 0.5; done
