@@ -146,9 +146,7 @@ def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.
     return bs.gathered(rollouts, bs.drawn_tasks(rollouts.shape[-2], positions, rng))
 
 
-def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
-    """The INTERVAL_PERCENT percentile interval of `samples` along `axis`: (low, high) first."""
-    return np.percentile(samples, list(INTERVAL_PERCENTILES), axis=axis)
+percentile_interval = bs.percentile_interval
 
 
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
@@ -195,7 +193,7 @@ def build_bootstrap(
     if scopes is None:
         scopes = [None, *table.category_names()]
     return bs.Bootstrap.build(
-        scope_positions(table, scopes), entry_scores(table), set(comparison), n_resamples, seed
+        scope_positions(table, scopes), len(table.tasks), entry_scores(table), set(comparison), n_resamples, seed
     )
 
 
@@ -225,11 +223,7 @@ def figures_from(
     means = task_means(values, counts)
     avg = means.mean(axis=1)
     best = task_bests(values, counts).mean(axis=1)
-
     scope = boot.scopes[category]
-    avg_replicates = np.stack([scope.avg[e] for e in table.entries])  # (E, B)
-    avg_ci = percentile_interval(avg_replicates, axis=1).T  # (E, 2)
-    best_ci = percentile_interval(np.stack([scope.best[e] for e in table.entries]), axis=1).T
 
     members = [i for i, e in enumerate(table.entries) if e in comparison]
     dom: dict[int, float] = {}
@@ -243,19 +237,23 @@ def figures_from(
             dom_ci[i] = (float(intervals[pos, 0]), float(intervals[pos, 1]))
 
     # Only entries with something counted in the scope are ranked.
-    ranked = [i for i in members if counts[i].sum() > 0]
-    rank_of = dict(zip(ranked, ranking.interval_ranks([(avg_ci[i, 0], avg_ci[i, 1]) for i in ranked])))
-    range_of = dict(zip(ranked, ranking.rank_ranges(avg_replicates[ranked], INTERVAL_PERCENT / 100)))
+    ranked = [table.entries[i] for i in members if counts[i].sum() > 0]
+    rank_of = dict(zip(ranked, ranking.interval_ranks([scope.avg_ci[e] for e in ranked])))
+    if set(ranked) == set(scope.above):
+        ranks = np.stack([scope.above[e] + 1 for e in ranked]) if ranked else np.zeros((0, boot.n_resamples))
+    else:  # `boot` was kept for another comparison set than `comparison` (not the board's way): from nothing
+        ranks = ranking.competition_ranks(np.stack([scope.avg[e] for e in ranked])) if ranked else np.zeros((0, 1))
+    range_of = dict(zip(ranked, ranking.ranges_of_ranks(ranks, INTERVAL_PERCENT / 100)))
     return {
         entry: Figures(
             avg=float(avg[i]),
             best=float(best[i]),
-            avg_ci=(float(avg_ci[i, 0]), float(avg_ci[i, 1])),
-            best_ci=(float(best_ci[i, 0]), float(best_ci[i, 1])),
+            avg_ci=scope.avg_ci[entry],
+            best_ci=scope.best_ci[entry],
             dominance=dom.get(i),
             dominance_ci=dom_ci.get(i),
-            rank=rank_of.get(i),
-            rank_range=range_of.get(i),
+            rank=rank_of.get(entry),
+            rank_range=range_of.get(entry),
             n_tasks=int((counts[i] > 0).sum()),
             n_tasks_total=len(tasks),
             n_rollouts=int(counts[i].sum()),
@@ -287,31 +285,41 @@ def all_figures(
 MEDALS = ("gold", "silver", "bronze")
 
 
+def medal_places(means: np.ndarray) -> np.ndarray:
+    """(C, T) per-task Avg@k -> (C, T) index into MEDALS of each entry's medal on each task, -1 for none.
+
+    Competition style: an entry's place is the number of entries above it
+    (beyond TIE_TOLERANCE), so ties share and the next place skips; a score
+    of 0 wins nothing.
+    """
+    better = (means[None, :, :] > means[:, None, :] + TIE_TOLERANCE).sum(axis=1)  # (C, T): those above each
+    return np.where((means > 0) & (better < len(MEDALS)), better, -1)
+
+
 def medals_for_task(per_task: Mapping[Hashable, float]) -> dict[Hashable, str]:
     """Competition-style medals for one task: ties share, the next place skips.
 
     {"a": .9, "b": .9, "c": .5, "d": .4} -> a gold, b gold, c bronze, d none.
     """
-    won: dict[Hashable, str] = {}
-    for entry, score in per_task.items():
-        if score <= 0:
-            continue
-        better = sum(1 for other in per_task.values() if other > score + TIE_TOLERANCE)
-        if better < len(MEDALS):
-            won[entry] = MEDALS[better]
-    return won
+    entries = list(per_task)
+    places = medal_places(np.array([[float(per_task[e])] for e in entries]).reshape(len(entries), 1))
+    return {e: MEDALS[int(place)] for e, place in zip(entries, places[:, 0]) if place >= 0}
 
 
 def medal_table(
     table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None
 ) -> dict[Hashable, dict[str, int]]:
     """Medal counts per comparison entry over all tasks (or one category's), by per-task Avg@k."""
-    members = [e for e in table.entries if e in set(comparison)]
-    counts = {e: dict.fromkeys(MEDALS, 0) for e in members}
-    for task in table.tasks_in(category):
-        per_task = {e: float(np.mean(table.scores[(e, task)])) if table.scores.get((e, task)) else 0.0 for e in members}
-        for entry, medal in medals_for_task(per_task).items():
-            counts[entry][medal] += 1
+    comparison = set(comparison)
+    members = [i for i, e in enumerate(table.entries) if e in comparison]
+    counts = {table.entries[i]: dict.fromkeys(MEDALS, 0) for i in members}
+    if not members or not table.tasks_in(category):
+        return counts
+    values, n = table.arrays(table.tasks_in(category))
+    places = medal_places(task_means(values[members], n[members]))
+    for row, i in enumerate(members):
+        won = np.bincount(places[row][places[row] >= 0], minlength=len(MEDALS))
+        counts[table.entries[i]] = {medal: int(won[m]) for m, medal in enumerate(MEDALS)}
     return counts
 
 

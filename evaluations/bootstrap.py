@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ranking import TIE_TOLERANCE
+from .ranking import INTERVAL_PERCENTILES, TIE_TOLERANCE, competition_ranks
 
 
 def entry_rng(seed: int, entry: Hashable) -> np.random.Generator:
@@ -53,6 +53,11 @@ def entry_resamples(values: np.ndarray, counts: np.ndarray, n_resamples: int, rn
     return result
 
 
+def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The INTERVAL_PERCENT percentile interval of `samples` along `axis`: (low, high) first."""
+    return np.percentile(samples, list(INTERVAL_PERCENTILES), axis=axis)
+
+
 def drawn_tasks(n_resamples: int, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(B, T') task positions drawn with replacement from `positions`, one row per replicate."""
     return positions[rng.integers(0, len(positions), size=(n_resamples, len(positions)))]
@@ -63,23 +68,43 @@ def gathered(replicates: np.ndarray, draws: np.ndarray) -> np.ndarray:
     return replicates[..., np.arange(draws.shape[0])[:, None], draws]
 
 
-def pair_points(mine: np.ndarray, others: np.ndarray) -> np.ndarray:
-    """Points of `mine` (..., T) against each of `others` (n, ..., T): (n, ...), 2 per task won, 1 per tie."""
+def comparisons(mine: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Per task, what `mine` (..., T) scores against each of `others` (n, ..., T): 2 a win, 1 a tie, 0 a loss.
+
+    A pair's two sides always add up to 2 per task. (A win is above the other
+    by more than TIE_TOLERANCE, a tie within it: the two tests add up.)
+    """
     diff = mine - others
-    return 2 * (diff > TIE_TOLERANCE).sum(axis=-1) + (np.abs(diff) <= TIE_TOLERANCE).sum(axis=-1)
+    return (diff > TIE_TOLERANCE).view(np.int8) + (diff >= -TIE_TOLERANCE).view(np.int8)
+
+
+def pair_points(mine: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Points of `mine` (..., T) against each of `others` (n, ..., T): (n, ...), summed over the tasks."""
+    return comparisons(mine, others).sum(axis=-1, dtype=np.int64)
+
+
+def weighted_points(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per-task codes (n, B, T) summed over each replicate's drawn tasks, for S scopes at once: (S, n, B).
+
+    `weights` (B, T, S) counts how often each task is drawn in each replicate
+    of each scope. One batched matrix product in float32, exact: every sum is
+    a small integer (at most 2 x the tasks drawn).
+    """
+    products = np.matmul(codes.transpose(1, 0, 2).astype(np.float32), weights)  # (B, n, S)
+    return np.rint(products).astype(np.int64).transpose(2, 1, 0)
 
 
 def dominance_points(means: np.ndarray) -> np.ndarray:
-    """(C, ..., T) per-task means of a comparison set -> (C, ...) points each wins against the others.
+    """(C, T) per-task means of a comparison set -> (C,) points each wins against the others.
 
     Each pair shares exactly 2 points per task, so only one side of each
     pair is compared.
     """
     n, n_tasks = means.shape[0], means.shape[-1]
-    points = np.zeros(means.shape[:-1], dtype=np.int64)
+    points = np.zeros(n, dtype=np.int64)
     for i in range(n - 1):
-        mine = pair_points(means[i], means[i + 1 :])  # (n - i - 1, ...)
-        points[i] += mine.sum(axis=0)
+        mine = pair_points(means[i], means[i + 1 :])  # (n - i - 1,)
+        points[i] += mine.sum()
         points[i + 1 :] += 2 * n_tasks - mine
     return points
 
@@ -93,14 +118,28 @@ def dominance_share(points: np.ndarray, n_members: int, n_tasks: int) -> np.ndar
 class Scope:
     """One scope's (all tasks, or one category's) task draws and what each entry makes of them."""
 
+    positions: np.ndarray  # (T',) the scope's tasks, as positions in the board's tasks
     draws: np.ndarray  # (B, T') positions in the board's tasks
+    weights: np.ndarray  # (B, T) how often each of the board's tasks is drawn in each replicate
     avg: dict[Hashable, np.ndarray] = field(default_factory=dict)  # entry -> (B,) Avg@k replicates
     best: dict[Hashable, np.ndarray] = field(default_factory=dict)  # entry -> (B,) Best@k replicates
+    avg_ci: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
+    best_ci: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
     points: dict[Hashable, np.ndarray] = field(default_factory=dict)  # member -> (B,) Dominance points
+    # Ranked: the members with a counted rollout in the scope; `above` counts, per replicate, the ranked
+    # entries whose Avg@k is above this one's (beyond TIE_TOLERANCE): its rank is 1 + that.
+    above: dict[Hashable, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_tasks(self) -> int:
         return self.draws.shape[1]
+
+
+def task_weights(draws: np.ndarray, n_tasks: int) -> np.ndarray:
+    """(B, T') drawn positions -> (B, T) how many times each task is drawn in each replicate."""
+    weights = np.zeros((draws.shape[0], n_tasks), dtype=np.int64)
+    np.add.at(weights, (np.arange(draws.shape[0])[:, None], draws), 1)
+    return weights
 
 
 @dataclass
@@ -110,17 +149,28 @@ class Bootstrap:
     `set_entry` replaces one entry (its scores changed, it joined or left the
     comparison set, it is new); `drop_entry` removes one. Built from nothing
     by `Bootstrap.build`, which is the reference the updates must equal.
+    Entries' per-task Avg@k replicates sit in one array (a row each), so an
+    entry is compared with all the others in one numpy operation.
     """
 
     n_resamples: int
+    n_tasks: int
     seed: int
     scopes: dict[str | None, Scope]
-    means: dict[Hashable, np.ndarray] = field(default_factory=dict)  # entry -> (B, T) per-task Avg@k replicates
     members: set[Hashable] = field(default_factory=set)
+    rows: dict[Hashable, int] = field(default_factory=dict)  # entry -> its row of `stack`
+    stack: np.ndarray | None = None  # (rows, B, T) per-task Avg@k replicates
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(B, T, S) every scope's task weights, in `scopes`' order."""
+        if getattr(self, "_weights", None) is None:
+            self._weights = np.stack([s.weights for s in self.scopes.values()], axis=-1).astype(np.float32)
+        return self._weights
 
     @classmethod
     def empty(
-        cls, scope_positions: dict[str | None, Sequence[int]], n_resamples: int, seed: int
+        cls, scope_positions: dict[str | None, Sequence[int]], n_tasks: int, n_resamples: int, seed: int
     ) -> Bootstrap:
         """No entries yet; `scope_positions` gives each scope's task positions (None: all tasks)."""
         scopes = {}
@@ -129,80 +179,146 @@ class Bootstrap:
             rng = np.random.default_rng((seed, 1))
             positions = np.asarray(positions, dtype=np.int64)
             draws = drawn_tasks(n_resamples, positions, rng) if len(positions) else np.zeros((n_resamples, 0), np.int64)
-            scopes[name] = Scope(draws=draws)
-        return cls(n_resamples=n_resamples, seed=seed, scopes=scopes)
+            scopes[name] = Scope(positions=positions, draws=draws, weights=task_weights(draws, n_tasks))
+        return cls(n_resamples=n_resamples, n_tasks=n_tasks, seed=seed, scopes=scopes)
 
     @classmethod
     def build(
         cls,
         scope_positions: dict[str | None, Sequence[int]],
+        n_tasks: int,
         entries: Iterable[tuple[Hashable, np.ndarray, np.ndarray]],
         members: Iterable[Hashable],
         n_resamples: int,
         seed: int,
     ) -> Bootstrap:
         """From nothing: `entries` yields (entry, values (T, K), counts (T,)); `members` are the comparison set."""
-        made = cls.empty(scope_positions, n_resamples, seed)
+        made = cls.empty(scope_positions, n_tasks, n_resamples, seed)
+        in_scopes: dict[Hashable, list[bool]] = {}
         for entry, values, counts in entries:
             made._replicate(entry, values, counts)
-        made.members = set(members) & set(made.means)
-        order = [e for e in made.means if e in made.members]
-        for scope in made.scopes.values():
-            if len(order) < 2:
-                continue
-            points = dominance_points(np.stack([gathered(made.means[e], scope.draws) for e in order]))
-            scope.points = dict(zip(order, points))
+            in_scopes[entry] = [bool(counts[scope.positions].sum() > 0) for scope in made.scopes.values()]
+        made.members = set(members) & set(made.rows)
+        order = [e for e in made.rows if e in made.members]
+        for s, scope in enumerate(made.scopes.values()):
+            ranked = [e for e in order if in_scopes[e][s]]
+            if ranked:
+                ranks = competition_ranks(np.stack([scope.avg[e] for e in ranked]))
+                scope.above = {e: r - 1 for e, r in zip(ranked, ranks)}
+        if len(order) < 2:
+            return made
+        means = made.stack[[made.rows[e] for e in order]]
+        scopes = list(made.scopes.values())
+        totals = np.array([2 * scope.n_tasks for scope in scopes])[:, None, None]
+        points = np.zeros((len(scopes), len(order), n_resamples), dtype=np.int64)  # (S, C, B)
+        for i in range(len(order) - 1):
+            won = weighted_points(comparisons(means[i], means[i + 1 :]), made.weights)  # (S, rest, B)
+            points[:, i] += won.sum(axis=1)
+            points[:, i + 1 :] += totals - won
+        for s, scope in enumerate(scopes):
+            scope.points = dict(zip(order, points[s]))
         return made
+
+    def __contains__(self, entry: Hashable) -> bool:
+        return entry in self.rows
+
+    def _row_of(self, entry: Hashable) -> int:
+        if entry not in self.rows:
+            self.rows[entry] = len(self.rows)
+            shape = (self.n_resamples, self.n_tasks)
+            if self.stack is None:
+                self.stack = np.zeros((8, *shape))
+            elif self.rows[entry] >= len(self.stack):
+                self.stack = np.concatenate([self.stack, np.zeros((len(self.stack), *shape))])
+        return self.rows[entry]
 
     def _replicate(self, entry: Hashable, values: np.ndarray, counts: np.ndarray) -> None:
         replicates = entry_resamples(values, counts, self.n_resamples, entry_rng(self.seed, entry))
-        self.means[entry] = replicates[0]
+        row = self._row_of(entry)  # first: it may make the stack
+        self.stack[row] = replicates[0]
         for scope in self.scopes.values():
             scope.avg[entry] = gathered(replicates[0], scope.draws).mean(axis=-1)
             scope.best[entry] = gathered(replicates[1], scope.draws).mean(axis=-1)
+            if scope.n_tasks:
+                low, high = percentile_interval(np.stack([scope.avg[entry], scope.best[entry]]), axis=1)
+                scope.avg_ci[entry] = (float(low[0]), float(high[0]))
+                scope.best_ci[entry] = (float(low[1]), float(high[1]))
+
+    def _unrank(self, entry: Hashable) -> None:
+        for scope in self.scopes.values():
+            if scope.above.pop(entry, None) is None:
+                continue
+            mine = scope.avg[entry]
+            for other in scope.above:
+                scope.above[other] = scope.above[other] - (mine > scope.avg[other] + TIE_TOLERANCE)
+
+    def _rank(self, entry: Hashable, counts: np.ndarray) -> None:
+        """Rank a member in every scope it has a counted rollout in."""
+        for scope in self.scopes.values():
+            if not counts[scope.positions].sum() > 0:
+                continue
+            mine = scope.avg[entry]
+            above = np.zeros(self.n_resamples, dtype=np.int64)
+            for other in scope.above:
+                theirs = scope.avg[other]
+                scope.above[other] = scope.above[other] + (mine > theirs + TIE_TOLERANCE)
+                above += theirs > mine + TIE_TOLERANCE
+            scope.above[entry] = above
+
+    def _pairs(self, entry: Hashable) -> tuple[list[Hashable], np.ndarray]:
+        """The other members, and the points `entry` wins against each of them: (S, others, B), scopes in order."""
+        others = [e for e in self.members if e != entry]
+        if not others:
+            return others, np.zeros((len(self.scopes), 0, self.n_resamples), dtype=np.int64)
+        codes = comparisons(self.stack[self.rows[entry]], self.stack[: len(self.rows)])  # (all rows, B, T)
+        return others, weighted_points(codes[[self.rows[e] for e in others]], self.weights)
 
     def _leave(self, entry: Hashable) -> None:
         """Take a member's pairs out of every other member's points."""
-        others = [e for e in self.members if e != entry]
+        others, won = self._pairs(entry)
         self.members.discard(entry)
-        for scope in self.scopes.values():
+        for scope, mine in zip(self.scopes.values(), won):
             scope.points.pop(entry, None)
-            if not others:
-                continue
-            mine = pair_points(gathered(self.means[entry], scope.draws), self._stacked(others, scope))
-            for other, won in zip(others, mine):
-                scope.points[other] = scope.points.get(other, 0) - (2 * scope.n_tasks - won)
             if len(others) == 1:
                 scope.points.clear()  # one member alone has no Dominance
+                continue
+            for other, points in zip(others, mine):
+                scope.points[other] = scope.points[other] - (2 * scope.n_tasks - points)
 
     def _join(self, entry: Hashable) -> None:
         """Add a member's pairs to every other member's points, and its own."""
-        others = [e for e in self.members if e != entry]
+        others, won = self._pairs(entry)
         self.members.add(entry)
         if not others:
             return
-        for scope in self.scopes.values():
-            mine = pair_points(gathered(self.means[entry], scope.draws), self._stacked(others, scope))
-            for other, won in zip(others, mine):
+        for scope, mine in zip(self.scopes.values(), won):
+            for other, points in zip(others, mine):
                 # A member that was alone had no points: it starts from 0.
-                scope.points[other] = scope.points.get(other, 0) + (2 * scope.n_tasks - won)
+                scope.points[other] = scope.points.get(other, 0) + (2 * scope.n_tasks - points)
             scope.points[entry] = mine.sum(axis=0)
-
-    def _stacked(self, entries: list[Hashable], scope: Scope) -> np.ndarray:
-        return gathered(np.stack([self.means[e] for e in entries]), scope.draws)
 
     def set_entry(self, entry: Hashable, values: np.ndarray, counts: np.ndarray, member: bool) -> None:
         """One entry's scores are now `values`/`counts`, in the comparison set or not."""
         if entry in self.members:
             self._leave(entry)
+        self._unrank(entry)
         self._replicate(entry, values, counts)
         if member:
             self._join(entry)
+            self._rank(entry, counts)
 
     def drop_entry(self, entry: Hashable) -> None:
         if entry in self.members:
             self._leave(entry)
-        self.means.pop(entry, None)
+        self._unrank(entry)
+        if entry not in self.rows:
+            return
+        # The last row moves into the dropped one's place.
+        row, last = self.rows.pop(entry), len(self.rows)
+        if row != last:
+            moved = next(e for e, r in self.rows.items() if r == last)
+            self.stack[row] = self.stack[last]
+            self.rows[moved] = row
         for scope in self.scopes.values():
-            scope.avg.pop(entry, None)
-            scope.best.pop(entry, None)
+            for by_entry in (scope.avg, scope.best, scope.avg_ci, scope.best_ci):
+                by_entry.pop(entry, None)

@@ -652,7 +652,7 @@ def _compute(
         boot, own = kept.boot, kept.own
         for key in set(kept.entries) - set(keys):
             boot.drop_entry(key)
-        changed = [k for k in keys if k in dirty or k not in boot.means or (k in boot.members) != (k in comparison)]
+        changed = [k for k in keys if k in dirty or k not in boot or (k in boot.members) != (k in comparison)]
         for key, values, counts in agg.entry_scores(table, changed):
             boot.set_entry(key, values, counts, member=key in comparison)
     scopes = agg.all_figures(table, comparison, N_RESAMPLES, boot=boot)

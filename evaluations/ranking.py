@@ -59,7 +59,13 @@ def rank_ranges(replicates: np.ndarray, level: float = INTERVAL_PERCENT / 100) -
     """(C, B) replicate figures -> each entry's (low, high) rank over the middle `level` of replicates."""
     if len(replicates) == 0:
         return []
-    ranks = competition_ranks(replicates)
+    return ranges_of_ranks(competition_ranks(replicates), level)
+
+
+def ranges_of_ranks(ranks: np.ndarray, level: float = INTERVAL_PERCENT / 100) -> list[tuple[int, int]]:
+    """(C, B) ranks in each replicate -> each entry's (low, high) rank over the middle `level` of replicates."""
+    if len(ranks) == 0:
+        return []
     tail = (1 - level) / 2 * 100
     lows = np.percentile(ranks, tail, axis=1, method="lower")
     highs = np.percentile(ranks, 100 - tail, axis=1, method="higher")
