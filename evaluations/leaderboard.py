@@ -70,6 +70,7 @@ N_RESAMPLES = agg.DEFAULT_RESAMPLES
 # them meanwhile (nor a test, whose transaction never commits).
 _changes_here = itertools.count(1)
 _seen_here: dict[str, int] = {}  # scope -> this process's latest change
+_changed_here_at = 0.0  # when this process last changed what boards read (epoch seconds)
 
 
 GLOBAL = ""  # the scope every board reads: tasks, models, entries, published results
@@ -150,7 +151,9 @@ def invalidate(version_id: int | None = None, entry: str | None = None) -> None:
         scope = version_scope(version_id)
     else:
         scope = entry_scope(version_id, entry)
+    global _changed_here_at
     _seen_here[scope] = next(_changes_here)
+    _changed_here_at = time.time()
     transaction.on_commit(lambda: _bump(scope))
 
 
@@ -531,28 +534,33 @@ def _scope_extras(
     return result
 
 
-def _cells(tasks: list[board_shape.TaskInfo], keys: list[str], counted: Counted) -> dict[int, dict[str, board_shape.Cell]]:
-    cells: dict[int, dict[str, board_shape.Cell]] = {}
+def _entry_cells(tasks: list[board_shape.TaskInfo], key: str, counted: Counted) -> dict[int, board_shape.Cell]:
+    """One entry's heatmap cells, by task id: tasks it has a counted or a flagged rollout on."""
+    cells = {}
     for task in tasks:
-        row = {}
-        for key in keys:
-            got = counted.scores.get((key, task.id), [])
-            ids = counted.rollout_ids.get((key, task.id), [])
-            infra = counted.flagged.get((key, task.id), [])
-            if not got and not infra:
-                continue
-            best_at = int(np.argmax(got)) if got else None
-            row[key] = board_shape.Cell(
-                avg=float(np.mean(got)) if got else None,
-                best=max(got) if got else None,
-                scores=got,
-                rollout_ids=ids,
-                best_rollout_id=ids[best_at] if best_at is not None else None,
-                infra_rollout_ids=infra,
-                clipped_rollout_ids=counted.clipped.get((key, task.id), []),
-            )
-        cells[task.id] = row
+        got = counted.scores.get((key, task.id), [])
+        ids = counted.rollout_ids.get((key, task.id), [])
+        infra = counted.flagged.get((key, task.id), [])
+        if not got and not infra:
+            continue
+        best_at = int(np.argmax(got)) if got else None
+        cells[task.id] = board_shape.Cell(
+            avg=float(np.mean(got)) if got else None,
+            best=max(got) if got else None,
+            scores=got,
+            rollout_ids=ids,
+            best_rollout_id=ids[best_at] if best_at is not None else None,
+            infra_rollout_ids=infra,
+            clipped_rollout_ids=counted.clipped.get((key, task.id), []),
+        )
     return cells
+
+
+def _cells(
+    tasks: list[board_shape.TaskInfo], keys: list[str], by_entry: dict[str, dict[int, board_shape.Cell]]
+) -> dict[int, dict[str, board_shape.Cell]]:
+    """The board's cells, task id -> entry key -> cell, from each entry's."""
+    return {task.id: {key: by_entry[key][task.id] for key in keys if task.id in by_entry[key]} for task in tasks}
 
 
 @dataclass
@@ -569,6 +577,7 @@ class Kept:
     counted: Counted
     boot: bs.Bootstrap
     own: dict[tuple[str, str | None], EntryOwn]
+    cells: dict[str, dict[int, board_shape.Cell]]  # entry key -> its cells by task id
     published: list[board_shape.PublishedEntry]
     n_read: int = 0  # rollouts read from the database to make this board (all of them, or the changed entries')
 
@@ -686,6 +695,10 @@ def _compute(
 
     entries.sort(key=lambda e: (e.overall is None, -(e.overall.avg if e.overall else 0), e.model, e.harness))
     published = kept.published if kept is not None else _published(version, tasks, harness, open_weight)
+    entry_cells = {
+        key: kept.cells[key] if kept is not None and key not in dirty and key in kept.cells else _entry_cells(tasks, key, counted)
+        for key in keys
+    }
     data = board_shape.Board(
         version=board_shape.VersionInfo(
             id=version.id, name=version.name, benchmark=version.benchmark, label=str(version), clip_rewards=clip
@@ -696,7 +709,7 @@ def _compute(
         tasks=tasks,
         entries=entries,
         n_comparison=len(comparison),
-        cells=_cells(tasks, keys, counted),
+        cells=_cells(tasks, keys, entry_cells),
         budget_grid=BUDGET_GRID.tolist(),
         published=published,
         n_resamples=N_RESAMPLES,
@@ -708,7 +721,8 @@ def _compute(
         n_rollouts=sum(counted.n_read[key] for key in keys),
     )
     return data, Kept(
-        base=base, entries=stamps, counted=counted, boot=boot, own=own, published=published, n_read=len(read)
+        base=base, entries=stamps, counted=counted, boot=boot, own=own, cells=entry_cells, published=published,
+        n_read=len(read),
     )
 
 
@@ -849,7 +863,8 @@ def rebuilding_key(version_id: int, harness: int | None, open_weight: bool | Non
 
 def _store(key: str, data: board_shape.Board, version_id: int, harness: int | None, open_weight: bool | None) -> None:
     cache.set(key, data, BOARD_TIMEOUT)
-    cache.set(latest_key(version_id, harness, open_weight), data, BOARD_TIMEOUT)
+    if shared_cache():  # where a page may serve it while the next is computed (served_board)
+        cache.set(latest_key(version_id, harness, open_weight), data, BOARD_TIMEOUT)
     _remember(key, data)
 
 
@@ -888,8 +903,9 @@ def served_board(
         else:
             last = None
     if last is not None and last.n_rollouts > settings.AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS and shared_cache():
-        if last.generation == f"{everywhere}.{this_version}" and not here:
-            _remember(key, last)  # a worker's board of this very generation
+        if last.generation == f"{everywhere}.{this_version}" and last.computed_at > _changed_here_at:
+            # A worker's board of this very generation, computed after this process's own last change.
+            _remember(key, last)
             return last, Freshness(last.computed_at, stale=False, rebuilding=False)
         return last, Freshness(last.computed_at, stale=True, rebuilding=request_rebuild(version.pk, harness, open_weight))
     data = updated_board(version, harness, open_weight)
