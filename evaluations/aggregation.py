@@ -212,18 +212,23 @@ def scope_figures(
 
 
 def figures_from(
-    boot: bs.Bootstrap, table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None
+    boot: bs.Bootstrap, table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None,
+    arrays: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[Hashable, Figures]:
-    """Figures of every entry over one scope, the intervals from `boot` (built or kept up to date for `table`)."""
+    """Figures of every entry over one scope, the intervals from `boot` (built or kept up to date for `table`).
+
+    `arrays` is `table.arrays()`, when several scopes share it.
+    """
     tasks = table.tasks_in(category)
     comparison = set(comparison)
     if not table.entries or not tasks:
         return {}
-    values, counts = table.arrays(tasks)
+    scope = boot.scopes[category]
+    values, counts = table.arrays() if arrays is None else arrays
+    values, counts = values[:, scope.positions], counts[:, scope.positions]
     means = task_means(values, counts)
     avg = means.mean(axis=1)
     best = task_bests(values, counts).mean(axis=1)
-    scope = boot.scopes[category]
 
     members = [i for i, e in enumerate(table.entries) if e in comparison]
     dom: dict[int, float] = {}
@@ -268,6 +273,7 @@ def all_figures(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     boot: bs.Bootstrap | None = None,
+    arrays: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str | None, dict[Hashable, Figures]]:
     """Figures per scope: key None is all tasks, then one key per category.
 
@@ -279,7 +285,8 @@ def all_figures(
         return {None: {}}
     if boot is None:
         boot = build_bootstrap(table, comparison, n_resamples, seed)
-    return {scope: figures_from(boot, table, comparison, scope) for scope in [None, *table.category_names()]}
+    arrays = table.arrays() if arrays is None else arrays
+    return {scope: figures_from(boot, table, comparison, scope, arrays) for scope in [None, *table.category_names()]}
 
 
 MEDALS = ("gold", "silver", "bronze")
@@ -307,15 +314,22 @@ def medals_for_task(per_task: Mapping[Hashable, float]) -> dict[Hashable, str]:
 
 
 def medal_table(
-    table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None
+    table: ScoreTable, comparison: Iterable[Hashable], category: str | None = None,
+    arrays: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[Hashable, dict[str, int]]:
-    """Medal counts per comparison entry over all tasks (or one category's), by per-task Avg@k."""
+    """Medal counts per comparison entry over all tasks (or one category's), by per-task Avg@k.
+
+    `arrays` is `table.arrays()`, when several scopes share it.
+    """
     comparison = set(comparison)
     members = [i for i, e in enumerate(table.entries) if e in comparison]
     counts = {table.entries[i]: dict.fromkeys(MEDALS, 0) for i in members}
-    if not members or not table.tasks_in(category):
+    tasks = set(table.tasks_in(category))
+    if not members or not tasks:
         return counts
-    values, n = table.arrays(table.tasks_in(category))
+    values, n = table.arrays() if arrays is None else arrays
+    positions = [j for j, t in enumerate(table.tasks) if t in tasks]
+    values, n = values[:, positions], n[:, positions]
     places = medal_places(task_means(values[members], n[members]))
     for row, i in enumerate(members):
         won = np.bincount(places[row][places[row] >= 0], minlength=len(MEDALS))
@@ -405,15 +419,16 @@ def pareto_frontier(points: Mapping[Hashable, tuple[float | None, float]]) -> se
     Points with an unknown cost are left out: they can neither be on the
     frontier nor push others off it.
     """
-    known = {k: (x, y) for k, (x, y) in points.items() if x is not None}
-    frontier = set()
-    for key, (x, y) in known.items():
-        dominated = any(
-            (ox <= x and oy >= y) and (ox < x or oy > y) for other, (ox, oy) in known.items() if other != key
-        )
-        if not dominated:
-            frontier.add(key)
-    return frontier
+    keys = [k for k, (x, _) in points.items() if x is not None]
+    if not keys:
+        return set()
+    x = np.array([points[k][0] for k in keys], dtype=float)
+    y = np.array([points[k][1] for k in keys], dtype=float)
+    # dominated[i]: some point at most as dear and at least as good, and better on one of the two.
+    dominated = (
+        (x[None, :] <= x[:, None]) & (y[None, :] >= y[:, None]) & ((x[None, :] < x[:, None]) | (y[None, :] > y[:, None]))
+    ).any(axis=1)
+    return {k for k, d in zip(keys, dominated) if not d}
 
 
 @dataclass

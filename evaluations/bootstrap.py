@@ -90,7 +90,7 @@ def weighted_points(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     of each scope. One batched matrix product in float32, exact: every sum is
     a small integer (at most 2 x the tasks drawn).
     """
-    products = np.matmul(codes.transpose(1, 0, 2).astype(np.float32), weights)  # (B, n, S)
+    products = np.matmul(np.ascontiguousarray(codes.transpose(1, 0, 2), dtype=np.float32), weights)  # (B, n, S)
     return np.rint(products).astype(np.int64).transpose(2, 1, 0)
 
 
@@ -299,6 +299,13 @@ class Bootstrap:
 
     def set_entry(self, entry: Hashable, values: np.ndarray, counts: np.ndarray, member: bool) -> None:
         """One entry's scores are now `values`/`counts`, in the comparison set or not."""
+        if member and entry in self.members:
+            before = self.stack[self.rows[entry]].copy()
+            self._unrank(entry)
+            self._replicate(entry, values, counts)
+            self._rank(entry, counts)
+            self._repair(entry, before)
+            return
         if entry in self.members:
             self._leave(entry)
         self._unrank(entry)
@@ -306,6 +313,22 @@ class Bootstrap:
         if member:
             self._join(entry)
             self._rank(entry, counts)
+
+    def _repair(self, entry: Hashable, before: np.ndarray) -> None:
+        """A member stays one with new replicates: its pairs change on the tasks whose replicates changed alone
+        (a new rollout on one task: that task's column), so only those columns are compared again."""
+        after = self.stack[self.rows[entry]]
+        changed = np.flatnonzero((after != before).any(axis=0))
+        others = [e for e in self.members if e != entry]
+        if not len(changed) or not others:
+            return
+        theirs = self.stack[[self.rows[e] for e in others]][:, :, changed]  # (others, B, changed)
+        codes = comparisons(after[:, changed], theirs).astype(np.int16) - comparisons(before[:, changed], theirs)
+        gained = weighted_points(codes, self.weights[:, changed, :])  # (S, others, B): what entry won more
+        for scope, mine in zip(self.scopes.values(), gained):
+            for other, points in zip(others, mine):
+                scope.points[other] = scope.points[other] - points
+            scope.points[entry] = scope.points[entry] + mine.sum(axis=0)
 
     def drop_entry(self, entry: Hashable) -> None:
         if entry in self.members:

@@ -507,14 +507,14 @@ def _entry_own(table: agg.ScoreTable, counted: Counted, key: str, category: str 
 
 def _scope_extras(
     table: agg.ScoreTable, counted: Counted, figures: dict[str, agg.Figures], comparison: set, category: str | None,
-    own: dict[tuple[str, str | None], EntryOwn],
+    own: dict[tuple[str, str | None], EntryOwn], arrays: tuple[np.ndarray, np.ndarray],
 ) -> dict[str, board_shape.EntryScope]:
     """Per entry, everything besides the figures that one scope shows: usage, medals, curves, Pareto.
 
     `own` holds entries' own parts already computed (by (entry, scope)); the
     missing ones are computed and added.
     """
-    medals = agg.medal_table(table, comparison, category)
+    medals = agg.medal_table(table, comparison, category, arrays)
     usage = {key: counted.usage[(key, category)] for key in table.entries}
     cost = agg.pareto_frontier({k: (usage[k].cost_per_rollout, figures[k].avg) for k in table.entries})
     tokens = agg.pareto_frontier({k: (usage[k].tokens_per_rollout, figures[k].avg) for k in table.entries})
@@ -664,9 +664,11 @@ def _compute(
         changed = [k for k in keys if k in dirty or k not in boot or (k in boot.members) != (k in comparison)]
         for key, values, counts in agg.entry_scores(table, changed):
             boot.set_entry(key, values, counts, member=key in comparison)
-    scopes = agg.all_figures(table, comparison, N_RESAMPLES, boot=boot)
+    arrays = table.arrays()
+    scopes = agg.all_figures(table, comparison, N_RESAMPLES, boot=boot, arrays=arrays)
     extras = {
-        scope: _scope_extras(table, counted, scopes[scope], comparison, scope, own) for scope in scopes if scopes[scope]
+        scope: _scope_extras(table, counted, scopes[scope], comparison, scope, own, arrays)
+        for scope in scopes if scopes[scope]
     }
     entries = []
     for key, (m, h) in zip(keys, pairs):
@@ -802,7 +804,7 @@ def _board_key(version_id: int, harness: int | None, open_weight: bool | None, a
 # (LocMemCache too) pickles, and unpickling a 100-entry board took most of
 # a warm page's time. A key carries the generation, so an entry here is
 # never stale; boards are frozen, so requests can share one.
-RECENT_BOARDS = 8
+RECENT_BOARDS = 16
 _recent: OrderedDict[str, tuple[board_shape.Board, float]] = OrderedDict()
 _recent_lock = threading.Lock()
 
@@ -862,10 +864,13 @@ def rebuilding_key(version_id: int, harness: int | None, open_weight: bool | Non
 
 
 def _store(key: str, data: board_shape.Board, version_id: int, harness: int | None, open_weight: bool | None) -> None:
-    cache.set(key, data, BOARD_TIMEOUT)
-    if shared_cache():  # where a page may serve it while the next is computed (served_board)
-        cache.set(latest_key(version_id, harness, open_weight), data, BOARD_TIMEOUT)
+    """Keep a board for this process, and in a shared cache for the others (with the last one, which a page
+    serves while the next is computed: served_board). A per-process cache would only pickle a copy of
+    what this process keeps as it is (100 entries: a fifth of an incremental update)."""
     _remember(key, data)
+    if shared_cache():
+        cache.set(key, data, BOARD_TIMEOUT)
+        cache.set(latest_key(version_id, harness, open_weight), data, BOARD_TIMEOUT)
 
 
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
