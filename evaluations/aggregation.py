@@ -150,10 +150,10 @@ percentile_interval = bs.percentile_interval
 
 
 def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
-    """(2, E, B, T): every entry's replicates (evaluations.bootstrap.entry_resamples), each from its own seed."""
+    """(2, E, B, T): every entry's replicates (evaluations.bootstrap.entry_resamples), each from its own seeds."""
     values, counts = table.arrays()
     return np.stack(
-        [bs.entry_resamples(values[i], counts[i], n_resamples, bs.entry_rng(seed, e)) for i, e in enumerate(table.entries)],
+        [bs.entry_resamples(values[i], counts[i], n_resamples, seed, e, table.tasks) for i, e in enumerate(table.entries)],
         axis=1,
     )
 
@@ -193,7 +193,7 @@ def build_bootstrap(
     if scopes is None:
         scopes = [None, *table.category_names()]
     return bs.Bootstrap.build(
-        scope_positions(table, scopes), len(table.tasks), entry_scores(table), set(comparison), n_resamples, seed
+        scope_positions(table, scopes), table.tasks, entry_scores(table), set(comparison), n_resamples, seed
     )
 
 

@@ -27,29 +27,29 @@ import numpy as np
 from .ranking import INTERVAL_PERCENTILES, TIE_TOLERANCE, competition_ranks
 
 
-def entry_rng(seed: int, entry: Hashable) -> np.random.Generator:
-    """The generator of one entry's rollout draws: the board's seed and the entry's own name, nothing else."""
-    return np.random.default_rng((seed, 0, zlib.crc32(repr(entry).encode())))
+def cell_rng(seed: int, entry: Hashable, task: Hashable) -> np.random.Generator:
+    """The generator of one entry's rollout draws on one task: the board's seed and the two names, nothing else."""
+    return np.random.default_rng((seed, 0, zlib.crc32(repr(entry).encode()), zlib.crc32(repr(task).encode())))
 
 
-def entry_resamples(values: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+def entry_resamples(
+    values: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int, entry: Hashable, tasks: Sequence[Hashable]
+) -> np.ndarray:
     """(2, B, T): per replicate, the mean [0] and the best [1] of each task's rollouts drawn with replacement.
 
     `values` (T, K) holds one entry's scores padded with anything, `counts`
-    (T,) how many are real. Only the entry's own K columns are drawn from,
-    so its draws do not depend on how many rollouts other entries have.
+    (T,) how many are real. Each task's draws come from its own generator
+    (`cell_rng`) and its own count, so a new rollout on one task changes that
+    task's replicates alone, and no other entry's.
     """
-    n_tasks = len(counts)
-    k = max(int(counts.max(initial=0)), 1)
-    values = values[:, :k]
-    n = counts[None, :, None]  # (1, T, 1)
-    picks = (rng.random((n_resamples, n_tasks, k)) * n).astype(np.int64)
-    picked = values[np.arange(n_tasks)[None, :, None], picks]  # (B, T, K)
-    present = np.arange(k) < n
-    result = np.zeros((2, n_resamples, n_tasks))
-    sums = np.where(present, picked, 0.0).sum(axis=-1)
-    result[0] = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
-    result[1] = np.where(counts > 0, np.where(present, picked, -np.inf).max(axis=-1), 0.0)
+    result = np.zeros((2, n_resamples, len(counts)))
+    for j, (task, n) in enumerate(zip(tasks, counts)):
+        if n == 0:
+            continue
+        picks = (cell_rng(seed, entry, task).random((n_resamples, n)) * n).astype(np.int64)
+        picked = values[j, :n][picks]  # (B, n)
+        result[0, :, j] = picked.sum(axis=-1) / n
+        result[1, :, j] = picked.max(axis=-1)
     return result
 
 
@@ -97,16 +97,10 @@ def weighted_points(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
 def dominance_points(means: np.ndarray) -> np.ndarray:
     """(C, T) per-task means of a comparison set -> (C,) points each wins against the others.
 
-    Each pair shares exactly 2 points per task, so only one side of each
-    pair is compared.
+    Every pair at once (C x C x T codes: small for one board's point
+    figures); an entry's tie with itself (1 per task) is taken out.
     """
-    n, n_tasks = means.shape[0], means.shape[-1]
-    points = np.zeros(n, dtype=np.int64)
-    for i in range(n - 1):
-        mine = pair_points(means[i], means[i + 1 :])  # (n - i - 1,)
-        points[i] += mine.sum()
-        points[i + 1 :] += 2 * n_tasks - mine
-    return points
+    return comparisons(means[:, None, :], means[None, :, :]).sum(axis=(1, 2), dtype=np.int64) - means.shape[-1]
 
 
 def dominance_share(points: np.ndarray, n_members: int, n_tasks: int) -> np.ndarray:
@@ -154,12 +148,16 @@ class Bootstrap:
     """
 
     n_resamples: int
-    n_tasks: int
+    tasks: Sequence[Hashable]  # the board's, in order: their names seed their rollout draws
     seed: int
     scopes: dict[str | None, Scope]
     members: set[Hashable] = field(default_factory=set)
     rows: dict[Hashable, int] = field(default_factory=dict)  # entry -> its row of `stack`
     stack: np.ndarray | None = None  # (rows, B, T) per-task Avg@k replicates
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
 
     @property
     def weights(self) -> np.ndarray:
@@ -170,7 +168,7 @@ class Bootstrap:
 
     @classmethod
     def empty(
-        cls, scope_positions: dict[str | None, Sequence[int]], n_tasks: int, n_resamples: int, seed: int
+        cls, scope_positions: dict[str | None, Sequence[int]], tasks: Sequence[Hashable], n_resamples: int, seed: int
     ) -> Bootstrap:
         """No entries yet; `scope_positions` gives each scope's task positions (None: all tasks)."""
         scopes = {}
@@ -179,21 +177,21 @@ class Bootstrap:
             rng = np.random.default_rng((seed, 1))
             positions = np.asarray(positions, dtype=np.int64)
             draws = drawn_tasks(n_resamples, positions, rng) if len(positions) else np.zeros((n_resamples, 0), np.int64)
-            scopes[name] = Scope(positions=positions, draws=draws, weights=task_weights(draws, n_tasks))
-        return cls(n_resamples=n_resamples, n_tasks=n_tasks, seed=seed, scopes=scopes)
+            scopes[name] = Scope(positions=positions, draws=draws, weights=task_weights(draws, len(tasks)))
+        return cls(n_resamples=n_resamples, tasks=list(tasks), seed=seed, scopes=scopes)
 
     @classmethod
     def build(
         cls,
         scope_positions: dict[str | None, Sequence[int]],
-        n_tasks: int,
+        tasks: Sequence[Hashable],
         entries: Iterable[tuple[Hashable, np.ndarray, np.ndarray]],
         members: Iterable[Hashable],
         n_resamples: int,
         seed: int,
     ) -> Bootstrap:
         """From nothing: `entries` yields (entry, values (T, K), counts (T,)); `members` are the comparison set."""
-        made = cls.empty(scope_positions, n_tasks, n_resamples, seed)
+        made = cls.empty(scope_positions, tasks, n_resamples, seed)
         in_scopes: dict[Hashable, list[bool]] = {}
         for entry, values, counts in entries:
             made._replicate(entry, values, counts)
@@ -233,7 +231,7 @@ class Bootstrap:
         return self.rows[entry]
 
     def _replicate(self, entry: Hashable, values: np.ndarray, counts: np.ndarray) -> None:
-        replicates = entry_resamples(values, counts, self.n_resamples, entry_rng(self.seed, entry))
+        replicates = entry_resamples(values, counts, self.n_resamples, self.seed, entry, self.tasks)
         row = self._row_of(entry)  # first: it may make the stack
         self.stack[row] = replicates[0]
         for scope in self.scopes.values():

@@ -36,7 +36,7 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
@@ -231,6 +231,12 @@ def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs)
 
 def entry_key(model_id: int, harness_id: int) -> str:
     return f"m{model_id}-h{harness_id}"
+
+
+def entry_pair(key: str) -> tuple[int, int]:
+    """entry_key's (model id, harness id) back."""
+    model, harness = key.split("-")
+    return int(model[1:]), int(harness[1:])
 
 
 ROLLOUT_FIELDS = (
@@ -574,6 +580,7 @@ class Kept:
 
     base: tuple
     entries: dict[str, tuple[int, int]]  # entry key -> its counter when its rollouts were read
+    seen: dict[str, tuple[int, int]]  # every entry counter of the version when read, on the board or not
     counted: Counted
     boot: bs.Bootstrap
     own: dict[tuple[str, str | None], EntryOwn]
@@ -620,27 +627,39 @@ def _compute(
     if open_weight is not None:
         chosen = chosen.filter(Q(model__open_weight=open_weight) | humans)
 
-    pairs = sorted(set(chosen.order_by().values_list("model_id", "harness_id").distinct()))
-    keys = [entry_key(m, h) for m, h in pairs]
-    stamps = {key: counters.get(entry_scope(version.id, key), (0, 0)) for key in keys}
     if kept is None:
-        counted, dirty = Counted(), set(keys)
-        rows = chosen
+        pairs = sorted(set(chosen.order_by().values_list("model_id", "harness_id").distinct()))
+        keys = [entry_key(m, h) for m, h in pairs]
+        counted, dirty, rows = Counted(), set(keys), chosen
     else:
+        # The entries are the kept ones and those whose counter moved (a new entry's first rollout moves
+        # it); a moved entry with no rollout left here (deleted, or outside the filters) is gone.
         counted = kept.counted
-        dirty = {key for key in keys if kept.entries.get(key) != stamps[key]}
-        gone = set(kept.entries) - set(keys)
-        counted.forget(dirty | gone)
-        for key in dirty | gone:
+        prefix = f"{version_scope(version.id)}:"
+        moved = {scope[len(prefix):] for scope in counters if scope.startswith(prefix)}
+        dirty = {key for key in moved if kept.seen.get(key) != counters[prefix + key]}
+        counted.forget(dirty)
+        for key in dirty:
             for scope in [None, *{t.category for t in tasks}]:
                 kept.own.pop((key, scope), None)
         wanted = Q(pk__in=[])
-        for (m, h), key in zip(pairs, keys):
-            if key in dirty:
-                wanted |= Q(model_id=m, harness_id=h)
+        for key in dirty:
+            m, h = entry_pair(key)
+            wanted |= Q(model_id=m, harness_id=h)
         rows = chosen.filter(wanted)
     read = list(rows.order_by("index", "id").values(*ROLLOUT_FIELDS))
     _count(read, task_by_id, clip, version.scoring, counted)
+    if kept is not None:
+        present = (set(kept.entries) - dirty) | {entry_key(r["model_id"], r["harness_id"]) for r in read}
+        pairs = sorted(entry_pair(key) for key in present)
+        keys = [entry_key(m, h) for m, h in pairs]
+        for key in (set(kept.entries) | dirty) - present:
+            counted.forget({key})
+    stamps = {key: counters.get(entry_scope(version.id, key), (0, 0)) for key in keys}
+    # Every entry counter read (of entries on this board or not): an entry outside the filters whose
+    # counter moved is read once, not at every update.
+    prefix = f"{version_scope(version.id)}:"
+    seen = {**{scope[len(prefix):]: n for scope, n in counters.items() if scope.startswith(prefix)}, **stamps}
 
     models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
     harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
@@ -723,7 +742,7 @@ def _compute(
         n_rollouts=sum(counted.n_read[key] for key in keys),
     )
     return data, Kept(
-        base=base, entries=stamps, counted=counted, boot=boot, own=own, cells=entry_cells, published=published,
+        base=base, entries=stamps, seen=seen, counted=counted, boot=boot, own=own, cells=entry_cells, published=published,
         n_read=len(read),
     )
 
@@ -975,17 +994,18 @@ def release_key(name: str) -> tuple:
 def versions_with_results() -> list[BenchmarkVersion]:
     """Versions that have rollouts or published results: real releases, newest first, then demo content.
 
-    Cached like boards: counting rollouts per version on every page view
-    would cost more than the rest of a warm page.
+    Cached like boards, and asked with EXISTS: counting every version's
+    rollouts (and joining its published results) after each new rollout cost
+    more than the incremental board itself at 10,000 rollouts.
     """
     key = "evaluations:versions:{}.{}.{}".format(*generation())
     ids = cache.get(key)
     if ids is None:
-        versions = BenchmarkVersion.objects.annotate(
-            n_rollouts=Count("tasks__rollouts", distinct=True),
-            n_published=Count("published_results", distinct=True),
-            n_figures=Count("published_figures", distinct=True),
-        ).filter(Q(n_rollouts__gt=0) | Q(n_published__gt=0) | Q(n_figures__gt=0))
+        versions = BenchmarkVersion.objects.filter(
+            Exists(Rollout.objects.filter(task__version=OuterRef("pk")))
+            | Exists(PublishedResult.objects.filter(version=OuterRef("pk")))
+            | Exists(PublishedFigure.objects.filter(version=OuterRef("pk")))
+        )
         ordered = sorted(versions, key=lambda v: (release_key(v.name), v.created_at), reverse=True)
         ids = [v.id for v in sorted(ordered, key=lambda v: v.demo)]
         cache.set(key, ids, BOARD_TIMEOUT)

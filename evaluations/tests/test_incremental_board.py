@@ -184,3 +184,12 @@ def test_a_new_rollout_reads_its_entry_alone():
     same(data, leaderboard.compute_board(version))
     # Nothing changed: nothing read.
     assert leaderboard._updated(version, None, None)[1].n_read == 0
+
+
+def test_a_new_rollout_changes_its_tasks_replicates_alone():
+    """Each task's draws have their own generator: a fourth rollout on t1 leaves the entry's t2 replicates as they were."""
+    before = table_of({("a", "t1"): [0.5, 1.0, 0.0], ("a", "t2"): [0.25, 0.75]}, ["a"])
+    after = table_of({("a", "t1"): [0.5, 1.0, 0.0, 1.0], ("a", "t2"): [0.25, 0.75]}, ["a"])
+    first, second = agg.rollout_resamples(before, 100, 7), agg.rollout_resamples(after, 100, 7)
+    assert (first[:, :, :, 1] == second[:, :, :, 1]).all()
+    assert not (first[:, :, :, 0] == second[:, :, :, 0]).all()
