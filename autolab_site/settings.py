@@ -73,6 +73,7 @@ MIDDLEWARE = [
     # CSRF tokens are masked per response.
     "django.middleware.gzip.GZipMiddleware",
     "autolab_site.middleware.RejectInvalidInputMiddleware",
+    "autolab_site.replica.ReplicaReadsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -113,6 +114,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 else:
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("AUTOLAB_TEST_DB") or "test_autolab_site"}
+
+# A PostgreSQL read replica for the pages (autolab_site/replica.py): safe requests read from it
+# outside transactions; writes, workers and anything inside atomic() use the primary.
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = dj_database_url.parse(os.environ["DATABASE_REPLICA_URL"], conn_max_age=60)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["autolab_site.replica.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
