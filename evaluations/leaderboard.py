@@ -823,7 +823,7 @@ def _board_key(version_id: int, harness: int | None, open_weight: bool | None, a
 # (LocMemCache too) pickles, and unpickling a 100-entry board took most of
 # a warm page's time. A key carries the generation, so an entry here is
 # never stale; boards are frozen, so requests can share one.
-RECENT_BOARDS = 16
+RECENT_BOARDS = 8
 _recent: OrderedDict[str, tuple[board_shape.Board, float]] = OrderedDict()
 _recent_lock = threading.Lock()
 
@@ -883,12 +883,11 @@ def rebuilding_key(version_id: int, harness: int | None, open_weight: bool | Non
 
 
 def _store(key: str, data: board_shape.Board, version_id: int, harness: int | None, open_weight: bool | None) -> None:
-    """Keep a board for this process, and in a shared cache for the others (with the last one, which a page
-    serves while the next is computed: served_board). A per-process cache would only pickle a copy of
-    what this process keeps as it is (100 entries: a fifth of an incremental update)."""
+    """Keep a board for this process and in the cache, and with a shared cache as the last one (which a page
+    serves while the next is computed: served_board)."""
     _remember(key, data)
+    cache.set(key, data, BOARD_TIMEOUT)
     if shared_cache():
-        cache.set(key, data, BOARD_TIMEOUT)
         cache.set(latest_key(version_id, harness, open_weight), data, BOARD_TIMEOUT)
 
 
