@@ -1,23 +1,30 @@
-"""From the database to leaderboard figures, cached until results change.
+"""From the database to leaderboard figures, cached until results change, updated entry by entry.
 
-`board(version)` reads every rollout of one benchmark version once, hands
-plain scores to `evaluations.aggregation` and returns one `board.Board`
-(evaluations/board.py writes its shape down) that the leaderboard, heatmap,
-model page, task page and API all read.
+`board(version)` returns one `board.Board` (evaluations/board.py writes its
+shape down) that the leaderboard, heatmap, model page, task page and API all
+read: plain scores go to `evaluations.aggregation`, which computes the
+figures.
 
 Caching: every board is stored under a key that includes the board's shape
 (`board.SHAPE`: no process reads a board pickled by code of another shape)
-and a *generation* counter, kept in the database (BoardGeneration) so that
-every process reads the same one. Saving or deleting an Entry, PublishedResult, Task,
+and a *generation*, kept in the database (BoardGeneration) so that every
+process reads the same one. Saving or deleting an Entry, PublishedResult, Task,
 BenchmarkVersion, AgentModel, Harness or FailureLabel bumps the global counter
 (signals connected in `EvaluationsConfig.ready`); creating or deleting a
 Rollout, or saving one in a way that changes what boards read
-(`board_state`), bumps its benchmark version's counter only, so a live
-campaign on one version leaves the others' boards cached. The next request
-recomputes, so nothing is ever served from before a change. Code that
-changes rollouts with `QuerySet.update()`, `bulk_update()` or
-`bulk_create()` (no signals) must call `invalidate()` (with the version
-when it knows it).
+(`board_state`), bumps the counter of its entry on its version only
+(`entry_scope`), so a live campaign on one version leaves the others' boards
+cached. Code that changes rollouts with `QuerySet.update()`, `bulk_update()`
+or `bulk_create()` (no signals) must call `invalidate()` (with the version
+when it knows it: every entry of it is then recomputed).
+
+Updating: a process keeps its last board of each version and filters
+(`Kept`); the next one reads and recomputes only the entries whose counter
+moved (`updated_board`), and `compute_board` (from nothing) is the reference
+it equals. Serving: `served_board` answers from the cache; a large board
+(AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS) with a shared cache is never computed in
+a request: the last one is served with its age while the boards queue's
+worker runs `rebuild`. Nothing is served from before a change without saying so.
 """
 from __future__ import annotations
 
