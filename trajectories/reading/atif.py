@@ -93,6 +93,9 @@ def parse_trajectory_file(
             data, storable, notes = read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
         except JsonFileError as exc:
             raise AtifError(exc.source, exc.problem) from exc
+        # The bytes go now when the caller gave them up (read_trial_folder's
+        # `consume`): a long file decoded weighs twice its bytes already.
+        first_read = None
         return _parse(data, source=str(path), storable=storable, notes=notes)
 
 
@@ -148,22 +151,110 @@ def load_validator() -> None:
     from harbor.models.trajectories import Trajectory  # noqa: F401
 
 
-def validation_warnings(data: dict) -> list[str]:
-    """Harbor's validation errors for `data` as short strings ([] when valid)."""
+# Trajectories of more steps than this are validated one step at a time
+# (validation_warnings): Harbor's models of every step at once weighed as
+# much as the decoded file again.
+VALIDATION_CHUNK = 500
+# Trajectory fields declared before `steps`: pydantic reports their errors first.
+_FIELDS_BEFORE_STEPS = frozenset({"schema_version", "session_id", "trajectory_id", "agent"})
+
+
+def validation_warnings(data: dict, *, chunk: int = VALIDATION_CHUNK) -> list[str]:
+    """Harbor's validation errors for `data` as short strings ([] when valid).
+
+    A long trajectory gives the same errors, in the same order, as Harbor's
+    Trajectory.model_validate of the whole, without holding a model of
+    every step at once (see _step_by_step_errors).
+    """
     from pydantic import ValidationError
 
     from harbor.models.trajectories import Trajectory
 
     try:
-        Trajectory.model_validate(data)
-    except ValidationError as exc:
-        out = []
-        for error in exc.errors(include_url=False, include_input=False):
-            where = ".".join(str(part) for part in error.get("loc", ())) or "trajectory"
-            out.append(_short(f"{where}: {error.get('msg', 'invalid')}"))
-        return out or [_short(str(exc))]
+        steps = data.get("steps")
+        if isinstance(steps, list) and len(steps) > chunk:
+            errors = _step_by_step_errors(data, steps)
+        else:
+            try:
+                Trajectory.model_validate(data)
+                errors = []
+            except ValidationError as exc:
+                errors = exc.errors(include_url=False, include_input=False) or [{"msg": str(exc)}]
     except Exception as exc:  # noqa: BLE001  (a validator bug must not stop an import)
         return [_short(f"validation failed: {type(exc).__name__}: {exc}")]
+    out = []
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "trajectory"
+        out.append(_short(f"{where}: {error.get('msg', 'invalid')}"))
+    return out
+
+
+def _step_by_step_errors(data: dict, steps: list) -> list[dict]:
+    """Trajectory.model_validate(data)'s errors, one step's model in memory at a time.
+
+    Each step is validated alone (its errors located under steps.N), the
+    rest of the document once with a single placeholder step, and Harbor's
+    checks across steps (Trajectory's "after" validators: sequential ids,
+    subagent ids, tool call references) run on what they read of each
+    step, kept small. Pydantic runs those checks only when every field is
+    valid, and reports the first that fails; so does this.
+    """
+    from types import SimpleNamespace
+
+    from pydantic import ValidationError
+
+    from harbor.models.trajectories import Trajectory
+    from harbor.models.trajectories.step import Step
+
+    step_errors: list[dict] = []
+    read: list[SimpleNamespace] = []
+    for position, raw in enumerate(steps):
+        try:
+            model = Step.model_validate(raw)
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False, include_input=False):
+                step_errors.append(dict(error, loc=("steps", position, *error.get("loc", ()))))
+            continue
+        read.append(_what_checks_read(model))
+        del model
+    try:
+        Trajectory.model_validate(dict(data, steps=[{"step_id": 1, "source": "system", "message": ""}]))
+        rest: list[dict] = []
+    except ValidationError as exc:
+        rest = exc.errors(include_url=False, include_input=False)
+    fields = [error for error in rest if error.get("loc")]
+    if step_errors or fields:
+        checks: list[dict] = []
+    else:
+        # The placeholder step passes the step checks: the only one that can fail above is the subagents'.
+        checks = _first_failure(Trajectory.validate_step_ids, SimpleNamespace(steps=read))
+        checks = checks or [error for error in rest if not error.get("loc")]
+        checks = checks or _first_failure(Trajectory.validate_tool_call_references, SimpleNamespace(steps=read))
+    before = [error for error in fields if error["loc"][0] in _FIELDS_BEFORE_STEPS]
+    after = [error for error in fields if error["loc"][0] not in _FIELDS_BEFORE_STEPS]
+    return [*before, *step_errors, *after, *checks]
+
+
+def _what_checks_read(step) -> Any:
+    """A validated step cut to what Trajectory's checks across steps read."""
+    from types import SimpleNamespace
+
+    results = step.observation.results if step.observation is not None else []
+    if not any(result.source_call_id is not None for result in results):
+        return SimpleNamespace(step_id=step.step_id, observation=None, tool_calls=None)
+    return SimpleNamespace(
+        step_id=step.step_id,
+        tool_calls=[SimpleNamespace(tool_call_id=call.tool_call_id) for call in step.tool_calls or []],
+        observation=SimpleNamespace(results=[SimpleNamespace(source_call_id=result.source_call_id) for result in results]),
+    )
+
+
+def _first_failure(check, trajectory) -> list[dict]:
+    """The error pydantic reports when one of Trajectory's "after" validators raises."""
+    try:
+        check(trajectory)
+    except ValueError as exc:
+        return [{"type": "value_error", "loc": (), "msg": f"Value error, {exc}"}]
     return []
 
 

@@ -271,12 +271,17 @@ def is_subtrajectory_file(name: str) -> bool:
     return name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
 
 
-def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapshot | None = None) -> TrialFolder:
+def read_trial_folder(
+    path: Path, *, live: bool = False, snapshot: FolderSnapshot | None = None, consume: bool = False,
+) -> TrialFolder:
     """Everything the database keeps about the trial in `path`.
 
     Raises TrialFolderError (naming the file) for files that exist but cannot
     be read. A folder without result.json is a trial still running: its
     trajectory is read with retries and the result fields stay empty.
+    `consume` drops each trajectory file's bytes from `snapshot` as soon as
+    they are decoded, for a caller that needs them no more: the bytes of a
+    long trajectory and its decoded form are then not held together.
     """
     path = Path(path)
     if not path.is_dir():
@@ -314,7 +319,7 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
     _read_agent(folder, config, result)
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
-    _read_trajectories(folder, snapshot, live=live or not folder.finished)
+    _read_trajectories(folder, snapshot, live=live or not folder.finished, consume=consume)
     _read_analysis(folder, snapshot)
     if not folder.exception_type and "exception.txt" in snapshot.names:
         text = _read_text(path, "exception.txt")
@@ -490,14 +495,16 @@ def _read_analysis(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
         folder.warnings.append(f"{folder.analysis_error}; Harbor's analysis is not shown")
 
 
-def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: bool) -> None:
+def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: bool, consume: bool = False) -> None:
     agent_dir = folder.path / "agent"
     main = agent_dir / "trajectory.json"
     attempts = LIVE_READ_ATTEMPTS if live else 1
+    # The bytes are handed over, not kept here: parse_trajectory_file lets them go once decoded.
+    take = snapshot.files.pop if consume else snapshot.files.get
     if "agent/trajectory.json" in snapshot.names:
         try:
             folder.trajectory = parse_trajectory_file(
-                main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=snapshot.files.get("agent/trajectory.json"),
+                main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=take("agent/trajectory.json", None),
                 read=_reader(folder.path, "agent/trajectory.json"),
             )
         except AtifError as exc:
@@ -510,7 +517,7 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
         relative = f"agent/{sub.name}"
         try:
             parsed = parse_trajectory_file(
-                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=snapshot.files.get(relative),
+                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=take(relative, None),
                 read=_reader(folder.path, relative),
             )
         except AtifError as exc:

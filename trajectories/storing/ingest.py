@@ -150,6 +150,8 @@ def _ingest_trial_dir(
     try:
         if not is_trial_dir(path):
             raise IngestError(f"{path}: not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
+        # A snapshot made here is this import's alone: the reader may let its bytes go as it decodes them.
+        own_snapshot = snapshot is None
         snapshot = snapshot or snapshot_folder(path)
         existing = rollout
         if existing is None:
@@ -157,7 +159,7 @@ def _ingest_trial_dir(
             existing = _stored_as(name) if name else None
         if existing is not None and existing.checksum == snapshot.checksum and not force:
             return describe(outcome, _rollouts().get(pk=existing.pk) if rollout is None else existing, UNCHANGED)
-        folder = folder or read_trial_folder(path, live=live, snapshot=snapshot)
+        folder = folder or read_trial_folder(path, live=live, snapshot=snapshot, consume=own_snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
             existing = _stored_as(folder.trial_name[:TRIAL_NAME_LENGTH])
         stored, created = _store(
@@ -562,12 +564,25 @@ def first_int(*values: Any) -> int | None:
 
 
 def _delete_steps(rollout: Rollout) -> None:
-    """Remove the old rows bottom-up, so each delete is one plain query."""
-    Observation.objects.filter(step__rollout=rollout).delete()
-    ToolCall.objects.filter(step__rollout=rollout).delete()
-    SubTrajectory.objects.filter(rollout=rollout).update(parent_step=None)
-    Step.objects.filter(rollout=rollout).delete()
-    SubTrajectory.objects.filter(rollout=rollout).delete()
+    """Remove the old rows bottom-up, each table in one plain query.
+
+    Plain SQL: Django's delete of observations (which full texts hang on)
+    first loaded every one of them, text and all, as a model: a long
+    trajectory's re-import held its old text in memory once more.
+    """
+    table = {model: connection.ops.quote_name(model._meta.db_table) for model in (ObservationText, Observation, ToolCall, Step, SubTrajectory)}
+    steps = f"SELECT id FROM {table[Step]} WHERE rollout_id = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {table[ObservationText]} WHERE observation_id IN "
+            f"(SELECT id FROM {table[Observation]} WHERE step_id IN ({steps}))",
+            [rollout.pk],
+        )
+        cursor.execute(f"DELETE FROM {table[Observation]} WHERE step_id IN ({steps})", [rollout.pk])
+        cursor.execute(f"DELETE FROM {table[ToolCall]} WHERE step_id IN ({steps})", [rollout.pk])
+        cursor.execute(f"UPDATE {table[SubTrajectory]} SET parent_step_id = NULL WHERE rollout_id = %s", [rollout.pk])
+        cursor.execute(f"DELETE FROM {table[Step]} WHERE rollout_id = %s", [rollout.pk])
+        cursor.execute(f"DELETE FROM {table[SubTrajectory]} WHERE rollout_id = %s", [rollout.pk])
 
 
 def _store_steps(

@@ -1,0 +1,114 @@
+"""Long trajectories import in bounded memory, storing what the whole-document path stored.
+
+Harbor's validation of a long trajectory goes one step's model at a time
+(reading.atif.validation_warnings); its warnings must be the whole
+validation's, word for word and in order, and the rows stored the same.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from trajectories.reading import atif
+
+from .trialdata import make_task, make_trial, trajectory
+
+TRIALS = Path(__file__).parent / "trials"
+
+
+def _whole(data):
+    return atif.validation_warnings(data, chunk=10**9)
+
+
+def _step_by_step(data):
+    return atif.validation_warnings(data, chunk=0)
+
+
+MUTATIONS = {
+    "valid": lambda d: None,
+    "bad source": lambda d: d["steps"][1].update(source="robot"),
+    "agent-only field on a user step": lambda d: d["steps"][0].update(reasoning_content="x"),
+    "unknown schema version": lambda d: d.update(schema_version="ATIF-v0.9"),
+    "ids not sequential": lambda d: d["steps"][1].update(step_id=7),
+    "ids not sequential and a bad step": lambda d: (d["steps"][1].update(step_id=7), d["steps"][2].update(source="x")),
+    "bad timestamp": lambda d: d["steps"][1].update(timestamp="yesterday"),
+    "no agent": lambda d: d.pop("agent"),
+    "dangling source_call_id": lambda d: d["steps"][1]["observation"]["results"][0].update(source_call_id="nope"),
+    "step not an object": lambda d: d["steps"].insert(1, "step"),
+    "extra keys everywhere": lambda d: (d.update(zzz=1, aaa=2), d["steps"][2].update(bogus=True)),
+    "header and step errors": lambda d: (d.update(session_id=5), d["steps"][1].update(message=42)),
+    "subagent without id": lambda d: d.update(subagent_trajectories=[trajectory(1)]),
+    "subagent without id, ids not sequential": lambda d: (
+        d.update(subagent_trajectories=[trajectory(1)]), d["steps"][1].update(step_id=9),
+    ),
+    "string step id": lambda d: d["steps"][1].update(step_id="2"),
+    "no steps": lambda d: d.update(steps=[]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_step_by_step_validation_says_what_whole_validation_says(name):
+    data = trajectory(3)
+    MUTATIONS[name](data)
+    assert _step_by_step(copy.deepcopy(data)) == _whole(data)
+
+
+def test_step_by_step_validation_of_every_fixture_trajectory():
+    import json
+
+    paths = sorted(TRIALS.rglob("trajectory*.json"))
+    assert paths
+    for path in paths:
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("steps"), list):
+            assert _step_by_step(data) == _whole(data), path
+
+
+def long_trajectory(n_agent_steps: int) -> dict:
+    """A valid trajectory of 1 + n_agent_steps steps, some of them odd (repeated ids, a bad source)."""
+    data = trajectory(n_agent_steps)
+    data["steps"][5]["step_id"] = 5  # a repeated id: renumbered, with a warning
+    data["steps"][9]["source"] = "robot"
+    return data
+
+
+@pytest.mark.django_db
+def test_a_long_trajectory_stores_the_rows_the_whole_validation_stored(tmp_path, monkeypatch):
+    from trajectories.models import Observation, Rollout, Step, ToolCall
+    from trajectories.storing.ingest import ingest_trial_dir
+
+    make_task()
+    data = long_trajectory(atif.VALIDATION_CHUNK + 100)
+
+    def stored(name: str, chunk: int):
+        monkeypatch.setattr(atif, "VALIDATION_CHUNK", chunk)
+        folder = make_trial(tmp_path / name, f"lib__demo_task__{name}", trajectory_data=data)
+        outcome = ingest_trial_dir(folder)
+        assert outcome.ok, outcome.error
+        rollout = Rollout.objects.get(pk=outcome.rollout_id)
+        steps = Step.objects.filter(rollout=rollout).order_by("position")
+        return {
+            "warnings": rollout.validation_warnings,
+            "figures": (rollout.n_steps, rollout.n_benchmark_calls, rollout.n_edits, rollout.curve, rollout.files_changed),
+            "steps": list(steps.values_list(
+                "position", "step_id", "timestamp", "source", "message", "reasoning", "extra", "kinds", "diff",
+                "metric_value", "search_document",
+            )),
+            "calls": list(ToolCall.objects.filter(step__rollout=rollout).order_by("step__position", "position").values_list(
+                "position", "call_id", "function_name", "arguments", "kinds",
+            )),
+            "observations": list(Observation.objects.filter(step__rollout=rollout).order_by("step__position", "position").values_list(
+                "position", "source_call_id", "content", "extra", "tool_call__call_id",
+            )),
+        }
+
+    whole = stored("whole", 10**9)
+    step_by_step = stored("stepwise", 10)
+    assert any("steps.9.source" in w for w in whole["warnings"])
+    assert len(whole["steps"]) == len(data["steps"])
+    assert step_by_step == whole
