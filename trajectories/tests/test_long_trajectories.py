@@ -112,3 +112,37 @@ def test_a_long_trajectory_stores_the_rows_the_whole_validation_stored(tmp_path,
     assert any("steps.9.source" in w for w in whole["warnings"])
     assert len(whole["steps"]) == len(data["steps"])
     assert step_by_step == whole
+
+
+@pytest.mark.django_db
+def test_importing_again_replaces_full_texts_and_subtrajectories_leaving_no_row_behind(tmp_path, settings):
+    """A forced re-import deletes the old rows in plain SQL: nothing of them may stay, nothing else may go."""
+    from datetime import timedelta
+
+    from trajectories.models import Observation, ObservationText, Step, SubTrajectory, ToolCall
+    from trajectories.storing.ingest import ingest_trial_dir
+
+    from .trialdata import START, write_json
+
+    settings.AUTOLAB_OBSERVATION_MAX_CHARS = 1_000
+    make_task()
+    other = ingest_trial_dir(make_trial(tmp_path / "other", "lib__demo_task__other"))
+    data = trajectory(3)
+    data["steps"][1]["observation"]["results"][0]["content"] = "a long output line\n" * 500
+    folder = make_trial(tmp_path, "lib__demo_task__again", trajectory_data=data)
+    sub = trajectory(1, start=START + timedelta(minutes=10))
+    write_json(folder / "agent" / "trajectory.summarization-1-summary.json", sub)
+
+    def rows():
+        return {
+            model.__name__: model.objects.count() for model in (Step, ToolCall, Observation, ObservationText, SubTrajectory)
+        }
+
+    first = ingest_trial_dir(folder)
+    once = rows()
+    assert once["ObservationText"] == 1 and once["SubTrajectory"] == 1
+    again = ingest_trial_dir(folder, force=True)
+    assert (first.outcome, again.outcome) == ("created", "updated") and again.rollout_id == first.rollout_id
+    assert rows() == once
+    assert SubTrajectory.objects.get().parent_step.rollout_id == first.rollout_id
+    assert Step.objects.filter(rollout_id=other.rollout_id).count() == 3
