@@ -152,7 +152,10 @@ def _ingest_trial_dir(
             raise IngestError(f"{path}: not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
         # A snapshot made here is this import's alone: the reader may let its bytes go as it decodes them.
         own_snapshot = snapshot is None
-        snapshot = snapshot or snapshot_folder(path)
+        if snapshot is None:
+            # A finished trial's trajectory is no longer rewritten: a large one is streamed, not held.
+            finished = not live and (path / "result.json").is_file()
+            snapshot = snapshot_folder(path, stream_large=finished)
         existing = rollout
         if existing is None:
             name = _peek_trial_name(path, snapshot)
@@ -620,20 +623,33 @@ def _store_steps(
         _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
 
 
+# Steps whose tool calls and observations are built and written at a time:
+# a 20,000-step trajectory's rows all at once weighed a third of its file.
+STEP_BATCH = 2_000
+
+
 def insert_steps(step_rows: list[dict[str, Any]], parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]]) -> None:
     """Insert steps (their step_row, with search_document) with their tool calls and observations.
 
-    Fills each row's "id".
+    Fills each row's "id". Ids are reserved for all of them at once, then
+    rows go in batches of STEP_BATCH steps, each batch's tool calls and
+    observations built just before they are written.
     """
     n_calls = sum(len(parsed.tool_calls) for parsed, _ in parsed_of_row)
     n_observations = sum(len(parsed.observations) for parsed, _ in parsed_of_row)
     ids = reserve_ids({Step: len(step_rows), ToolCall: n_calls, Observation: n_observations})
     for row, new_id in zip(step_rows, ids[Step]):
         row["id"] = new_id
-    insert_rows(Step, step_rows)
-
     call_ids = iter(ids[ToolCall])
     observation_ids = iter(ids[Observation])
+    for first in range(0, len(step_rows), STEP_BATCH):
+        batch = slice(first, first + STEP_BATCH)
+        _insert_batch(step_rows[batch], parsed_of_row[batch], call_ids, observation_ids)
+
+
+def _insert_batch(step_rows, parsed_of_row, call_ids, observation_ids) -> None:
+    insert_rows(Step, step_rows)
+
     call_rows: list[dict[str, Any]] = []
     calls_by_step: list[dict[str, dict[str, Any]]] = []
     for row, (parsed, analysed) in zip(step_rows, parsed_of_row):

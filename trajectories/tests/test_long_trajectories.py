@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trajectories.reading import atif
+from trajectories.reading import atif, trial_folder
 
 from .trialdata import make_task, make_trial, trajectory
 
@@ -112,6 +112,10 @@ def test_a_long_trajectory_stores_the_rows_the_whole_validation_stored(tmp_path,
     assert any("steps.9.source" in w for w in whole["warnings"])
     assert len(whole["steps"]) == len(data["steps"])
     assert step_by_step == whole
+    # Read step by step from the file (a finished trial's trajectory past STREAM_OVER).
+    monkeypatch.setattr(trial_folder, "STREAM_OVER", 1_000)
+    streamed = stored("streamed", 10**9)
+    assert streamed == whole
 
 
 @pytest.mark.django_db
@@ -146,3 +150,120 @@ def test_importing_again_replaces_full_texts_and_subtrajectories_leaving_no_row_
     assert rows() == once
     assert SubTrajectory.objects.get().parent_step.rollout_id == first.rollout_id
     assert Step.objects.filter(rollout_id=other.rollout_id).count() == 3
+
+
+# -- Reading a large trajectory step by step -----------------------------------
+
+
+def _read(raw: bytes, chunk_size: int = 7):
+    import io
+
+    from trajectories.reading.json_stream import StreamedDocument, read_streamed
+
+    elements = []
+    document = read_streamed(io.BytesIO(raw), "steps", lambda index, value: elements.append(value), chunk_size=chunk_size)
+    if isinstance(document, StreamedDocument):
+        return dict(document.fields, **({"steps": elements} if document.streamed else {}))
+    return document
+
+
+STREAM_CASES = {
+    "object": (b'{"a": 1, "steps": [{"x": 1}, {"y": [2, 3.5, null, true]}], "z": "w"}',
+               {"a": 1, "steps": [{"x": 1}, {"y": [2, 3.5, None, True]}], "z": "w"}),
+    "numbers cut by a chunk": (b'{"steps": [12345678901234567890, -1.25e10]}', {"steps": [12345678901234567890, -1.25e10]}),
+    "no steps": (b'{"a": 1}', {"a": 1}),
+    "steps not a list": (b'{"steps": {"a": 1}}', {"steps": {"a": 1}}),
+    "empty": (b' { } ', {}),
+    "not an object": (b'[1, 2]', [1, 2]),
+    "byte order mark": (b'\xef\xbb\xbf{"steps": []}', {"steps": []}),
+    "non-ASCII across chunks": ('{"steps": ["\u00e9\u2500\U0001f600" ]}'.encode(), {"steps": ["\u00e9\u2500\U0001f600"]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAM_CASES))
+def test_the_stream_reader_reads_what_json_loads_reads(name):
+    raw, expected = STREAM_CASES[name]
+    for chunk_size in (1, 2, 7, 1 << 20):
+        assert _read(raw, chunk_size) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"steps": [{"step_id": 1,', b'{"steps": [1 2]}', b'{"a" 1}', b'', b'{"a": 1} x', b'{"a": tru}', b'{"steps": [1], "steps": [2]}',
+     b'{"steps": ["\xff"]}'],
+    ids=["cut short", "no comma", "no colon", "nothing", "extra data", "bad literal", "steps twice", "not UTF-8"],
+)
+def test_the_stream_reader_refuses_what_is_not_one_json_document(raw):
+    with pytest.raises(ValueError):
+        _read(raw)
+
+
+def test_a_huge_string_reads_whole():
+    text = "x" * 3_000_000 + "\u00e9"
+    assert _read(('{"steps": [{"message": "' + text + '"}]}').encode(), chunk_size=4096) == {"steps": [{"message": text}]}
+
+
+def _finished_trial(tmp_path, name: str, content: bytes):
+    folder = make_trial(tmp_path / name, f"lib__demo_task__{name}")
+    (folder / "agent" / "trajectory.json").write_bytes(content)
+    return folder
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b'{"steps": [{"step_id": 1, "source": "user", "message": "hi"},', "is not valid JSON"),
+        (b'[{"step_id": 1}]', "not an object"),
+        (b'{"schema_version": "ATIF-v1.6", "steps": 3}', "no list of steps"),
+    ],
+    ids=["cut short", "a list", "steps not a list"],
+)
+def test_a_large_trajectory_that_cannot_be_read_fails_with_the_usual_error_and_stores_nothing(tmp_path, monkeypatch, content, error):
+    from trajectories.models import Rollout, Step
+    from trajectories.storing.ingest import ingest_trial_dir
+
+    make_task()
+    monkeypatch.setattr(trial_folder, "STREAM_OVER", 10)
+    outcome = ingest_trial_dir(_finished_trial(tmp_path, "bad", content))
+    assert not outcome.ok and error in outcome.error and "trajectory.json" in outcome.error
+    assert not Rollout.objects.exists() and not Step.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_large_trajectory_with_bytes_that_are_not_utf8_is_read_whole_and_repaired(tmp_path, monkeypatch):
+    import json
+
+    from trajectories.models import Rollout
+    from trajectories.storing.ingest import ingest_trial_dir
+
+    make_task()
+    monkeypatch.setattr(trial_folder, "STREAM_OVER", 10)
+    raw = json.dumps(trajectory(2)).encode().replace(b"thinking 0", b"thinking \xff 0")
+    outcome = ingest_trial_dir(_finished_trial(tmp_path, "bytes", raw))
+    assert outcome.ok, outcome.error
+    assert "trajectory.json: 1 byte that are not UTF-8 replaced with U+FFFD" in Rollout.objects.get().validation_warnings
+
+
+@pytest.mark.django_db
+def test_a_large_trajectory_rewritten_between_the_checksum_and_the_read_is_refused(tmp_path, monkeypatch):
+    import json
+
+    from trajectories.models import Rollout
+    from trajectories.reading import trial_folder as reading
+    from trajectories.storing.ingest import ingest_trial_dir
+
+    make_task()
+    monkeypatch.setattr(trial_folder, "STREAM_OVER", 10)
+    folder = _finished_trial(tmp_path, "rewritten", json.dumps(trajectory(2)).encode())
+    snapshot = reading.snapshot_folder
+
+    def then_rewritten(path, **kwargs):
+        taken = snapshot(path, **kwargs)
+        (folder / "agent" / "trajectory.json").write_text(json.dumps(trajectory(3)))
+        return taken
+
+    monkeypatch.setattr("trajectories.storing.ingest.snapshot_folder", then_rewritten)
+    outcome = ingest_trial_dir(folder)
+    assert not outcome.ok and "changed while it was being read" in outcome.error
+    assert not Rollout.objects.exists()
