@@ -112,8 +112,13 @@ def test_a_long_trajectory_stores_the_rows_the_whole_validation_stored(tmp_path,
     assert any("steps.9.source" in w for w in whole["warnings"])
     assert len(whole["steps"]) == len(data["steps"])
     assert step_by_step == whole
-    # Read step by step from the file (a finished trial's trajectory past STREAM_OVER).
+    # Read step by step from the file (a finished trial's trajectory past STREAM_OVER),
+    # its rows written a few steps at a time, their text encoded by our own COPY dumpers.
+    from trajectories.storing import bulk_rows, ingest
+
     monkeypatch.setattr(trial_folder, "STREAM_OVER", 1_000)
+    monkeypatch.setattr(ingest, "STEP_BATCH", 7)
+    monkeypatch.setattr(bulk_rows, "PLAIN_ENCODE_FROM", 1)
     streamed = stored("streamed", 10**9)
     assert streamed == whole
 
