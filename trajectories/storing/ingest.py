@@ -604,16 +604,23 @@ def _store_steps(
     if subtrajectories:
         SubTrajectory.objects.bulk_create([sub for sub, _ in subtrajectories])
 
-    step_rows: list[dict[str, Any]] = []
-    parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
-    if trajectory:
-        for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
-            if position < start:
-                continue
+    def main_rows(positions: range) -> tuple[list[dict[str, Any]], list[tuple[ParsedStep, StepAnalysis | None]]]:
+        rows, parsed_of_rows = [], []
+        for position in positions:
+            parsed, analysed = trajectory.steps[position], result.steps[position]
             row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
             row["search_document"], row["new_output"] = documents[position], new_outputs[position]
-            step_rows.append(row)
-            parsed_of_row.append((parsed, analysed))
+            rows.append(row)
+            parsed_of_rows.append((parsed, analysed))
+        return rows, parsed_of_rows
+
+    n_main = min(len(trajectory.steps), len(result.steps)) if trajectory else 0
+    if not subtrajectories:
+        # Nothing links back to the rows: they are built and written a batch at a time.
+        for first in range(start, n_main, STEP_BATCH):
+            insert_steps(*main_rows(range(first, min(first + STEP_BATCH, n_main))))
+        return
+    step_rows, parsed_of_row = main_rows(range(start, n_main))
     for sub, parsed_sub in subtrajectories:
         for position, parsed in enumerate(parsed_sub.steps):
             step_rows.append(step_row(rollout, sub, position, parsed, None, agent_started_at))
