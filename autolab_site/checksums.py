@@ -17,6 +17,8 @@ def tree_checksum(
     kept: dict[str, bytes] | None = None,
     names: set[str] | None = None,
     links: list[str] | None = None,
+    digest_instead: Callable[[str, int], bool] | None = None,
+    digests: dict[str, str] | None = None,
 ) -> str:
     """SHA-256 over the sorted relative paths and bytes of every regular file.
 
@@ -27,7 +29,10 @@ def tree_checksum(
     files `keep` names are put in `kept`, for a caller that reads them
     next: it need not read them again, and gets what the checksum covers.
     `names` receives every regular file's relative path, and `links` every
-    link and special file's (neither followed nor counted).
+    link and special file's (neither followed nor counted). A file to keep
+    for which digest_instead(relative, size) is true is not kept: its own
+    SHA-256 goes in `digests`, for a caller that reads it piece by piece
+    and checks it read those very bytes (a file too large to hold).
     """
     files: list[tuple[str, str]] = []
     odd: list[str] = [] if links is None else links
@@ -42,13 +47,21 @@ def tree_checksum(
             # Unbuffered: each chunk goes from the file straight to the digest.
             # O_NOFOLLOW: the entry may have been swapped for a link since the walk.
             with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb", buffering=0) as handle:
-                if kept is not None and keep(relative):
+                whole = kept is not None and keep(relative)
+                own = None
+                if whole and digest_instead is not None and digest_instead(relative, os.fstat(handle.fileno()).st_size):
+                    whole, own = False, hashlib.sha256()
+                if whole:
                     data = handle.readall()
                     digest.update(data)
                     kept[relative] = data
                 else:
                     while chunk := handle.read(CHUNK_SIZE):
                         digest.update(chunk)
+                        if own is not None:
+                            own.update(chunk)
+                    if own is not None and digests is not None:
+                        digests[relative] = own.hexdigest()
         except OSError:
             # A file being rewritten under a live trial; the next import sees it.
             digest.update(b"<unreadable>")

@@ -15,7 +15,13 @@ importer that stores a row per step can take less. Targets: ratio <= 5, >= 1,000
 steps/s. The same N trials are then imported again on --jobs processes
 (trajectories.storing.bulk; default one per CPU), as `import_trials` does on
 PostgreSQL: wall time per trial and its ratio are printed beside the
-one-process figures, labelled with the number of processes.
+one-process figures, labelled with the number of processes, and the
+ratio of the time per trial to that COPY of its rows (target <= 4), on one
+process and on --jobs. Last, the real trial's steps repeated --long-times
+times (144: the 20,016-step trial, 86.7 MB) are imported in a process of
+its own, and its peak memory (growth of its resident set's high-water mark
+during the import, and the whole process's) is printed beside the file's size, as a
+ratio (target <= 2).
 
 The time per trial is broken down into reading the folder (JSON parse and
 ATIF conversion), trajectory analysis, and storing. Storing includes search
@@ -52,6 +58,10 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes for the parallel bulk import")
     parser.add_argument(
+        "--long-times", type=int, default=144,
+        help="the long trial repeats the real trial's steps this many times (144: 20,016 steps); 0 skips its memory figure",
+    )
+    parser.add_argument(
         "--without-search-indexes",
         action="store_true",
         help="drop the PostgreSQL full-text indexes and search documents first, to see what they cost at import",
@@ -75,7 +85,9 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
     sys.path.insert(0, str(ROOT))
     try:
-        return run(args.n, work, backend, drop_search_indexes=args.without_search_indexes, jobs=args.jobs)
+        return run(
+            args.n, work, backend, drop_search_indexes=args.without_search_indexes, jobs=args.jobs, long_times=args.long_times,
+        )
     finally:
         from django.db import connections
 
@@ -85,7 +97,7 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, jobs: int = 1) -> int:
+def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, jobs: int = 1, long_times: int = 0) -> int:
     import django
 
     django.setup()
@@ -139,6 +151,10 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         if measured is None:
             return 1
         parallel = measured[1] / n
+
+    # Memory on a long trial, in a process of its own (before the plain
+    # import below swaps the search documents out of the importer).
+    long_memory = _long_trial_memory(work, long_times) if long_times else None
 
     raw = (TRIAL / "agent" / "trajectory.json").read_bytes()
     # The floor: Harbor's parse in a fresh process (this one's heap, grown by
@@ -199,10 +215,69 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         # the analysis the issue asks for, and the database storing ready rows.
         floor = reading + analysing + rows_floor
         print(f"  floor of a row-per-step import: {floor / harbor:6.1f} x      (reading + analysis + PostgreSQL's part, {floor * 1000:.1f} ms)")
+    if rows_floor is not None:
+        print(f"ratio ingest / COPY of its rows: {per_trial / rows_floor:7.1f} x      (one process; target <= 4)")
     if parallel is not None:
         print(f"on {jobs} processes (bulk):        {parallel * 1000:8.1f} ms   per trial, wall clock; {steps / (parallel * n):.0f} steps/s")
         print(f"  ratio to Harbor parse:        {parallel / harbor:8.1f} x      (one process parses; {os.cpu_count()} CPUs here)")
+        if rows_floor is not None:
+            print(f"  ratio to COPY of its rows:    {parallel / rows_floor:8.1f} x      (wall clock per trial; target <= 4)")
+    if long_memory is not None:
+        size, before, peak, n_steps, seconds = long_memory
+        print(f"long trial ({n_steps:,} steps, {size / 1e6:.1f} MB trajectory.json), imported in a process of its own in {seconds:.1f} s:")
+        print(f"  peak memory of the import:    {(peak - before) / 1e6:8.1f} MB   {(peak - before) / size:.1f} x the file (target <= 2; growth of peak RSS)")
+        print(f"  peak of the whole process:    {peak / 1e6:8.1f} MB   {peak / size:.1f} x the file ({before / 1e6:.0f} MB before the import: Django, Harbor)")
     return 0
+
+
+# Run in a fresh process: imports the long trial and prints its RSS before and its peak RSS after, in bytes.
+# The peak is the kernel's high-water mark of this process's memory (VmHWM),
+# not getrusage's ru_maxrss: Linux carries that over exec from the forked
+# copy of the parent, so a child of a large benchmark would report the
+# parent's size.
+_LONG_IMPORT = """
+import json, sys, time
+import django
+django.setup()
+from trajectories.reading import atif
+from trajectories.storing.ingest import ingest_trial_dir
+
+def status(field):
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+atif.load_validator()
+before = status("VmRSS")
+started = time.perf_counter()
+outcome = ingest_trial_dir(sys.argv[1])
+seconds = time.perf_counter() - started
+assert outcome.ok, outcome.error
+print(json.dumps([before, status("VmHWM"), outcome.n_steps, seconds]))
+"""
+
+
+def _long_trial_memory(work: Path, times: int) -> tuple[int, int, int, int, float]:
+    """(file bytes, RSS before, peak RSS, steps, seconds) of importing the real trial's steps repeated `times` times.
+
+    A child process of its own, so that the peak is this import's, not the
+    benchmark's; the figure is its resident set's high-water mark (VmHWM).
+    """
+    import subprocess
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from explorer_bench import long_trial
+
+    folder = long_trial(TRIAL, times, work / "long" / f"long-x{times}__{TRIAL.name}")
+    size = (folder / "agent" / "trajectory.json").stat().st_size
+    result = subprocess.run(
+        [sys.executable, "-c", _LONG_IMPORT, str(folder)], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ),
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"the long trial's import failed: {result.stderr[-2000:]}")
+    before, peak, n_steps, seconds = json.loads(result.stdout.strip().splitlines()[-1])
+    shutil.rmtree(folder)
+    return size, before, peak, n_steps, seconds
 
 
 def _bulk_import(folder: Path, import_path, jobs: int = 1) -> tuple[list[float], float, int] | None:

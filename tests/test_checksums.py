@@ -52,3 +52,19 @@ def test_checksum_format_is_stable(tmp_path):
     (root / "a.b").write_text("sorts before a/x.txt")
     (root / "a" / "big.bin").write_bytes(bytes(range(256)) * 5000)
     assert tree_checksum(root) == PINNED
+
+
+def test_a_file_too_large_to_keep_gives_its_own_digest_and_the_same_checksum(tmp_path):
+    import hashlib
+
+    root = make(tmp_path)
+    kept: dict[str, bytes] = {}
+    plain = tree_checksum(root, keep=lambda relative: True, kept=kept)
+    assert kept == {"a/x.txt": b"hello", "y.txt": b"world"}
+    kept, digests = {}, {}
+    checksum = tree_checksum(
+        root, keep=lambda relative: True, kept=kept,
+        digest_instead=lambda relative, size: relative == "y.txt" and size == 5, digests=digests,
+    )
+    assert checksum == plain
+    assert kept == {"a/x.txt": b"hello"} and digests == {"y.txt": hashlib.sha256(b"world").hexdigest()}

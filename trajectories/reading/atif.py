@@ -93,6 +93,9 @@ def parse_trajectory_file(
             data, storable, notes = read_json(path, attempts=attempts, delay=delay, first_read=first_read, read=read)
         except JsonFileError as exc:
             raise AtifError(exc.source, exc.problem) from exc
+        # The bytes go now when the caller gave them up (read_trial_folder's
+        # `consume`): a long file decoded weighs twice its bytes already.
+        first_read = None
         return _parse(data, source=str(path), storable=storable, notes=notes)
 
 
@@ -109,6 +112,54 @@ def parse_trajectory_data(data: Any, *, source: str = "trajectory") -> ParsedTra
     """A ParsedTrajectory from decoded JSON; validation problems become warnings."""
     with gc_paused():
         return _parse(data, source=source, storable=False)
+
+
+class StreamError(AtifError):
+    """A file parse_trajectory_stream could not read step by step: read it whole, which says exactly why."""
+
+
+def parse_trajectory_stream(open_file: Callable[[], Any], *, source: str) -> ParsedTrajectory:
+    """parse_trajectory_file's trajectory, from a file read step by step (reading.json_stream).
+
+    Neither the file's bytes nor its decoded whole are held: each step is
+    validated and converted as it is decoded, and only its conversion kept.
+    The result is parse_trajectory_file's for the same bytes. A file that
+    is not JSON, is cut short, holds bytes that are not UTF-8 or nests too
+    deep raises StreamError: the whole-file reader then gives the reason
+    (or repairs the bytes) as it always did.
+    """
+    from trajectories.reading.json_stream import StreamedDocument, read_streamed
+
+    with gc_paused():
+        converter = _Converter([], storable=False)
+        validation = StepwiseValidation()
+        steps: list[ParsedStep] = []
+
+        def on_step(position: int, raw: Any) -> None:
+            validation.add(position, raw)
+            step = converter.step_or_none(raw, position)
+            if step is not None:
+                steps.append(step)
+
+        try:
+            with open_file() as handle:
+                document = read_streamed(handle, "steps", on_step)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise StreamError(source, f"cannot be read step by step ({type(exc).__name__}: {exc})") from exc
+        if not isinstance(document, StreamedDocument):
+            raise AtifError(source, f"is not an ATIF trajectory (a JSON {type(document).__name__}, not an object)")
+        if not document.streamed:
+            raise AtifError(source, "is not an ATIF trajectory (no list of steps)")
+        data = document.fields
+        try:
+            messages = _messages(validation.errors(data))
+        except Exception as exc:  # noqa: BLE001  (a validator bug must not stop an import)
+            messages = [_short(f"validation failed: {type(exc).__name__}: {exc}")]
+        # The order a whole-file parse gives: validation first, then what conversion found.
+        converter.warnings[:0] = messages
+        trajectory = converter.finish(data, steps, depth=0)
+        trajectory.warnings = _cap(converter.warnings)
+        return trajectory
 
 
 def parse_steps(raws: list[Any], *, first_position: int, warnings: list[str]) -> list[ParsedStep] | None:
@@ -148,8 +199,36 @@ def load_validator() -> None:
     from harbor.models.trajectories import Trajectory  # noqa: F401
 
 
-def validation_warnings(data: dict) -> list[str]:
-    """Harbor's validation errors for `data` as short strings ([] when valid)."""
+# Trajectories of more steps than this are validated one step at a time
+# (validation_warnings): Harbor's models of every step at once weighed as
+# much as the decoded file again.
+VALIDATION_CHUNK = 500
+# Trajectory fields declared before `steps`: pydantic reports their errors first.
+_FIELDS_BEFORE_STEPS = frozenset({"schema_version", "session_id", "trajectory_id", "agent"})
+
+
+def validation_warnings(data: dict, *, chunk: int = VALIDATION_CHUNK) -> list[str]:
+    """Harbor's validation errors for `data` as short strings ([] when valid).
+
+    A long trajectory gives the same errors, in the same order, as Harbor's
+    Trajectory.model_validate of the whole, without holding a model of
+    every step at once (see StepwiseValidation).
+    """
+    try:
+        steps = data.get("steps")
+        if isinstance(steps, list) and len(steps) > chunk:
+            validation = StepwiseValidation()
+            for position, raw in enumerate(steps):
+                validation.add(position, raw)
+            errors = validation.errors(data)
+        else:
+            errors = _whole_errors(data)
+    except Exception as exc:  # noqa: BLE001  (a validator bug must not stop an import)
+        return [_short(f"validation failed: {type(exc).__name__}: {exc}")]
+    return _messages(errors)
+
+
+def _whole_errors(data: dict) -> list[dict]:
     from pydantic import ValidationError
 
     from harbor.models.trajectories import Trajectory
@@ -157,13 +236,98 @@ def validation_warnings(data: dict) -> list[str]:
     try:
         Trajectory.model_validate(data)
     except ValidationError as exc:
-        out = []
-        for error in exc.errors(include_url=False, include_input=False):
-            where = ".".join(str(part) for part in error.get("loc", ())) or "trajectory"
-            out.append(_short(f"{where}: {error.get('msg', 'invalid')}"))
-        return out or [_short(str(exc))]
-    except Exception as exc:  # noqa: BLE001  (a validator bug must not stop an import)
-        return [_short(f"validation failed: {type(exc).__name__}: {exc}")]
+        return exc.errors(include_url=False, include_input=False) or [{"msg": str(exc)}]
+    return []
+
+
+def _messages(errors: list[dict]) -> list[str]:
+    out = []
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "trajectory"
+        out.append(_short(f"{where}: {error.get('msg', 'invalid')}"))
+    return out
+
+
+class StepwiseValidation:
+    """Trajectory.model_validate's errors, one step's model in memory at a time.
+
+    Each step is validated alone as it comes (add; its errors located under
+    steps.N), the rest of the document once with a single placeholder step
+    (errors), and Harbor's checks across steps (Trajectory's "after"
+    validators: sequential ids, subagent ids, tool call references) run on
+    what they read of each step, kept small. Pydantic runs those checks
+    only when every field is valid, and reports the first that fails; so
+    does this.
+    """
+
+    def __init__(self) -> None:
+        self.step_errors: list[dict] = []
+        self.read: list[Any] = []
+        self.n_steps = 0
+
+    def add(self, position: int, raw: Any) -> None:
+        from pydantic import ValidationError
+
+        from harbor.models.trajectories.step import Step
+
+        self.n_steps += 1
+        try:
+            model = Step.model_validate(raw)
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False, include_input=False):
+                self.step_errors.append(dict(error, loc=("steps", position, *error.get("loc", ()))))
+            return
+        self.read.append(_what_checks_read(model))
+
+    def errors(self, data: dict) -> list[dict]:
+        """The errors of the whole document: `data` with its steps (or not: they came through add)."""
+        from types import SimpleNamespace
+
+        from pydantic import ValidationError
+
+        from harbor.models.trajectories import Trajectory
+
+        if not self.n_steps:
+            return _whole_errors(dict(data, steps=[]))
+        try:
+            Trajectory.model_validate(dict(data, steps=[{"step_id": 1, "source": "system", "message": ""}]))
+            rest: list[dict] = []
+        except ValidationError as exc:
+            rest = exc.errors(include_url=False, include_input=False)
+        fields = [error for error in rest if error.get("loc") and error["loc"][0] != "steps"]
+        if self.step_errors or fields:
+            checks: list[dict] = []
+        else:
+            steps = SimpleNamespace(steps=self.read)
+            # The placeholder step passes the step checks: the only one that can fail above is the subagents'.
+            checks = _first_failure(Trajectory.validate_step_ids, steps)
+            checks = checks or [error for error in rest if not error.get("loc")]
+            checks = checks or _first_failure(Trajectory.validate_tool_call_references, steps)
+        before = [error for error in fields if error["loc"][0] in _FIELDS_BEFORE_STEPS]
+        after = [error for error in fields if error["loc"][0] not in _FIELDS_BEFORE_STEPS]
+        return [*before, *self.step_errors, *after, *checks]
+
+
+def _what_checks_read(step) -> Any:
+    """A validated step cut to what Trajectory's checks across steps read."""
+    from types import SimpleNamespace
+
+    results = step.observation.results if step.observation is not None else []
+    if not any(result.source_call_id is not None for result in results):
+        return SimpleNamespace(step_id=step.step_id, observation=None, tool_calls=None)
+    return SimpleNamespace(
+        step_id=step.step_id,
+        tool_calls=[SimpleNamespace(tool_call_id=call.tool_call_id) for call in step.tool_calls or []],
+        observation=SimpleNamespace(results=[SimpleNamespace(source_call_id=result.source_call_id) for result in results]),
+    )
+
+
+def _first_failure(check, trajectory) -> list[dict]:
+    """The error pydantic reports when one of Trajectory's "after" validators raises."""
+    try:
+        check(trajectory)
+    except ValueError as exc:
+        return [{"type": "value_error", "loc": (), "msg": f"Value error, {exc}"}]
     return []
 
 
@@ -184,6 +348,21 @@ class _Converter:
         self.json = clean_storable_json if storable else clean_json
 
     def trajectory(self, data: dict, *, depth: int) -> ParsedTrajectory:
+        steps = []
+        for position, raw in enumerate(data["steps"]):
+            step = self.step_or_none(raw, position)
+            if step is not None:
+                steps.append(step)
+        return self.finish(data, steps, depth=depth)
+
+    def step_or_none(self, raw: Any, position: int) -> ParsedStep | None:
+        if not isinstance(raw, dict):
+            self.warnings.append(_short(f"steps.{position}: not an object, skipped"))
+            return None
+        return self.step(raw, position)
+
+    def finish(self, data: dict, steps: list[ParsedStep], *, depth: int) -> ParsedTrajectory:
+        """The trajectory of `data` (its steps aside) with its converted `steps`: numbered, with its subagents."""
         text, warnings = self.text, self.warnings
         agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
         agent_extra = dict(agent["extra"]) if isinstance(agent.get("extra"), dict) else {}
@@ -197,12 +376,6 @@ class _Converter:
         if root:
             agent_extra["trajectory"] = root
 
-        steps = []
-        for position, raw in enumerate(data["steps"]):
-            if not isinstance(raw, dict):
-                warnings.append(_short(f"steps.{position}: not an object, skipped"))
-                continue
-            steps.append(self.step(raw, position))
         number_by_position(steps, warnings)
 
         subagents = []

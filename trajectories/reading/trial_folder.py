@@ -18,6 +18,7 @@ them (and `failure_cause`, which 0.26 dropped, is not read).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from autolab_site.checksums import tree_checksum
-from autolab_site.safe_files import read_file
+from autolab_site.safe_files import open_below, read_file
 from tasks.lib.numbers import as_float
 
 from trajectories.reading import analysis_file, native_formats
-from trajectories.reading.atif import AtifError, parse_trajectory_data, parse_trajectory_file
+from trajectories.reading.atif import AtifError, StreamError, parse_trajectory_data, parse_trajectory_file, parse_trajectory_stream
 from trajectories.reading.json_data import (
     BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
 )
@@ -244,15 +245,35 @@ class FolderSnapshot:
     files: dict[str, bytes]
     names: frozenset[str] = frozenset()
     links: tuple[str, ...] = ()
+    # Files too large to hold (snapshot_folder's `stream_large`): their SHA-256, for a reader that streams them.
+    digests: dict[str, str] = field(default_factory=dict)
 
 
-def snapshot_folder(path: Path) -> FolderSnapshot:
-    """One walk of the trial folder: its content checksum (Harbor's lock.json is not content) and its JSON bytes."""
+# A main trajectory larger than this is read step by step, when the caller allows (snapshot_folder's `stream_large`).
+STREAM_OVER = 16 * 1024 * 1024
+
+
+def snapshot_folder(path: Path, *, stream_large: bool = False) -> FolderSnapshot:
+    """One walk of the trial folder: its content checksum (Harbor's lock.json is not content) and its JSON bytes.
+
+    With `stream_large`, an agent/trajectory.json larger than STREAM_OVER
+    bytes is not held: the snapshot keeps its digest, and the reader streams
+    it from the file, checking it reads the bytes the checksum covers. For
+    a finished trial only: a live one's file is rewritten as it runs.
+    """
     files: dict[str, bytes] = {}
     names: set[str] = set()
     links: list[str] = []
-    checksum = tree_checksum(path, _not_content, keep=_decoded_by_reader, kept=files, names=names, links=links)
-    return FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)))
+    digests: dict[str, str] = {}
+
+    def too_large(relative: str, size: int) -> bool:
+        return stream_large and relative == MAIN_TRAJECTORY and size > STREAM_OVER
+
+    checksum = tree_checksum(
+        path, _not_content, keep=_decoded_by_reader, kept=files, names=names, links=links,
+        digest_instead=too_large, digests=digests,
+    )
+    return FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), digests)
 
 
 def _not_content(relative: str) -> bool:
@@ -271,12 +292,17 @@ def is_subtrajectory_file(name: str) -> bool:
     return name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
 
 
-def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapshot | None = None) -> TrialFolder:
+def read_trial_folder(
+    path: Path, *, live: bool = False, snapshot: FolderSnapshot | None = None, consume: bool = False,
+) -> TrialFolder:
     """Everything the database keeps about the trial in `path`.
 
     Raises TrialFolderError (naming the file) for files that exist but cannot
     be read. A folder without result.json is a trial still running: its
     trajectory is read with retries and the result fields stay empty.
+    `consume` drops each trajectory file's bytes from `snapshot` as soon as
+    they are decoded, for a caller that needs them no more: the bytes of a
+    long trajectory and its decoded form are then not held together.
     """
     path = Path(path)
     if not path.is_dir():
@@ -314,7 +340,7 @@ def read_trial_folder(path: Path, *, live: bool = False, snapshot: FolderSnapsho
     _read_agent(folder, config, result)
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
-    _read_trajectories(folder, snapshot, live=live or not folder.finished)
+    _read_trajectories(folder, snapshot, live=live or not folder.finished, consume=consume)
     _read_analysis(folder, snapshot)
     if not folder.exception_type and "exception.txt" in snapshot.names:
         text = _read_text(path, "exception.txt")
@@ -490,16 +516,21 @@ def _read_analysis(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
         folder.warnings.append(f"{folder.analysis_error}; Harbor's analysis is not shown")
 
 
-def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: bool) -> None:
+def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: bool, consume: bool = False) -> None:
     agent_dir = folder.path / "agent"
     main = agent_dir / "trajectory.json"
     attempts = LIVE_READ_ATTEMPTS if live else 1
-    if "agent/trajectory.json" in snapshot.names:
+    # The bytes are handed over, not kept here: parse_trajectory_file lets them go once decoded.
+    take = snapshot.files.pop if consume else snapshot.files.get
+    if MAIN_TRAJECTORY in snapshot.names:
         try:
-            folder.trajectory = parse_trajectory_file(
-                main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=snapshot.files.get("agent/trajectory.json"),
-                read=_reader(folder.path, "agent/trajectory.json"),
-            )
+            if MAIN_TRAJECTORY in snapshot.digests:
+                folder.trajectory = _read_large_trajectory(folder.path, snapshot.digests[MAIN_TRAJECTORY])
+            else:
+                folder.trajectory = parse_trajectory_file(
+                    main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=take(MAIN_TRAJECTORY, None),
+                    read=_reader(folder.path, MAIN_TRAJECTORY),
+                )
         except AtifError as exc:
             if not _read_misplaced_native_log(folder, snapshot):
                 raise TrialFolderError(exc.source, exc.problem) from exc
@@ -510,7 +541,7 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
         relative = f"agent/{sub.name}"
         try:
             parsed = parse_trajectory_file(
-                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=snapshot.files.get(relative),
+                sub, attempts=attempts, delay=LIVE_READ_DELAY, first_read=take(relative, None),
                 read=_reader(folder.path, relative),
             )
         except AtifError as exc:
@@ -529,6 +560,58 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
         folder.trajectory_format = "atif"
     elif folder.finished:
         _read_native_logs(folder, snapshot)
+
+
+MAIN_TRAJECTORY = "agent/trajectory.json"
+
+
+class _HashingFile:
+    """A file read through, its SHA-256 taken on the way (the bytes a snapshot's digest covers)."""
+
+    def __init__(self, folder: Path, relative: str):
+        self.file = os.fdopen(open_below(folder, relative), "rb")
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.file.read(size)
+        self.digest.update(data)
+        return data
+
+    def __enter__(self) -> _HashingFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.file.close()
+
+
+def _read_large_trajectory(path: Path, digest: str) -> ParsedTrajectory:
+    """agent/trajectory.json read step by step from the file, which must hold the bytes the snapshot's checksum covers.
+
+    A file the stream cannot read is read whole instead (the error, or the
+    repair of bytes that are not UTF-8, is then the usual one).
+    """
+    source = str(path / MAIN_TRAJECTORY)
+    opened: list[_HashingFile] = []
+
+    def open_file() -> _HashingFile:
+        opened.append(_HashingFile(path, MAIN_TRAJECTORY))
+        return opened[-1]
+
+    try:
+        trajectory = parse_trajectory_stream(open_file, source=source)
+        read_digest = opened[-1].digest.hexdigest()
+    except StreamError:
+        try:
+            raw = read_file(path, MAIN_TRAJECTORY)
+        except OSError as exc:
+            raise TrialFolderError(source, f"cannot be read ({exc.strerror or exc})") from exc
+        read_digest = hashlib.sha256(raw).hexdigest()
+        trajectory = None if read_digest != digest else parse_trajectory_file(Path(source), first_read=raw)
+    except OSError as exc:
+        raise TrialFolderError(source, f"cannot be read ({exc.strerror or exc})") from exc
+    if read_digest != digest:
+        raise TrialFolderError(source, "changed while it was being read; import the trial again")
+    return trajectory
 
 
 def _read_misplaced_native_log(folder: TrialFolder, snapshot: FolderSnapshot) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import connection, models
 from django.utils import timezone
 from psycopg.types.json import set_json_dumps
+from psycopg.types.string import StrBinaryDumper, StrBinaryDumperVarchar, StrDumper
 
 BATCH_SIZE = 500
 
@@ -89,6 +90,8 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
     plan = _copy_plan(model)
     n_columns = len(plan.names)
     with connection.cursor() as cursor:
+        if len(rows) >= PLAIN_ENCODE_FROM:
+            _encode_text_without_keeping_it(cursor.cursor)
         if plan.types:
             # Binary COPY dumps JSON values itself, with our dumps.
             set_json_dumps(_json_text, cursor.cursor)
@@ -105,6 +108,39 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
                     for index in plan.json_columns:
                         values[index] = _json_text(values[index])
                 copy.write_row(values)
+
+
+class _TextBinary(StrBinaryDumper):
+    def dump(self, obj: str) -> bytes:
+        return obj.encode()
+
+
+class _VarcharBinary(StrBinaryDumperVarchar):
+    def dump(self, obj: str) -> bytes:
+        return obj.encode()
+
+
+class _Text(StrDumper):
+    def dump(self, obj: str) -> bytes:
+        return obj.encode()
+
+
+# From this many rows on, COPY encodes text itself (_encode_text_without_keeping_it).
+PLAIN_ENCODE_FROM = 1_000
+
+
+def _encode_text_without_keeping_it(cursor) -> None:
+    """Have COPY on `cursor` encode strings with str.encode.
+
+    psycopg's own dumpers ask CPython for a string's UTF-8 form, which
+    CPython then keeps inside the string for as long as it lives: the
+    text of a long trial's steps, held until its import ends, weighed as
+    much again (most observation text is not ASCII). A plain encode lets
+    each copy go once it is written, at the cost of a Python call per
+    value: worth it for many rows only.
+    """
+    for dumper in (_TextBinary, _VarcharBinary, _Text):
+        cursor.adapters.register_dumper(str, dumper)
 
 
 @dataclass(frozen=True)

@@ -150,14 +150,19 @@ def _ingest_trial_dir(
     try:
         if not is_trial_dir(path):
             raise IngestError(f"{path}: not a Harbor trial folder (no config.json, result.json or agent/trajectory.json)")
-        snapshot = snapshot or snapshot_folder(path)
+        # A snapshot made here is this import's alone: the reader may let its bytes go as it decodes them.
+        own_snapshot = snapshot is None
+        if snapshot is None:
+            # A finished trial's trajectory is no longer rewritten: a large one is streamed, not held.
+            finished = not live and (path / "result.json").is_file()
+            snapshot = snapshot_folder(path, stream_large=finished)
         existing = rollout
         if existing is None:
             name = _peek_trial_name(path, snapshot)
             existing = _stored_as(name) if name else None
         if existing is not None and existing.checksum == snapshot.checksum and not force:
             return describe(outcome, _rollouts().get(pk=existing.pk) if rollout is None else existing, UNCHANGED)
-        folder = folder or read_trial_folder(path, live=live, snapshot=snapshot)
+        folder = folder or read_trial_folder(path, live=live, snapshot=snapshot, consume=own_snapshot)
         if rollout is None and existing is not None and existing.trial_name != folder.trial_name[:TRIAL_NAME_LENGTH]:
             existing = _stored_as(folder.trial_name[:TRIAL_NAME_LENGTH])
         stored, created = _store(
@@ -562,12 +567,25 @@ def first_int(*values: Any) -> int | None:
 
 
 def _delete_steps(rollout: Rollout) -> None:
-    """Remove the old rows bottom-up, so each delete is one plain query."""
-    Observation.objects.filter(step__rollout=rollout).delete()
-    ToolCall.objects.filter(step__rollout=rollout).delete()
-    SubTrajectory.objects.filter(rollout=rollout).update(parent_step=None)
-    Step.objects.filter(rollout=rollout).delete()
-    SubTrajectory.objects.filter(rollout=rollout).delete()
+    """Remove the old rows bottom-up, each table in one plain query.
+
+    Plain SQL: Django's delete of observations (which full texts hang on)
+    first loaded every one of them, text and all, as a model: a long
+    trajectory's re-import held its old text in memory once more.
+    """
+    table = {model: connection.ops.quote_name(model._meta.db_table) for model in (ObservationText, Observation, ToolCall, Step, SubTrajectory)}
+    steps = f"SELECT id FROM {table[Step]} WHERE rollout_id = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {table[ObservationText]} WHERE observation_id IN "
+            f"(SELECT id FROM {table[Observation]} WHERE step_id IN ({steps}))",
+            [rollout.pk],
+        )
+        cursor.execute(f"DELETE FROM {table[Observation]} WHERE step_id IN ({steps})", [rollout.pk])
+        cursor.execute(f"DELETE FROM {table[ToolCall]} WHERE step_id IN ({steps})", [rollout.pk])
+        cursor.execute(f"UPDATE {table[SubTrajectory]} SET parent_step_id = NULL WHERE rollout_id = %s", [rollout.pk])
+        cursor.execute(f"DELETE FROM {table[Step]} WHERE rollout_id = %s", [rollout.pk])
+        cursor.execute(f"DELETE FROM {table[SubTrajectory]} WHERE rollout_id = %s", [rollout.pk])
 
 
 def _store_steps(
@@ -586,16 +604,23 @@ def _store_steps(
     if subtrajectories:
         SubTrajectory.objects.bulk_create([sub for sub, _ in subtrajectories])
 
-    step_rows: list[dict[str, Any]] = []
-    parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]] = []
-    if trajectory:
-        for position, (parsed, analysed) in enumerate(zip(trajectory.steps, result.steps)):
-            if position < start:
-                continue
+    def main_rows(positions: range) -> tuple[list[dict[str, Any]], list[tuple[ParsedStep, StepAnalysis | None]]]:
+        rows, parsed_of_rows = [], []
+        for position in positions:
+            parsed, analysed = trajectory.steps[position], result.steps[position]
             row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
             row["search_document"], row["new_output"] = documents[position], new_outputs[position]
-            step_rows.append(row)
-            parsed_of_row.append((parsed, analysed))
+            rows.append(row)
+            parsed_of_rows.append((parsed, analysed))
+        return rows, parsed_of_rows
+
+    n_main = min(len(trajectory.steps), len(result.steps)) if trajectory else 0
+    if not subtrajectories:
+        # Nothing links back to the rows: they are built and written a batch at a time.
+        for first in range(start, n_main, STEP_BATCH):
+            insert_steps(*main_rows(range(first, min(first + STEP_BATCH, n_main))))
+        return
+    step_rows, parsed_of_row = main_rows(range(start, n_main))
     for sub, parsed_sub in subtrajectories:
         for position, parsed in enumerate(parsed_sub.steps):
             step_rows.append(step_row(rollout, sub, position, parsed, None, agent_started_at))
@@ -605,20 +630,33 @@ def _store_steps(
         _link_subtrajectories(subtrajectories, step_rows, parsed_of_row, trajectory)
 
 
+# Steps whose tool calls and observations are built and written at a time:
+# a 20,000-step trajectory's rows all at once weighed a third of its file.
+STEP_BATCH = 2_000
+
+
 def insert_steps(step_rows: list[dict[str, Any]], parsed_of_row: list[tuple[ParsedStep, StepAnalysis | None]]) -> None:
     """Insert steps (their step_row, with search_document) with their tool calls and observations.
 
-    Fills each row's "id".
+    Fills each row's "id". Ids are reserved for all of them at once, then
+    rows go in batches of STEP_BATCH steps, each batch's tool calls and
+    observations built just before they are written.
     """
     n_calls = sum(len(parsed.tool_calls) for parsed, _ in parsed_of_row)
     n_observations = sum(len(parsed.observations) for parsed, _ in parsed_of_row)
     ids = reserve_ids({Step: len(step_rows), ToolCall: n_calls, Observation: n_observations})
     for row, new_id in zip(step_rows, ids[Step]):
         row["id"] = new_id
-    insert_rows(Step, step_rows)
-
     call_ids = iter(ids[ToolCall])
     observation_ids = iter(ids[Observation])
+    for first in range(0, len(step_rows), STEP_BATCH):
+        batch = slice(first, first + STEP_BATCH)
+        _insert_batch(step_rows[batch], parsed_of_row[batch], call_ids, observation_ids)
+
+
+def _insert_batch(step_rows, parsed_of_row, call_ids, observation_ids) -> None:
+    insert_rows(Step, step_rows)
+
     call_rows: list[dict[str, Any]] = []
     calls_by_step: list[dict[str, dict[str, Any]]] = []
     for row, (parsed, analysed) in zip(step_rows, parsed_of_row):
