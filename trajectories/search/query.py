@@ -38,7 +38,8 @@ from django.db.models import F, OuterRef, Q, Subquery, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from trajectories.ansi import strip_ansi
-from trajectories.models import Observation, Rollout, RolloutDocument, Step, ToolCall
+from trajectories.models import Observation, Rollout, RolloutDocument, Step, StepChunk, ToolCall
+from trajectories.search.chunks import store_chunks
 from trajectories.search.bound import Budget, OutOfTime, budget
 from trajectories.search.document import INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, query_words
 
@@ -241,33 +242,67 @@ def _scan_slot() -> Iterator[bool]:
 def _candidates(words: list[str], filters: Filters, bound: Budget) -> tuple[list[int], bool]:
     """Up to CANDIDATES steps holding every word, in trajectory order; and whether time ran out.
 
-    The rollouts holding them all come from the index; their steps are read
-    a growing batch of rollouts at a time, so a common word stops after the
-    first few rollouts instead of matching every step there is.
+    The chunks of steps holding them all come from their index (those
+    leaving words out too), a growing page at a time in trajectory order;
+    only their steps' documents are read. A common word stops within the
+    first page; a rare combination reads the few chunks holding it, not
+    every step of every rollout holding its words somewhere.
     """
-    try:
-        rollouts = bound.run(lambda: list(
-            RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
-            .order_by("rollout_id")
-            .values_list("rollout_id", flat=True)
-        ))
-    except OutOfTime:
-        return [], True
+    chunks = StepChunk.objects.filter(_rollout_q(filters, "rollout__")).filter(
+        Q(words__has_words=words) | Q(words__has_words=[INCOMPLETE.decode()])
+    )
     candidates: list[int] = []
-    batch = 8
-    while rollouts and len(candidates) < CANDIDATES:
-        taken, rollouts = rollouts[:batch], rollouts[batch:]
-        query = (
-            Step.objects.filter(_step_q(filters), rollout_id__in=taken, search_document__has_words=words)
-            .order_by("rollout_id", "position")
-            .values_list("pk", flat=True)[: CANDIDATES - len(candidates)]
-        )
+    page = CHUNKS_PAGE
+    while len(candidates) < CANDIDATES:
         try:
-            candidates += bound.run(lambda: list(query))
+            ranges, more = bound.run(lambda: _ranges(chunks, page))
+            for steps in _in_chunks(ranges):
+                query = (
+                    Step.objects.filter(_step_q(filters), steps, search_document__has_words=words)
+                    .order_by("rollout_id", "position")
+                    .values_list("pk", flat=True)[: CANDIDATES - len(candidates)]
+                )
+                candidates += bound.run(lambda: list(query))
+                if len(candidates) >= CANDIDATES:
+                    break
         except OutOfTime:
             return candidates, True
-        batch *= 2
+        if more is None:
+            break
+        chunks = chunks.filter(Q(rollout_id__gt=more[0]) | Q(rollout_id=more[0], first__gt=more[1]))
+        page *= 8
     return candidates, False
+
+
+# Chunks read in the word stage's first page; each next page is 8 times larger.
+CHUNKS_PAGE = 256
+
+
+# Step ranges (chunks, runs of them merged) per statement reading steps.
+RANGES_PER_STATEMENT = 100
+
+
+def _ranges(chunks, limit: int | None = None) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
+    """(rollout, first, last position) of `chunks` (a StepChunk query) in order, adjacent ones merged; with a
+    `limit`, of its first `limit` chunks only, and the (rollout, first) of the last when more may follow."""
+    rows = list(chunks.order_by("rollout_id", "first").values_list("rollout_id", "first", "last")[:limit])
+    merged: list[tuple[int, int, int]] = []
+    for rollout_id, first, last in rows:
+        if merged and merged[-1][0] == rollout_id and merged[-1][2] + 1 >= first:
+            merged[-1] = (rollout_id, merged[-1][1], max(last, merged[-1][2]))
+        else:
+            merged.append((rollout_id, first, last))
+    more = (rows[-1][0], rows[-1][1]) if limit is not None and len(rows) == limit else None
+    return merged, more
+
+
+def _in_chunks(ranges: list[tuple[int, int, int]]) -> Iterator[Q]:
+    """Filters of the steps within `ranges`, RANGES_PER_STATEMENT ranges each, in order."""
+    for start in range(0, len(ranges), RANGES_PER_STATEMENT):
+        steps = Q()
+        for rollout_id, first, last in ranges[start : start + RANGES_PER_STATEMENT]:
+            steps |= Q(rollout_id=rollout_id, position__gte=first, position__lte=last)
+        yield steps
 
 
 # -- Words: the candidates' texts, looked through in Python ---------------------
@@ -440,8 +475,12 @@ def _steps_that_could_hold(infixes: list[str] | None, filters: Filters, rollouts
     in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
     if infixes is None or filters.rollout is not None:
         return [in_rollouts]
-    steps = Step.objects.filter(in_rollouts, _holding_every("search_document", infixes))
-    ids = bound.run(lambda: list(steps.order_by("pk").values_list("pk", flat=True)))
+    chunks = StepChunk.objects.filter(rollout_id__in=rollouts).annotate(_words=Cast("words", TextField()))
+    ranges, _ = bound.run(lambda: _ranges(chunks.filter(_holding_every("_words", infixes))))
+    ids: list[int] = []
+    for in_chunks in _in_chunks(ranges):
+        steps = Step.objects.filter(_step_q(filters), in_chunks, _holding_every("search_document", infixes))
+        ids += bound.run(lambda: list(steps.order_by("pk").values_list("pk", flat=True)))
     return [Q(pk__in=ids[start : start + STEPS_PER_STATEMENT]) for start in range(0, len(ids), STEPS_PER_STATEMENT)]
 
 
@@ -491,16 +530,19 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
 
     The importer writes documents as it stores steps; this is for steps
     written any other way (tests, a migration, an edit). `models` are the
-    (Step, ToolCall, Observation, RolloutDocument) classes to use, for
-    migrations' historical ones. Returns the number of steps written.
+    (Step, ToolCall, Observation, RolloutDocument[, StepChunk]) classes to
+    use, for migrations' historical ones (before migration 0030, without
+    chunks). Returns the number of steps written.
     """
-    step_model, call_model, observation_model, document_model = models or (Step, ToolCall, Observation, RolloutDocument)
+    step_model, call_model, observation_model, document_model, *chunk_model = models or (
+        Step, ToolCall, Observation, RolloutDocument, StepChunk
+    )
     written = 0
     for rollout_id in rollout_ids:
         steps = list(
             step_model.objects.filter(rollout_id=rollout_id, subtrajectory__isnull=True)
             .order_by("position")
-            .values_list("pk", "message", "reasoning")
+            .values_list("pk", "message", "reasoning", "position")
         )
         arguments: dict[int, list] = {}
         for step_pk, value in (
@@ -518,15 +560,18 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
             outputs.setdefault(step_pk, []).append(content)
         builder = TrajectoryDocuments()
         documents, new_outputs = builder.add_steps(
-            (message, reasoning, arguments.get(pk, []), outputs.get(pk, [])) for pk, message, reasoning in steps
+            (message, reasoning, arguments.get(pk, []), outputs.get(pk, [])) for pk, message, reasoning, _ in steps
         )
         # A migration's historical Step may predate new_output (0020).
         fields = ["search_document", "new_output"] if _has_field(step_model, "new_output") else ["search_document"]
         changed = [
             step_model(pk=pk, search_document=doc, **({"new_output": new} if "new_output" in fields else {}))
-            for (pk, _, _), doc, new in zip(steps, documents, new_outputs)
+            for (pk, _, _, _), doc, new in zip(steps, documents, new_outputs)
         ]
         step_model.objects.bulk_update(changed, fields, batch_size=500)
         document_model.objects.update_or_create(rollout_id=rollout_id, defaults={"words": builder.rollout_words()})
+        if chunk_model:
+            positions = [position for _, _, _, position in steps]
+            store_chunks(rollout_id, builder.take_chunks(), whole=True, positions=positions, model=chunk_model[0])
         written += len(changed)
     return written
