@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import F, OuterRef, Q, Subquery, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
@@ -159,13 +159,25 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
     if not q:
         return SearchResult()
     filters = filters or Filters()
+    try:
+        return _search(q, filters, limit, substring, chunked=True)
+    except _NoChunks:
+        # A database not migrated to 0030 yet (code deployed first): by rollouts, as before it.
+        return _search(q, filters, limit, substring, chunked=False)
+
+
+class _NoChunks(Exception):
+    """The StepChunk table is missing (the statement failed: its block is rolled back)."""
+
+
+def _search(q: str, filters: Filters, limit: int, substring: bool, *, chunked: bool) -> SearchResult:
     words = query_words(q)
     too_short = len(q) < min_chars() and filters.rollout is None
     if too_short and (substring or not words):
         return SearchResult(notice=_too_short_notice(words))
     if words and not substring:
         with budget(timeout_sec()) as bound:
-            candidates, cut = _candidates(words, filters, bound)
+            candidates, cut = _candidates(words, filters, bound, chunked)
             if candidates:
                 bound.extend(READING_GRACE_SEC)
                 try:
@@ -178,19 +190,19 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
         if too_short:
             return SearchResult(notice=_too_short_notice(words))
     if filters.rollout is not None:
-        return _substring_search(q, filters, limit)
+        return _substring_search(q, filters, limit, chunked)
     with _scan_slot() as slot:
         if not slot:
             return SearchResult(notice=BUSY_NOTICE, busy=True)
-        return _substring_search(q, filters, limit)
+        return _substring_search(q, filters, limit, chunked)
 
 
 BUSY_NOTICE = "The search is busy with other searches for text as typed; try again in a moment."
 
 
-def _substring_search(q: str, filters: Filters, limit: int) -> SearchResult:
+def _substring_search(q: str, filters: Filters, limit: int, chunked: bool) -> SearchResult:
     with budget(timeout_sec()) as bound:
-        hits, cut = _substring_hits(q, filters, limit, bound)
+        hits, cut = _substring_hits(q, filters, limit, bound, chunked)
     return SearchResult(hits, _cut_notice() if cut else "", cut)
 
 
@@ -239,7 +251,7 @@ def _scan_slot() -> Iterator[bool]:
                 _local_running -= 1
 
 
-def _candidates(words: list[str], filters: Filters, bound: Budget) -> tuple[list[int], bool]:
+def _candidates(words: list[str], filters: Filters, bound: Budget, chunked: bool = True) -> tuple[list[int], bool]:
     """Up to CANDIDATES steps holding every word, in trajectory order; and whether time ran out.
 
     The chunks of steps holding them all come from their index (those
@@ -255,7 +267,11 @@ def _candidates(words: list[str], filters: Filters, bound: Budget) -> tuple[list
     page = CHUNKS_PAGE
     while len(candidates) < CANDIDATES:
         try:
-            ranges, more = bound.run(lambda: _ranges(chunks, page))
+            if chunked:
+                ranges, more = bound.run(lambda: _ranges(chunks, page))
+            else:
+                documents = RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
+                ranges, more = _whole(bound.run(lambda: list(documents.values_list("rollout_id", flat=True)))), None
             for steps in _in_chunks(ranges):
                 query = (
                     Step.objects.filter(_step_q(filters), steps, search_document__has_words=words)
@@ -285,7 +301,12 @@ RANGES_PER_STATEMENT = 100
 def _ranges(chunks, limit: int | None = None) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
     """(rollout, first, last position) of `chunks` (a StepChunk query) in order, adjacent ones merged; with a
     `limit`, of its first `limit` chunks only, and the (rollout, first) of the last when more may follow."""
-    rows = list(chunks.order_by("rollout_id", "first").values_list("rollout_id", "first", "last")[:limit])
+    try:
+        rows = list(chunks.order_by("rollout_id", "first").values_list("rollout_id", "first", "last")[:limit])
+    except DatabaseError as exc:
+        if StepChunk._meta.db_table in str(exc):
+            raise _NoChunks from exc
+        raise
     merged: list[tuple[int, int, int]] = []
     for rollout_id, first, last in rows:
         if merged and merged[-1][0] == rollout_id and merged[-1][2] + 1 >= first:
@@ -294,6 +315,11 @@ def _ranges(chunks, limit: int | None = None) -> tuple[list[tuple[int, int, int]
             merged.append((rollout_id, first, last))
     more = (rows[-1][0], rows[-1][1]) if limit is not None and len(rows) == limit else None
     return merged, more
+
+
+def _whole(rollouts: list[int]) -> list[tuple[int, int, int]]:
+    """Ranges of every step of these rollouts, in order."""
+    return [(rollout_id, 0, 2**31 - 1) for rollout_id in sorted(rollouts)]
 
 
 def _in_chunks(ranges: list[tuple[int, int, int]]) -> Iterator[Q]:
@@ -373,7 +399,7 @@ def _snippet(text: str, at: int) -> str:
 # -- Substring: the whole query in the full texts, in SQL -----------------------
 
 
-def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tuple[list[Hit], bool]:
+def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget, chunked: bool = True) -> tuple[list[Hit], bool]:
     """The hits, and whether the time budget ran out before every field was searched.
 
     The rollouts that could hold `q` are read a growing batch at a time, in
@@ -392,7 +418,7 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tupl
         taken, rollouts = rollouts[:batch], rollouts[batch:]
         batch *= 2
         try:
-            for steps in _steps_that_could_hold(infixes, filters, taken, bound):
+            for steps in _steps_that_could_hold(infixes, filters, taken, bound, chunked):
                 for where, expression in sources:
                     rows = bound.run(lambda: list(_containing(expression, q, steps)[:limit]))
                     for row in rows:
@@ -464,7 +490,9 @@ def _rollout_q(filters: Filters, prefix: str) -> Q:
 STEPS_PER_STATEMENT = 2_000
 
 
-def _steps_that_could_hold(infixes: list[str] | None, filters: Filters, rollouts: list[int], bound: Budget) -> list[Q]:
+def _steps_that_could_hold(
+    infixes: list[str] | None, filters: Filters, rollouts: list[int], bound: Budget, chunked: bool = True
+) -> list[Q]:
     """The steps of these rollouts to read for a text of these words, as filters of a few thousand steps each.
 
     Across rollouts, those whose own document holds every word of `q` (as
@@ -476,7 +504,10 @@ def _steps_that_could_hold(infixes: list[str] | None, filters: Filters, rollouts
     if infixes is None or filters.rollout is not None:
         return [in_rollouts]
     chunks = StepChunk.objects.filter(rollout_id__in=rollouts).annotate(_words=Cast("words", TextField()))
-    ranges, _ = bound.run(lambda: _ranges(chunks.filter(_holding_every("_words", infixes))))
+    if chunked:
+        ranges, _ = bound.run(lambda: _ranges(chunks.filter(_holding_every("_words", infixes))))
+    else:
+        ranges = _whole(rollouts)
     ids: list[int] = []
     for in_chunks in _in_chunks(ranges):
         steps = Step.objects.filter(_step_q(filters), in_chunks, _holding_every("search_document", infixes))
