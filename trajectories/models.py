@@ -196,14 +196,16 @@ class StepChunk(models.Model):
 
     What search reads between a rollout's document and its steps' (see
     trajectories.search.document): the chunks holding every word of a query,
-    by their own GIN index on PostgreSQL (migration 0030), name the steps
-    worth reading. Written with the steps' documents, by the same builder.
+    by a GIN index of their words on PostgreSQL (migration 0030), or every
+    fragment of a substring, name the steps worth reading. Written with the steps' documents, by the same builder.
     """
 
     rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="step_chunks", db_index=False)
     first = models.PositiveIntegerField()
     last = models.PositiveIntegerField()
-    words = SearchDocumentField(indexed=True, blank=True, default="")
+    # Text: substring search LIKEs it as is; word search reads it cast to a
+    # tsvector, which the GIN index is of.
+    words = SearchDocumentField(cast=True, blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["rollout", "first"], name="step_chunk_rollout_first")]

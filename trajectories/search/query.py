@@ -503,9 +503,9 @@ def _steps_that_could_hold(
     in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
     if infixes is None or filters.rollout is not None:
         return [in_rollouts]
-    chunks = StepChunk.objects.filter(rollout_id__in=rollouts).annotate(_words=Cast("words", TextField()))
+    chunks = StepChunk.objects.filter(_holding_every("words", infixes), rollout_id__in=rollouts)
     if chunked:
-        ranges, _ = bound.run(lambda: _ranges(chunks.filter(_holding_every("_words", infixes))))
+        ranges, _ = bound.run(lambda: _ranges(chunks))
     else:
         ranges = _whole(rollouts)
     ids: list[int] = []
