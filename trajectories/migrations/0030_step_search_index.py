@@ -26,8 +26,8 @@ def index_and_chunks(apps, schema_editor):
     from trajectories.search.document import stored_chunks
 
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_stepchunk USING gin ((words::tsvector))")
-    set_compression(schema_editor, [("trajectories_stepchunk", "words")], "lz4")
+        schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_stepchunk USING gin (words)")
+    set_compression(schema_editor, [("trajectories_stepchunk", "words"), ("trajectories_stepchunk", "words_text")], "lz4")
     step_model, chunk_model = apps.get_model("trajectories", "Step"), apps.get_model("trajectories", "StepChunk")
     # order_by() first: under Step's ordering DISTINCT would give a row per step.
     rollout_ids = list(step_model.objects.order_by().values_list("rollout_id", flat=True).distinct())
@@ -63,7 +63,8 @@ class Migration(migrations.Migration):
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("first", models.PositiveIntegerField()),
                 ("last", models.PositiveIntegerField()),
-                ("words", trajectories.search.fields.SearchDocumentField(blank=True, cast=True, default="")),
+                ("words", trajectories.search.fields.SearchDocumentField(blank=True, default="", indexed=True)),
+                ("words_text", models.TextField(blank=True, default="", editable=False)),
                 (
                     "rollout",
                     models.ForeignKey(

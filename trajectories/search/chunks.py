@@ -28,6 +28,9 @@ def store_chunks(
     elif chunks:
         model.objects.filter(rollout_id=rollout_id, first__gte=at(chunks[0][0])).delete()
     model.objects.bulk_create(
-        [model(rollout_id=rollout_id, first=at(first), last=at(last), words=words) for first, last, words in chunks],
+        [
+            model(rollout_id=rollout_id, first=at(first), last=at(last), words=words, words_text=words)
+            for first, last, words in chunks
+        ],
         batch_size=500,
     )

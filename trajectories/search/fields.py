@@ -1,8 +1,7 @@
 """The search document column and its `has_words` lookup.
 
 One field for both databases (see trajectories.search.document): with
-`indexed=True` a tsvector on PostgreSQL (for a GIN index), otherwise text
-(with `cast=True`, read as a tsvector, for a GIN index of that cast).
+`indexed=True` a tsvector on PostgreSQL (for a GIN index), otherwise text.
 `filter(search_document__has_words=["hash", "join"])` matches rows whose
 document holds every word, the last as a prefix: an index probe (`@@`) on a
 tsvector, a LIKE per word on text, with the same result.
@@ -17,20 +16,14 @@ from trajectories.search.document import like_patterns, tsquery
 class SearchDocumentField(models.TextField):
     description = "words a row is found by"
 
-    def __init__(self, *args, indexed: bool = False, cast: bool = False, **kwargs):
+    def __init__(self, *args, indexed: bool = False, **kwargs):
         self.indexed = indexed
-        # Text on every database, read as a tsvector by has_words on
-        # PostgreSQL: a GIN index of that cast answers the words, and LIKEs
-        # read the text without casting it back (StepChunk.words).
-        self.cast = cast
         super().__init__(*args, **kwargs)
 
     def deconstruct(self):
         name, path, args, kwargs = super().deconstruct()
         if self.indexed:
             kwargs["indexed"] = True
-        if self.cast:
-            kwargs["cast"] = True
         return name, path, args, kwargs
 
     def db_type(self, connection):
@@ -52,11 +45,8 @@ class HasWords(models.Lookup):
         words = list(self.rhs)
         if not words:
             return "1 = 0", []
-        field = self.lhs.output_field
-        if field.indexed and connection.vendor == "postgresql":
+        if self.lhs.output_field.indexed and connection.vendor == "postgresql":
             return f"{lhs} @@ %s::tsquery", [*lhs_params, tsquery(words)]
-        if getattr(field, "cast", False) and connection.vendor == "postgresql":
-            return f"({lhs})::tsvector @@ %s::tsquery", [*lhs_params, tsquery(words)]
         clauses, params = [], []
         # Words hold no LIKE wildcard: every ASCII punctuation mark splits them.
         for pattern in like_patterns(words):

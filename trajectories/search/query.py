@@ -1,10 +1,10 @@
 """Text search over trajectory steps: messages, commands and outputs.
 
 Two stages. First the candidates: steps whose search document holds every
-word of the query, the last one as a prefix (as typed so far), in rollouts
-whose document holds them all (trajectories.search.document says what a word
-is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
-result). Then the texts of at most CANDIDATES of them are read and looked
+word of the query, the last one as a prefix (as typed so far), in chunks of
+steps whose document holds them all (trajectories.search.document says what
+a word is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
+result): only those chunks' steps are read. Then the texts of at most CANDIDATES of them are read and looked
 through here, in Python (one pass over a few MB; SQL's lower() and strpos()
 over the same texts were several times slower): a step's hits are its
 fields holding the most query words, with a snippet, and steps holding the
@@ -21,8 +21,9 @@ rollouts run at once on the site (PostgreSQL advisory locks; per process on
 SQLite), the others are told the search is busy. The substring stage reads
 only the rollouts whose words could hold the query (on PostgreSQL a trigram
 index of each rollout's words finds them: indexing every text cost more
-than half of an import), a growing batch at a time; outputs are searched by
-their new lines (Step.new_output), a sixth of a terminal's screens.
+than half of an import), a growing batch at a time, and of those only the
+steps of the chunks whose words could; outputs are searched by their new
+lines (Step.new_output), a sixth of a terminal's screens.
 """
 from __future__ import annotations
 
@@ -496,14 +497,15 @@ def _steps_that_could_hold(
     """The steps of these rollouts to read for a text of these words, as filters of a few thousand steps each.
 
     Across rollouts, those whose own document holds every word of `q` (as
-    their rollout's does): short LIKEs over the documents first, then only
+    their rollout's does), in the chunks whose words hold them all: short
+    LIKEs over the chunks' and these steps' documents first, then only
     these steps' fields. Not within one rollout, whose in-page find reads
     whole outputs: their lines may be in the document of an earlier step.
     """
     in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
     if infixes is None or filters.rollout is not None:
         return [in_rollouts]
-    chunks = StepChunk.objects.filter(_holding_every("words", infixes), rollout_id__in=rollouts)
+    chunks = StepChunk.objects.filter(_holding_every("words_text", infixes), rollout_id__in=rollouts)
     if chunked:
         ranges, _ = bound.run(lambda: _ranges(chunks))
     else:

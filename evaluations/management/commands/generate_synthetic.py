@@ -217,7 +217,7 @@ class Command(BenchmarkCommand):
         )
         StepChunk.objects.bulk_create(
             [
-                StepChunk(rollout=rollout, first=first, last=last, words=words)
+                StepChunk(rollout=rollout, first=first, last=last, words=words, words_text=words)
                 for rollout in rollouts
                 for first, last, words in trajectories.step_chunks([trajectories.search_words([m]) for m in messages[rollout.pk]])
             ],
