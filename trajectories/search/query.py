@@ -4,8 +4,8 @@ Two stages. First the candidates: steps whose search document holds every
 word of the query, the last one as a prefix (as typed so far), in chunks of
 steps whose document holds them all (trajectories.search.document says what
 a word is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
-result): only those chunks' steps are read. Then the texts of at most CANDIDATES of them are read and looked
-through here, in Python (one pass over a few MB; SQL's lower() and strpos()
+result): only those chunks' steps are read. Then the texts of at most
+CANDIDATES of them are read and looked through here, in Python (one pass over a few MB; SQL's lower() and strpos()
 over the same texts were several times slower): a step's hits are its
 fields holding the most query words, with a snippet, and steps holding the
 query as typed (an exact phrase, case aside) rank first. When no step has
@@ -40,8 +40,8 @@ from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Su
 
 from trajectories.ansi import strip_ansi
 from trajectories.models import Observation, Rollout, RolloutDocument, Step, StepChunk, ToolCall
-from trajectories.search.chunks import store_chunks
 from trajectories.search.bound import Budget, OutOfTime, budget
+from trajectories.search.chunks import store_chunks
 from trajectories.search.document import INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, query_words
 
 SNIPPET_BEFORE = 80
@@ -273,7 +273,8 @@ def _candidates(words: list[str], filters: Filters, bound: Budget, chunked: bool
             else:
                 documents = RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
                 ranges, more = _whole(bound.run(lambda: list(documents.values_list("rollout_id", flat=True)))), None
-            for steps in _in_chunks(ranges):
+            # The candidates wanted are often in the first few ranges.
+            for steps in _in_chunks(ranges, first_statement=16):
                 query = (
                     Step.objects.filter(_step_q(filters), steps, search_document__has_words=words)
                     .order_by("rollout_id", "position")
@@ -323,13 +324,16 @@ def _whole(rollouts: list[int]) -> list[tuple[int, int, int]]:
     return [(rollout_id, 0, 2**31 - 1) for rollout_id in sorted(rollouts)]
 
 
-def _in_chunks(ranges: list[tuple[int, int, int]]) -> Iterator[Q]:
-    """Filters of the steps within `ranges`, RANGES_PER_STATEMENT ranges each, in order."""
-    for start in range(0, len(ranges), RANGES_PER_STATEMENT):
+def _in_chunks(ranges: list[tuple[int, int, int]], first_statement: int = RANGES_PER_STATEMENT) -> Iterator[Q]:
+    """Filters of the steps within `ranges`, in order: `first_statement` ranges, then 4 times more each
+    time, up to RANGES_PER_STATEMENT (a statement of many ranges takes a while to plan)."""
+    start, size = 0, first_statement
+    while start < len(ranges):
         steps = Q()
-        for rollout_id, first, last in ranges[start : start + RANGES_PER_STATEMENT]:
+        for rollout_id, first, last in ranges[start : start + size]:
             steps |= Q(rollout_id=rollout_id, position__gte=first, position__lte=last)
         yield steps
+        start, size = start + size, min(size * 4, RANGES_PER_STATEMENT)
 
 
 # -- Words: the candidates' texts, looked through in Python ---------------------
