@@ -297,7 +297,7 @@ CHUNKS_PAGE = 256
 
 
 # Step ranges (chunks, runs of them merged) per statement reading steps.
-RANGES_PER_STATEMENT = 100
+RANGES_PER_STATEMENT = 32
 
 
 def _ranges(chunks, limit: int | None = None) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
