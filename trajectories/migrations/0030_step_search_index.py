@@ -6,7 +6,9 @@ combination of common words read whole corpora. StepChunk holds the union of
 the documents of 16 consecutive main steps (trajectories.search.document),
 a tsvector with a GIN index on PostgreSQL, so only the chunks holding every
 word have their steps read. Existing rollouts get their chunks here, from
-their steps' stored documents. lz4 for the words, as 0023 gave the others
+their steps' stored documents. The rollouts' GIN index goes: word search
+no longer asks it (a database before this migration, which has it, is
+searched by rollouts). lz4 for the words, as 0023 gave the others
 (servers built without lz4 keep pglz).
 """
 from importlib import import_module
@@ -19,6 +21,7 @@ import trajectories.search.fields
 set_compression = import_module("trajectories.migrations.0007_fewer_step_indexes").set_compression
 
 GIN_INDEX = "trajectories_stepchunk_words"
+ROLLOUT_GIN_INDEX = "trajectories_rolloutdocument_words"
 
 
 def index_and_chunks(apps, schema_editor):
@@ -27,6 +30,10 @@ def index_and_chunks(apps, schema_editor):
 
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(f"CREATE INDEX {GIN_INDEX} ON trajectories_stepchunk USING gin (words)")
+        # Word search finds chunks, not rollouts, now: the rollouts' own GIN
+        # index (0006) would be upkeep in every import for nothing. Their
+        # trigram index (0022), which substring search reads, stays.
+        schema_editor.execute(f"DROP INDEX IF EXISTS {ROLLOUT_GIN_INDEX}")
     set_compression(schema_editor, [("trajectories_stepchunk", "words"), ("trajectories_stepchunk", "words_text")], "lz4")
     step_model, chunk_model = apps.get_model("trajectories", "Step"), apps.get_model("trajectories", "StepChunk")
     # order_by() first: under Step's ordering DISTINCT would give a row per step.
@@ -49,6 +56,7 @@ def index_and_chunks(apps, schema_editor):
 def drop_index(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(f"DROP INDEX IF EXISTS {GIN_INDEX}")
+        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {ROLLOUT_GIN_INDEX} ON trajectories_rolloutdocument USING gin (words)")
 
 
 class Migration(migrations.Migration):

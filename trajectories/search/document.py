@@ -17,22 +17,19 @@ which was most of an import's time.
 
 A document is distinct words, each quoted, space-separated (`'python3'
 'app'`), so that a word is found as its quoted form with LIKE. Their order
-means nothing (sets are faster than ordered dicts here). A rollout's
-document, the union of its steps', is also the literal of a tsvector
-without positions behind a GIN index on PostgreSQL: the index finds the
-rollouts holding every word, LIKE over their steps' documents (short, as
-each holds a word once) the steps. Indexing rollouts rather than steps
-keeps a fifth of the index entries, which were most of the indexing cost.
+means nothing (sets are faster than ordered dicts here). The union of the
+documents of CHUNK_STEPS consecutive steps (a chunk's) is also the literal
+of a tsvector without positions behind a GIN index on PostgreSQL: the index
+finds the chunks holding every word, LIKE over their steps' documents
+(short, as each holds a word once) the steps, so a rare combination of
+words reads a few chunks' steps, not every step of every rollout holding
+the words somewhere (issue 27). Chunks rather than steps: 16 steps' words
+are about a third of their documents' (the index entries an import pays
+for; a rollout's union, once indexed instead, was about two thirds of a
+chunk's). The rollout's own union stays, its text behind the trigram
+index that substring search reads.
 Quoting keeps a word whole in PostgreSQL even when it holds a character it
 reads as a space.
-
-Between the two, chunks: the union of the documents of CHUNK_STEPS
-consecutive steps, a tsvector behind a GIN index of its own. A rollout
-holding a query's words in different steps is found by its document, and
-only the chunks holding them all are read further: a rare combination reads
-a few chunks' steps, not every step of every rollout holding the words
-somewhere (issue 27). Chunks rather than steps: 16 steps' words are about
-a third of their documents' (the index entries an import pays for).
 
 Terminal outputs redraw the same screen after every keystroke batch: a
 line is indexed at the first step that shows it (`OutputLines`), so a search
