@@ -371,11 +371,15 @@ def _drop_search_indexes() -> None:
         def rollout_words(self):
             return ""
 
+        def take_chunks(self):
+            return []
+
     trajectories.storing.ingest.TrajectoryDocuments = NoDocuments
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("DROP INDEX IF EXISTS trajectories_rolloutdocument_words")
             cursor.execute("DROP INDEX IF EXISTS trajectories_rolloutdocument_words_trgm")
+            cursor.execute("DROP INDEX IF EXISTS trajectories_stepchunk_words")
 
 
 def _register_task() -> None:

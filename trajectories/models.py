@@ -191,6 +191,32 @@ class RolloutDocument(models.Model):
         return f"words of {self.rollout_id}"
 
 
+class StepChunk(models.Model):
+    """The words of CHUNK_STEPS consecutive main steps of a rollout (positions first to last).
+
+    What search reads between a rollout's document and its steps' (see
+    trajectories.search.document): the chunks holding every word of a query,
+    by a GIN index of their words on PostgreSQL (migration 0030), or every
+    fragment of a substring, name the steps worth reading. Written with the steps' documents, by the same builder.
+    """
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="step_chunks", db_index=False)
+    first = models.PositiveIntegerField()
+    last = models.PositiveIntegerField()
+    words = SearchDocumentField(indexed=True, blank=True, default="")
+    # The same words as text, which substring search LIKEs: casting a
+    # tsvector back to text for each chunk read cost more than the step
+    # documents it spares, and a GIN index of text cast to tsvector is one the
+    # planner would rather skip for a scan that casts every row.
+    words_text = models.TextField(blank=True, default="", editable=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rollout", "first"], name="step_chunk_rollout_first")]
+
+    def __str__(self) -> str:
+        return f"words of {self.rollout_id} steps {self.first}-{self.last}"
+
+
 class SubTrajectory(models.Model):
     """A subagent's trajectory (terminus-2 summarisation, embedded subagents)."""
 

@@ -13,8 +13,9 @@
 - effective_cause, cause_source, with_effective_cause, failed_rollouts,
   BEHAVIOUR_FLAGS: a rollout's failure cause (a staff label's first) and
   the failures list (trajectories.failures).
-- search_words: the search document of some texts (for rows made without
-  an import, such as generate_synthetic's).
+- search_words, step_chunks: the search document of some texts, and the
+  chunk documents (StepChunk rows' words) of a trajectory's step documents
+  (for rows made without an import, such as generate_synthetic's).
 - record_review, record_failed_review, existing_review, Reading, Check,
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
   the one writer of Review rows); with_reviews, review_records: them read
@@ -56,7 +57,7 @@ from trajectories.failures.service import (
     cause_source, classify_and_store, effective_cause, failed_rollouts, with_effective_cause,
 )
 from trajectories.failures.rules import CAUSES, FLAGS as BEHAVIOUR_FLAGS, SANDBOX_ENDED, exception_family
-from trajectories.search.document import document as search_words
+from trajectories.search.document import document as search_words, stored_chunks as step_chunks
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
@@ -410,6 +411,7 @@ __all__ = [
     "sweep_uploads",
     "run_upload",
     "search_words",
+    "step_chunks",
     "with_effective_cause",
     "record_review",
     "record_failed_review",

@@ -17,12 +17,17 @@ which was most of an import's time.
 
 A document is distinct words, each quoted, space-separated (`'python3'
 'app'`), so that a word is found as its quoted form with LIKE. Their order
-means nothing (sets are faster than ordered dicts here). A rollout's
-document, the union of its steps', is also the literal of a tsvector
-without positions behind a GIN index on PostgreSQL: the index finds the
-rollouts holding every word, LIKE over their steps' documents (short, as
-each holds a word once) the steps. Indexing rollouts rather than steps
-keeps a fifth of the index entries, which were most of the indexing cost.
+means nothing (sets are faster than ordered dicts here). The union of the
+documents of CHUNK_STEPS consecutive steps (a chunk's) is also the literal
+of a tsvector without positions behind a GIN index on PostgreSQL: the index
+finds the chunks holding every word, LIKE over their steps' documents
+(short, as each holds a word once) the steps, so a rare combination of
+words reads a few chunks' steps, not every step of every rollout holding
+the words somewhere (issue 27). Chunks rather than steps: 16 steps' words
+are about a third of their documents' (the index entries an import pays
+for; a rollout's union, once indexed instead, was about two thirds of a
+chunk's). The rollout's own union stays, its text behind the trigram
+index that substring search reads.
 Quoting keeps a word whole in PostgreSQL even when it holds a character it
 reads as a space.
 
@@ -51,6 +56,8 @@ MAX_DOCUMENT_WORDS = 20_000
 INCOMPLETE = b"+incomplete"
 # A tsvector stores each lexeme with a few bytes of header; stay well below 1 MB.
 MAX_ROLLOUT_BYTES = 700_000
+# Consecutive steps whose words one chunk document holds.
+CHUNK_STEPS = 16
 
 
 def words(text: str) -> list[str]:
@@ -217,6 +224,9 @@ class TrajectoryDocuments:
         self._lines = OutputLines()
         self._every: set[bytes] = set()
         self._rollout_words: str | None = ""
+        self._steps = 0  # steps added so far
+        # The words of the chunks not taken since steps joined them (take_chunks), by first step.
+        self._chunks: dict[int, set[bytes]] = {}
 
     def add(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> list[str]:
         """The documents of `steps`, which follow the steps added before."""
@@ -229,15 +239,33 @@ class TrajectoryDocuments:
         documents: list[str] = []
         new_outputs: list[str] = []
         known = len(every)
+        chunks = self._chunks
         for message, reasoning, arguments, outputs in steps:
             fresh = "\n".join(text for text in map(lines.new, outputs) if text)
             distinct = _distinct([message, reasoning, *map(flatten, arguments), fresh])
             every.update(distinct)
+            first = self._steps - self._steps % CHUNK_STEPS
+            chunks.setdefault(first, set()).update(distinct)
+            self._steps += 1
             documents.append(_literal(distinct))
             new_outputs.append(fresh)
         if len(every) != known:
             self._rollout_words = None
         return documents, new_outputs
+
+    def take_chunks(self) -> list[tuple[int, int, str]]:
+        """(first step, last step, document) of each chunk that steps joined since the last call, in order.
+
+        Steps are counted from 0 in the order added. The last chunk may be
+        partial: a later call gives it again, with the steps added since.
+        """
+        taken = []
+        for first, words in sorted(self._chunks.items()):
+            last = min(first + CHUNK_STEPS, self._steps) - 1
+            taken.append((first, last, _literal(_capped(words))))
+        open_chunk = self._steps - self._steps % CHUNK_STEPS
+        self._chunks = {open_chunk: self._chunks[open_chunk]} if open_chunk in self._chunks else {}
+        return taken
 
     def rollout_words(self) -> str:
         """The rollout's document (made again only when a step brought a new word)."""
@@ -246,8 +274,20 @@ class TrajectoryDocuments:
         return self._rollout_words
 
 
+def stored_chunks(documents: list[str]) -> list[tuple[int, int, str]]:
+    """TrajectoryDocuments.take_chunks for steps whose documents (in order) are already made.
+
+    A chunk's document is the union of its steps' quoted words.
+    """
+    chunks = []
+    for first in range(0, len(documents), CHUNK_STEPS):
+        words = {word[1:-1].encode() for text in documents[first : first + CHUNK_STEPS] for word in text.split(" ") if word}
+        chunks.append((first, min(first + CHUNK_STEPS, len(documents)) - 1, _literal(_capped(words))))
+    return chunks
+
+
 def _capped(words: set[bytes]) -> list[bytes] | set[bytes]:
-    """At most MAX_ROLLOUT_BYTES of words (which ones, when cut, is arbitrary)."""
+    """At most MAX_ROLLOUT_BYTES of words (which ones, when cut, is arbitrary; INCOMPLETE marks the cut)."""
     if sum(map(len, words)) + 8 * len(words) <= MAX_ROLLOUT_BYTES:
         return words
     kept, size = [INCOMPLETE], len(INCOMPLETE) + 8

@@ -1,11 +1,11 @@
 """Text search over trajectory steps: messages, commands and outputs.
 
 Two stages. First the candidates: steps whose search document holds every
-word of the query, the last one as a prefix (as typed so far), in rollouts
-whose document holds them all (trajectories.search.document says what a word
-is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
-result). Then the texts of at most CANDIDATES of them are read and looked
-through here, in Python (one pass over a few MB; SQL's lower() and strpos()
+word of the query, the last one as a prefix (as typed so far), in chunks of
+steps whose document holds them all (trajectories.search.document says what
+a word is; a GIN index answers on PostgreSQL, LIKE on SQLite, with the same
+result): only those chunks' steps are read. Then the texts of at most
+CANDIDATES of them are read and looked through here, in Python (one pass over a few MB; SQL's lower() and strpos()
 over the same texts were several times slower): a step's hits are its
 fields holding the most query words, with a snippet, and steps holding the
 query as typed (an exact phrase, case aside) rank first. When no step has
@@ -21,8 +21,9 @@ rollouts run at once on the site (PostgreSQL advisory locks; per process on
 SQLite), the others are told the search is busy. The substring stage reads
 only the rollouts whose words could hold the query (on PostgreSQL a trigram
 index of each rollout's words finds them: indexing every text cost more
-than half of an import), a growing batch at a time; outputs are searched by
-their new lines (Step.new_output), a sixth of a terminal's screens.
+than half of an import), a growing batch at a time, and of those only the
+steps of the chunks whose words could; outputs are searched by their new
+lines (Step.new_output), a sixth of a terminal's screens.
 """
 from __future__ import annotations
 
@@ -33,13 +34,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import F, OuterRef, Q, Subquery, TextField, Value
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from trajectories.ansi import strip_ansi
-from trajectories.models import Observation, Rollout, RolloutDocument, Step, ToolCall
+from trajectories.models import Observation, Rollout, RolloutDocument, Step, StepChunk, ToolCall
 from trajectories.search.bound import Budget, OutOfTime, budget
+from trajectories.search.chunks import store_chunks
 from trajectories.search.document import INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, query_words
 
 SNIPPET_BEFORE = 80
@@ -158,13 +160,25 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
     if not q:
         return SearchResult()
     filters = filters or Filters()
+    try:
+        return _search(q, filters, limit, substring, chunked=True)
+    except _NoChunks:
+        # A database not migrated to 0030 yet (code deployed first): by rollouts, as before it.
+        return _search(q, filters, limit, substring, chunked=False)
+
+
+class _NoChunks(Exception):
+    """The StepChunk table is missing (the statement failed: its block is rolled back)."""
+
+
+def _search(q: str, filters: Filters, limit: int, substring: bool, *, chunked: bool) -> SearchResult:
     words = query_words(q)
     too_short = len(q) < min_chars() and filters.rollout is None
     if too_short and (substring or not words):
         return SearchResult(notice=_too_short_notice(words))
     if words and not substring:
         with budget(timeout_sec()) as bound:
-            candidates, cut = _candidates(words, filters, bound)
+            candidates, cut = _candidates(words, filters, bound, chunked)
             if candidates:
                 bound.extend(READING_GRACE_SEC)
                 try:
@@ -177,19 +191,19 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
         if too_short:
             return SearchResult(notice=_too_short_notice(words))
     if filters.rollout is not None:
-        return _substring_search(q, filters, limit)
+        return _substring_search(q, filters, limit, chunked)
     with _scan_slot() as slot:
         if not slot:
             return SearchResult(notice=BUSY_NOTICE, busy=True)
-        return _substring_search(q, filters, limit)
+        return _substring_search(q, filters, limit, chunked)
 
 
 BUSY_NOTICE = "The search is busy with other searches for text as typed; try again in a moment."
 
 
-def _substring_search(q: str, filters: Filters, limit: int) -> SearchResult:
+def _substring_search(q: str, filters: Filters, limit: int, chunked: bool) -> SearchResult:
     with budget(timeout_sec()) as bound:
-        hits, cut = _substring_hits(q, filters, limit, bound)
+        hits, cut = _substring_hits(q, filters, limit, bound, chunked)
     return SearchResult(hits, _cut_notice() if cut else "", cut)
 
 
@@ -238,36 +252,88 @@ def _scan_slot() -> Iterator[bool]:
                 _local_running -= 1
 
 
-def _candidates(words: list[str], filters: Filters, bound: Budget) -> tuple[list[int], bool]:
+def _candidates(words: list[str], filters: Filters, bound: Budget, chunked: bool = True) -> tuple[list[int], bool]:
     """Up to CANDIDATES steps holding every word, in trajectory order; and whether time ran out.
 
-    The rollouts holding them all come from the index; their steps are read
-    a growing batch of rollouts at a time, so a common word stops after the
-    first few rollouts instead of matching every step there is.
+    The chunks of steps holding them all come from their index (those
+    leaving words out too), a growing page at a time in trajectory order;
+    only their steps' documents are read. A common word stops within the
+    first page; a rare combination reads the few chunks holding it, not
+    every step of every rollout holding its words somewhere.
     """
-    try:
-        rollouts = bound.run(lambda: list(
-            RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
-            .order_by("rollout_id")
-            .values_list("rollout_id", flat=True)
-        ))
-    except OutOfTime:
-        return [], True
+    chunks = StepChunk.objects.filter(_rollout_q(filters, "rollout__")).filter(
+        Q(words__has_words=words) | Q(words__has_words=[INCOMPLETE.decode()])
+    )
     candidates: list[int] = []
-    batch = 8
-    while rollouts and len(candidates) < CANDIDATES:
-        taken, rollouts = rollouts[:batch], rollouts[batch:]
-        query = (
-            Step.objects.filter(_step_q(filters), rollout_id__in=taken, search_document__has_words=words)
-            .order_by("rollout_id", "position")
-            .values_list("pk", flat=True)[: CANDIDATES - len(candidates)]
-        )
+    page = CHUNKS_PAGE
+    while len(candidates) < CANDIDATES:
         try:
-            candidates += bound.run(lambda: list(query))
+            if chunked:
+                ranges, more = bound.run(lambda: _ranges(chunks, page))
+            else:
+                documents = RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
+                ranges, more = _whole(bound.run(lambda: list(documents.values_list("rollout_id", flat=True)))), None
+            # The candidates wanted are often in the first few ranges.
+            for steps in _in_chunks(ranges, first_statement=16):
+                query = (
+                    Step.objects.filter(_step_q(filters), steps, search_document__has_words=words)
+                    .order_by("rollout_id", "position")
+                    .values_list("pk", flat=True)[: CANDIDATES - len(candidates)]
+                )
+                candidates += bound.run(lambda: list(query))
+                if len(candidates) >= CANDIDATES:
+                    break
         except OutOfTime:
             return candidates, True
-        batch *= 2
+        if more is None:
+            break
+        chunks = chunks.filter(Q(rollout_id__gt=more[0]) | Q(rollout_id=more[0], first__gt=more[1]))
+        page *= 8
     return candidates, False
+
+
+# Chunks read in the word stage's first page; each next page is 8 times larger.
+CHUNKS_PAGE = 256
+
+
+# Step ranges (chunks, runs of them merged) per statement reading steps.
+RANGES_PER_STATEMENT = 32
+
+
+def _ranges(chunks, limit: int | None = None) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
+    """(rollout, first, last position) of `chunks` (a StepChunk query) in order, adjacent ones merged; with a
+    `limit`, of its first `limit` chunks only, and the (rollout, first) of the last when more may follow."""
+    try:
+        rows = list(chunks.order_by("rollout_id", "first").values_list("rollout_id", "first", "last")[:limit])
+    except DatabaseError as exc:
+        if StepChunk._meta.db_table in str(exc):
+            raise _NoChunks from exc
+        raise
+    merged: list[tuple[int, int, int]] = []
+    for rollout_id, first, last in rows:
+        if merged and merged[-1][0] == rollout_id and merged[-1][2] + 1 >= first:
+            merged[-1] = (rollout_id, merged[-1][1], max(last, merged[-1][2]))
+        else:
+            merged.append((rollout_id, first, last))
+    more = (rows[-1][0], rows[-1][1]) if limit is not None and len(rows) == limit else None
+    return merged, more
+
+
+def _whole(rollouts: list[int]) -> list[tuple[int, int, int]]:
+    """Ranges of every step of these rollouts, in order."""
+    return [(rollout_id, 0, 2**31 - 1) for rollout_id in sorted(rollouts)]
+
+
+def _in_chunks(ranges: list[tuple[int, int, int]], first_statement: int = RANGES_PER_STATEMENT) -> Iterator[Q]:
+    """Filters of the steps within `ranges`, in order: `first_statement` ranges, then 4 times more each
+    time, up to RANGES_PER_STATEMENT (a statement of many ranges takes a while to plan)."""
+    start, size = 0, first_statement
+    while start < len(ranges):
+        steps = Q()
+        for rollout_id, first, last in ranges[start : start + size]:
+            steps |= Q(rollout_id=rollout_id, position__gte=first, position__lte=last)
+        yield steps
+        start, size = start + size, min(size * 4, RANGES_PER_STATEMENT)
 
 
 # -- Words: the candidates' texts, looked through in Python ---------------------
@@ -338,7 +404,7 @@ def _snippet(text: str, at: int) -> str:
 # -- Substring: the whole query in the full texts, in SQL -----------------------
 
 
-def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tuple[list[Hit], bool]:
+def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget, chunked: bool = True) -> tuple[list[Hit], bool]:
     """The hits, and whether the time budget ran out before every field was searched.
 
     The rollouts that could hold `q` are read a growing batch at a time, in
@@ -357,7 +423,7 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget) -> tupl
         taken, rollouts = rollouts[:batch], rollouts[batch:]
         batch *= 2
         try:
-            for steps in _steps_that_could_hold(infixes, filters, taken, bound):
+            for steps in _steps_that_could_hold(infixes, filters, taken, bound, chunked):
                 for where, expression in sources:
                     rows = bound.run(lambda: list(_containing(expression, q, steps)[:limit]))
                     for row in rows:
@@ -429,19 +495,29 @@ def _rollout_q(filters: Filters, prefix: str) -> Q:
 STEPS_PER_STATEMENT = 2_000
 
 
-def _steps_that_could_hold(infixes: list[str] | None, filters: Filters, rollouts: list[int], bound: Budget) -> list[Q]:
+def _steps_that_could_hold(
+    infixes: list[str] | None, filters: Filters, rollouts: list[int], bound: Budget, chunked: bool = True
+) -> list[Q]:
     """The steps of these rollouts to read for a text of these words, as filters of a few thousand steps each.
 
     Across rollouts, those whose own document holds every word of `q` (as
-    their rollout's does): short LIKEs over the documents first, then only
+    their rollout's does), in the chunks whose words hold them all: short
+    LIKEs over the chunks' and these steps' documents first, then only
     these steps' fields. Not within one rollout, whose in-page find reads
     whole outputs: their lines may be in the document of an earlier step.
     """
     in_rollouts = _step_q(filters) & Q(rollout_id__in=rollouts)
     if infixes is None or filters.rollout is not None:
         return [in_rollouts]
-    steps = Step.objects.filter(in_rollouts, _holding_every("search_document", infixes))
-    ids = bound.run(lambda: list(steps.order_by("pk").values_list("pk", flat=True)))
+    chunks = StepChunk.objects.filter(_holding_every("words_text", infixes), rollout_id__in=rollouts)
+    if chunked:
+        ranges, _ = bound.run(lambda: _ranges(chunks))
+    else:
+        ranges = _whole(rollouts)
+    ids: list[int] = []
+    for in_chunks in _in_chunks(ranges):
+        steps = Step.objects.filter(_step_q(filters), in_chunks, _holding_every("search_document", infixes))
+        ids += bound.run(lambda: list(steps.order_by("pk").values_list("pk", flat=True)))
     return [Q(pk__in=ids[start : start + STEPS_PER_STATEMENT]) for start in range(0, len(ids), STEPS_PER_STATEMENT)]
 
 
@@ -491,16 +567,19 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
 
     The importer writes documents as it stores steps; this is for steps
     written any other way (tests, a migration, an edit). `models` are the
-    (Step, ToolCall, Observation, RolloutDocument) classes to use, for
-    migrations' historical ones. Returns the number of steps written.
+    (Step, ToolCall, Observation, RolloutDocument[, StepChunk]) classes to
+    use, for migrations' historical ones (before migration 0030, without
+    chunks). Returns the number of steps written.
     """
-    step_model, call_model, observation_model, document_model = models or (Step, ToolCall, Observation, RolloutDocument)
+    step_model, call_model, observation_model, document_model, *chunk_model = models or (
+        Step, ToolCall, Observation, RolloutDocument, StepChunk
+    )
     written = 0
     for rollout_id in rollout_ids:
         steps = list(
             step_model.objects.filter(rollout_id=rollout_id, subtrajectory__isnull=True)
             .order_by("position")
-            .values_list("pk", "message", "reasoning")
+            .values_list("pk", "message", "reasoning", "position")
         )
         arguments: dict[int, list] = {}
         for step_pk, value in (
@@ -518,15 +597,18 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
             outputs.setdefault(step_pk, []).append(content)
         builder = TrajectoryDocuments()
         documents, new_outputs = builder.add_steps(
-            (message, reasoning, arguments.get(pk, []), outputs.get(pk, [])) for pk, message, reasoning in steps
+            (message, reasoning, arguments.get(pk, []), outputs.get(pk, [])) for pk, message, reasoning, _ in steps
         )
         # A migration's historical Step may predate new_output (0020).
         fields = ["search_document", "new_output"] if _has_field(step_model, "new_output") else ["search_document"]
         changed = [
             step_model(pk=pk, search_document=doc, **({"new_output": new} if "new_output" in fields else {}))
-            for (pk, _, _), doc, new in zip(steps, documents, new_outputs)
+            for (pk, _, _, _), doc, new in zip(steps, documents, new_outputs)
         ]
         step_model.objects.bulk_update(changed, fields, batch_size=500)
         document_model.objects.update_or_create(rollout_id=rollout_id, defaults={"words": builder.rollout_words()})
+        if chunk_model:
+            positions = [position for _, _, _, position in steps]
+            store_chunks(rollout_id, builder.take_chunks(), whole=True, positions=positions, model=chunk_model[0])
         written += len(changed)
     return written

@@ -44,6 +44,7 @@ from trajectories.models import (
     ToolCall,
 )
 from trajectories.reading.parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
+from trajectories.search.chunks import store_chunks
 from trajectories.search.document import TrajectoryDocuments
 from trajectories.reading.trial_folder import (
     FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, score_log_entries, snapshot_folder,
@@ -374,7 +375,7 @@ def _commit_without_waiting() -> None:
 
 
 def _search_documents(rollout: Rollout, folder: TrialFolder) -> tuple[list[str], list[str]]:
-    """Store the rollout's search document; the documents and new output lines of its main steps, in order.
+    """Store the rollout's search documents (its own, its steps' chunks'); the documents and new output lines of its main steps, in order.
 
     Every step's, stored ones too: an output line counts where first shown.
     """
@@ -384,6 +385,7 @@ def _search_documents(rollout: Rollout, folder: TrialFolder) -> tuple[list[str],
         [RolloutDocument(rollout=rollout, words=builder.rollout_words())],
         update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
     )
+    store_chunks(rollout.pk, builder.take_chunks(), whole=True)
     return documents, new_outputs
 
 

@@ -34,6 +34,7 @@ from trajectories.reading.growing_trajectory import GrowingTrajectory, NotYet
 from trajectories.reading.trial_folder import (
     TrialFolder, is_subtrajectory_file, read_trial_folder, snapshot_folder,
 )
+from trajectories.search.chunks import store_chunks
 from trajectories.search.document import TrajectoryDocuments
 from trajectories.storing import ingest
 
@@ -169,6 +170,7 @@ class LiveImport:
         analyser.revised()
         documents = TrajectoryDocuments()
         documents.add(ingest.step_texts(steps))
+        documents.take_chunks()  # the full import stored them
         return _Known(file, analyser, documents, documents.rollout_words(), rollout.agent_started_at)
 
     def _store(self, parsed, first: int, tail: dict, warnings: list[str]) -> Rollout | None:
@@ -199,6 +201,7 @@ class LiveImport:
                     **{name: fresh[name] for name in METRIC_FIELDS}
                 )
             self._fill(rollout, result, first + len(parsed), tail, warnings)
+            store_chunks(rollout.pk, known.documents.take_chunks(), whole=False)
             words = known.documents.rollout_words()
             if words is not known.words:
                 RolloutDocument.objects.filter(rollout=rollout).update(words=words)

@@ -23,7 +23,7 @@ from evaluations import leaderboard
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories import services as trajectories, statuses
-from trajectories.models import Rollout, RolloutDocument, Step
+from trajectories.models import Rollout, RolloutDocument, Step, StepChunk
 
 # AutoLab's shape: 15/10/7/4 tasks per category, budgets 25 x 2 h, 7 x 4 h, 3 x 8 h, 1 x 12 h.
 CATEGORIES = [("system_optimization", 15), ("puzzle_and_challenge", 10), ("model_development", 7), ("cuda", 4)]
@@ -213,6 +213,14 @@ class Command(BenchmarkCommand):
         # What search finds rollouts by: their steps' words (trajectories.search.document).
         RolloutDocument.objects.bulk_create(
             [RolloutDocument(rollout=rollout, words=trajectories.search_words(messages[rollout.pk])) for rollout in rollouts],
+            batch_size=BATCH,
+        )
+        StepChunk.objects.bulk_create(
+            [
+                StepChunk(rollout=rollout, first=first, last=last, words=words, words_text=words)
+                for rollout in rollouts
+                for first, last, words in trajectories.step_chunks([trajectories.search_words([m]) for m in messages[rollout.pk]])
+            ],
             batch_size=BATCH,
         )
         return total
