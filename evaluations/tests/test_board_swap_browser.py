@@ -171,3 +171,24 @@ def test_the_heatmaps_task_order_is_swapped_in_place(big_page, live_server, big_
     expect(page.locator("#heatmap-table tbody th[scope=row] a")).to_have_text(by_score)
     assert same_document(page)
     assert errors == []
+
+
+def test_a_swapped_heatmap_keeps_its_sideways_scroll(browser, live_server, big_board):
+    """On a narrow screen the entries scroll sideways: ordering by one keeps it where it was clicked."""
+    context = browser.new_context(viewport={"width": 700, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        page.goto(live_server.url + "/heatmap/?version=big", wait_until="networkidle", timeout=60_000)
+        box = page.locator("#heatmap-scroll")
+        box.evaluate("s => { s.scrollLeft = 400; }")
+        before = box.evaluate("s => s.scrollLeft")
+        assert before > 0
+        entry = page.locator("#heatmap-table thead th.entry a").nth(10)
+        key = parse_qs(urlparse(entry.get_attribute("href")).query)["order"][0]
+        entry.click()
+        page.wait_for_url(f"**order={key}**")
+        assert page.locator("#heatmap-table thead th.entry a").nth(10).get_attribute("aria-current") == "true"
+        assert page.locator("#heatmap-scroll").evaluate("s => s.scrollLeft") == before
+    finally:
+        context.close()

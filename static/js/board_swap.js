@@ -41,6 +41,21 @@
     });
   }
 
+  // A wide table scrolls sideways in its box (the heatmap's entries, the leaderboard's categories):
+  // the new one keeps that position, so that the column just clicked stays in view.
+  function sideways() {
+    var found = {};
+    document.querySelectorAll("[data-swap] [id]").forEach(function (el) { if (el.scrollLeft) found[el.id] = el.scrollLeft; });
+    return found;
+  }
+
+  function restoreSideways(found) {
+    Object.keys(found).forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) el.scrollLeft = found[id];
+    });
+  }
+
   function swap(href, push, focus, toTop) {
     var roots = document.querySelectorAll("[data-swap]");
     roots.forEach(function (root) { root.setAttribute("aria-busy", "true"); });
@@ -57,7 +72,9 @@
         if (!parts.length || parts.some(function (node) { return !document.getElementById(node.id); })) {
           throw new Error("unexpected parts");
         }
+        var scrolled = sideways();
         parts.forEach(function (node) { document.getElementById(node.id).replaceWith(node); });
+        restoreSideways(scrolled);
         if (push) window.history.pushState({ board: true }, "", href);
         shown = withoutHash(window.location.href);
         keepFilters(href);
