@@ -47,10 +47,20 @@ def filter_choices(data: Board) -> dict:
     }
 
 
+# ?part=board asks a board page for only the parts that a sort or a page of entries changes (the
+# same template partials as the page, one source for the rows): static/js/board_swap.js swaps them in.
+PART_PARAM = "part"
+PART_BOARD = "board"
+
+
+def wants_part(request: HttpRequest) -> bool:
+    return request.GET.get(PART_PARAM) == PART_BOARD
+
+
 def query_without(request: HttpRequest, *names: str) -> str:
-    """The current query string minus some parameters, for header links."""
+    """The current query string minus some parameters (and never ?part=), for the page's links."""
     params = request.GET.copy()
-    for name in names:
+    for name in (*names, PART_PARAM):
         params.pop(name, None)
     return params.urlencode()
 
@@ -203,15 +213,37 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
     sort_key, descending = lb.parse_sort(request.GET.get("sort"), data.categories)
-    sort = ("-" if descending else "") + sort_key
     rows = lb.sort_entries(data.entries, sort_key, descending, category)
+    context = leaderboard_page(request, data, rows, category, ("-" if descending else "") + sort_key, filters["entries"])
+    if wants_part(request):
+        # A sort or page click on a paged table: its parts alone, from the same cached board.
+        return render(request, "evaluations/_leaderboard_part.html", context)
+    groups = context["groups"]
+    published = published_rows(data.published, groups)
+    context.update({
+        "freshness": freshness,
+        "time_charts": time_chart_data(data, rows, category),
+        "published": published[0],
+        "published_sources": published[1],
+        "filters": filters,
+        "charts": chart_data(rows, category, data.budget_grid),
+        "scope_tasks": sum(1 for t in data.tasks if not category or t.category == category),
+        **filter_choices(data),
+    })
+    return render(request, "evaluations/leaderboard.html", context)
+
+
+def leaderboard_page(
+    request: HttpRequest, data: Board, rows: list[BoardEntry], category: str | None, sort: str, number: int,
+) -> dict:
+    """What a sort and a page of entries decide: the tables' rows and headers, the medals, the links that carry them."""
     # Listed in three parts: the comparison set, human baselines (unless
     # staff put them in it), the rest; a page is a slice of that listing.
     listed = (
         [e for e in rows if e.comparison] + [e for e in rows if not e.comparison and e.human]
         + [e for e in rows if not e.comparison and not e.human]
     )
-    page = entry_page(len(listed), filters["entries"], LEADERBOARD_ROWS)
+    page = entry_page(len(listed), number, LEADERBOARD_ROWS)
     shown = {e.key for e in listed[page.first - 1:page.last]}
     groups = figure_groups(data, category)
     medals = sorted(
@@ -224,11 +256,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         group = (position - 2) // len(FIGURE_COLUMNS) if position >= 2 else None
         header["extra"] = bool(group)
         header["group_start"] = group is not None and (position - 2) % len(FIGURE_COLUMNS) == 0
-    published = published_rows(data.published, groups)
-    context = {
+    return {
         "nav": "leaderboard",
         "data": data,
-        "freshness": freshness,
         # The paper's main table: the comparison set, then ablations and the rest apart.
         "rows": board_rows([e for e in rows if e.comparison and e.key in shown], groups, category),
         # Human baselines apart (unless staff put them in the comparison set), then the rest.
@@ -238,13 +268,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         ),
         "page": page,
         "page_query": query_without(request, "entries"),
-        "time_charts": time_chart_data(data, rows, category),
+        "query": query_without(request),
         "groups": groups,
-        "published": published[0],
-        "published_sources": published[1],
         "medals": medals,
         "category": category,
-        "filters": filters,
         "sort": sort,
         "scope_query": query_without(request, "category"),
         "headers": headers,
@@ -253,11 +280,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             [("model", "Entry"), ("rollouts", "Counted"), ("cost", "Cost"), ("tokens", "Tokens in / out"),
              ("hours", "Agent hours"), ("calls", "Benchmark calls / h")],
         ),
-        "charts": chart_data(rows, category, data.budget_grid),
-        "scope_tasks": sum(1 for t in data.tasks if not category or t.category == category),
-        **filter_choices(data),
     }
-    return render(request, "evaluations/leaderboard.html", context)
 
 
 def heatmap_rows(
@@ -381,8 +404,11 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         # The footnotes of the marks some cell carries, and of no other.
         "any_infra": any(c["cell"] and c["cell"].infra_rollout_ids for r in rows for c in r["cells"]),
         "any_clipped": any(c["cell"] and c["cell"].clipped_rollout_ids for r in rows for c in r["cells"]),
-        **filter_choices(data),
     }
+    if wants_part(request):
+        # An order or page click: the heatmap's board alone, from the same cached board.
+        return render(request, "evaluations/heatmap.html#heatmap-board", context)
+    context.update(filter_choices(data))
     return render(request, "evaluations/heatmap.html", context)
 
 

@@ -59,6 +59,10 @@ def visit(page, problems, url: str, *selectors: str, status: int = 200) -> None:
     if status != 200:  # the expected error page itself is no problem
         problems[:] = [p for p in problems if url not in p and "status of %d" % status not in p]
     for selector in selectors:
+        # A chart draws once scrolled to (static/js/charts.js): bring its container into view first.
+        container = page.locator(selector.split()[0])
+        if container.count() == 1:
+            container.scroll_into_view_if_needed()
         page.wait_for_selector(selector, state="attached")
     page.wait_for_load_state("networkidle")
     assert violations(page) == [], url

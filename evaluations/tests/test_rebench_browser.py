@@ -42,8 +42,9 @@ def test_the_rebench_leaderboard_and_its_curves(page, live_server, rebench):
     assert humans.count() == 1
     assert "Human experts, 8 h" in humans.inner_text() and "human" in humans.locator(".badge.human").inner_text()
     assert page.locator("#leaderboard-table tbody:not(.humans) tr[data-entry]", has_text="Human experts").count() == 0
-    # The three curves, drawn, with agents and humans together.
+    # The three curves, drawn (each once scrolled to: static/js/charts.js), with agents and humans together.
     for chart in ("#chart-time-budget", "#chart-elapsed", "#chart-time-cost"):
+        page.locator(chart).scroll_into_view_if_needed()
         page.wait_for_selector(f"{chart} .main-svg")
     legend = page.locator("#chart-time-budget .legend").text_content()
     assert "Human experts, 8 h (human)" in legend and "model / scored_agent" in legend and "data ends" in legend
@@ -53,6 +54,7 @@ def test_the_rebench_leaderboard_and_its_curves(page, live_server, rebench):
     # The curves follow the filters: one category's tab redraws them for its tasks.
     page.locator(".scope-tabs a", has_text="Scaling law").click()
     page.wait_for_url("**category=scaling_law**")
+    page.locator("#chart-elapsed").scroll_into_view_if_needed()
     page.wait_for_selector("#chart-elapsed .main-svg")
     assert "scaling law" in page.locator("#time-curves h2").first.inner_text().lower()
     # The export links carry the same filters.

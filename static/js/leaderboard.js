@@ -1,6 +1,8 @@
 /* Leaderboard page: column sorting and plotly charts.
  * The server already renders a sorted table and ?sort= links work without
- * JavaScript; this only re-sorts in place and draws the charts. */
+ * JavaScript; this re-sorts a one-page table in place (a paged one is sorted
+ * by the server: static/js/board_swap.js) and draws each chart when it is
+ * about to be seen. */
 (function () {
   "use strict";
 
@@ -70,11 +72,26 @@
   function init() {
     initSorting();
     var charts = readJSON("board-charts");
-    if (charts) (window.autolabCharts = window.autolabCharts || []).push(function (Plotly) { drawBoard(Plotly, charts); });
+    if (charts) drawWhenSeen(charts);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 
-  function drawBoard(Plotly, charts) {
+  // Each chart is drawn when it is about to be seen (static/js/charts.js): at 100 entries
+  // they hold thousands of nodes, which the first screen (the table) does not need.
+  function drawWhenSeen(charts) {
+    var bars = document.getElementById("chart-bars");
+    // Its drawn height, held while it waits, so that the page does not jump when it draws.
+    if (bars) bars.style.minHeight = barsHeight(charts) + "px";
+    var queue = (window.autolabCharts = window.autolabCharts || []);
+    queue.push({ node: bars, draw: function (Plotly) { drawBars(Plotly, charts); } });
+    queue.push({ node: document.getElementById("chart-pareto"), draw: function (Plotly) { drawParetoChart(Plotly, charts); } });
+    queue.push({ node: document.getElementById("chart-budget"), draw: function (Plotly) { drawBudget(Plotly, charts); } });
+    queue.push({ node: document.getElementById("chart-at-k"), draw: function (Plotly) { drawAtK(Plotly, charts); } });
+  }
+
+  function barsHeight(charts) { return Math.max(260, 28 * charts.bars.length + 120); }
+
+  function drawBars(Plotly, charts) {
     // Horizontal bars: entry labels are long. Best first, from the top.
     var labels = charts.bars.map(function (b) { return b.label; });
     var level = document.getElementById("chart-bars").getAttribute("data-interval");  // the server's level
@@ -85,10 +102,12 @@
           arrayminus: charts.bars.map(function (b) { return b.avg - b.avg_ci[0]; }) } },
       { type: "scatter", mode: "markers", name: "Best@k", y: labels, x: charts.bars.map(function (b) { return b.best; }),
         marker: { symbol: "diamond", size: 10 } }
-    ], layout({ height: Math.max(260, 28 * labels.length + 120), margin: { t: 40, r: 10, b: 50, l: 50 },
+    ], layout({ height: barsHeight(charts), margin: { t: 40, r: 10, b: 50, l: 50 },
       xaxis: { title: { text: "score" }, rangemode: "tozero" }, yaxis: { autorange: "reversed", automargin: true },
       legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } }), config);
+  }
 
+  function drawParetoChart(Plotly, charts) {
     var drawPareto = function (axis) {
       var points = charts.pareto.filter(function (p) { return p[axis] !== null; });
       var node = document.getElementById("chart-pareto");
@@ -116,15 +135,21 @@
       ], layout({ xaxis: { title: { text: axis === "cost" ? "USD per rollout" : "tokens per rollout" }, type: "log" },
         yaxis: { title: { text: "Avg@k" } } }), config);
     };
-    drawPareto("cost");
+    // The axis chosen before the chart was drawn, if any.
+    var chosen = document.querySelector('input[name="pareto-x"]:checked');
+    drawPareto(chosen ? chosen.value : "cost");
     document.querySelectorAll('input[name="pareto-x"]').forEach(function (input) {
       input.addEventListener("change", function () { drawPareto(input.value); });
     });
+  }
 
+  function drawBudget(Plotly, charts) {
     Plotly.newPlot("chart-budget", charts.budget.series.map(function (s) {
       return { type: "scatter", mode: "lines", name: s.label, x: charts.budget.x, y: s.y, line: { shape: "hv" } };
     }), layout({ xaxis: { title: { text: "fraction of the time budget" } }, yaxis: { title: { text: "expected Avg@k" }, rangemode: "tozero" } }), config);
+  }
 
+  function drawAtK(Plotly, charts) {
     Plotly.newPlot("chart-at-k", charts.score_at_k.map(function (s) {
       return { type: "scatter", mode: "lines+markers", name: s.label, x: s.y.map(function (_, i) { return i + 1; }), y: s.y };
     }), layout({ xaxis: { title: { text: "k" }, dtick: 1 }, yaxis: { title: { text: "score@k" }, rangemode: "tozero" } }), config);

@@ -27,7 +27,7 @@
       marker: { symbol: "diamond-open", size: 12, line: { width: 2 } } };
   }
 
-  function draw(Plotly, charts) {
+  function drawBudget(Plotly, charts) {
     var series = charts.series;
     Plotly.newPlot("chart-time-budget", series.map(function (s) {
       return line(s, s.budget, { text: s.budget.k.map(function (k) { return "best with k = " + k; }),
@@ -35,7 +35,10 @@
     }).concat([dataEnds(series)]), layout({
       xaxis: { title: { text: "total time budget (hours, log scale)" }, type: "log" },
       yaxis: { title: { text: "score@k (best allocation)" }, rangemode: "tozero" } }), config);
+  }
 
+  function drawElapsed(Plotly, charts) {
+    var series = charts.series;
     // Log time, as the budget chart: agents' minutes and humans' hours on one axis (t = 0 has no place on it).
     Plotly.newPlot("chart-elapsed", series.map(function (s) {
       var keep = s.elapsed.x.map(function (x) { return x > 0; });
@@ -43,7 +46,10 @@
         y: s.elapsed.y.filter(function (_, i) { return keep[i]; }) }, { mode: "lines", line: { shape: "hv", dash: s.human ? "dash" : "solid" } });
     }), layout({ xaxis: { title: { text: "elapsed time of a run (hours, log scale)" }, type: "log" },
         yaxis: { title: { text: "mean best score so far" }, rangemode: "tozero" } }), config);
+  }
 
+  function drawCost(Plotly, charts) {
+    var series = charts.series;
     var priced = series.filter(function (s) { return s.cost.x.length; });
     var node = document.getElementById("chart-time-cost");
     if (!priced.length) {
@@ -64,7 +70,11 @@
     if (!node) return;
     var charts = JSON.parse(node.textContent);
     if (!charts) return;
-    (window.autolabCharts = window.autolabCharts || []).push(function (Plotly) { draw(Plotly, charts); });
+    // Each chart is drawn when it is about to be seen (static/js/charts.js).
+    var queue = (window.autolabCharts = window.autolabCharts || []);
+    [["chart-time-budget", drawBudget], ["chart-elapsed", drawElapsed], ["chart-time-cost", drawCost]].forEach(function (chart) {
+      queue.push({ node: document.getElementById(chart[0]), draw: function (Plotly) { chart[1](Plotly, charts); } });
+    });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
