@@ -11,6 +11,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Paginator
+
+from autolab_site.paging import IdsFirstPaginator
 from django.db.models import Count, Prefetch
 from django.db.models.functions import Coalesce, Length, Substr
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
@@ -52,7 +54,7 @@ def rollout_list(request):
     form = RolloutFilters(request.GET)
     # Bad filters: the page as asked, with their errors above an empty list (400).
     valid = form.is_valid()
-    page = Paginator(form.rollouts() if valid else Rollout.objects.none(), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = IdsFirstPaginator(form.rollouts() if valid else Rollout.objects.none(), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     sort_query = query.copy()
