@@ -168,10 +168,17 @@ def on_result_change(sender, **kwargs) -> None:
     invalidate()
 
 
-def rollout_version(task_id: int | None) -> int | None:
-    """The benchmark version of a rollout's task (None when unknown: every board is then invalidated)."""
+def rollout_version(task_id: int | None, rollout: Rollout | None = None) -> int | None:
+    """The benchmark version of a rollout's task (None when unknown: every board is then invalidated).
+
+    Read from `rollout`'s task when that is loaded already (an import sets
+    it): a query on every import's save otherwise.
+    """
     if task_id is None:
         return None
+    task = rollout._state.fields_cache.get("task") if rollout is not None else None
+    if task is not None and task.pk == task_id and "version_id" in task.__dict__:
+        return task.version_id
     return Task.objects.filter(pk=task_id).values_list("version_id", flat=True).first()
 
 
@@ -230,7 +237,7 @@ def on_rollout_saved(sender, instance: Rollout, created: bool = False, **kwargs)
             task_id = None
         if not created and (place_before is None or place_before[1] != entry):
             entry = None
-        invalidate(rollout_version(task_id), entry)
+        invalidate(rollout_version(task_id, instance), entry)
 
 
 # --- reading the database ---------------------------------------------------

@@ -365,3 +365,21 @@ def test_a_warm_board_is_the_same_object_until_something_changes(world):
     rollout.save(update_fields=["reward"])
     fresh = lb.board(world["version"])
     assert fresh is not first and fresh.entries != first.entries
+
+
+def test_a_saved_rollout_reads_its_version_from_the_task_in_hand(django_assert_num_queries):
+    """An import sets the rollout's task: the save's invalidation needs no query for its version."""
+    world = hand_table()
+    rollout = Rollout.objects.filter(task__version=world["version"]).select_related("task").first()
+    with django_assert_num_queries(0):
+        assert lb.rollout_version(rollout.task_id, rollout) == world["version"].pk
+    plain = Rollout.objects.get(pk=rollout.pk)
+    with django_assert_num_queries(1):
+        assert lb.rollout_version(plain.task_id, plain) == world["version"].pk
+    # A task id set by hand, with another task still cached, is looked up.
+    other = BenchmarkVersion.objects.create(name="2.0")
+    from tasks.models import Task
+
+    rollout.task_id = Task.objects.create(version=other, name="o1", category="alpha", budget_sec=3600).pk
+    with django_assert_num_queries(1):
+        assert lb.rollout_version(rollout.task_id, rollout) == other.pk

@@ -6,6 +6,7 @@ import shutil
 from datetime import datetime, timezone
 
 import pytest
+from django.db import connection
 
 from agents.models import AgentModel, Harness
 from agents.services import ensure_harness, ensure_model, normalise_model_name
@@ -692,3 +693,22 @@ def test_a_continued_trajectory_imports_as_one_main_trajectory(tmp_path):
     assert [s.name for s in SubTrajectory.objects.filter(rollout=rollout)] == ["trajectory.summarization-1-summary.json"]
     # The joined steps are analysed with the rest: the curve runs on past the summarisation.
     assert rollout.curve[-1]["step_id"] == main[-1].step_id
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="synchronous_commit is PostgreSQL's")
+def test_an_import_commits_without_waiting_for_the_disk(tmp_path, task, monkeypatch):
+    """The setting shares a statement with the trial's lock (one round trip less), and still holds while rows go in."""
+    from trajectories.storing import ingest
+
+    seen = []
+    store_analysis = ingest.store_harbor_analysis
+
+    def spy(rollout, folder):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            seen.append(cursor.fetchone()[0])
+        store_analysis(rollout, folder)
+
+    monkeypatch.setattr(ingest, "store_harbor_analysis", spy)
+    assert import_trial_dir(make_trial(tmp_path)).outcome == "created"
+    assert seen == ["off"]
