@@ -6,15 +6,17 @@ per entry, and the tasks themselves are redrawn, the same draw for every
 entry (paired). Two choices make a board updatable when one entry changes
 instead of recomputed:
 
-- An entry's rollout draws come from a generator seeded by the board's seed
-  and the entry's name alone, so they depend on nothing else on the board: a
-  new rollout of one entry leaves every other entry's replicates as they were.
-  The task draws depend on the seed and the scope's tasks alone.
+- An entry's rollout draws on a task come from a generator seeded by the
+  board's seed and the entry's and the task's names alone, so they depend on
+  nothing else on the board: a new rollout changes its own cell's replicates
+  and no other. The task draws depend on the seed and the scope's tasks alone.
 - Dominance is counted in whole points: per replicate and task, 2 for a win
   against another entry, 1 for a tie. An entry's points are a sum over the
   other entries, so replacing one entry subtracts its old pairs and adds its
   new ones, exactly (integers), and the incremental board equals the full
-  recompute bit for bit (tests/test_incremental_board.py holds it so).
+  recompute bit for bit (evaluations/tests/test_incremental_board.py holds it
+  so). Ranks per replicate are kept alike: for each entry, how many ranked
+  entries are above it.
 """
 from __future__ import annotations
 
