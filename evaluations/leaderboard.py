@@ -28,6 +28,7 @@ worker runs `rebuild`. Nothing is served from before a change without saying so.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import re
@@ -842,12 +843,21 @@ _recent: OrderedDict[str, tuple[board_shape.Board, float]] = OrderedDict()
 _recent_lock = threading.Lock()
 
 
+# A board of this many rollouts is hundreds of thousands of objects, which every full collection of the
+# cyclic garbage collector scanned: 130-140 ms pauses, the p95 of the 100-entry model and rollout pages.
+FREEZE_MIN_ROLLOUTS = 2000
+
+
 def _remember(key: str, data: board_shape.Board, timeout: float = BOARD_TIMEOUT) -> None:
     with _recent_lock:
         _recent[key] = (data, time.monotonic() + timeout)
         _recent.move_to_end(key)
         while len(_recent) > RECENT_BOARDS:
             _recent.popitem(last=False)
+    if data.n_rollouts >= FREEZE_MIN_ROLLOUTS:
+        # Boards (and the kept state) hold no reference cycles: reference counting frees them when they go,
+        # and the collector need not scan them again and again meanwhile.
+        gc.freeze()
 
 
 def _recalled(key: str) -> board_shape.Board | None:
