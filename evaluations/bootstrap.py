@@ -80,11 +80,6 @@ def comparisons(mine: np.ndarray, others: np.ndarray) -> np.ndarray:
     return (diff > TIE_TOLERANCE).view(np.int8) + (diff >= -TIE_TOLERANCE).view(np.int8)
 
 
-def pair_points(mine: np.ndarray, others: np.ndarray) -> np.ndarray:
-    """Points of `mine` (..., T) against each of `others` (n, ..., T): (n, ...), summed over the tasks."""
-    return comparisons(mine, others).sum(axis=-1, dtype=np.int64)
-
-
 def weighted_points(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per-task codes (n, B, T) summed over each replicate's drawn tasks, for S scopes at once: (S, n, B).
 

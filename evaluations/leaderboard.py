@@ -594,7 +594,7 @@ class Kept:
     """
 
     base: tuple
-    entries: dict[str, tuple[int, int]]  # entry key -> its counter when its rollouts were read
+    keys: list[str]  # the board's entries
     seen: dict[str, tuple[int, int]]  # every entry counter of the version when read, on the board or not
     counted: Counted
     boot: bs.Bootstrap
@@ -642,6 +642,10 @@ def _compute(
     if open_weight is not None:
         chosen = chosen.filter(Q(model__open_weight=open_weight) | humans)
 
+    prefix = f"{version_scope(version.id)}:"
+    # Every entry counter read (of entries on this board or not): an entry outside the filters whose
+    # counter moved is read once, not at every update.
+    seen = {scope[len(prefix):]: n for scope, n in counters.items() if scope.startswith(prefix)}
     if kept is None:
         pairs = sorted(set(chosen.order_by().values_list("model_id", "harness_id").distinct()))
         keys = [entry_key(m, h) for m, h in pairs]
@@ -650,9 +654,7 @@ def _compute(
         # The entries are the kept ones and those whose counter moved (a new entry's first rollout moves
         # it); a moved entry with no rollout left here (deleted, or outside the filters) is gone.
         counted = kept.counted
-        prefix = f"{version_scope(version.id)}:"
-        moved = {scope[len(prefix):] for scope in counters if scope.startswith(prefix)}
-        dirty = {key for key in moved if kept.seen.get(key) != counters[prefix + key]}
+        dirty = {key for key, n in seen.items() if kept.seen.get(key) != n}
         counted.forget(dirty)
         for key in dirty:
             for scope in [None, *{t.category for t in tasks}]:
@@ -665,16 +667,10 @@ def _compute(
     read = list(rows.order_by("index", "id").values(*ROLLOUT_FIELDS))
     _count(read, task_by_id, clip, version.scoring, counted)
     if kept is not None:
-        present = (set(kept.entries) - dirty) | {entry_key(r["model_id"], r["harness_id"]) for r in read}
+        # A gone entry is a moved one: forgotten above, and nothing of it was read.
+        present = (set(kept.keys) - dirty) | {entry_key(r["model_id"], r["harness_id"]) for r in read}
         pairs = sorted(entry_pair(key) for key in present)
         keys = [entry_key(m, h) for m, h in pairs]
-        for key in (set(kept.entries) | dirty) - present:
-            counted.forget({key})
-    stamps = {key: counters.get(entry_scope(version.id, key), (0, 0)) for key in keys}
-    # Every entry counter read (of entries on this board or not): an entry outside the filters whose
-    # counter moved is read once, not at every update.
-    prefix = f"{version_scope(version.id)}:"
-    seen = {**{scope[len(prefix):]: n for scope, n in counters.items() if scope.startswith(prefix)}, **stamps}
 
     models = {m.id: m for m in AgentModel.objects.filter(id__in={m for m, _ in pairs})}
     harnesses = {h.id: h for h in Harness.objects.filter(id__in={h for _, h in pairs})}
@@ -693,7 +689,7 @@ def _compute(
         own: dict[tuple[str, str | None], EntryOwn] = {}
     else:
         boot, own = kept.boot, kept.own
-        for key in set(kept.entries) - set(keys):
+        for key in set(kept.keys) - set(keys):
             boot.drop_entry(key)
         changed = [k for k in keys if k in dirty or k not in boot or (k in boot.members) != (k in comparison)]
         for key, values, counts in agg.entry_scores(table, changed):
@@ -757,7 +753,7 @@ def _compute(
         n_rollouts=sum(counted.n_read[key] for key in keys),
     )
     return data, Kept(
-        base=base, entries=stamps, seen=seen, counted=counted, boot=boot, own=own, cells=entry_cells, published=published,
+        base=base, keys=keys, seen=seen, counted=counted, boot=boot, own=own, cells=entry_cells, published=published,
         n_read=len(read),
     )
 
@@ -883,10 +879,6 @@ class Freshness:
     computed_at: float  # epoch seconds
     stale: bool  # rollouts or settings changed since it was computed
     rebuilding: bool  # a worker is computing the new one
-
-    @property
-    def age_seconds(self) -> float:
-        return max(0.0, time.time() - self.computed_at)
 
     @property
     def computed(self) -> datetime:
