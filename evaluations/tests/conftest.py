@@ -51,24 +51,39 @@ def worker(worker_env, tmp_path):
     started.kill()
 
 
+def use_broker(url: str) -> None:
+    """Point this process's Celery app at another broker."""
+    from kombu import pools
+
+    from autolab_site.celery import app
+
+    app.conf.broker_url = url
+    # Connections and producers are pooled per broker: start afresh.
+    pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def redis_app(redis_broker):
     """The Celery app of this process sending to this test's Redis database (whatever the suite's broker)."""
     from autolab_site.celery import app
 
-    def use(url: str) -> None:
-        from kombu import pools
+    saved = app.conf.broker_url
+    use_broker(redis_broker)
+    yield redis_broker
+    use_broker(saved)
 
-        app.conf.broker_url = url
-        # Connections and producers are pooled per broker: start afresh.
-        pools.reset()
-        app._pool = None
-        app.amqp._producer_pool = None
+
+@pytest.fixture
+def broker_down():
+    """The Celery app of this process sending to a Redis port nothing listens on."""
+    from autolab_site.celery import app
 
     saved = app.conf.broker_url
-    use(redis_broker)
-    yield redis_broker
-    use(saved)
+    use_broker("redis://127.0.0.1:1/0")
+    yield
+    use_broker(saved)
 
 
 @pytest.fixture(params=("podman", "docker"))

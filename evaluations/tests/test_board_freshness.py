@@ -57,17 +57,10 @@ def test_the_last_board_is_served_with_its_age_while_a_worker_rebuilds(client, r
 
 
 @pytest.mark.django_db
-def test_a_page_says_so_when_no_worker_can_be_asked(client, redis_cache, settings, monkeypatch):
-    from evaluations import dispatch
-
+def test_a_page_says_so_when_no_worker_can_be_asked(client, redis_cache, broker_down):
     world = hand_table()
     client.get("/", {"version": "1.1"})
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
-
-    def broker_down(*args, **kwargs):
-        raise ConnectionError("the broker is down")
-
-    monkeypatch.setattr(dispatch, "send_rebuild", broker_down)
     html = client.get("/heatmap/", {"version": "1.1"}).content.decode()
     assert NOTICE in html and "could not be updated" in html
 
