@@ -44,7 +44,8 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils.timesince import timesince
 
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
@@ -883,6 +884,13 @@ class Freshness:
     @property
     def computed(self) -> datetime:
         return datetime.fromtimestamp(self.computed_at, tz=dt_timezone.utc)
+
+    @property
+    def age(self) -> str:
+        """"less than a minute", "3 minutes", "1 hour, 2 minutes" (Django's timesince said "0 minutes")."""
+        if time.time() - self.computed_at < 60:
+            return "less than a minute"
+        return timesince(self.computed)
 
 
 REBUILD_MARK_SEC = 600  # a rebuild that has not ended by then (its worker died) is asked for again

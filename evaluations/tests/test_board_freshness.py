@@ -40,6 +40,7 @@ def test_the_last_board_is_served_with_its_age_while_a_worker_rebuilds(client, r
     stale = client.get("/", {"version": "1.1"})
     html = stale.content.decode()
     assert NOTICE in html and "being updated" in html
+    assert "computed less than a minute ago" in html
     assert "Model A" in html
     api = client.get("/api/v1/leaderboard/", {"version": "1.1"})
     assert api["X-Board-Stale"] == "1"
