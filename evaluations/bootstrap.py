@@ -151,17 +151,11 @@ class Bootstrap:
     members: set[Hashable] = field(default_factory=set)
     rows: dict[Hashable, int] = field(default_factory=dict)  # entry -> its row of `stack`
     stack: np.ndarray | None = None  # (rows, B, T) per-task Avg@k replicates
+    weights: np.ndarray | None = None  # (B, T, S) every scope's task weights, in `scopes`' order (float32)
 
     @property
     def n_tasks(self) -> int:
         return len(self.tasks)
-
-    @property
-    def weights(self) -> np.ndarray:
-        """(B, T, S) every scope's task weights, in `scopes`' order."""
-        if getattr(self, "_weights", None) is None:
-            self._weights = np.stack([s.weights for s in self.scopes.values()], axis=-1).astype(np.float32)
-        return self._weights
 
     @classmethod
     def empty(
@@ -175,7 +169,8 @@ class Bootstrap:
             positions = np.asarray(positions, dtype=np.int64)
             draws = drawn_tasks(n_resamples, positions, rng) if len(positions) else np.zeros((n_resamples, 0), np.int64)
             scopes[name] = Scope(positions=positions, draws=draws, weights=task_weights(draws, len(tasks)))
-        return cls(n_resamples=n_resamples, tasks=list(tasks), seed=seed, scopes=scopes)
+        weights = np.stack([s.weights for s in scopes.values()], axis=-1).astype(np.float32)
+        return cls(n_resamples=n_resamples, tasks=list(tasks), seed=seed, scopes=scopes, weights=weights)
 
     @classmethod
     def build(

@@ -305,7 +305,7 @@ def heatmap_rows(
             cell = data.cell(task.id, entry.key)
             url = rollouts_url(task.id, entry.model_id, entry.harness_id)
             title = cell_title(task, entry, cell)
-            row_cells.append({"entry": entry, "cell": cell, "url": url, "title": title, "html": cell_html(cell, url, title)})
+            row_cells.append({"entry": entry, "cell": cell, "html": cell_html(cell, url, title)})
         averages = [(cell.avg if (cell := data.cell(task.id, entry.key)) else None) or 0.0 for entry in ranked]
         rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0})
     place = {name: i for i, name in enumerate(data.categories)}
