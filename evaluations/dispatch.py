@@ -48,9 +48,10 @@ def queue_for(task) -> tuple[str, dict[str, Any]]:
 
 
 def _broker_url() -> str:
+    """The broker messages are sent to (Celery's write URL; the broker URL unless one is set apart)."""
     from autolab_site.celery import app
 
-    return str(app.conf.broker_url or "")
+    return str(app.conf.broker_write_url or "")
 
 
 def broker_label() -> str:
@@ -213,7 +214,7 @@ def _task_id(message: Any) -> str:
 def _redis_waiting() -> set[str]:
     from autolab_site.celery import app
 
-    with app.connection_for_read() as connection:
+    with app.connection_for_write() as connection:  # the broker the messages were sent to
         client = connection.default_channel.client
         found: set[str] = set()
         for queue in QUEUES:

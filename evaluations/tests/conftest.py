@@ -51,13 +51,16 @@ def worker(worker_env, tmp_path):
     started.kill()
 
 
-def use_broker(url: str) -> None:
-    """Point this process's Celery app at another broker."""
+def use_broker(url: str | None) -> None:
+    """Point this process's Celery app's sending at another broker (None: back to the configured one).
+
+    Sending reads broker_write_url: setting broker_url would do nothing where CELERY_BROKER_URL is in the
+    environment (as in CI), since Celery's settings prefer that variable."""
     from kombu import pools
 
     from autolab_site.celery import app
 
-    app.conf.broker_url = url
+    app.conf.broker_write_url = url
     # Connections and producers are pooled per broker: start afresh.
     pools.reset()
     app._pool = None
@@ -67,23 +70,17 @@ def use_broker(url: str) -> None:
 @pytest.fixture
 def redis_app(redis_broker):
     """The Celery app of this process sending to this test's Redis database (whatever the suite's broker)."""
-    from autolab_site.celery import app
-
-    saved = app.conf.broker_url
     use_broker(redis_broker)
     yield redis_broker
-    use_broker(saved)
+    use_broker(None)
 
 
 @pytest.fixture
 def broker_down():
     """The Celery app of this process sending to a Redis port nothing listens on."""
-    from autolab_site.celery import app
-
-    saved = app.conf.broker_url
     use_broker("redis://127.0.0.1:1/0")
     yield
-    use_broker(saved)
+    use_broker(None)
 
 
 @pytest.fixture(params=("podman", "docker"))
