@@ -24,6 +24,7 @@ from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
 from . import leaderboard as lb
+from . import board_html
 from .board import Board, BoardEntry, Cell, PublishedEntry, TaskInfo, measure_interval, measure_value
 from .forms import BoardFilters, HeatmapFilters, LeaderboardFilters
 from .links import rollout_url, rollouts_url
@@ -163,16 +164,20 @@ def group_columns(group: dict) -> list[tuple[str, str]]:
     return [(group["prefix"] if key == "avg" else f"{group['prefix']}:{key}", label) for key, label in FIGURE_COLUMNS]
 
 
-def board_rows(entries: list[BoardEntry], groups: list[dict], category: str | None) -> list[dict]:
-    return [
-        {
+def board_rows(data: Board, entries: list[BoardEntry], groups: list[dict], category: str | None) -> list[dict]:
+    """The rows of the leaderboard's two tables, each with its HTML (board_html: rendered once per board)."""
+    rows = []
+    for e in entries:
+        row = {
             "entry": e,
             "fig": e.figures(category),
             "groups": [e.figures(g["category"]) for g in groups],
             "usage": e.scope(category).usage,
         }
-        for e in entries
-    ]
+        row["html"] = board_html.rendered(data, board_html.BOARD_ROW, category, e.key, lambda row=row: row)
+        row["usage_html"] = board_html.rendered(data, board_html.USAGE_ROW, category, e.key, lambda row=row: row)
+        rows.append(row)
+    return rows
 
 
 def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple[list[dict], list[str]]:
@@ -262,11 +267,11 @@ def leaderboard_page(
         "nav": "leaderboard",
         "data": data,
         # The paper's main table: the comparison set, then ablations and the rest apart.
-        "rows": board_rows([e for e in rows if e.comparison and e.key in shown], groups, category),
+        "rows": board_rows(data, [e for e in rows if e.comparison and e.key in shown], groups, category),
         # Human baselines apart (unless staff put them in the comparison set), then the rest.
-        "human_rows": board_rows([e for e in rows if not e.comparison and e.human and e.key in shown], groups, category),
+        "human_rows": board_rows(data, [e for e in rows if not e.comparison and e.human and e.key in shown], groups, category),
         "other_rows": board_rows(
-            [e for e in rows if not e.comparison and not e.human and e.key in shown], groups, category
+            data, [e for e in rows if not e.comparison and not e.human and e.key in shown], groups, category
         ),
         "page": page,
         "page_query": query_without(request, "entries"),
@@ -303,9 +308,10 @@ def heatmap_rows(
         row_cells = []
         for entry in entries:
             cell = data.cell(task.id, entry.key)
-            url = rollouts_url(task.id, entry.model_id, entry.harness_id)
-            title = cell_title(task, entry, cell)
-            row_cells.append({"entry": entry, "cell": cell, "html": cell_html(cell, url, title)})
+            html = board_html.remembered(data, ("cell", task.id, entry.key), lambda task=task, entry=entry, cell=cell: cell_html(
+                cell, rollouts_url(task.id, entry.model_id, entry.harness_id), cell_title(task, entry, cell)
+            ))  # fmt: skip
+            row_cells.append({"entry": entry, "cell": cell, "html": html})
         averages = [(cell.avg if (cell := data.cell(task.id, entry.key)) else None) or 0.0 for entry in ranked]
         rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0})
     place = {name: i for i, name in enumerate(data.categories)}

@@ -1,0 +1,82 @@
+"""Rows and cells made once per board (evaluations.board_html): what the pages show is what the templates
+render for the board being served, never a row of an earlier board."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.template.loader import get_template
+from django.test import Client
+
+from evaluations import board_html, leaderboard
+from evaluations.views import cell_html, cell_title
+from evaluations.links import rollouts_url
+
+from .board_factories import hand_table, make_rollout
+from .test_heatmap_view import hundred_entries
+
+pytestmark = pytest.mark.django_db
+
+
+def page(client: Client, path: str, **params) -> str:
+    """The page's HTML without what differs between two requests (the CSP nonce, the board's age)."""
+    html = client.get(path, params).content.decode()
+    return re.sub(r' nonce="[^"]*"', "", html)
+
+
+def row_of(html: str, key: str) -> str:
+    found = re.search(rf'<tr data-entry="{re.escape(key)}">.*?</tr>', html, re.S)
+    assert found, key
+    return found.group(0)
+
+
+@pytest.mark.parametrize(
+    "path, params",
+    [
+        ("/", {"version": "big", "sort": "model", "entries": 2}),
+        ("/", {"version": "big", "sort": "-best", "part": "board"}),
+        ("/heatmap/", {"version": "big", "order": "task", "entries": 2}),
+        ("/heatmap/", {"version": "big", "part": "board"}),
+    ],
+)
+def test_a_page_from_kept_html_equals_the_page_made_afresh(path, params):
+    hundred_entries(40)
+    client = Client()
+    board_html.forget()
+    fresh = page(client, path, **params)
+    for other in ({"sort": "dom"}, {"order": "task"}, {"entries": 3}):
+        client.get(path, {**params, **other})  # other sorts and pages of the same board, made from the kept HTML
+    assert page(client, path, **params) == fresh
+    board_html.forget()
+    assert page(client, path, **params) == fresh
+
+
+def test_a_row_is_the_templates_row_of_the_board_served():
+    world = hand_table()
+    client = Client()
+    before = page(client, "/", version="1.1")
+    make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
+    after = page(client, "/", version="1.1")
+    data = leaderboard.board(world["version"])
+    entry = next(e for e in data.entries if e.model == "model-a")
+    # Avg@k of model A rose from .35 to .6 (t4's new 1.0 among 4 tasks): the row says so, as the template does.
+    assert row_of(after, entry.key) != row_of(before, entry.key)
+    assert "0.600" in row_of(after, entry.key)
+    groups = [{"category": None}] + [{"category": c} for c in data.categories]
+    row = {"entry": entry, "fig": entry.figures(None), "groups": [entry.figures(g["category"]) for g in groups],
+           "usage": entry.scope(None).usage}  # fmt: skip
+    assert row_of(get_template(board_html.BOARD_ROW).render({"row": row}), entry.key) == row_of(after, entry.key)
+
+
+def test_a_heatmap_cell_follows_a_new_rollout():
+    world = hand_table()
+    client = Client()
+    before = page(client, "/heatmap/", version="1.1")
+    make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
+    after = page(client, "/heatmap/", version="1.1")
+    data = leaderboard.board(world["version"])
+    entry = next(e for e in data.entries if e.model == "model-a")
+    task = next(t for t in data.tasks if t.name == "t4")
+    cell = data.cell(task.id, entry.key)
+    expected = cell_html(cell, rollouts_url(task.id, entry.model_id, entry.harness_id), cell_title(task, entry, cell))
+    assert expected in after and expected not in before
