@@ -432,6 +432,33 @@ def step_page(shown: list, number: int | None, *, last_by_default: bool = False,
     return StepPage(number=number, count=count, items=shown[start : start + per_page], ranges=ranges, total=len(shown))
 
 
+# Other rollouts of the same entry and task linked from a rollout's page; the
+# rollout list has them all (a long campaign may have hundreds).
+SIBLINGS_SHOWN = 12
+
+
+@dataclass
+class Siblings:
+    """A window of a rollout's siblings (in their order) around it, and how many lie outside it."""
+
+    shown: list
+    before: int
+    after: int
+
+    @property
+    def total(self) -> int:
+        return self.before + len(self.shown) + self.after
+
+
+def sibling_window(siblings: list, pk: int, size: int | None = None) -> Siblings:
+    """At most `size` of `siblings` (SIBLINGS_SHOWN), centred on the one whose pk is `pk` where the ends allow."""
+    size = size or SIBLINGS_SHOWN
+    at = next((i for i, other in enumerate(siblings) if other.pk == pk), 0)
+    start = min(max(at - size // 2, 0), max(len(siblings) - size, 0))
+    shown = siblings[start : start + size]
+    return Siblings(shown=shown, before=start, after=len(siblings) - start - len(shown))
+
+
 # Steps of either rollout in one window of the compare page.
 COMPARE_WINDOW_STEPS = 200
 

@@ -180,10 +180,13 @@ def rollout_detail(request, pk: int):
     by_pk = {s.pk: s for s in steps}
     rows = [row if getattr(row, "is_fold", False) else by_pk[row.pk] for row in rows]
     cause, cause_source = explorer.failure_cause(rollout)
-    siblings = (
-        Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
-        .only("id", "index", "reward", "trial_name")
-        .order_by("index", "pk")
+    siblings = explorer.sibling_window(
+        list(
+            Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
+            .only("id", "index", "reward")
+            .order_by("index", "pk")
+        ),
+        rollout.pk,
     )
     context = {
         "nav": "rollouts",

@@ -180,6 +180,25 @@ def test_siblings_link_to_other_rollouts_of_the_entry(client):
     assert reverse("trajectories:rollout_detail", args=[unrelated.pk]) not in html
 
 
+def test_a_long_campaigns_siblings_are_a_window_with_a_link_to_them_all(client):
+    from trajectories.explorer import SIBLINGS_SHOWN
+
+    rollout = factories.make_explored_rollout()
+    others = [
+        factories.make_rollout(task=rollout.task, model=rollout.model, harness=rollout.harness, index=i)
+        for i in range(1, 40)
+    ]
+    html = detail(client, rollout).content.decode()
+    siblings = html.split('class="siblings"')[1].split("</p>")[0]
+    linked = [o for o in others if reverse("trajectories:rollout_detail", args=[o.pk]) + '"' in siblings]
+    assert linked == others[: SIBLINGS_SHOWN - 1]  # rollout 1 is the first: the window starts at it
+    assert "all 40" in siblings
+    assert f"?task={rollout.task_id}&amp;model={rollout.model_id}&amp;harness={rollout.harness_id}" in siblings
+    listed = client.get(reverse("trajectories:rollout_list"), {"task": rollout.task_id, "model": rollout.model_id,
+                                                              "harness": rollout.harness_id})  # fmt: skip
+    assert listed.status_code == 200 and reverse("trajectories:rollout_detail", args=[others[-1].pk]) in listed.content.decode()
+
+
 def test_in_rollout_search_reports_steps_whose_full_output_matches(client):
     rollout = factories.make_rollout()
     factories.add_step(rollout, 1, outputs=["x" * 3000 + "needle-in-output"])

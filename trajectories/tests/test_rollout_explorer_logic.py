@@ -182,3 +182,24 @@ def test_reward_filter(value, shown):
     from trajectories.templatetags.explorer_tags import reward
 
     assert reward(value) == shown
+
+
+@pytest.mark.parametrize(
+    "n, at, size, shown, before, after",
+    [
+        (1, 0, 12, [0], 0, 0),
+        (3, 2, 12, [0, 1, 2], 0, 0),
+        (12, 11, 12, list(range(12)), 0, 0),
+        (13, 0, 12, list(range(12)), 0, 1),  # the first: the window starts at it
+        (13, 12, 12, list(range(1, 13)), 1, 0),  # the last: the window ends at it
+        (500, 250, 12, list(range(244, 256)), 244, 244),  # in the middle: centred
+        (500, 3, 12, list(range(12)), 0, 488),
+        (500, 496, 4, [494, 495, 496, 497], 494, 2),
+        (5, 99, 3, [0, 1, 2], 0, 2),  # not among them (cannot happen on a page): the first ones
+    ],
+)
+def test_a_rollouts_siblings_are_a_window_around_it(n, at, size, shown, before, after):
+    siblings = [SimpleNamespace(pk=i) for i in range(n)]
+    window = explorer.sibling_window(siblings, at, size)
+    assert [s.pk for s in window.shown] == shown
+    assert (window.before, window.after, window.total) == (before, after, n)
