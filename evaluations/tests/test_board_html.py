@@ -51,14 +51,19 @@ def test_a_page_from_kept_html_equals_the_page_made_afresh(path, params):
     assert page(client, path, **params) == fresh
 
 
-def test_a_row_is_the_templates_row_of_the_board_served():
+def around_a_new_rollout(path: str):
+    """The page at `path` before and after model A's new 1.0 on t4, the board after it, and model A's entry."""
     world = hand_table()
     client = Client()
-    before = page(client, "/", version="1.1")
+    before = page(client, path, version="1.1")
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
-    after = page(client, "/", version="1.1")
+    after = page(client, path, version="1.1")
     data = leaderboard.board(world["version"])
-    entry = next(e for e in data.entries if e.model == "model-a")
+    return before, after, data, next(e for e in data.entries if e.model == "model-a")
+
+
+def test_a_row_is_the_templates_row_of_the_board_served():
+    before, after, data, entry = around_a_new_rollout("/")
     # Avg@k of model A rose from .35 to .6 (t4's new 1.0 among 4 tasks): the row says so, as the template does.
     assert row_of(after, entry.key) != row_of(before, entry.key)
     assert "0.600" in row_of(after, entry.key)
@@ -69,13 +74,7 @@ def test_a_row_is_the_templates_row_of_the_board_served():
 
 
 def test_a_heatmap_cell_follows_a_new_rollout():
-    world = hand_table()
-    client = Client()
-    before = page(client, "/heatmap/", version="1.1")
-    make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
-    after = page(client, "/heatmap/", version="1.1")
-    data = leaderboard.board(world["version"])
-    entry = next(e for e in data.entries if e.model == "model-a")
+    before, after, data, entry = around_a_new_rollout("/heatmap/")
     task = next(t for t in data.tasks if t.name == "t4")
     cell = data.cell(task.id, entry.key)
     expected = cell_html(cell, rollouts_url(task.id, entry.model_id, entry.harness_id), cell_title(task, entry, cell))
