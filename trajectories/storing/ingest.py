@@ -306,7 +306,7 @@ def _store(
         if start is None:
             _delete_steps(rollout)
             start = 0
-        search = _SearchIndex(rollout)
+        search = _SearchIndex(rollout, created=created)
         _store_steps(rollout, folder, result, search, start=start)
         search.finish()
         store_harbor_analysis(rollout, folder)
@@ -397,9 +397,10 @@ class _SearchIndex:
     output line belongs to the first step that shows it.
     """
 
-    def __init__(self, rollout: Rollout):
+    def __init__(self, rollout: Rollout, *, created: bool):
         self.rollout = rollout
         self.builder = TrajectoryDocuments()
+        self.created = created  # a new rollout: no chunk of it is stored yet
         self.chunks_stored = False
 
     def skip(self, steps: list[ParsedStep]) -> None:
@@ -412,7 +413,8 @@ class _SearchIndex:
 
     def store_chunks(self) -> None:
         """Store the chunks the steps added since the last call joined (the first call replaces every stored one)."""
-        store_chunks(self.rollout.pk, self.builder.take_chunks(), whole=not self.chunks_stored)
+        whole = not self.chunks_stored
+        store_chunks(self.rollout.pk, self.builder.take_chunks(), whole=whole, new_rollout=whole and self.created)
         self.chunks_stored = True
 
     def finish(self) -> None:
