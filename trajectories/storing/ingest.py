@@ -644,6 +644,8 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
 
     def main_rows(positions: range) -> tuple[list[dict[str, Any]], list[tuple[ParsedStep, StepAnalysis | None]]]:
         rows, parsed_of_rows = [], []
+        if not positions:
+            return rows, parsed_of_rows  # perhaps no main trajectory at all, only subagents' files
         documents, new_outputs = search.add(trajectory.steps[positions.start : positions.stop])
         for position, document, new_output in zip(positions, documents, new_outputs):
             parsed, analysed = trajectory.steps[position], result.steps[position]

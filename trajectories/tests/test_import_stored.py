@@ -129,3 +129,18 @@ def test_a_real_trial_stores_the_same_rows_whatever_the_batches(shared_trials_di
     assert [(step[new_output], step[-1]) for step in again["steps"]] == list(zip(search["new_outputs"], search["documents"]))
     for name in ("chunks", "rollout_words"):
         assert again[name] == expected[name], name
+
+
+def test_a_trial_with_only_subagent_trajectories_imports_them(tmp_path):
+    from .trialdata import make_trial, trajectory, write_json
+
+    make_task()
+    folder = make_trial(tmp_path, "lib__demo_task__onlysub")
+    (folder / "agent" / "trajectory.json").unlink()
+    write_json(folder / "agent" / "trajectory.summarization-1-summary.json", trajectory(2))
+    outcome = import_trial_dir(folder)
+    assert outcome.ok, outcome.error
+    assert outcome.n_steps == 0
+    assert Step.objects.filter(rollout_id=outcome.rollout_id, subtrajectory__isnull=False).count() == 3
+    assert str(RolloutDocument.objects.get(rollout_id=outcome.rollout_id).words) == ""
+    assert not StepChunk.objects.filter(rollout_id=outcome.rollout_id).exists()
