@@ -122,9 +122,12 @@ def test_a_real_trial_stores_the_same_rows_whatever_the_batches(shared_trials_di
     live = renamed_copy(source, tmp_path / "live" / f"live__{OPUS}", steps=100, finished=False)
     first = import_trial_dir(live, live=True)
     assert first.ok and first.n_steps == 100, first.error
+    kept = list(Step.objects.filter(rollout_id=first.rollout_id).order_by("position").values_list("id", flat=True))
     shutil.copy(source / "agent" / "trajectory.json", live / "agent" / "trajectory.json")
     grown = import_trial_dir(live, live=True)
     assert grown.ok and grown.n_steps == 139, grown.error
+    ids = list(Step.objects.filter(rollout_id=grown.rollout_id).order_by("position").values_list("id", flat=True))
+    assert ids[:100] == kept  # the stored steps stayed
     again = stored(grown.rollout_id)
     assert [(step[new_output], step[-1]) for step in again["steps"]] == list(zip(search["new_outputs"], search["documents"]))
     for name in ("chunks", "rollout_words"):
