@@ -11,7 +11,8 @@ from trajectories.storing.bulk_rows import insert_rows
 
 
 def store_chunks(
-    rollout_id: int, chunks: list[tuple[int, int, str]], *, whole: bool, positions: list[int] | None = None, model=None
+    rollout_id: int, chunks: list[tuple[int, int, str]], *, whole: bool, positions: list[int] | None = None, model=None,
+    new_rollout: bool = False,
 ) -> None:
     """Store `chunks` (first step, last step, document) of a rollout.
 
@@ -20,12 +21,16 @@ def store_chunks(
     the stored chunks from their first on (a live tick: its open chunk grew).
     Steps are counted in trajectory order; `positions` maps them to their
     Step.position where that differs from the count (rows made by hand).
-    `model`: a migration's historical StepChunk.
+    `model`: a migration's historical StepChunk. `new_rollout` (with
+    `whole`): the rollout was created in this transaction and has no chunk
+    yet, so none is deleted (the delete's query and Django's collector were
+    a good part of a small import's chunk cost).
     """
     model = model or StepChunk
     at = positions.__getitem__ if positions is not None else int
     if whole:
-        model.objects.filter(rollout_id=rollout_id).delete()
+        if not new_rollout:
+            model.objects.filter(rollout_id=rollout_id).delete()
     elif chunks:
         model.objects.filter(rollout_id=rollout_id, first__gte=at(chunks[0][0])).delete()
     # Through COPY on PostgreSQL, as the steps go: INSERT's statement and

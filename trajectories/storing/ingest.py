@@ -302,12 +302,13 @@ def _store(
         rollout.anchors = anchors.as_dict()
         _classify(rollout, folder, result)
         rollout.save()
-        documents, new_outputs = _search_documents(rollout, folder)
         start = 0 if created else None if replace_steps else _appendable_prefix(rollout, folder, result)
         if start is None:
             _delete_steps(rollout)
             start = 0
-        _store_steps(rollout, folder, result, documents, new_outputs, start=start)
+        search = _SearchIndex(rollout, created=created)
+        _store_steps(rollout, folder, result, search, start=start)
+        search.finish()
         store_harbor_analysis(rollout, folder)
     return rollout, created
 
@@ -385,19 +386,45 @@ def _commit_without_waiting() -> None:
 COMMIT_WITHOUT_WAITING = "set_config('synchronous_commit', 'off', true)"
 
 
-def _search_documents(rollout: Rollout, folder: TrialFolder) -> tuple[list[str], list[str]]:
-    """Store the rollout's search documents (its own, its steps' chunks'); the documents and new output lines of its main steps, in order.
+class _SearchIndex:
+    """A rollout's search documents, made a batch of steps at a time as their rows are written.
 
-    Every step's, stored ones too: an output line counts where first shown.
+    Each step's document and new output lines go into its row; the chunks
+    of the steps so far are stored after each batch, the rollout's own
+    document at the end. Made for every step at once, the documents of a
+    20,016-step trajectory weighed a third of its file, all held until the
+    last row was written. Every step counts, stored ones too (`skip`): an
+    output line belongs to the first step that shows it.
     """
-    builder = TrajectoryDocuments()
-    documents, new_outputs = builder.add_steps(step_texts(folder.trajectory.steps if folder.trajectory else []))
-    RolloutDocument.objects.bulk_create(
-        [RolloutDocument(rollout=rollout, words=builder.rollout_words())],
-        update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
-    )
-    store_chunks(rollout.pk, builder.take_chunks(), whole=True)
-    return documents, new_outputs
+
+    def __init__(self, rollout: Rollout, *, created: bool):
+        self.rollout = rollout
+        self.builder = TrajectoryDocuments()
+        self.created = created  # a new rollout: no chunk of it is stored yet
+        self.chunks_stored = False
+
+    def skip(self, steps: list[ParsedStep]) -> None:
+        """Steps already stored: their words count, their documents are not needed."""
+        self.builder.add_steps(step_texts(steps))
+
+    def add(self, steps: list[ParsedStep]) -> tuple[list[str], list[str]]:
+        """(documents, new output lines) of `steps`, which follow the steps added before."""
+        return self.builder.add_steps(step_texts(steps))
+
+    def store_chunks(self) -> None:
+        """Store the chunks the steps added since the last call joined (the first call replaces every stored one)."""
+        whole = not self.chunks_stored
+        store_chunks(self.rollout.pk, self.builder.take_chunks(), whole=whole, new_rollout=whole and self.created)
+        self.chunks_stored = True
+
+    def finish(self) -> None:
+        """Store the last chunks and the rollout's own document."""
+        if not self.chunks_stored:
+            self.store_chunks()
+        RolloutDocument.objects.bulk_create(
+            [RolloutDocument(rollout=self.rollout, words=self.builder.rollout_words())],
+            update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
+        )
 
 
 def step_texts(steps: list[ParsedStep]):
@@ -601,15 +628,13 @@ def _delete_steps(rollout: Rollout) -> None:
         cursor.execute(f"DELETE FROM {table[SubTrajectory]} WHERE rollout_id = %s", [rollout.pk])
 
 
-def _store_steps(
-    rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, documents: list[str], new_outputs: list[str], *,
-    start: int = 0,
-) -> None:
+def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis, search: _SearchIndex, *, start: int = 0) -> None:
     """Bulk-insert the main trajectory from `start` on, then every subagent trajectory.
 
     Rows are plain dicts of column values, not model instances: a trial has
     hundreds of them and building Django models only to read their fields
-    back for COPY was a good part of an import's time.
+    back for COPY was a good part of an import's time. The main steps'
+    search documents are made as their rows are (`search`).
     """
     trajectory = folder.trajectory
     agent_started_at = rollout.agent_started_at
@@ -619,19 +644,25 @@ def _store_steps(
 
     def main_rows(positions: range) -> tuple[list[dict[str, Any]], list[tuple[ParsedStep, StepAnalysis | None]]]:
         rows, parsed_of_rows = [], []
-        for position in positions:
+        if not positions:
+            return rows, parsed_of_rows  # perhaps no main trajectory at all, only subagents' files
+        documents, new_outputs = search.add(trajectory.steps[positions.start : positions.stop])
+        for position, document, new_output in zip(positions, documents, new_outputs):
             parsed, analysed = trajectory.steps[position], result.steps[position]
             row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
-            row["search_document"], row["new_output"] = documents[position], new_outputs[position]
+            row["search_document"], row["new_output"] = document, new_output
             rows.append(row)
             parsed_of_rows.append((parsed, analysed))
         return rows, parsed_of_rows
 
     n_main = min(len(trajectory.steps), len(result.steps)) if trajectory else 0
+    if start:
+        search.skip(trajectory.steps[:start])
     if not subtrajectories:
         # Nothing links back to the rows: they are built and written a batch at a time.
         for first in range(start, n_main, STEP_BATCH):
             insert_steps(*main_rows(range(first, min(first + STEP_BATCH, n_main))))
+            search.store_chunks()
         return
     step_rows, parsed_of_row = main_rows(range(start, n_main))
     for sub, parsed_sub in subtrajectories:
