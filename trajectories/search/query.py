@@ -19,11 +19,13 @@ notice; substrings shorter than AUTOLAB_SEARCH_MIN_CHARS are not searched
 for; and at most AUTOLAB_SEARCH_SCANS substring searches over all
 rollouts run at once on the site (PostgreSQL advisory locks; per process on
 SQLite), the others are told the search is busy. The substring stage reads
-only the rollouts whose words could hold the query (on PostgreSQL a trigram
-index of each rollout's words finds them: indexing every text cost more
-than half of an import), a growing batch at a time, and of those only the
-steps of the chunks whose words could; outputs are searched by their new
-lines (Step.new_output), a sixth of a terminal's screens.
+only the rollouts whose words could hold the query (their documents looked
+through in order, a growing window at a time, until enough are taken; for
+a rare fragment, on PostgreSQL, a trigram index of each rollout's words
+finds the rest: indexing every text cost more than half of an import), a
+growing batch at a time, and of those only the steps of the chunks whose
+words could; outputs are searched by their new lines (Step.new_output), a
+sixth of a terminal's screens.
 """
 from __future__ import annotations
 
