@@ -1,7 +1,7 @@
 """How fast step search answers over many real trials (PostgreSQL).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python benchmarks/search_bench.py [--n 200] [--db autolab_search_bench]
+        .venv/bin/python benchmarks/search_bench.py [--n 200] [--db autolab_search_bench] [--keep | --reuse]
 
 A scratch database (--db, dropped at the end) gets N copies of the real opus
 trial (../shared/autolab/trials), about 28,000 steps and 95 MB of terminal
@@ -11,7 +11,9 @@ rollout page's in-page find; printed: hits, the median (p50) and p95 of
 --repeat runs of the search, and the median of the in-page find. Target: the
 search page's query under 300 ms at p95. A query whose words no step
 holds goes on to the substring stage, which reads only the rollouts whose
-words could hold it (none, for the last query).
+words could hold it (none, for the last query). --reuse keeps the scratch
+database and, when it already holds the N copies, times its queries again
+without importing them (as a change is compared with the code before it).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ingest_bench  # noqa: E402  (the scratch database and trial copies)
+from leaderboard_bench import ensure_database  # noqa: E402
 
 QUERIES = [
     ("a word in every trial, many steps", "avr_loss"),
@@ -43,6 +46,7 @@ def main() -> int:
     parser.add_argument("--db", default="autolab_search_bench", help="scratch PostgreSQL database name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument("--repeat", type=int, default=20, help="runs of each query")
+    parser.add_argument("--reuse", action="store_true", help="keep the scratch database, and its copies when all are there")
     args = parser.parse_args()
     server_url = os.environ.get("DATABASE_URL", "")
     if not server_url.startswith(("postgres://", "postgresql://")):
@@ -52,22 +56,26 @@ def main() -> int:
         print(f"the real trial is missing: {ingest_bench.TRIAL}", file=sys.stderr)
         return 2
     work = Path(tempfile.mkdtemp(prefix="search-bench-"))
-    os.environ["DATABASE_URL"] = ingest_bench._create_database(server_url, args.db)
+    if args.reuse:
+        os.environ["DATABASE_URL"] = ingest_bench._server(server_url, args.db)
+        ensure_database(os.environ["DATABASE_URL"])
+    else:
+        os.environ["DATABASE_URL"] = ingest_bench._create_database(server_url, args.db)
     os.environ.setdefault("AUTOLAB_DATA_DIR", str(work / "data"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
     sys.path.insert(0, str(ingest_bench.ROOT))
     try:
-        return run(args.n, work, args.repeat)
+        return run(args.n, work, args.repeat, args.reuse)
     finally:
         from django.db import connections
 
         connections.close_all()
-        if not args.keep:
+        if not (args.keep or args.reuse):
             ingest_bench._drop_database(server_url, args.db)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(n: int, work: Path, repeat: int = 20) -> int:
+def run(n: int, work: Path, repeat: int = 20, reuse: bool = False) -> int:
     import django
 
     django.setup()
@@ -79,22 +87,25 @@ def run(n: int, work: Path, repeat: int = 20) -> int:
     from trajectories.services import import_path
 
     call_command("migrate", verbosity=0, interactive=False)
-    ingest_bench._register_task()
-    for index in range(n):
-        ingest_bench.copy_trial(ingest_bench.TRIAL, work / "jobs" / f"search__{index:04d}")
-    started = time.perf_counter()
-    report = import_path(work / "jobs", jobs=None)
-    if not report.ok:
-        print(f"import failed: {report.as_dict()}", file=sys.stderr)
-        return 1
-    imported = time.perf_counter() - started
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
+    if reuse and Rollout.objects.count() == n:
+        print("imported in:              (reused)")
+    else:
+        Rollout.objects.all().delete()
+        ingest_bench._register_task()
+        for index in range(n):
+            ingest_bench.copy_trial(ingest_bench.TRIAL, work / "jobs" / f"search__{index:04d}")
+        started = time.perf_counter()
+        report = import_path(work / "jobs", jobs=None)
+        if not report.ok:
+            print(f"import failed: {report.as_dict()}", file=sys.stderr)
+            return 1
+        print(f"imported in:              {time.perf_counter() - started:.1f} s")
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
     output_mb = sum(len(c) for c in Observation.objects.values_list("content", flat=True)[:2000]) / 2000
     output_mb *= Observation.objects.count() / 1e6
 
     print(f"rollouts / steps:         {Rollout.objects.count()} / {Step.objects.count()}  ({output_mb:.0f} MB of output)")
-    print(f"imported in:              {imported:.1f} s")
     one = Rollout.objects.order_by("pk").first()
     for label, q in QUERIES:
         hits, page = _timed(lambda: search.search_steps(q), repeat)

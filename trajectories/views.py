@@ -387,6 +387,14 @@ def rollout_search(request, pk: int):
     return JsonResponse({"q": q, "step_ids": step_ids, "cut_short": cut_short})
 
 
+# What a search result shows of its rollout (trajectories/search.html): up to 200
+# hits' rollouts are read, and their other columns (logs, curves, JSON) cost more
+# than the search itself.
+SEARCH_ROLLOUT_FIELDS = (
+    "id", "index", "task__name", "model__name", "model__display_name", "harness__name", "harness__version",
+)
+
+
 @require_GET
 def search_view(request):
     q = (request.GET.get("q") or "").strip()
@@ -402,7 +410,11 @@ def search_view(request):
         # that loops on such queries from costing the site more than the scans.
         time.sleep(float(getattr(settings, "AUTOLAB_SEARCH_BUSY_PAUSE_SEC", 0.5)))
     hits = found.hits
-    rollouts = Rollout.objects.select_related("task", "model", "harness").in_bulk({h.rollout_id for h in hits})
+    rollouts = (
+        Rollout.objects.select_related("task", "model", "harness")
+        .only(*SEARCH_ROLLOUT_FIELDS)
+        .in_bulk({h.rollout_id for h in hits})
+    )
     results = [(hit, rollouts[hit.rollout_id]) for hit in hits if hit.rollout_id in rollouts]
     page = Paginator(results, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()

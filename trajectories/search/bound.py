@@ -83,12 +83,10 @@ def budget(seconds: float) -> Iterator[Budget]:
     """
     bound = Budget(seconds)
     if connection.vendor == "postgresql":
-        outermost = not connection.in_atomic_block
         with transaction.atomic():
             yield bound
-            if not outermost and bound.timeout and not bound.broken:
-                with connection.cursor() as cursor:
-                    cursor.execute("SET LOCAL statement_timeout TO DEFAULT")
+            if bound.timeout and not bound.broken:
+                _lift_timeout(bound)
         return
     connection.ensure_connection()
     raw = connection.connection
@@ -97,3 +95,24 @@ def budget(seconds: float) -> Iterator[Budget]:
         yield bound
     finally:
         raw.set_progress_handler(None, 0)
+
+
+def _lift_timeout(bound: Budget) -> None:
+    """The statement timeout back to the default before the block ends.
+
+    Inside another transaction it would outlive the block; and COMMIT is a
+    statement too: under the few milliseconds a budget near its end leaves,
+    a busy server cancelled it, and the search answered 500 (search_bench's
+    'aluate_loc', which reaches the budget). Should this statement be
+    cancelled in turn, the block rolls back instead, which only reads.
+    """
+    from psycopg.errors import QueryCanceled
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout TO DEFAULT")
+    except OperationalError as exc:
+        if not isinstance(exc.__cause__, QueryCanceled):
+            raise
+        bound.broken = True
+        connection.set_rollback(True)

@@ -19,23 +19,27 @@ notice; substrings shorter than AUTOLAB_SEARCH_MIN_CHARS are not searched
 for; and at most AUTOLAB_SEARCH_SCANS substring searches over all
 rollouts run at once on the site (PostgreSQL advisory locks; per process on
 SQLite), the others are told the search is busy. The substring stage reads
-only the rollouts whose words could hold the query (on PostgreSQL a trigram
-index of each rollout's words finds them: indexing every text cost more
-than half of an import), a growing batch at a time, and of those only the
-steps of the chunks whose words could; outputs are searched by their new
-lines (Step.new_output), a sixth of a terminal's screens.
+only the rollouts whose words could hold the query (their documents looked
+through in order, a growing window at a time, until enough are taken; for
+a rare fragment, on PostgreSQL, a trigram index of each rollout's words
+finds the rest: indexing every text cost more than half of an import), a
+growing batch at a time, and of those only the steps of the chunks whose
+words could; outputs are searched by their new lines (Step.new_output), a
+sixth of a terminal's screens.
 """
 from __future__ import annotations
 
 import re
 import threading
+from itertools import islice
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import F, OuterRef, Q, Subquery, TextField, Value
+from django.db.models import BooleanField, ExpressionWrapper, F, OuterRef, Q, Subquery, TextField, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from trajectories.ansi import strip_ansi
@@ -324,16 +328,41 @@ def _whole(rollouts: list[int]) -> list[tuple[int, int, int]]:
     return [(rollout_id, 0, 2**31 - 1) for rollout_id in sorted(rollouts)]
 
 
-def _in_chunks(ranges: list[tuple[int, int, int]], first_statement: int = RANGES_PER_STATEMENT) -> Iterator[Q]:
+def _in_chunks(ranges: list[tuple[int, int, int]], first_statement: int = RANGES_PER_STATEMENT) -> Iterator["InRanges"]:
     """Filters of the steps within `ranges`, in order: `first_statement` ranges, then 4 times more each
     time, up to RANGES_PER_STATEMENT (a statement of many ranges takes a while to plan)."""
     start, size = 0, first_statement
     while start < len(ranges):
-        steps = Q()
-        for rollout_id, first, last in ranges[start : start + size]:
-            steps |= Q(rollout_id=rollout_id, position__gte=first, position__lte=last)
-        yield steps
+        yield InRanges(ranges[start : start + size])
         start, size = start + size, min(size * 4, RANGES_PER_STATEMENT)
+
+
+class InRanges(RawSQL):
+    """Steps within (rollout, first, last position) ranges: `(rollout_id = r AND position >= f AND
+    position <= l) OR ...`, the SQL of the Q objects it replaces.
+
+    Written out here rather than as a Q per range: Django built and compiled
+    the three lookups of each of 32 ranges a statement in more time than the
+    database took to run it (issue 27's rare-word search). A RawSQL, so that
+    every backend puts it in WHERE as it is.
+    """
+
+    def __init__(self, ranges: list[tuple[int, int, int]]):
+        super().__init__("", (), output_field=BooleanField())
+        self.ranges = ranges
+        self.columns: tuple = ()
+
+    def resolve_expression(self, query=None, allow_joins=True, reuse=None, summarize=False, for_save=False):
+        resolved = super().resolve_expression(query, allow_joins, reuse, summarize, for_save)
+        resolved.columns = (query.resolve_ref("rollout_id"), query.resolve_ref("position"))
+        return resolved
+
+    def as_sql(self, compiler, connection):
+        if not self.ranges:
+            return "1 = 0", []
+        (rollout, _), (position, _) = (compiler.compile(column) for column in self.columns)
+        one = f"({rollout} = %s AND {position} >= %s AND {position} <= %s)"
+        return "(" + " OR ".join([one] * len(self.ranges)) + ")", [value for found in self.ranges for value in found]
 
 
 # -- Words: the candidates' texts, looked through in Python ---------------------
@@ -412,25 +441,24 @@ def _substring_hits(q: str, filters: Filters, limit: int, bound: Budget, chunked
     every rollout stops after the first few.
     """
     infixes = infix_filters(q)
-    try:
-        rollouts = bound.run(lambda: _rollouts_that_could_hold(infixes, filters))
-    except OutOfTime:
-        return [], True
+    rollouts = _rollouts_that_could_hold(infixes, filters, bound)
     hits: dict[tuple[int, str], Hit] = {}
     sources = _sources(q, whole_outputs=filters.rollout is not None)
     batch = 8
-    while rollouts and len(hits) < limit:
-        taken, rollouts = rollouts[:batch], rollouts[batch:]
-        batch *= 2
-        try:
+    try:
+        while len(hits) < limit:
+            taken = list(islice(rollouts, batch))
+            if not taken:
+                break
+            batch *= 2
             for steps in _steps_that_could_hold(infixes, filters, taken, bound, chunked):
                 for where, expression in sources:
                     rows = bound.run(lambda: list(_containing(expression, q, steps)[:limit]))
                     for row in rows:
                         if (row["_step"], where) not in hits:
                             hits[row["_step"], where] = _substring_hit(row, where)
-        except OutOfTime:
-            return _in_order(hits, limit), True
+    except OutOfTime:
+        return _in_order(hits, limit), True
     return _in_order(hits, limit), False
 
 
@@ -449,19 +477,60 @@ def _in_order(hits: dict[tuple[int, str], Hit], limit: int) -> list[Hit]:
     return sorted(hits.values(), key=lambda h: (h.rollout_id, h.position, WHERES.index(h.where)))[:limit]
 
 
-def _rollouts_that_could_hold(infixes: list[str] | None, filters: Filters) -> list[int]:
-    """Ids of the rollouts whose documents could hold a text of these words (infix_filters), in order.
+def _rollouts_that_could_hold(infixes: list[str] | None, filters: Filters, bound: Budget) -> Iterator[int]:
+    """Ids of the rollouts whose documents could hold a text of these words (infix_filters), in order,
+    read as they are taken.
 
     Every word of `q` lies inside a word of a rollout holding it
-    (search.document.infix_filters), unless its document is INCOMPLETE:
-    on PostgreSQL a trigram index of the documents' text answers these
-    LIKEs (migration 0022), a distinct set of words being a fraction of
-    the texts. Without such words every rollout the filters allow is read.
+    (search.document.infix_filters), unless its document is INCOMPLETE.
+    Looking through a document costs (its words are read back as text), so
+    the first documents in order are looked through a growing window at a
+    time (_window): a fragment inside words of most rollouts, whose first
+    few rollouts give their hits, stops there (at 1,000 rollouts, looking
+    through every document was most of such a search). A rarer one, held by
+    less than half of a window, has the rest found at once, on PostgreSQL
+    through a trigram index of the documents' text (migration 0022).
+    Without such words every rollout the filters allow is read.
     """
-    documents = documents_that_could_hold(infixes, filters)
-    if documents is None:
-        return list(Rollout.objects.filter(_rollout_q(filters, "")).order_by("pk").values_list("pk", flat=True))
-    return list(documents.order_by("rollout_id").values_list("rollout_id", flat=True))
+    if infixes is None:
+        yield from bound.run(
+            lambda: list(Rollout.objects.filter(_rollout_q(filters, "")).order_by("pk").values_list("pk", flat=True))
+        )
+        return
+    after, size = 0, FIRST_WINDOW
+    while True:
+        rows = bound.run(lambda: list(_window(infixes, filters, after, size)))
+        held = [rollout_id for rollout_id, holds in rows if holds]
+        yield from held
+        if len(rows) < size:
+            return
+        after, size = rows[-1][0], size * 4
+        if 2 * len(held) < len(rows):
+            break
+    rest = documents_that_could_hold(infixes, filters).filter(rollout_id__gt=after)
+    yield from bound.run(lambda: list(rest.order_by("rollout_id").values_list("rollout_id", flat=True)))
+
+
+# Documents looked through in the substring stage's first window; each next one is 4 times larger.
+FIRST_WINDOW = 64
+
+
+def _window(infixes: list[str], filters: Filters, after: int, size: int):
+    """(rollout id, could hold) of the first `size` documents the filters allow after rollout `after`, in order.
+
+    The LIKEs are in the select list, of the window's rows only (in WHERE,
+    PostgreSQL's planner, which cannot know what they cost, would look
+    through every document to sort the few it keeps).
+    """
+    examined = RolloutDocument.objects.filter(_rollout_q(filters, "rollout__"), rollout_id__gt=after)
+    could = ExpressionWrapper(_holding_every("_words", infixes), output_field=BooleanField())
+    return (
+        RolloutDocument.objects.filter(rollout_id__in=examined.order_by("rollout_id").values("rollout_id")[:size])
+        .annotate(_words=Cast("words", TextField()))
+        .annotate(_could=could)
+        .order_by("rollout_id")
+        .values_list("rollout_id", "_could")
+    )
 
 
 def documents_that_could_hold(infixes: list[str] | None, filters: Filters):
