@@ -57,11 +57,11 @@ def remembered(data: Board, key: tuple, make: Callable[[], SafeString]) -> SafeS
     return html
 
 
-def rendered(data: Board, template: str, category: str | None, entry_key: str, row: Callable[[], dict]) -> SafeString:
-    """`template` rendered with {"row": row()}, for this board, scope and entry."""
+def rendered(data: Board, template: str, category: str | None, entry_key: str, row: dict) -> SafeString:
+    """`template` rendered with {"row": row}, for this board, scope and entry."""
 
     def render() -> SafeString:
-        return mark_safe(get_template(template).render({"row": row()}))  # noqa: S308 (a template's output)
+        return mark_safe(get_template(template).render({"row": row}))  # noqa: S308 (a template's output)
 
     return remembered(data, (template, category, entry_key), render)
 

@@ -174,8 +174,8 @@ def board_rows(data: Board, entries: list[BoardEntry], groups: list[dict], categ
             "groups": [e.figures(g["category"]) for g in groups],
             "usage": e.scope(category).usage,
         }
-        row["html"] = board_html.rendered(data, board_html.BOARD_ROW, category, e.key, lambda row=row: row)
-        row["usage_html"] = board_html.rendered(data, board_html.USAGE_ROW, category, e.key, lambda row=row: row)
+        row["html"] = board_html.rendered(data, board_html.BOARD_ROW, category, e.key, row)
+        row["usage_html"] = board_html.rendered(data, board_html.USAGE_ROW, category, e.key, row)
         rows.append(row)
     return rows
 
