@@ -13,8 +13,8 @@
 - effective_cause, cause_source, with_effective_cause, failed_rollouts,
   BEHAVIOUR_FLAGS: a rollout's failure cause (a staff label's first) and
   the failures list (trajectories.failures).
-- search_words, step_chunks: the search document of some texts, and the
-  chunk documents (StepChunk rows' words) of a trajectory's step documents
+- search_words, store_step_chunks: the search document of some texts, and
+  storing a new rollout's chunks (StepChunk rows) from its step documents
   (for rows made without an import, such as generate_synthetic's).
 - record_review, record_failed_review, existing_review, Reading, Check,
   ReadingError: a rollout's reading against a rubric (trajectories.reviews,
@@ -57,7 +57,8 @@ from trajectories.failures.service import (
     cause_source, classify_and_store, effective_cause, failed_rollouts, with_effective_cause,
 )
 from trajectories.failures.rules import CAUSES, FLAGS as BEHAVIOUR_FLAGS, SANDBOX_ENDED, exception_family
-from trajectories.search.document import document as search_words, stored_chunks as step_chunks
+from trajectories.search.chunks import store_chunks
+from trajectories.search.document import document as search_words, stored_chunks
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
@@ -380,6 +381,11 @@ def stored_json(rollout: Rollout, relative: str):
     return artifacts.stored_json(rollout, relative)
 
 
+def store_step_chunks(rollout_id: int, documents: list[str]) -> None:
+    """Store a new rollout's chunks from its main steps' search documents, in order (positions 0, 1, ...)."""
+    store_chunks(rollout_id, stored_chunks(documents), whole=True, new_rollout=True)
+
+
 __all__ = [
     "CREATED",
     "FAILED",
@@ -411,7 +417,7 @@ __all__ = [
     "sweep_uploads",
     "run_upload",
     "search_words",
-    "step_chunks",
+    "store_step_chunks",
     "with_effective_cause",
     "record_review",
     "record_failed_review",

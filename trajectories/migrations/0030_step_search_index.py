@@ -50,6 +50,7 @@ def index_and_chunks(apps, schema_editor):
             whole=True,
             positions=[position for position, _ in steps],
             model=chunk_model,
+            new_rollout=True,  # the table is new: nothing to delete
         )
 
 

@@ -23,7 +23,7 @@ from evaluations import leaderboard
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories import services as trajectories, statuses
-from trajectories.models import Rollout, RolloutDocument, Step, StepChunk
+from trajectories.models import Rollout, RolloutDocument, Step
 
 # AutoLab's shape: 15/10/7/4 tasks per category, budgets 25 x 2 h, 7 x 4 h, 3 x 8 h, 1 x 12 h.
 CATEGORIES = [("system_optimization", 15), ("puzzle_and_challenge", 10), ("model_development", 7), ("cuda", 4)]
@@ -179,6 +179,7 @@ class Command(BenchmarkCommand):
         total = 0
         batch: list[Step] = []
         messages: dict[int, list[str]] = {}
+        documents: dict[int, list[str]] = {}
         for rollout in rollouts:
             n = max(1, int(per_rollout * rng.uniform(0.8, 1.2)))
             rollout.n_steps = n
@@ -188,6 +189,7 @@ class Command(BenchmarkCommand):
                 benchmark = position + 1 in calls
                 message = "Run the benchmark." if benchmark else f"Step {position}: inspect and edit the code."
                 messages.setdefault(rollout.pk, []).append(message)
+                documents.setdefault(rollout.pk, []).append(trajectories.search_words([message]))
                 batch.append(
                     Step(
                         rollout=rollout,
@@ -196,7 +198,7 @@ class Command(BenchmarkCommand):
                         elapsed_sec=agent_sec * position / n,
                         source="agent" if position else "user",
                         message=message,
-                        search_document=trajectories.search_words([message]),
+                        search_document=documents[rollout.pk][-1],
                         kinds=" benchmark " if benchmark else " edit " if position % 4 == 1 else " inspect ",
                         prompt_tokens=rng.randint(2000, 30000),
                         completion_tokens=rng.randint(50, 1500),
@@ -215,12 +217,6 @@ class Command(BenchmarkCommand):
             [RolloutDocument(rollout=rollout, words=trajectories.search_words(messages[rollout.pk])) for rollout in rollouts],
             batch_size=BATCH,
         )
-        StepChunk.objects.bulk_create(
-            [
-                StepChunk(rollout=rollout, first=first, last=last, words=words, words_text=words)
-                for rollout in rollouts
-                for first, last, words in trajectories.step_chunks([trajectories.search_words([m]) for m in messages[rollout.pk]])
-            ],
-            batch_size=BATCH,
-        )
+        for rollout in rollouts:
+            trajectories.store_step_chunks(rollout.pk, documents[rollout.pk])
         return total
