@@ -292,6 +292,11 @@ class Board:
     computed_at: float = 0.0
     n_rollouts: int = 0  # rollouts read, counted or not: how big the board is to compute
 
+    @property
+    def identity(self) -> tuple:
+        """What tells this board from any other (boards are immutable: a change makes a new one)."""
+        return (self.version.id, self.filters, self.generation, self.computed_at)
+
     def shown_category(self, category: str | None) -> str | None:
         """The category a page asked for, if the board has it; else None (all tasks)."""
         return category if category in self.categories else None

@@ -8,8 +8,7 @@ through the template, or 900 cells, again (most of a click's server time).
 The row templates stay the one source of a row's markup.
 
 Boards are immutable (a new rollout makes a new Board), so the HTML is kept
-by the board's identity: its version, filters, generation and the time it
-was computed.
+by the board's identity (Board.identity).
 """
 from __future__ import annotations
 
@@ -31,12 +30,8 @@ _kept: OrderedDict[tuple, dict[tuple, SafeString]] = OrderedDict()  # board -> w
 _lock = threading.Lock()
 
 
-def _board_id(data: Board) -> tuple:
-    return (data.version.id, data.filters, data.generation, data.computed_at)
-
-
 def _made_for(data: Board) -> dict[tuple, SafeString]:
-    which = _board_id(data)
+    which = data.identity
     with _lock:
         made = _kept.get(which)
         if made is None:

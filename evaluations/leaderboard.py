@@ -749,7 +749,7 @@ def _compute(
         scoring=version.scoring,
         human_hourly_rate_usd=version.human_hourly_rate_usd,
         time_curves=_time_curves(version, entries, table, counted) if version.scoring == BEST_OF_SCORE_LOG else None,
-        generation=f"{everywhere}.{this_version}",
+        generation=generation_label(everywhere, this_version),
         computed_at=time.time(),
         n_rollouts=sum(counted.n_read[key] for key in keys),
     )
@@ -828,7 +828,13 @@ def board_key(version_id: int, harness: int | None = None, open_weight: bool | N
 
 def _board_key(version_id: int, harness: int | None, open_weight: bool | None, at: tuple[int, int, int]) -> str:
     everywhere, this_version, here = at
-    return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{everywhere}.{this_version}.{here}"
+    generation_at = generation_label(everywhere, this_version)
+    return f"evaluations:board:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}:{generation_at}.{here}"
+
+
+def generation_label(everywhere: int, this_version: int) -> str:
+    """The database's generation a board was computed at, as the board records it (Board.generation)."""
+    return f"{everywhere}.{this_version}"
 
 
 # The boards this process read last, by cache key, as objects: the cache
@@ -851,10 +857,27 @@ def _remember(key: str, data: board_shape.Board, timeout: float = BOARD_TIMEOUT)
         _recent.move_to_end(key)
         while len(_recent) > RECENT_BOARDS:
             _recent.popitem(last=False)
-    if data.n_rollouts >= FREEZE_MIN_ROLLOUTS:
-        # Boards (and the kept state) hold no reference cycles: reference counting frees them when they go,
-        # and the collector need not scan them again and again meanwhile.
-        gc.freeze()
+    _freeze(data)
+
+
+_frozen: tuple | None = None  # the identity of the last board frozen
+
+
+def _freeze(data: board_shape.Board) -> None:
+    """Put a large board out of the cyclic collector's reach, once per board.
+
+    Boards (and the kept state) hold no reference cycles: reference counting
+    frees them when they go, and the collector need not scan them again and
+    again meanwhile. gc.freeze() takes every object alive, so the young
+    generations (a request's cyclic garbage) are collected first, and a board
+    recalled again (a stale one, every STALE_RECALL_SEC) is not frozen again.
+    """
+    global _frozen
+    if data.n_rollouts < FREEZE_MIN_ROLLOUTS or data.identity == _frozen:
+        return
+    _frozen = data.identity
+    gc.collect(1)
+    gc.freeze()
 
 
 def _recalled(key: str) -> board_shape.Board | None:
@@ -950,7 +973,7 @@ def served_board(
         else:
             last = None
     if last is not None and last.n_rollouts > settings.AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS and shared_cache():
-        if last.generation == f"{everywhere}.{this_version}" and last.computed_at > _changed_here_at:
+        if last.generation == generation_label(everywhere, this_version) and last.computed_at > _changed_here_at:
             # A worker's board of this very generation, computed after this process's own last change.
             _remember(key, last)
             return last, Freshness(last.computed_at, stale=False, rebuilding=False)
