@@ -54,8 +54,6 @@ class Budget:
             raise
 
     def _run_postgresql(self, query: Callable[[], T], left: float) -> T:
-        from psycopg.errors import QueryCanceled
-
         # One SET for most searches: the timeout is lowered only once less
         # than half of it is left, so the whole costs at most 1.5 budgets.
         if not self.timeout or left < self.timeout / 2:
@@ -65,12 +63,20 @@ class Budget:
         try:
             return query()
         except OperationalError as exc:
-            if isinstance(exc.__cause__, QueryCanceled):
-                # The transaction is aborted: roll it back at the block's end.
-                self.broken = True
-                connection.set_rollback(True)
+            if self.cancelled(exc):
                 raise OutOfTime from exc
             raise
+
+    def cancelled(self, exc: OperationalError) -> bool:
+        """Whether PostgreSQL cancelled the statement (its timeout); if so the transaction is aborted, and
+        rolled back at the block's end."""
+        from psycopg.errors import QueryCanceled
+
+        if not isinstance(exc.__cause__, QueryCanceled):
+            return False
+        self.broken = True
+        connection.set_rollback(True)
+        return True
 
 
 @contextmanager
@@ -106,13 +112,9 @@ def _lift_timeout(bound: Budget) -> None:
     'aluate_loc', which reaches the budget). Should this statement be
     cancelled in turn, the block rolls back instead, which only reads.
     """
-    from psycopg.errors import QueryCanceled
-
     try:
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL statement_timeout TO DEFAULT")
     except OperationalError as exc:
-        if not isinstance(exc.__cause__, QueryCanceled):
+        if not bound.cancelled(exc):
             raise
-        bound.broken = True
-        connection.set_rollback(True)
