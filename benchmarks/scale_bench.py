@@ -1,7 +1,7 @@
 """The board at 25 and 100 entries: what a new rollout costs, pages that do not grow, search, import.
 
     .venv/bin/python benchmarks/scale_bench.py [--requests 20] [--rounds 3] [--reuse]
-        [--copies 500] [--visits 5] [--import-copies 20] [--jobs 2] [--skip-browser] [--skip-import]
+        [--copies 500] [--visits 5] [--import-copies 20] [--jobs 2] [--skip-browser] [--skip-import] [--only-import]
 
 Issue 27's benchmark, in one run on PostgreSQL (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/autolab_bench_scale, created when
@@ -513,6 +513,7 @@ def main() -> None:
         parser.add_argument("--jobs", type=int, default=2, help="processes of the parallel import")
         parser.add_argument("--skip-browser", action="store_true", help="no Chromium figures")
         parser.add_argument("--skip-import", action="store_true", help="no import rate or peak memory")
+        parser.add_argument("--only-import", action="store_true", help="the import rate and peak memory alone (no corpus, no pages)")
 
     args = setup_bench(__doc__, DEFAULT_DB, requests=20, steps=0, more_arguments=more_arguments)
     from django.core.management import call_command
@@ -527,6 +528,11 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     work = Path(tempfile.mkdtemp(prefix="scale-bench-"))
     try:
+        if args.only_import:
+            rows = import_figures(args, work)
+            print()
+            print_rows(rows)
+            return
         versions = {size: load(size, args) for size in SIZES}
         load_corpus(args.copies, args.reuse, work)
         real = Rollout.objects.filter(trial_name__startswith=CORPUS_PREFIX, trial_name__endswith=TRIAL.name).order_by("pk").first()
