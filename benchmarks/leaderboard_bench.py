@@ -87,11 +87,11 @@ def p50_ms(client, url: str, n: int) -> float:
 
 
 def setup_bench(
-    description: str, default_db: str, *, requests: int, steps: int, more_arguments=None
+    description: str, default_db: str, *, requests: int, steps: int, more_arguments=None, configure=None
 ) -> argparse.Namespace:
     """Parse the synthetic-data benchmarks' shared options (and a benchmark's own, added by
     `more_arguments(parser)`), then set Django up on DATABASE_URL (default: `default_db`,
-    created when missing)."""
+    created when missing); `configure(args)`, before, may set what else the settings read."""
     parser = argparse.ArgumentParser(description=description.split("\n")[0])
     parser.add_argument("--requests", type=int, default=requests, help="timed requests per page")
     parser.add_argument("--reuse", action="store_true", help="keep the synthetic data if it is already loaded")
@@ -101,6 +101,8 @@ def setup_bench(
     if more_arguments is not None:
         more_arguments(parser)
     args = parser.parse_args()
+    if configure is not None:
+        configure(args)
 
     os.environ.setdefault("DATABASE_URL", default_db)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
