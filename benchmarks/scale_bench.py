@@ -431,10 +431,11 @@ def import_figures(args, work: Path) -> list:
     """Import rate on 1 and --jobs processes against a binary COPY of the same rows; peak memory on 20,016 steps."""
     import threading
 
-    from ingest_bench import TRIAL, _rows_floor
+    from ingest_bench import TRIAL, _register_task, _rows_floor
     from long_rollouts_bench import bulk_import
     from trajectories.models import Rollout
 
+    _register_task()  # --only-import on a new database has no corpus that registered it
     bulk = Rollout.objects.filter(trial_name__startswith="bulk__")
     rates = {}
     for jobs in sorted({1, args.jobs}):
