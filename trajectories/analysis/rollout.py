@@ -98,6 +98,8 @@ class RolloutAnalyser:
         self._start: datetime | None = None
         # The calls of the last step that did more than wait (_call_keys), to tell a check repeated.
         self._last_calls: tuple | None = None
+        # Steps before this one are held without their text (let_go).
+        self._let_go = 0
 
     def add(self, steps: list[ParsedStep]) -> None:
         for step in steps:
@@ -182,6 +184,22 @@ class RolloutAnalyser:
             # The first timestamp anchors the rollout: the steps before it had none.
             self._start = aware(start)
         self._times.append(None if step.timestamp is None else (aware(step.timestamp) - self._start).total_seconds())
+
+    def let_go(self, light: list[ParsedStep]) -> None:
+        """Attach the metrics that can be now, then hold `light[i]` instead of each step no metric can still read.
+
+        For an importer that streams a long trajectory (its steps' text
+        decoded weighed 1.7 times the file): `light` holds the same steps
+        without their text (reading.atif.without_text). A metric reads its
+        benchmark step's observations and the polls after it, so every step
+        before the first still awaited is done with. The result is the same:
+        result() after any add equals the analysis of the steps so far.
+        """
+        self._attach_metrics()
+        done = min(self._awaited, default=len(self.steps))
+        for position in range(self._let_go, done):
+            self.steps[position] = light[position]
+        self._let_go = max(self._let_go, done)
 
     def revised(self) -> set[int]:
         """Positions of the steps whose metric the last result() changed (new steps aside), and forget them."""

@@ -118,7 +118,7 @@ class StreamError(AtifError):
     """A file parse_trajectory_stream could not read step by step: read it whole, which says exactly why."""
 
 
-def parse_trajectory_stream(open_file: Callable[[], Any], *, source: str) -> ParsedTrajectory:
+def parse_trajectory_stream(open_file: Callable[[], Any], *, source: str, keep_text: bool = True) -> ParsedTrajectory:
     """parse_trajectory_file's trajectory, from a file read step by step (reading.json_stream).
 
     Neither the file's bytes nor its decoded whole are held: each step is
@@ -127,6 +127,10 @@ def parse_trajectory_stream(open_file: Callable[[], Any], *, source: str) -> Par
     is not JSON, is cut short, holds bytes that are not UTF-8 or nests too
     deep raises StreamError: the whole-file reader then gives the reason
     (or repairs the bytes) as it always did.
+
+    Without `keep_text` each step is kept without_text: a caller that reads
+    the text by stream_steps, a batch at a time (the text of a long
+    trajectory, decoded, weighed 1.7 times its file).
     """
     from trajectories.reading.json_stream import StreamedDocument, read_streamed
 
@@ -139,7 +143,7 @@ def parse_trajectory_stream(open_file: Callable[[], Any], *, source: str) -> Par
             validation.add(position, raw)
             step = converter.step_or_none(raw, position)
             if step is not None:
-                steps.append(step)
+                steps.append(step if keep_text else without_text(step))
 
         try:
             with open_file() as handle:
@@ -160,6 +164,39 @@ def parse_trajectory_stream(open_file: Callable[[], Any], *, source: str) -> Par
         trajectory = converter.finish(data, steps, depth=0)
         trajectory.warnings = _cap(converter.warnings)
         return trajectory
+
+
+def without_text(step: ParsedStep) -> ParsedStep:
+    """`step` without its message, reasoning, tool calls and observations: what is known of it before stream_steps reads it again."""
+    return ParsedStep(
+        step_id=step.step_id, timestamp=step.timestamp, source=step.source, model_name=step.model_name,
+        prompt_tokens=step.prompt_tokens, completion_tokens=step.completion_tokens, cached_tokens=step.cached_tokens,
+        cost_usd=step.cost_usd, extra=step.extra,
+    )
+
+
+def stream_steps(open_file: Callable[[], Any], on_step: Callable[[int, ParsedStep], None]) -> int:
+    """Hand each step of a file parse_trajectory_stream read, converted as it converted it, to on_step(position, step).
+
+    Not validated again, nor numbered: the caller holds what that first
+    read made of the steps (their numbers included) and checks these are
+    the same steps. Returns how many there were.
+    """
+    from trajectories.reading.json_stream import read_streamed
+
+    converter = _Converter([], storable=False)
+    count = 0
+
+    def on_raw(position: int, raw: Any) -> None:
+        nonlocal count
+        step = converter.step_or_none(raw, position)
+        if step is not None:
+            on_step(count, step)
+            count += 1
+
+    with open_file() as handle:
+        read_streamed(handle, "steps", on_raw)
+    return count
 
 
 def parse_steps(raws: list[Any], *, first_position: int, warnings: list[str]) -> list[ParsedStep] | None:

@@ -6,6 +6,7 @@ ingestion (trajectories.storing.ingest) stores both. None of them touch the data
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -67,6 +68,10 @@ class ParsedTrajectory:
     warnings: list[str] = field(default_factory=list)
     # ATIF >= 1.7: the per-document id that subagent refs resolve against.
     trajectory_id: str = ""
+    # A long trajectory read without its text (trial_folder._read_large_trajectory): the steps
+    # above hold no message, calls or observations, and restream(on_step) hands each full step
+    # to on_step(position, step), numbered as above, raising TrialFolderError if the file changed.
+    restream: Callable[[Callable[[int, ParsedStep], None]], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

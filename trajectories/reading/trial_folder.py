@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,11 +32,13 @@ from autolab_site.safe_files import open_below, read_file
 from tasks.lib.numbers import as_float
 
 from trajectories.reading import analysis_file, native_formats
-from trajectories.reading.atif import AtifError, StreamError, parse_trajectory_data, parse_trajectory_file, parse_trajectory_stream
+from trajectories.reading.atif import (
+    AtifError, StreamError, parse_trajectory_data, parse_trajectory_file, parse_trajectory_stream, stream_steps,
+)
 from trajectories.reading.json_data import (
     BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
 )
-from trajectories.reading.parsed import ParsedTrajectory
+from trajectories.reading.parsed import ParsedStep, ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 # terminus-2's linear-history continuations of the main trajectory.
@@ -525,7 +528,9 @@ def _read_trajectories(folder: TrialFolder, snapshot: FolderSnapshot, *, live: b
     if MAIN_TRAJECTORY in snapshot.names:
         try:
             if MAIN_TRAJECTORY in snapshot.digests:
-                folder.trajectory = _read_large_trajectory(folder.path, snapshot.digests[MAIN_TRAJECTORY])
+                # Without its text when no continuation file joins its steps (_join_continuations reads them).
+                keep_text = bool(_subtrajectory_files(agent_dir, snapshot))
+                folder.trajectory = _read_large_trajectory(folder.path, snapshot.digests[MAIN_TRAJECTORY], keep_text=keep_text)
             else:
                 folder.trajectory = parse_trajectory_file(
                     main, attempts=attempts, delay=LIVE_READ_DELAY, first_read=take(MAIN_TRAJECTORY, None),
@@ -584,11 +589,15 @@ class _HashingFile:
         self.file.close()
 
 
-def _read_large_trajectory(path: Path, digest: str) -> ParsedTrajectory:
+def _read_large_trajectory(path: Path, digest: str, *, keep_text: bool) -> ParsedTrajectory:
     """agent/trajectory.json read step by step from the file, which must hold the bytes the snapshot's checksum covers.
 
-    A file the stream cannot read is read whole instead (the error, or the
-    repair of bytes that are not UTF-8, is then the usual one).
+    Without `keep_text` the steps come without their text, and the
+    trajectory's `restream` reads it again, step by step, for the importer
+    to analyse and store a batch at a time (it checks the file is still the
+    one read here). A file the stream cannot read is read whole instead
+    (the error, or the repair of bytes that are not UTF-8, is then the
+    usual one), with its text.
     """
     source = str(path / MAIN_TRAJECTORY)
     opened: list[_HashingFile] = []
@@ -598,8 +607,10 @@ def _read_large_trajectory(path: Path, digest: str) -> ParsedTrajectory:
         return opened[-1]
 
     try:
-        trajectory = parse_trajectory_stream(open_file, source=source)
+        trajectory = parse_trajectory_stream(open_file, source=source, keep_text=keep_text)
         read_digest = opened[-1].digest.hexdigest()
+        if not keep_text:
+            trajectory.restream = _restream(path, digest, trajectory.steps)
     except StreamError:
         try:
             raw = read_file(path, MAIN_TRAJECTORY)
@@ -612,6 +623,38 @@ def _read_large_trajectory(path: Path, digest: str) -> ParsedTrajectory:
     if read_digest != digest:
         raise TrialFolderError(source, "changed while it was being read; import the trial again")
     return trajectory
+
+
+def _restream(path: Path, digest: str, known: list[ParsedStep]) -> Callable[[Callable[[int, ParsedStep], None]], None]:
+    """A reader of the full steps of a trajectory first read without_text, as ParsedTrajectory.restream.
+
+    Each step gets the number (and atif_step_id) the first read gave it.
+    A file rewritten since (other bytes, other steps) raises
+    TrialFolderError; an importer raising it inside its transaction stores
+    nothing.
+    """
+    source = str(path / MAIN_TRAJECTORY)
+
+    def changed() -> TrialFolderError:
+        return TrialFolderError(source, "changed while it was being read; import the trial again")
+
+    def restream(on_step: Callable[[int, ParsedStep], None]) -> None:
+        def checked(position: int, step: ParsedStep) -> None:
+            first = known[position] if position < len(known) else None
+            if first is None or (step.source, step.timestamp) != (first.source, first.timestamp):
+                raise changed()
+            step.step_id, step.extra = first.step_id, first.extra
+            on_step(position, step)
+
+        opened = _HashingFile(path, MAIN_TRAJECTORY)
+        try:
+            count = stream_steps(lambda: opened, checked)
+        except (ValueError, RecursionError, OSError) as exc:  # a file that the first read could read
+            raise changed() from exc
+        if count != len(known) or opened.digest.hexdigest() != digest:
+            raise changed()
+
+    return restream
 
 
 def _read_misplaced_native_log(folder: TrialFolder, snapshot: FolderSnapshot) -> bool:

@@ -275,10 +275,11 @@ def _store(
             lookups[key] = _model_and_harness(folder)
         model, harness = lookups[key]
     trajectory = folder.trajectory
-    steps = trajectory.steps if trajectory else []
+    if trajectory is not None and trajectory.restream is not None and trajectory.subagents:
+        _with_text(trajectory)  # _link_subtrajectories reads the main steps' subagent refs
     warnings = list(folder.warnings)
     anchors = analysis_anchors(task, folder)
-    result = _analyse(steps, tasks.task_spec(task, anchors), folder.agent_started_at, warnings)
+    result = _analyse(trajectory, tasks.task_spec(task, anchors), folder.agent_started_at, warnings)
 
     with transaction.atomic():
         if runner_rollout:
@@ -477,17 +478,44 @@ def _model_and_harness(folder: TrialFolder):
     return model, harness
 
 
-def _analyse(steps: list[ParsedStep], spec, agent_started_at: datetime | None, warnings: list[str]) -> RolloutAnalysis:
+def _with_text(trajectory: ParsedTrajectory) -> None:
+    """A trajectory read without its text (ParsedTrajectory.restream) given all of it, held at once."""
+    steps: list[ParsedStep] = []
+    trajectory.restream(lambda position, step: steps.append(step))
+    trajectory.steps, trajectory.restream = steps, None
+
+
+# A streamed trajectory's analysis lets go of the text of the steps it is done with every this many steps.
+LET_GO_EVERY = 500
+
+
+def _analyse(trajectory: ParsedTrajectory | None, spec, agent_started_at: datetime | None, warnings: list[str]) -> RolloutAnalysis:
     """The analysis of the main trajectory, or an empty one if analysis fails.
 
     A bug in the analysis must not lose an import: the steps are stored
-    without kinds and the failure is recorded as a warning.
+    without kinds and the failure is recorded as a warning. A trajectory
+    read without its text is analysed as it is read again, holding the
+    text of the steps a metric may still read only (RolloutAnalyser.let_go).
     """
+    steps = trajectory.steps if trajectory else []
     try:
-        result = analysis.analyse_rollout(steps, spec, agent_started_at)
+        if trajectory is not None and trajectory.restream is not None:
+            analyser = analysis.RolloutAnalyser(spec, agent_started_at)
+
+            def on_step(position: int, step: ParsedStep) -> None:
+                analyser.add([step])
+                if position % LET_GO_EVERY == LET_GO_EVERY - 1:
+                    analyser.let_go(steps)
+
+            trajectory.restream(on_step)
+            result = analyser.result()
+        else:
+            result = analysis.analyse_rollout(steps, spec, agent_started_at)
         if len(result.steps) != len(steps):
             raise ValueError(f"{len(result.steps)} step analyses for {len(steps)} steps")
         return result
+    except TrialFolderError:
+        raise  # the file changed under the import: nothing of it is stored
     except Exception as exc:  # noqa: BLE001
         logger.exception("analysis of %s failed", spec.name)
         warnings.append(f"analysis failed: {type(exc).__name__}: {exc}"[:200])
@@ -642,13 +670,13 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
     if subtrajectories:
         SubTrajectory.objects.bulk_create([sub for sub, _ in subtrajectories])
 
-    def main_rows(positions: range) -> tuple[list[dict[str, Any]], list[tuple[ParsedStep, StepAnalysis | None]]]:
+    def main_rows(positions: range, parsed_steps: list[ParsedStep]) -> tuple[list[dict[str, Any]], list[tuple[ParsedStep, StepAnalysis | None]]]:
         rows, parsed_of_rows = [], []
         if not positions:
             return rows, parsed_of_rows  # perhaps no main trajectory at all, only subagents' files
-        documents, new_outputs = search.add(trajectory.steps[positions.start : positions.stop])
-        for position, document, new_output in zip(positions, documents, new_outputs):
-            parsed, analysed = trajectory.steps[position], result.steps[position]
+        documents, new_outputs = search.add(parsed_steps)
+        for position, parsed, document, new_output in zip(positions, parsed_steps, documents, new_outputs):
+            analysed = result.steps[position]
             row = step_row(rollout, None, position, parsed, analysed, agent_started_at)
             row["search_document"], row["new_output"] = document, new_output
             rows.append(row)
@@ -658,13 +686,33 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
     n_main = min(len(trajectory.steps), len(result.steps)) if trajectory else 0
     if start:
         search.skip(trajectory.steps[:start])
+    if not subtrajectories and trajectory is not None and trajectory.restream is not None:
+        # Read again, a batch of steps with their text at a time (start is 0: _appendable_prefix).
+        batch: list[ParsedStep] = []
+
+        def write_batch(last: int) -> None:
+            first = last - len(batch) + 1
+            insert_steps(*main_rows(range(first, last + 1), batch))
+            search.store_chunks()
+            batch.clear()
+
+        def on_step(position: int, parsed: ParsedStep) -> None:
+            if position < n_main:
+                batch.append(parsed)
+                if len(batch) == STEP_BATCH:
+                    write_batch(position)
+
+        trajectory.restream(on_step)
+        if batch:
+            write_batch(n_main - 1)
+        return
     if not subtrajectories:
         # Nothing links back to the rows: they are built and written a batch at a time.
         for first in range(start, n_main, STEP_BATCH):
-            insert_steps(*main_rows(range(first, min(first + STEP_BATCH, n_main))))
+            insert_steps(*main_rows(range(first, min(first + STEP_BATCH, n_main)), trajectory.steps[first : first + STEP_BATCH]))
             search.store_chunks()
         return
-    step_rows, parsed_of_row = main_rows(range(start, n_main))
+    step_rows, parsed_of_row = main_rows(range(start, n_main), trajectory.steps[start:n_main] if trajectory else [])
     for sub, parsed_sub in subtrajectories:
         for position, parsed in enumerate(parsed_sub.steps):
             step_rows.append(step_row(rollout, sub, position, parsed, None, agent_started_at))
@@ -774,7 +822,7 @@ def _appendable_prefix(rollout: Rollout, folder: TrialFolder, result: RolloutAna
     subagents, anything unexpected).
     """
     trajectory = folder.trajectory
-    if trajectory is None or trajectory.subagents or folder.subtrajectory_files:
+    if trajectory is None or trajectory.subagents or folder.subtrajectory_files or trajectory.restream is not None:
         return None
     stored = list(
         Step.objects.filter(rollout=rollout)

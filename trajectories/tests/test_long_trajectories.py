@@ -272,3 +272,86 @@ def test_a_large_trajectory_rewritten_between_the_checksum_and_the_read_is_refus
     outcome = ingest_trial_dir(folder)
     assert not outcome.ok and "changed while it was being read" in outcome.error
     assert not Rollout.objects.exists()
+
+
+def _rewrite_message(folder) -> None:
+    """The same steps at the same times, one message's text changed: only the bytes tell."""
+    import json
+
+    path = folder / "agent" / "trajectory.json"
+    data = json.loads(path.read_text())
+    data["steps"][-1]["message"] = "rewritten by the agent"
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("when", ["before the analysis", "while the rows are written"])
+def test_a_large_trajectory_rewritten_before_it_is_read_again_is_refused_and_nothing_stored(tmp_path, monkeypatch, when):
+    """A long trajectory is read a second time for its text (ParsedTrajectory.restream): that read must be of the same file."""
+    import json
+
+    from trajectories.models import Rollout, Step
+    from trajectories.storing import ingest
+
+    make_task()
+    monkeypatch.setattr(trial_folder, "STREAM_OVER", 10)
+    monkeypatch.setattr(ingest, "STEP_BATCH", 1)  # rows of the first steps go in before the end of the file is read
+    folder = _finished_trial(tmp_path, "again", json.dumps(trajectory(4)).encode())
+    if when == "before the analysis":
+        read = ingest.read_trial_folder
+
+        def then_rewritten(*args, **kwargs):
+            done = read(*args, **kwargs)
+            _rewrite_message(folder)
+            return done
+
+        monkeypatch.setattr(ingest, "read_trial_folder", then_rewritten)
+    else:
+        classify = ingest._classify
+
+        def then_rewritten(*args):
+            classify(*args)
+            _rewrite_message(folder)
+
+        monkeypatch.setattr(ingest, "_classify", then_rewritten)
+    outcome = ingest.ingest_trial_dir(folder)
+    assert not outcome.ok and "changed while it was being read" in outcome.error
+    assert not Rollout.objects.exists() and not Step.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_large_trajectory_is_analysed_and_stored_from_a_second_read_as_from_the_whole(shared_trials_dir, tmp_path, monkeypatch):
+    """The real opus trial: its metrics and kinds are the same when the analysis lets go of each step's text early."""
+    from trajectories.models import Rollout, Step
+    from trajectories.storing import ingest
+    from trajectories.storing.ingest import ingest_trial_dir
+
+    from .test_import_stored import OPUS, renamed_copy
+
+    make_task("flux2_klein_lora")
+    source = shared_trials_dir / OPUS
+    columns = ("position", "step_id", "kinds", "metric_value", "metric_score", "metric_status", "diff", "message", "search_document")
+
+    def stored(name: str) -> tuple:
+        outcome = ingest_trial_dir(renamed_copy(source, tmp_path / name / f"{name}__{OPUS}"))
+        assert outcome.ok, outcome.error
+        rollout = Rollout.objects.get(pk=outcome.rollout_id)
+        summary = (rollout.n_benchmark_calls, rollout.best_metric, rollout.best_score, rollout.curve, rollout.n_steps)
+        return summary, list(Step.objects.filter(rollout=rollout).order_by("position").values_list(*columns))
+
+    whole = stored("whole")
+    assert whole[0][0] > 0 and any(row[3] is not None for row in whole[1])  # benchmark calls with metrics
+    monkeypatch.setattr(trial_folder, "STREAM_OVER", 1_000)
+    monkeypatch.setattr(ingest, "LET_GO_EVERY", 3)
+    monkeypatch.setattr(ingest, "STEP_BATCH", 10)
+    read = trial_folder.read_trial_folder
+    light = []
+
+    def watched(*args, **kwargs):
+        folder = read(*args, **kwargs)
+        light.append(folder.trajectory.restream is not None and not any(step.observations for step in folder.trajectory.steps))
+        return folder
+
+    monkeypatch.setattr(ingest, "read_trial_folder", watched)
+    assert stored("streamed") == whole
+    assert light == [True]  # read without its text, the text read again
