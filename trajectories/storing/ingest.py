@@ -686,31 +686,29 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
     n_main = min(len(trajectory.steps), len(result.steps)) if trajectory else 0
     if start:
         search.skip(trajectory.steps[:start])
-    if not subtrajectories and trajectory is not None and trajectory.restream is not None:
-        # Read again, a batch of steps with their text at a time (start is 0: _appendable_prefix).
+    if not subtrajectories:
+        # Nothing links back to the rows: they are built and written a batch at a time. A trajectory
+        # read without its text is read again for it (start is then 0: _appendable_prefix).
         batch: list[ParsedStep] = []
 
         def write_batch(last: int) -> None:
-            first = last - len(batch) + 1
-            insert_steps(*main_rows(range(first, last + 1), batch))
+            insert_steps(*main_rows(range(last - len(batch) + 1, last + 1), batch))
             search.store_chunks()
             batch.clear()
 
         def on_step(position: int, parsed: ParsedStep) -> None:
-            if position < n_main:
+            if start <= position < n_main:
                 batch.append(parsed)
                 if len(batch) == STEP_BATCH:
                     write_batch(position)
 
-        trajectory.restream(on_step)
+        if trajectory is not None and trajectory.restream is not None:
+            trajectory.restream(on_step)
+        else:
+            for position in range(start, n_main):
+                on_step(position, trajectory.steps[position])
         if batch:
             write_batch(n_main - 1)
-        return
-    if not subtrajectories:
-        # Nothing links back to the rows: they are built and written a batch at a time.
-        for first in range(start, n_main, STEP_BATCH):
-            insert_steps(*main_rows(range(first, min(first + STEP_BATCH, n_main)), trajectory.steps[first : first + STEP_BATCH]))
-            search.store_chunks()
         return
     step_rows, parsed_of_row = main_rows(range(start, n_main), trajectory.steps[start:n_main] if trajectory else [])
     for sub, parsed_sub in subtrajectories:
