@@ -31,7 +31,7 @@ from trajectories.storing import observation_text
 from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
 from trajectories import lifecycle, reviews, statuses
 from trajectories.reading.json_data import clean_text
-from trajectories.storing.numbering import next_index
+from trajectories.storing.numbering import number_last
 from trajectories.grades import keep_latest_regrade
 from trajectories.models import (
     Observation,
@@ -293,9 +293,8 @@ def _store(
         else:
             rollout = Rollout.objects.select_for_update().get(pk=existing.pk)
             old_group = (rollout.task_id, rollout.model_id, rollout.harness_id)
-        if old_group != (task.pk, model.pk, harness.pk):
-            # New here (or moved to another entry): the next number of its group, for good.
-            rollout.index = next_index(task.pk, model.pk, harness.pk)
+        # New here (or moved to another entry): the next number of its group, for good, given last.
+        numbered = old_group == (task.pk, model.pk, harness.pk)
         rollout.task, rollout.model, rollout.harness = task, model, harness
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
         if not created:
@@ -311,6 +310,8 @@ def _store(
         _store_steps(rollout, folder, result, search, start=start)
         search.finish()
         store_harbor_analysis(rollout, folder)
+        if not numbered:
+            number_last(rollout)
     return rollout, created
 
 

@@ -25,12 +25,42 @@ def next_index(task_id: int, model_id: int, harness_id: int) -> int:
     group is locked until that transaction ends, so parallel imports and
     campaigns never hand out one number twice (SQLite has one writer).
     """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)",
-                           [NUMBERING_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
+    _lock_group(task_id, model_id, harness_id)
     last = (
         Rollout.objects.filter(task_id=task_id, model_id=model_id, harness_id=harness_id)
         .order_by("-index").values_list("index", flat=True).first()
     )
     return 0 if last is None else last + 1
+
+
+def number_last(rollout: Rollout) -> None:
+    """Give `rollout`, saved in this transaction, the next number of its group, as the transaction's last write.
+
+    The import's way: next_index before a trial's steps held the group's
+    lock through the whole import, so two processes importing repeats of
+    one task waited for each other (2,200 against 2,900 steps/s). Here the
+    deferred foreign-key checks run first, and the lock is held from here
+    to a commit with nothing left to do. Nothing may write after this.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    _lock_group(rollout.task_id, rollout.model_id, rollout.harness_id)
+    table = connection.ops.quote_name(Rollout._meta.db_table)
+    with connection.cursor() as cursor:
+        # A statement of its own after the lock: its snapshot sees what the lock waited for.
+        cursor.execute(
+            f"UPDATE {table} SET \"index\" = COALESCE((SELECT MAX(\"index\") FROM {table}"
+            " WHERE task_id = %s AND model_id = %s AND harness_id = %s AND id <> %s), -1) + 1"
+            " WHERE id = %s RETURNING \"index\"",
+            [rollout.task_id, rollout.model_id, rollout.harness_id, rollout.pk, rollout.pk],
+        )
+        rollout.index = cursor.fetchone()[0]
+
+
+def _lock_group(task_id: int, model_id: int, harness_id: int) -> None:
+    """Lock the numbering of a group until this transaction ends (PostgreSQL; SQLite has one writer)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)",
+                           [NUMBERING_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
