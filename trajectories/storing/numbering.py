@@ -42,7 +42,8 @@ def number_last(rollout: Rollout) -> None:
     deferred foreign-key checks run first, and the lock is held from here
     to a commit with nothing left to do. Nothing may write after this.
     """
-    if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
+        # Only where the commit follows: a caller's own transaction goes on with its checks deferred.
         with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     _lock_group(rollout.task_id, rollout.model_id, rollout.harness_id)
