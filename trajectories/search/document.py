@@ -86,7 +86,7 @@ def _distinct(texts: Iterable[str]) -> list[bytes] | set[bytes]:
         kept = [word for word in dict.fromkeys(raw) if len(word) <= MAX_WORD_BYTES][:MAX_DOCUMENT_WORDS]
         return [*kept, INCOMPLETE]
     if not distinct or max(map(len, distinct)) <= MAX_WORD_BYTES:
-        return distinct  # almost always: a blob of a word is rare, and len() per word was a tenth of an import's indexing
+        return distinct  # almost always: a blob of a word is rare (one C-level pass instead of len() per word)
     words = [word for word in distinct if len(word) <= MAX_WORD_BYTES]
     words.append(INCOMPLETE)
     return words

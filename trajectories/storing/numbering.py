@@ -18,16 +18,22 @@ from trajectories.models import Rollout
 NUMBERING_LOCK = 7_301_001
 
 
-def next_index(task_id: int, model_id: int, harness_id: int) -> int:
-    """The number a new rollout of (task, model, harness) takes: one past the group's last.
+def next_index(task_id: int, model_id: int, harness_id: int, *, excluding: int | None = None) -> int:
+    """The number a new rollout of (task, model, harness) takes: one past the group's last
+    (`excluding` a rollout of the group already saved, the one to number).
 
     Call it in the transaction that saves the rollout: on PostgreSQL the
     group is locked until that transaction ends, so parallel imports and
-    campaigns never hand out one number twice (SQLite has one writer).
+    campaigns never hand out one number twice (SQLite has one writer). The
+    group is read in a statement after the lock's: its snapshot sees what
+    the lock waited for.
     """
-    _lock_group(task_id, model_id, harness_id)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)",
+                           [NUMBERING_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
     last = (
-        Rollout.objects.filter(task_id=task_id, model_id=model_id, harness_id=harness_id)
+        Rollout.objects.filter(task_id=task_id, model_id=model_id, harness_id=harness_id).exclude(pk=excluding)
         .order_by("-index").values_list("index", flat=True).first()
     )
     return 0 if last is None else last + 1
@@ -46,22 +52,5 @@ def number_last(rollout: Rollout) -> None:
         # Only where the commit follows: a caller's own transaction goes on with its checks deferred.
         with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    _lock_group(rollout.task_id, rollout.model_id, rollout.harness_id)
-    table = connection.ops.quote_name(Rollout._meta.db_table)
-    with connection.cursor() as cursor:
-        # A statement of its own after the lock: its snapshot sees what the lock waited for.
-        cursor.execute(
-            f"UPDATE {table} SET \"index\" = COALESCE((SELECT MAX(\"index\") FROM {table}"
-            " WHERE task_id = %s AND model_id = %s AND harness_id = %s AND id <> %s), -1) + 1"
-            " WHERE id = %s RETURNING \"index\"",
-            [rollout.task_id, rollout.model_id, rollout.harness_id, rollout.pk, rollout.pk],
-        )
-        rollout.index = cursor.fetchone()[0]
-
-
-def _lock_group(task_id: int, model_id: int, harness_id: int) -> None:
-    """Lock the numbering of a group until this transaction ends (PostgreSQL; SQLite has one writer)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)",
-                           [NUMBERING_LOCK, hash((task_id, model_id, harness_id)) % 2**31])
+    rollout.index = next_index(rollout.task_id, rollout.model_id, rollout.harness_id, excluding=rollout.pk)
+    Rollout.objects.filter(pk=rollout.pk).update(index=rollout.index)
