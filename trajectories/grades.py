@@ -10,6 +10,14 @@ them with one `save()`, whose post_save signal marks the boards stale the
 way an import's save does (evaluations.leaderboard.on_rollout_saved), and
 classifies the rollout again. A regrade that fails leaves the rollout as it
 was; its reason is kept in the history.
+
+A grade decides its anchors too (tasks.anchors: a verifier may score
+against a baseline it measured, or a reference of its own). The reward is
+the truth, so when the latest grade's anchors are not the ones the
+rollout's benchmark calls and best-so-far curve were scored with, those
+scores are worked out again from the stored metrics (`rescore`), and a
+re-import of a regraded trial scores its steps against them
+(`regraded_anchors`).
 """
 from __future__ import annotations
 
@@ -17,12 +25,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from tasks import services as tasks
+from tasks.scoring import normalised_score
+from trajectories.analysis.curve import rescored
 from trajectories.failures.service import classify_and_store
-from trajectories.models import Grade, Rollout
+from trajectories.models import Grade, Rollout, Step
 from trajectories.reading.trial_folder import Verification
 
 # The rollout columns a grade decides (and nothing else of the rollout).
-GRADED_FIELDS = ("reward", "reward_valid", "verifier_fields", "verifier_stdout", "verifier_outputs", "score_log")
+GRADED_FIELDS = ("reward", "reward_valid", "verifier_fields", "verifier_stdout", "verifier_outputs", "score_log", "anchors")
+# What is scored against the anchors, besides the reward (rescore).
+SCORED_FIELDS = ("curve", "best_score")
 
 
 def history(rollout: Rollout) -> list[Grade]:
@@ -39,7 +51,7 @@ def _original(rollout: Rollout) -> Grade:
         rollout=rollout, kind=Grade.Kind.ORIGINAL, state=Grade.State.DONE,
         message="as " + ("run" if rollout.campaign_id else "imported"),
         graded_at=rollout.verifier_finished_at or rollout.finished_at or rollout.imported_at,
-        anchors=rollout.anchors or {}, **{name: getattr(rollout, name) for name in GRADED_FIELDS},
+        **{name: getattr(rollout, name) for name in GRADED_FIELDS},
     )
 
 
@@ -92,14 +104,64 @@ def record_regrade(grade: Grade, verification: Verification, *, verifier_version
 
 
 def apply_latest(rollout: Rollout) -> None:
-    """Write the latest done grade into the rollout's reward columns (one save: the boards see it), then classify it."""
+    """Write the latest done grade into the rollout's reward columns (one save: the boards see it), then classify it.
+
+    Scores of the rollout's own made against other anchors than the
+    grade's are worked out again first (`rescore`), in the same save.
+    """
     latest = Grade.objects.filter(rollout=rollout, state=Grade.State.DONE).order_by("-pk").first()
     if latest is None:
         return
+    scored_with = _pair(rollout.anchors)
     for name in GRADED_FIELDS:
         setattr(rollout, name, getattr(latest, name))
-    rollout.save(update_fields=[*GRADED_FIELDS, "updated_at"])
+    fields = [*GRADED_FIELDS, "updated_at"]
+    if _pair(rollout.anchors) != scored_with:
+        rescore(rollout)
+        fields += SCORED_FIELDS
+    rollout.save(update_fields=fields)
     classify_and_store(rollout)
+
+
+def _pair(anchors: dict | None) -> tuple:
+    anchors = anchors or {}
+    return anchors.get("baseline"), anchors.get("reference")
+
+
+def rescore(rollout: Rollout) -> None:
+    """Score the rollout's benchmark calls and best-so-far curve against its anchors, from their stored metrics.
+
+    The steps are written here; the curve and best score are set on
+    `rollout`, for its caller's save. Which point is best stays (the running
+    best follows the metric in the task's direction): only scores change.
+    """
+    spec = tasks.task_spec(rollout.task, tasks.stored_anchors(rollout.task, rollout.anchors))
+
+    def score(value: float) -> float | None:
+        return normalised_score(spec, value)
+
+    rollout.curve = rescored(rollout.curve or [], score)
+    rollout.best_score = rollout.curve[-1]["best_score"] if rollout.curve else None
+    steps = list(Step.objects.filter(rollout=rollout, metric_value__isnull=False).only("id", "metric_value"))
+    for step in steps:
+        step.metric_score = score(step.metric_value)
+    Step.objects.bulk_update(steps, ["metric_score"], batch_size=500)
+
+
+def regraded_anchors(rollout_id: int | None) -> dict | None:
+    """The anchors of the rollout's latest done regrade; None when it was never regraded.
+
+    A regraded trial imported again is scored against these, as its reward
+    is its latest regrade's (keep_latest_regrade).
+    """
+    if rollout_id is None:
+        return None
+    latest = _latest_regrade(rollout_id)
+    return latest.anchors if latest is not None and latest.anchors else None
+
+
+def _latest_regrade(rollout_id: int) -> Grade | None:
+    return Grade.objects.filter(rollout_id=rollout_id, kind=Grade.Kind.REGRADE, state=Grade.State.DONE).order_by("-pk").first()
 
 
 def keep_latest_regrade(rollout: Rollout) -> None:
@@ -109,9 +171,7 @@ def keep_latest_regrade(rollout: Rollout) -> None:
     """
     if rollout.pk is None:
         return
-    latest = (
-        Grade.objects.filter(rollout_id=rollout.pk, kind=Grade.Kind.REGRADE, state=Grade.State.DONE).order_by("-pk").first()
-    )
+    latest = _latest_regrade(rollout.pk)
     if latest is not None:
         for name in GRADED_FIELDS:
             setattr(rollout, name, getattr(latest, name))

@@ -250,6 +250,50 @@ def test_real_imported_trials_cannot_be_regraded_and_a_reimport_keeps_the_latest
     assert original.reward == before["reward"] and original.message == "as imported"
 
 
+@pytest.mark.shared
+def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_keeps_them(
+    settings, tmp_path, shared_tasks_dir, shared_trials_dir
+):
+    """The opus flux2_klein_lora trial's verifier scored against its own reference (0.62); a regrade scoring the
+    same LoRA against task.toml's 0.88 makes its curve, its benchmark calls and a forced re-import say so too.
+
+    Both once kept the run's anchors: the curve's best beside the new reward disagreed by 0.27.
+    """
+    from tasks.scoring import ANCHORED_LINEAR, score_with
+    from trajectories import services
+    from trajectories.models import Step
+    from trajectories.reading.trial_folder import Verification
+
+    runner_settings(settings, tmp_path)
+    import_tasks(shared_tasks_dir, version="1.1")
+    assert services.import_path(shared_trials_dir, version="1.1").ok
+    opus = Rollout.objects.get(model__name="claude-opus-4.6")
+    assert (opus.anchors["reference"], opus.curve[-1]["best_score"]) == (0.62, pytest.approx(opus.reward, abs=5e-4))
+    metrics = list(Step.objects.filter(rollout=opus, metric_value__isnull=False).values_list("metric_value", flat=True))
+    assert metrics, "the trial's benchmark calls read a metric"
+
+    metric = opus.verifier_fields["metric"]
+    reward = round(score_with(ANCHORED_LINEAR, metric, 0.0, 0.88, True), 4)
+    grade = services.start_regrade(opus, backend="bubblewrap")
+    services.record_regrade(grade, Verification(reward, True, {"reward": reward, "metric": metric}, "", {}, "", "", ()),
+                            verifier_version="v2")
+
+    def agrees(rollout: Rollout) -> None:
+        assert (rollout.reward, rollout.anchors["reference"], rollout.anchors["status"]) == (reward, 0.88, "reproduced")
+        assert rollout.best_score == pytest.approx(reward, abs=5e-4)
+        assert rollout.curve[-1]["best_score"] == pytest.approx(reward, abs=5e-4)
+        for point in rollout.curve:
+            assert point["score"] == pytest.approx(score_with(ANCHORED_LINEAR, point["metric"], 0.0, 0.88, True))
+        scores = Step.objects.filter(rollout=rollout, metric_value__isnull=False).values_list("metric_value", "metric_score")
+        assert [score for _, score in scores] == pytest.approx(
+            [score_with(ANCHORED_LINEAR, value, 0.0, 0.88, True) for value, _ in scores]
+        )
+
+    agrees(Rollout.objects.get(pk=opus.pk))
+    assert services.import_path(shared_trials_dir, version="1.1", force=True).ok
+    agrees(Rollout.objects.get(pk=opus.pk))
+
+
 def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
     """A worker ending a trial sweeps sandboxes of no running rollout: a regrade's has none, and must survive it."""
     from evaluations import workspace

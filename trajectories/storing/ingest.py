@@ -32,7 +32,7 @@ from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
 from trajectories import lifecycle, reviews, statuses
 from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import number_last
-from trajectories.grades import keep_latest_regrade
+from trajectories.grades import keep_latest_regrade, regraded_anchors
 from trajectories.models import (
     Observation,
     ObservationText,
@@ -278,7 +278,7 @@ def _store(
     if trajectory is not None and trajectory.restream is not None and trajectory.subagents:
         _with_text(trajectory)  # _link_subtrajectories reads the main steps' subagent refs
     warnings = list(folder.warnings)
-    anchors = analysis_anchors(task, folder)
+    anchors = analysis_anchors(task, folder, regraded_anchors(existing.pk) if existing is not None else None)
     result = _analyse(trajectory, tasks.task_spec(task, anchors), folder.agent_started_at, warnings)
 
     with transaction.atomic():
@@ -297,9 +297,9 @@ def _store(
         numbered = old_group == (task.pk, model.pk, harness.pk)
         rollout.task, rollout.model, rollout.harness = task, model, harness
         _fill_rollout(rollout, folder, result, warnings, source=source, keep_status=runner_rollout)
+        rollout.anchors = anchors.as_dict()
         if not created:
             keep_latest_regrade(rollout)
-        rollout.anchors = anchors.as_dict()
         _classify(rollout, folder, result)
         rollout.save()
         start = 0 if created else None if replace_steps else _appendable_prefix(rollout, folder, result)
@@ -333,8 +333,14 @@ def store_harbor_analysis(rollout: Rollout, folder: TrialFolder) -> None:
         reviews.record_failed_review(rollout, folder.analysis_error, source="harbor", rubric=HARBOR_RUBRIC)
 
 
-def analysis_anchors(task, folder: TrialFolder):
-    """The anchors a trial's steps are scored against: the task's, or the verifier's own."""
+def analysis_anchors(task, folder: TrialFolder, regraded: dict | None = None):
+    """The anchors a trial's steps are scored against: the task's, or the verifier's own.
+
+    A regraded rollout's are its latest regrade's (`regraded`, from
+    grades.regraded_anchors), as its reward is: not the folder's verifier's.
+    """
+    if regraded:
+        return tasks.stored_anchors(task, regraded)
     return tasks.rollout_anchors(task, folder.reward, folder.verifier_fields, folder.verifier_outputs)
 
 
