@@ -10,6 +10,9 @@ worker's start, and as `manage.py reap_rollouts`:
   was down, or lost with it) is sent (dispatch.lost_messages);
 - a campaign whose preflight no worker answered in time fails with the
   queue nobody serves; one whose preflight could not be sent is sent;
+- a running regrade with no heartbeat for RUNNER_STALE_SEC fails, saying
+  its worker stopped (the rollout keeps its grade; staff may regrade it
+  again); a queued one whose message is gone is sent again;
 - on this host, the sandbox folders (and containers, processes) of
   rollouts that are not running here any more are removed;
 - what ended or killed imports left in the uploads folder is removed
@@ -20,10 +23,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.utils import timezone
 
+from datetime import timedelta
+
+from django.db.models import Q
+
 from trajectories import services as trajectories
-from trajectories.models import Rollout, RolloutStatus
+from trajectories.models import Grade, Rollout, RolloutStatus
 
 from . import campaigns, dispatch, lifecycle, workspace
 
@@ -39,6 +47,8 @@ class ReapReport:
     preflights_failed: list[int] = field(default_factory=list)
     swept: list[str] = field(default_factory=list)
     uploads_swept: list[str] = field(default_factory=list)
+    regrades_failed: list[int] = field(default_factory=list)  # grade ids
+    regrades_resent: list[int] = field(default_factory=list)
     broker_error: str = ""
 
     def __str__(self) -> str:
@@ -48,6 +58,10 @@ class ReapReport:
         )
         if self.uploads_swept:
             text += f", {len(self.uploads_swept)} upload leftovers removed"
+        if self.regrades_failed:
+            text += f", {len(self.regrades_failed)} regrades failed (their worker stopped)"
+        if self.regrades_resent:
+            text += f", {len(self.regrades_resent)} regrades sent again"
         if self.preflights_failed:
             text += f", {len(self.preflights_failed)} campaigns failed their preflight (no worker answered)"
         if self.broker_error:
@@ -60,6 +74,7 @@ def reap(*, stale_after: float | None = None, enqueue: bool = True, preflights: 
     (and, busy reaping, could not answer the broadcast asking which queues are served)."""
     report = ReapReport()
     reap_stale(report, stale_after=stale_after)
+    fail_lost_regrades(report, stale_after=stale_after)
     if preflights:
         report.preflights_failed = campaigns.fail_silent_preflights()
     if enqueue:
@@ -67,6 +82,7 @@ def reap(*, stale_after: float | None = None, enqueue: bool = True, preflights: 
             if campaigns.send_preflight(campaign).error:
                 break
         resend_lost(report)
+        resend_lost_regrades(report)
     report.swept += workspace.sweep_sandboxes()
     try:
         report.uploads_swept += trajectories.sweep_uploads(enqueue=enqueue)
@@ -102,6 +118,41 @@ def reap_stale(report: ReapReport, *, stale_after: float | None = None) -> None:
          RolloutStatus.FAILED: report.failed}[fate.status].append(rollout.pk)
         if fate.status == RolloutStatus.QUEUED:
             workspace.set_aside_attempt(done, done.attempts)
+
+
+def fail_lost_regrades(report: ReapReport, *, stale_after: float | None = None) -> None:
+    """Fail each running regrade whose worker stopped beating its heartbeat; the rollout keeps its grade."""
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=stale_after if stale_after is not None else lifecycle.stale_after_sec())
+    lost = Grade.objects.filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True), state=Grade.State.RUNNING)
+    for grade_id, heartbeat_at in lost.values_list("pk", "heartbeat_at"):
+        since = heartbeat_at.isoformat() if heartbeat_at else "never"
+        why = f"its worker stopped: no heartbeat since {since}. The rollout keeps its grade; it may be regraded again"
+        if trajectories.fail_lost_regrade(grade_id, stale_before, why):
+            report.regrades_failed.append(grade_id)
+
+
+def resend_lost_regrades(report: ReapReport) -> None:
+    """Send again each queued regrade whose message is gone: never sent (the broker was down), or lost with the broker.
+
+    A message a busy worker holds is not in the queues, so it may be sent
+    twice: the grade is run once all the same (trajectories.grades.mark_running).
+    """
+    grace = timedelta(seconds=float(getattr(settings, "RUNNER_RESEND_GRACE_SEC", 120)))
+    queued = list(Grade.objects.filter(state=Grade.State.QUEUED).select_related("rollout__task").order_by("pk"))
+    late = [grade for grade in queued if grade.celery_task_id and grade.created_at < timezone.now() - grace]
+    waiting = dispatch.waiting_task_ids() if late else set()
+    if waiting is None:
+        late = []  # the queues cannot be read: nothing is sent again blindly
+    for grade in queued:
+        if grade.celery_task_id and (grade not in late or grade.celery_task_id in waiting):
+            continue
+        try:
+            dispatch.send_regrade(grade)
+        except dispatch.BROKER_DOWN as exc:
+            report.broker_error = report.broker_error or f"{type(exc).__name__}: {exc}"[:300]
+            return
+        report.regrades_resent.append(grade.pk)
 
 
 def resend_lost(report: ReapReport) -> None:

@@ -19,17 +19,19 @@ import asyncio
 import json
 import logging
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.db import close_old_connections, connection
 
 from trajectories.models import Grade, Rollout
 from trajectories import services
 from trajectories.statuses import ACTIVE
 
 from . import regrading, workspace
-from .runner import VERIFIER_IMPORT_PATH, RunnerConfigError, backend_of, environment_config, task_path
+from .runner import VERIFIER_IMPORT_PATH, RunnerConfigError, backend_of, environment_config, heartbeat_sec, task_path
 
 logger = logging.getLogger(__name__)
 
@@ -112,19 +114,57 @@ def request(rollouts, *, requested_by=None, backend: str = "", sync: bool = Fals
             except dispatch.BROKER_DOWN as exc:
                 report.unsent = (
                     f"the broker ({dispatch.broker_label()}) is not reachable ({type(exc).__name__}): regrades from "
-                    f"grade {grade.pk} on stay queued; run them with manage.py regrade --sync"
+                    f"grade {grade.pk} on stay queued: the reaper sends them once the broker is back, or run them "
+                    "with manage.py regrade --sync"
                 )
         report.grades.append(grade)
     return report
 
 
 def run(grade_id: int, *, celery_task_id: str = "") -> Grade:
-    """Run one queued regrade to its end (see the module docstring); the grade as it ends."""
+    """Run one queued regrade to its end (see the module docstring); the grade as it ends.
+
+    A grade already running or ended is left as it is (a message delivered
+    twice); while it runs, its heartbeat beats, so that the reaper can tell
+    a regrade whose worker died (evaluations.reaper) and fail it.
+    """
     grade = Grade.objects.select_related("rollout__task__version", "rollout__campaign").get(pk=grade_id)
-    if grade.state not in (Grade.State.QUEUED, Grade.State.RUNNING):
-        return grade
+    if not services.mark_regrade_running(grade, celery_task_id=celery_task_id):
+        return Grade.objects.get(pk=grade_id)
+    heartbeat = Heartbeat(grade.pk, heartbeat_sec())
+    heartbeat.start()
+    try:
+        return _grade(grade)
+    finally:
+        heartbeat.stop()
+
+
+class Heartbeat(threading.Thread):
+    """Beats a running regrade's heartbeat every `interval` seconds until stopped."""
+
+    def __init__(self, grade_id: int, interval: float):
+        super().__init__(name=f"regrade-{grade_id}-heartbeat", daemon=True)
+        self.grade_id, self.interval = grade_id, interval
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._stopped.wait(self.interval):
+                try:
+                    services.regrade_heartbeat(self.grade_id)
+                except Exception:  # noqa: BLE001  (a missed beat must not end the beating)
+                    logger.exception("heartbeat of regrade %s failed", self.grade_id)
+                    close_old_connections()
+        finally:
+            connection.close()  # this thread's own
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join(timeout=30)
+
+
+def _grade(grade: Grade) -> Grade:
     rollout = grade.rollout
-    services.mark_regrade_running(grade, celery_task_id=celery_task_id)
     problems = check(rollout)
     if problems:
         return services.record_failed_regrade(grade, "; ".join(problems))

@@ -22,6 +22,7 @@ re-import of a regraded trial scores its steps against them
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from tasks import services as tasks
@@ -65,13 +66,41 @@ def start_regrade(rollout: Rollout, *, backend: str, requested_by=None) -> Grade
     )
 
 
-def mark_running(grade: Grade, *, celery_task_id: str = "") -> None:
-    grade.state = Grade.State.RUNNING
-    fields = ["state"]
+def mark_running(grade: Grade, *, celery_task_id: str = "") -> bool:
+    """Claim a queued regrade for the worker about to run it; False when it is not queued any more.
+
+    One claim per grade: a message delivered twice (sent again by the
+    reaper, or redelivered after its worker died) finds the grade running
+    or ended, and leaves it to its worker or to the reaper (`fail_lost`).
+    """
+    now = timezone.now()
+    changes = {"state": Grade.State.RUNNING, "heartbeat_at": now}
     if celery_task_id:
-        grade.celery_task_id = celery_task_id
-        fields.append("celery_task_id")
-    grade.save(update_fields=fields)
+        changes["celery_task_id"] = celery_task_id
+    if not Grade.objects.filter(pk=grade.pk, state=Grade.State.QUEUED).update(**changes):
+        return False
+    for name, value in changes.items():
+        setattr(grade, name, value)
+    return True
+
+
+def beat(grade_id: int) -> None:
+    """The running regrade's worker is alive (its trial runs on)."""
+    Grade.objects.filter(pk=grade_id, state=Grade.State.RUNNING).update(heartbeat_at=timezone.now())
+
+
+def fail_lost(grade_id: int, stale_before, message: str) -> bool:
+    """A running regrade whose heartbeat stopped before `stale_before` fails, saying why; the rollout stays as it was.
+
+    False when it beat meanwhile or ended: its worker is alive after all.
+    """
+    return bool(
+        Grade.objects.filter(
+            Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True), pk=grade_id, state=Grade.State.RUNNING
+        ).update(
+            state=Grade.State.FAILED, message=message[:5000], graded_at=timezone.now()
+        )
+    )
 
 
 def record_failed_regrade(grade: Grade, message: str) -> Grade:

@@ -562,6 +562,8 @@ class Grade(models.Model):
     celery_task_id = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     graded_at = models.DateTimeField(null=True, blank=True)
+    # Beaten by the worker running it; a running regrade whose beat stopped lost its worker (the reaper fails it).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["rollout", "id"]

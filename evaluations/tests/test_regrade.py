@@ -316,6 +316,87 @@ def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
     assert not folder.exists()
 
 
+def lost_worker_setup(settings, tmp_path):
+    from trajectories import services
+    from trajectories.tests import factories
+
+    runner_settings(settings, tmp_path)
+    rollout = factories.make_rollout(status="finished", reward=0.75)
+    grade = services.start_regrade(rollout, backend="bubblewrap")
+    assert services.mark_regrade_running(grade)
+    return rollout, grade
+
+
+def test_a_regrade_whose_worker_died_is_failed_by_the_reaper_and_the_rollout_keeps_its_grade(settings, tmp_path):
+    """It once stayed "running" for ever: the reaper looked at rollouts only."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluations import reaper, regrade
+
+    rollout, lost = lost_worker_setup(settings, tmp_path)
+    _, alive = lost_worker_setup(settings, tmp_path)
+    Grade.objects.filter(pk=lost.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=300))
+    before = model_to_dict(Rollout.objects.get(pk=rollout.pk))
+
+    report = reaper.reap(stale_after=60, enqueue=False)
+    assert report.regrades_failed == [lost.pk] and "1 regrades failed (their worker stopped)" in str(report)
+    lost.refresh_from_db()
+    assert lost.state == Grade.State.FAILED and lost.message.startswith("its worker stopped: no heartbeat since")
+    assert Grade.objects.get(pk=alive.pk).state == Grade.State.RUNNING  # its worker beats
+    assert model_to_dict(Rollout.objects.get(pk=rollout.pk)) == before
+    assert "its worker stopped" in Client().get(f"/rollouts/{rollout.pk}/").content.decode()  # the history says why
+
+    # The dead worker's message, delivered again (acks_late), runs nothing: the grade has ended.
+    assert regrade.run(lost.pk).state == Grade.State.FAILED
+    # A second message for a regrade under way leaves it to its worker.
+    assert regrade.run(alive.pk).state == Grade.State.RUNNING
+    assert model_to_dict(Rollout.objects.get(pk=rollout.pk)) == before
+
+
+def test_a_running_regrade_beats_its_heartbeat(settings, tmp_path):
+    import time
+
+    from evaluations.regrade import Heartbeat
+
+    _, grade = lost_worker_setup(settings, tmp_path)
+    first = Grade.objects.get(pk=grade.pk).heartbeat_at
+    heartbeat = Heartbeat(grade.pk, 0.05)
+    heartbeat.start()
+    try:
+        deadline = time.monotonic() + 10
+        while Grade.objects.get(pk=grade.pk).heartbeat_at == first and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        heartbeat.stop()
+    assert Grade.objects.get(pk=grade.pk).heartbeat_at > first and not heartbeat.is_alive()
+
+
+def test_queued_regrades_whose_message_is_gone_are_sent_again(settings, tmp_path):
+    """Never sent (the broker was down when staff asked), or lost since (Redis keeps nothing on disk here)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluations import reaper
+    from trajectories import services
+    from trajectories.tests import factories
+
+    runner_settings(settings, tmp_path)
+    unsent = services.start_regrade(factories.make_rollout(status="finished"), backend="bubblewrap")
+    lost = services.start_regrade(factories.make_rollout(status="finished"), backend="bubblewrap")
+    Grade.objects.filter(pk=lost.pk).update(celery_task_id="gone-with-the-broker", created_at=timezone.now() - timedelta(hours=1))
+    recent = services.start_regrade(factories.make_rollout(status="finished"), backend="bubblewrap")
+    Grade.objects.filter(pk=recent.pk).update(celery_task_id="just-sent")  # within the grace: a worker may hold it
+
+    report = reaper.reap(stale_after=60, enqueue=True)
+    assert report.regrades_resent == [unsent.pk, lost.pk], str(report)
+    assert Grade.objects.get(pk=unsent.pk).celery_task_id and Grade.objects.get(pk=lost.pk).celery_task_id != "gone-with-the-broker"
+    assert Grade.objects.get(pk=recent.pk).celery_task_id == "just-sent"
+    assert {g.state for g in Grade.objects.filter(kind="regrade")} == {Grade.State.QUEUED}
+
+
 def test_what_a_request_names():
     """By id as named; a campaign's or task's current rollouts (superseded ones are out of the figures, and out of this)."""
     from evaluations.models import Campaign
