@@ -5,6 +5,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from autolab_site.durations import format_duration
+
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories import services as trajectories
 
@@ -75,8 +77,8 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         "eta_sec": eta,
         "budget_total_sec": budget_total,
         "budget_remaining_sec": round(max(budget_total - budget_used, 0.0), 1),
-        "elapsed": format_duration(elapsed),
-        "eta": format_duration(eta),
+        "elapsed": format_duration(elapsed, missing=""),
+        "eta": format_duration(eta, missing=""),
         "budget_remaining": format_duration(max(budget_total - budget_used, 0.0)),
         "rows": list(rows.values()),
         # Harbor's job line ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h") and the rewards' histogram.
@@ -113,20 +115,6 @@ def preflight_rows(campaign: Campaign) -> list[dict[str, Any]]:
         else:
             rows.append({**report, "waiting": ""})
     return rows
-
-
-def format_duration(seconds: float | None) -> str:
-    """"1 h 05 min", "4 min 10 s", "12 s"; "" for None."""
-    if seconds is None:
-        return ""
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"
 
 
 def _agent_seconds(rollout: Rollout, now) -> float:

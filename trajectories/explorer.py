@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from autolab_site.durations import format_duration
 from tasks.lib.numbers import as_float
 from tasks.services import describe_anchors, stored_anchors
 
@@ -184,20 +185,6 @@ def tick_label(seconds: float) -> str:
     if not hours:
         return f"{minutes}m"
     return f"{hours}h" + (f" {minutes:02d}m" if minutes else "")
-
-
-def format_duration(seconds: float | None) -> str:
-    """"1h 02m", "4m 05s", "12.3s"."""
-    if seconds is None:
-        return "—"
-    seconds = float(seconds)
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def better(direction: str, a: float, b: float) -> bool:

@@ -40,7 +40,7 @@ def test_grid_shows_every_task_and_rollout(client, campaign):
         assert task in html
     assert html.count('data-rollout="') == 6
     assert f'href="/rollouts/{first.pk}/"' in html
-    assert "4 steps · 1 min 30 s · 8 min 30 s left" in html  # count_primes has a 10-minute budget
+    assert "4 steps · 1m 30s · 8m 30s left" in html  # count_primes has a 10-minute budget
     assert "Cancel" not in html  # anonymous visitors get no buttons
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 
+from autolab_site.durations import format_duration
+
 from trajectories import ansi, explorer
 from trajectories.analysis import diffs
 
@@ -24,9 +26,7 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return diffs.diff_lines(diff)
 
 
-@register.filter
-def duration(seconds: float | None) -> str:
-    return explorer.format_duration(seconds)
+register.filter("duration", format_duration)
 
 
 @register.filter
@@ -91,7 +91,7 @@ def timeline_marks(timeline, page_step_ids, only_param: str = ""):
     for mark in timeline.marks:
         step_id = mark["step_id"]
         href = f"#step-{step_id}" if step_id in page_step_ids else f"?step={step_id}{only}"
-        when = explorer.format_duration(mark["elapsed"])
+        when = format_duration(mark["elapsed"])
         if mark["count"] > 1:
             title = f"#{mark['first']}–#{mark['last']}, {mark['count']} steps ({mark['kinds'] or 'other'}) around {when}"
             span = f' data-first="{mark["first"]}" data-last="{mark["last"]}"'

@@ -161,5 +161,5 @@ def test_keyboard_interrupt_during_a_trial_rolls_it_back(jobs, monkeypatch):
 
 def test_progress_line():
     assert progress_line(0, 10, 0.0) == "0/10 trials, 0.0/s, ETA ?"
-    assert progress_line(5, 10, 2.5) == "5/10 trials, 2.0/s, ETA 2 s"
-    assert progress_line(1, 1000, 1.0) == "1/1000 trials, 1.0/s, ETA 16 min 39 s"
+    assert progress_line(5, 10, 2.5) == "5/10 trials, 2.0/s, ETA 2.5s"
+    assert progress_line(1, 1000, 1.0) == "1/1000 trials, 1.0/s, ETA 16m 39s"

@@ -22,14 +22,6 @@ def test_parse_only(value, expected):
     assert explorer.parse_only(value) == expected
 
 
-@pytest.mark.parametrize(
-    "seconds, expected",
-    [(None, "—"), (0, "0.0s"), (12.34, "12.3s"), (65, "1m 05s"), (3600, "1h 00m"), (14400, "4h 00m")],
-)
-def test_format_duration(seconds, expected):
-    assert explorer.format_duration(seconds) == expected
-
-
 @pytest.mark.parametrize("seconds, expected", [(0, "0"), (900, "15m"), (3600, "1h"), (5400, "1h 30m")])
 def test_tick_label(seconds, expected):
     assert explorer.tick_label(seconds) == expected

@@ -18,6 +18,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
+from autolab_site.durations import format_duration
 from tasks.lib.numbers import format_number
 
 from trajectories.services import FAILED, ImportReport, TrialOutcome, import_path
@@ -128,20 +129,11 @@ def _is_tty(stream) -> bool:
 
 
 def progress_line(done: int, total: int, elapsed: float) -> str:
-    """"12/40 trials, 3.1/s, ETA 9 s": count, rate and time left."""
+    """"12/40 trials, 3.1/s, ETA 9.0s": count, rate and time left."""
     rate = done / elapsed if elapsed > 0 else 0.0
     left = (total - done) / rate if rate > 0 else None
-    eta = "?" if left is None else _duration(left)
+    eta = "?" if left is None else format_duration(left)
     return f"{done}/{total} trials, {rate:.1f}/s, ETA {eta}"
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def describe(outcome: TrialOutcome) -> str:
