@@ -29,6 +29,7 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
+from trajectories.failures import judge_service
 from trajectories.failures.rules import (
     CAUSE_HELP,
     CAUSES,
@@ -378,13 +379,24 @@ EXPORT_COLUMNS = (
     "id", "trial_name", "url", "task", "category", "version", "model", "harness", "reward", "outcome",
     "cause", "cause_source", "automatic_cause", "label_cause", "secondary", "flags", "evidence",
     "label_notes", "label_tags", "n_benchmark_calls", "budget_used_fraction",
+    "judge", "judge_failing", "judge_summary", "judge_disagreement",
 )  # fmt: skip
 
 
 def export_rows(filters: Filters) -> list[dict[str, Any]]:
+    """The failures list as data, each row with the judge's verdict beside the rule's cause, as the page shows it.
+
+    judge_disagreement is judge_agreement's: "" where they agree (or the
+    judge has not read it), "rule_only" (the rule found a failure the
+    judge's checks all pass), "judge_only" (the judge failed a check where
+    the rule found nothing).
+    """
+    listed = list(judge_service.with_judge_verdict(failed_rollouts(filters)))
+    verdicts = judge_service.verdicts([r.judge_review for r in listed])
     rows = []
-    for r in failed_rollouts(filters):
+    for r in listed:
         label = _label_of(r)
+        verdict = verdicts.get(r.judge_review) or {}
         rows.append(
             {
                 "id": r.pk,
@@ -408,6 +420,10 @@ def export_rows(filters: Filters) -> list[dict[str, Any]]:
                 "label_tags": list(label.tags or []) if label else [],
                 "n_benchmark_calls": r.n_benchmark_calls,
                 "budget_used_fraction": r.budget_used_fraction,
+                "judge": verdict.get("judge", ""),
+                "judge_failing": [name for name, _ in verdict.get("failing", [])],
+                "judge_summary": verdict.get("summary", ""),
+                "judge_disagreement": r.disagreement,
             }
         )
     return rows

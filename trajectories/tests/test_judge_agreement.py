@@ -95,3 +95,27 @@ def test_the_failures_page_shows_the_verdict_beside_the_cause_and_lists_disagree
 
     bad = Client().get(reverse("trajectories:failures"), {"order": "sideways"})
     assert bad.status_code == 400 and "Unknown order" in bad.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_exports_carry_the_verdict_beside_the_cause():
+    """They once carried the rule's cause alone: a reader of the CSV could not see where the judge disagreed."""
+    import csv
+    import io
+
+    task = factories.make_task("hash_join")
+    agree = reviewed("no_artifact", ["fail", "pass"], task=task, index=1)
+    rule_only = reviewed("no_artifact", ["pass", "pass"], task=task, index=2)
+    unread = reviewed("no_artifact", None, task=task, index=3)
+
+    rows = {row["id"]: row for row in Client().get("/failures/export.json").json()["rollouts"]}
+    assert (rows[agree.pk]["judge"], rows[agree.pk]["judge_failing"], rows[agree.pk]["judge_disagreement"]) == ("j", ["c0"], AGREE)
+    assert (rows[rule_only.pk]["judge_failing"], rows[rule_only.pk]["judge_disagreement"]) == ([], RULE_ONLY)
+    assert (rows[unread.pk]["judge"], rows[unread.pk]["judge_failing"], rows[unread.pk]["judge_disagreement"]) == ("", [], AGREE)
+    assert rows[agree.pk]["judge_summary"] == "read"
+
+    text = Client().get("/failures/export.csv").content.decode()
+    by_id = {int(row["id"]): row for row in csv.DictReader(io.StringIO(text))}
+    assert (by_id[agree.pk]["judge"], by_id[agree.pk]["judge_failing"], by_id[rule_only.pk]["judge_disagreement"]) == (
+        "j", "c0", RULE_ONLY
+    )
