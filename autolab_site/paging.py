@@ -12,12 +12,8 @@ from django.core.paginator import Page, Paginator
 class IdsFirstPaginator(Paginator):
     """Paginator over a QuerySet whose page is found by id first (`object_list` must be a QuerySet)."""
 
-    def page(self, number) -> Page:
-        number = self.validate_number(number)
-        bottom = (number - 1) * self.per_page
-        top = bottom + self.per_page
-        if top + self.orphans >= self.count:
-            top = self.count
-        ids = list(self.object_list.values_list("pk", flat=True)[bottom:top])
+    def _get_page(self, object_list, number, paginator) -> Page:
+        # Django's page() slices object_list; this reads the slice's ids, then their rows by id.
+        ids = list(object_list.values_list("pk", flat=True))
         found = {row.pk: row for row in self.object_list.filter(pk__in=ids)}
-        return self._get_page([found[pk] for pk in ids if pk in found], number, self)
+        return super()._get_page([found[pk] for pk in ids if pk in found], number, paginator)
