@@ -14,6 +14,7 @@ from autolab_site.durations import format_duration
 from tasks.lib.numbers import as_float
 from tasks.services import describe_anchors, stored_anchors
 
+from trajectories.analysis import folding
 from trajectories.analysis.curve import decimate_curve
 from trajectories.analysis.diffs import diff_lines, files_in_diff
 
@@ -553,16 +554,6 @@ def _label_of(rollout):
         return None
 
 
-# Runs of at least this many consecutive low-information steps fold into
-# one row of the page. Most of a long training run is the agent waiting on
-# it: 122 of a 139-step rollout's steps, which hid its three edits and its
-# one evaluation among pages of "sleep 600". An agent polling a log with
-# the same `tail` again and again says as little.
-FOLD_MIN_STEPS = 3
-# Kinds that say nothing on their own: a step of only these folds.
-FOLDABLE_KINDS = {"wait"}
-# A check repeated (Step.repeats: the same look as the step before) folds too.
-REPEATED_KINDS = {"inspect", "wait"}
 
 
 @dataclass
@@ -610,12 +601,11 @@ class Fold:
 
 
 def _waits(step) -> bool:
-    kinds = set(step.kind_list)
-    return bool(kinds) and kinds <= FOLDABLE_KINDS
+    return folding.only_waits(step.kind_list)
 
 
 def foldable(step) -> bool:
-    return _waits(step) or (step.repeats and set(step.kind_list) <= REPEATED_KINDS)
+    return folding.foldable(step.kind_list, step.repeats)
 
 
 def fold_steps(steps: list, following=None, min_steps: int | None = None) -> list:
@@ -624,7 +614,7 @@ def fold_steps(steps: list, following=None, min_steps: int | None = None) -> lis
     `following` is the step after the last of `steps` (on the next page),
     whose time ends a run that closes this page.
     """
-    min_steps = min_steps or FOLD_MIN_STEPS
+    min_steps = min_steps or folding.FOLD_MIN_STEPS
     rows: list = []
     run: list = []
 

@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from math import ceil
 
+from trajectories.analysis import folding
+
 # The token budgets staff may set (`analyze_rollouts --max-tokens`, the button's field): the default, the
 # least (the instructions and the default rubric take about 1,100 of it) and the most.
 DEFAULT_BUDGET = 30_000
@@ -32,11 +34,6 @@ MAX_BUDGET = 1_000_000
 
 # Kinds that decide a verdict: shown in full for as long as the budget allows.
 KEY_KINDS = frozenset({"benchmark", "edit", "submit"})
-# A step of only these kinds folds, as on the rollout page (trajectories.explorer.foldable)...
-FOLDABLE_KINDS = frozenset({"wait"})
-# ...and so does a look repeated (the same calls as the step before) of these.
-REPEATED_KINDS = frozenset({"inspect", "wait"})
-FOLD_MIN_STEPS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +57,8 @@ class DigestStep:
 
     @property
     def foldable(self) -> bool:
-        kinds = set(self.kinds)
-        if not kinds:
-            return False
-        return kinds <= FOLDABLE_KINDS or (self.repeats and kinds <= REPEATED_KINDS)
+        """As on the rollout page (trajectories.analysis.folding)."""
+        return folding.foldable(self.kinds, self.repeats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,12 +155,12 @@ class _Fold:
 
 
 def units(steps: list[DigestStep]) -> list[DigestStep | _Fold]:
-    """The steps in order, each run of FOLD_MIN_STEPS or more foldable ones as one fold."""
+    """The steps in order, each run of folding.FOLD_MIN_STEPS or more foldable ones as one fold."""
     out: list[DigestStep | _Fold] = []
     run: list[DigestStep] = []
 
     def close() -> None:
-        if len(run) >= FOLD_MIN_STEPS:
+        if len(run) >= folding.FOLD_MIN_STEPS:
             out.append(_Fold(tuple(run)))
         else:
             out.extend(run)
@@ -187,7 +182,7 @@ def _span(steps: tuple[DigestStep, ...] | list[DigestStep]) -> str:
 
 
 def _fold_line(fold: _Fold) -> str:
-    waits = sum(1 for step in fold.steps if set(step.kinds) <= FOLDABLE_KINDS)
+    waits = sum(1 for step in fold.steps if folding.only_waits(step.kinds))
     checks = len(fold.steps) - waits
     start, end = fold.steps[0].elapsed_sec, fold.steps[-1].elapsed_sec
     parts = [f"{waits} waits"] if waits else []
