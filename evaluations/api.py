@@ -162,28 +162,31 @@ def published_rows(data: Board, filters: dict) -> list[dict]:
     return rows
 
 
-def board_headers(view):
-    """The served board's age in the response headers: X-Board-Computed-At (ISO 8601) and X-Board-Stale (1 while
-    the last board is served and a newer one is computed; leaderboard.served_board). The JSON stays as it is."""
+def board_view(build):
+    """An API view of the served board (leaderboard.served_board) for the request's filters, its age in the headers.
 
-    @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        response = view(request, *args, **kwargs)
-        freshness = getattr(request, "board_freshness", None)
-        if freshness is not None:
-            response["X-Board-Computed-At"] = freshness.computed.isoformat()
-            response["X-Board-Stale"] = "1" if freshness.stale else "0"
+    `build(request, filters, data, csv_url)` makes the response; a bad
+    filter's JSON error is answered before. X-Board-Computed-At (ISO 8601)
+    and X-Board-Stale (1 while the last board is served and a newer one is
+    computed) go on every response of the board; the JSON stays as it is.
+    """
+
+    @functools.wraps(build)
+    def view(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+        filters = api_filters(request)
+        if isinstance(filters, JsonResponse):
+            return filters
+        data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
+        response = build(request, filters, data, csv_url)
+        response["X-Board-Computed-At"] = freshness.computed.isoformat()
+        response["X-Board-Stale"] = "1" if freshness.stale else "0"
         return response
 
-    return wrapped
+    return view
 
 
-@board_headers
-def leaderboard(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
-    filters = api_filters(request)
-    if isinstance(filters, JsonResponse):
-        return filters
-    data, request.board_freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
+@board_view
+def leaderboard(request: HttpRequest, filters: dict, data: Board, csv_url: bool) -> HttpResponse:
     rows = leaderboard_rows(data, filters)
     if wants_csv(request, csv_url):
         # The page's two tables in one file: measured entries, then the published ones with their source.
@@ -249,13 +252,9 @@ def time_curve_rows(data: Board, scope: str | None) -> list[dict]:
     return rows
 
 
-@board_headers
-def time_curves(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+@board_view
+def time_curves(request: HttpRequest, filters: dict, data: Board, csv_url: bool) -> HttpResponse:
     """RE-Bench's three curves of a version scored by the best of the score log, as JSON or CSV."""
-    filters = api_filters(request)
-    if isinstance(filters, JsonResponse):
-        return filters
-    data, request.board_freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
     if not data.time_curves:
         return JsonResponse(
             {"error": f"{data.version.label} is scored by the verifier's reward: it has no score-log curves"}, status=404
@@ -329,12 +328,8 @@ def published_heatmap_rows(data: Board, filters: dict) -> list[dict]:
     return rows
 
 
-@board_headers
-def heatmap(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
-    filters = api_filters(request)
-    if isinstance(filters, JsonResponse):
-        return filters
-    data, request.board_freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
+@board_view
+def heatmap(request: HttpRequest, filters: dict, data: Board, csv_url: bool) -> HttpResponse:
     rows = [{**row, "origin": "measured", "source": ""} for row in heatmap_rows(data, filters)]
     rows += published_heatmap_rows(data, filters)
     if wants_csv(request, csv_url):
