@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
-
-from datetime import timedelta
-
-from django.db.models import Q
 
 from trajectories import services as trajectories
 from trajectories.models import Grade, Rollout, RolloutStatus
@@ -122,14 +119,8 @@ def reap_stale(report: ReapReport, *, stale_after: float | None = None) -> None:
 
 def fail_lost_regrades(report: ReapReport, *, stale_after: float | None = None) -> None:
     """Fail each running regrade whose worker stopped beating its heartbeat; the rollout keeps its grade."""
-    now = timezone.now()
-    stale_before = now - timedelta(seconds=stale_after if stale_after is not None else lifecycle.stale_after_sec())
-    lost = Grade.objects.filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True), state=Grade.State.RUNNING)
-    for grade_id, heartbeat_at in lost.values_list("pk", "heartbeat_at"):
-        since = heartbeat_at.isoformat() if heartbeat_at else "never"
-        why = f"its worker stopped: no heartbeat since {since}. The rollout keeps its grade; it may be regraded again"
-        if trajectories.fail_lost_regrade(grade_id, stale_before, why):
-            report.regrades_failed.append(grade_id)
+    limit = stale_after if stale_after is not None else lifecycle.stale_after_sec()
+    report.regrades_failed += trajectories.fail_lost_regrades(timezone.now() - timedelta(seconds=limit))
 
 
 def resend_lost_regrades(report: ReapReport) -> None:

@@ -1,11 +1,12 @@
-"""A status has one writer: a rollout's in trajectories.lifecycle, a campaign's in evaluations.lifecycle.
+"""A status has one writer (a rollout's: trajectories.lifecycle; a campaign's: evaluations.lifecycle); so has a state.
 
 `evaluations/lifecycle.py` once said it was "the one owner", while claim and
 cancel wrote around its table and five other modules wrote statuses of
 their own. This reads every module's source (ast) and fails on a status
 write anywhere else: an assignment to `.status`, `setattr(x, "status", ...)`,
 `status=` given to a queryset's update/create or to a model's constructor,
-or "status" in `update_fields`.
+or "status" in `update_fields`. A regrade's and a review's `state` likewise:
+trajectories.grades and trajectories.reviews write them, nothing else.
 """
 from __future__ import annotations
 
@@ -25,23 +26,23 @@ WRITING_CALLS = {"update", "create", "get_or_create", "update_or_create"}
 MODELS_WITH_STATUS = {"Rollout", "Campaign", "UploadJob"}
 
 
-def status_writes(tree: ast.AST, source: str) -> list[tuple[int, str, str]]:
-    """(line, source of the write, source of the value written) for every status write."""
+def status_writes(tree: ast.AST, source: str, field: str = "status", models=MODELS_WITH_STATUS) -> list[tuple[int, str, str]]:
+    """(line, source of the write, source of the value written) for every write of `field` ("status" or "state")."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Attribute) and target.attr == "status":
+                if isinstance(target, ast.Attribute) and target.attr == field:
                     found.append((node.lineno, ast.get_source_segment(source, node), ast.get_source_segment(source, node.value)))
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "status":
+            if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == field:
                 found.append((node.lineno, ast.get_source_segment(source, node), ast.get_source_segment(source, node.args[2])))
             for keyword in node.keywords:
-                if keyword.arg == "status" and (name in WRITING_CALLS or name in MODELS_WITH_STATUS):
+                if keyword.arg == field and (name in WRITING_CALLS or name in models):
                     found.append((node.lineno, ast.get_source_segment(source, node), ast.get_source_segment(source, keyword.value)))
-                if keyword.arg == "update_fields" and "'status'" in ast.dump(keyword.value).replace('"', "'"):
+                if keyword.arg == "update_fields" and f"'{field}'" in ast.dump(keyword.value).replace('"', "'"):
                     found.append((node.lineno, ast.get_source_segment(source, node), ""))
     return found
 
@@ -80,3 +81,39 @@ def test_the_scan_sees_each_kind_of_write():
         "Rollout.objects.filter(status='queued')\n"  # a read
     )
     assert [line for line, _, _ in status_writes(ast.parse(source), source)] == [1, 2, 3, 4, 5, 6]
+
+
+# A regrade's and a review's state: each has its one writer too (a Grade's decides a rollout's reward).
+STATE_OWNERS = {"trajectories/grades.py": "Grade", "trajectories/reviews.py": "Review"}
+
+
+def state_writes_outside_their_owner() -> list[str]:
+    problems = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if "/tests/" in f"/{relative}" or "/migrations/" in relative:
+                continue
+            source = path.read_text()
+            for line, text, value in status_writes(ast.parse(source), source, "state", set(STATE_OWNERS.values())):
+                if value and ".State." not in value:
+                    continue  # another object's state (the stub LLM's), not a model's
+                owner = STATE_OWNERS.get(relative)
+                if owner is None or any(other in text for other in STATE_OWNERS.values() if other != owner):
+                    problems.append(f"{relative}:{line}: {text.splitlines()[0]}")
+    return problems
+
+
+def test_no_grade_or_review_state_is_written_outside_its_owner():
+    assert state_writes_outside_their_owner() == []
+
+
+def test_the_state_scan_sees_each_kind_of_write():
+    source = (
+        "Grade.objects.filter(pk=1).update(state=Grade.State.FAILED)\n"
+        "grade.state = Grade.State.DONE\n"
+        "grade.save(update_fields=['state'])\n"
+        "self.state = StubState(scripts)\n"  # found, and left alone: not a model's
+        "Grade.objects.filter(state=Grade.State.QUEUED)\n"  # a read
+    )
+    assert sorted(line for line, _, _ in status_writes(ast.parse(source), source, "state", set(STATE_OWNERS.values()))) == [1, 2, 3, 4]

@@ -89,18 +89,23 @@ def beat(grade_id: int) -> None:
     Grade.objects.filter(pk=grade_id, state=Grade.State.RUNNING).update(heartbeat_at=timezone.now())
 
 
-def fail_lost(grade_id: int, stale_before, message: str) -> bool:
-    """A running regrade whose heartbeat stopped before `stale_before` fails, saying why; the rollout stays as it was.
+def fail_lost(stale_before) -> list[int]:
+    """Fail each running regrade whose heartbeat stopped before `stale_before`, saying why; the ids failed.
 
-    False when it beat meanwhile or ended: its worker is alive after all.
+    Its rollout stays as it was (a regrade changes it only when done). A
+    grade that beats again or ends meanwhile is left alone: its worker is
+    alive after all.
     """
-    return bool(
-        Grade.objects.filter(
-            Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True), pk=grade_id, state=Grade.State.RUNNING
-        ).update(
-            state=Grade.State.FAILED, message=message[:5000], graded_at=timezone.now()
-        )
-    )
+    lost = Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)
+    failed = []
+    for grade_id, heartbeat_at in Grade.objects.filter(lost, state=Grade.State.RUNNING).values_list("pk", "heartbeat_at"):
+        since = heartbeat_at.isoformat() if heartbeat_at else "never"
+        message = f"its worker stopped: no heartbeat since {since}. The rollout keeps its grade; it may be regraded again"
+        if Grade.objects.filter(lost, pk=grade_id, state=Grade.State.RUNNING).update(
+            state=Grade.State.FAILED, message=message, graded_at=timezone.now()
+        ):
+            failed.append(grade_id)
+    return failed
 
 
 def record_failed_regrade(grade: Grade, message: str) -> Grade:

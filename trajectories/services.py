@@ -24,7 +24,7 @@
   ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h", a reward
   histogram), and Harbor's reading of a whole job (trajectories.jobs).
 - start_regrade, mark_regrade_running, regrade_heartbeat, record_regrade,
-  record_failed_regrade, fail_lost_regrade, grade_history,
+  record_failed_regrade, fail_lost_regrades, grade_history,
   read_verification, restore_trial_files: a rollout's grade
   history and the reward columns it decides (trajectories.grades, their one
   writer after the run), the verdict in a verifier's folder, and a rollout's
@@ -71,7 +71,7 @@ from trajectories.reading.review_data import Check, Reading, ReadingError
 from trajectories.jobs import job_review, summary_of as job_summary
 from trajectories.reviews import existing_review, record_failed_review, record_review, review_records, with_reviews
 from trajectories.reviews import existing_review, record_failed_review, record_review
-from trajectories.grades import beat as regrade_heartbeat, fail_lost as fail_lost_regrade
+from trajectories.grades import beat as regrade_heartbeat, fail_lost as fail_lost_regrades
 from trajectories.grades import history as grade_history, mark_running as mark_regrade_running
 from trajectories.grades import record_failed_regrade, record_regrade, start_regrade
 from trajectories.reading.trial_folder import Verification, read_verification
@@ -432,7 +432,7 @@ __all__ = [
     "grade_history",
     "mark_regrade_running",
     "regrade_heartbeat",
-    "fail_lost_regrade",
+    "fail_lost_regrades",
     "read_verification",
     "record_failed_regrade",
     "record_regrade",
