@@ -146,15 +146,24 @@ def apply_latest(rollout: Rollout) -> None:
     latest = Grade.objects.filter(rollout=rollout, state=Grade.State.DONE).order_by("-pk").first()
     if latest is None:
         return
-    scored_with = _pair(rollout.anchors)
+    scored_with = rollout.anchors
     for name in GRADED_FIELDS:
         setattr(rollout, name, getattr(latest, name))
-    fields = [*GRADED_FIELDS, "updated_at"]
-    if _pair(rollout.anchors) != scored_with:
-        rescore(rollout)
-        fields += SCORED_FIELDS
+    fields = [*GRADED_FIELDS, "updated_at", *rescored_fields(rollout, scored_with)]
     rollout.save(update_fields=fields)
     classify_and_store(rollout)
+
+
+def rescored_fields(rollout: Rollout, scored_with: dict | None) -> list[str]:
+    """`rescore` the rollout when its anchors are not those its scores were made with (`scored_with`).
+
+    The rollout's fields it changed, for its caller's save ([] when the
+    anchors are the same: nothing to do).
+    """
+    if _pair(rollout.anchors) == _pair(scored_with):
+        return []
+    rescore(rollout)
+    return list(SCORED_FIELDS)
 
 
 def _pair(anchors: dict | None) -> tuple:

@@ -252,7 +252,7 @@ def test_real_imported_trials_cannot_be_regraded_and_a_reimport_keeps_the_latest
 
 @pytest.mark.shared
 def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_keeps_them(
-    settings, tmp_path, shared_tasks_dir, shared_trials_dir
+    settings, tmp_path, shared_tasks_dir, shared_trials_dir, monkeypatch
 ):
     """The opus flux2_klein_lora trial's verifier scored against its own reference (0.62); a regrade scoring the
     same LoRA against task.toml's 0.88 makes its curve, its benchmark calls and a forced re-import say so too.
@@ -262,6 +262,7 @@ def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_
     from tasks.scoring import ANCHORED_LINEAR, score_with
     from trajectories import services
     from trajectories.models import Step
+    from trajectories.storing import ingest
     from trajectories.reading.trial_folder import Verification
 
     runner_settings(settings, tmp_path)
@@ -290,6 +291,11 @@ def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_
         )
 
     agrees(Rollout.objects.get(pk=opus.pk))
+    assert services.import_path(shared_trials_dir, version="1.1", force=True).ok
+    agrees(Rollout.objects.get(pk=opus.pk))
+
+    # A regrade done while an import read the trial (after it read the anchors, before it locked the rollout).
+    monkeypatch.setattr(ingest, "regraded_anchors", lambda rollout_id: None)
     assert services.import_path(shared_trials_dir, version="1.1", force=True).ok
     agrees(Rollout.objects.get(pk=opus.pk))
 

@@ -32,7 +32,7 @@ from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
 from trajectories import lifecycle, reviews, statuses
 from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import number_last
-from trajectories.grades import keep_latest_regrade, regraded_anchors
+from trajectories.grades import keep_latest_regrade, regraded_anchors, rescored_fields
 from trajectories.models import (
     Observation,
     ObservationText,
@@ -309,6 +309,10 @@ def _store(
         search = _SearchIndex(rollout, created=created)
         _store_steps(rollout, folder, result, search, start=start)
         search.finish()
+        # A regrade done since the anchors were read above is the rollout's now: its steps are scored by it.
+        rescored = rescored_fields(rollout, anchors.as_dict())
+        if rescored:
+            rollout.save(update_fields=rescored)
         store_harbor_analysis(rollout, folder)
         if not numbered:
             number_last(rollout)
