@@ -921,8 +921,8 @@ STALE_RECALL_SEC = 2.0  # a process re-reads the last board this often while ser
 
 
 def latest_key(version_id: int, harness: int | None, open_weight: bool | None) -> str:
-    """Where the newest board of a version and filters is kept, whatever its generation."""
-    return f"evaluations:board-latest:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}"
+    """Where the newest board of a version and filters is named, whatever its generation: (its identity, its key)."""
+    return f"evaluations:board-last:{board_shape.SHAPE}:{version_id}:{harness}:{open_weight}"
 
 
 def rebuilding_key(version_id: int, harness: int | None, open_weight: bool | None) -> str:
@@ -934,15 +934,14 @@ def _store(key: str, data: board_shape.Board, version_id: int, harness: int | No
     serves while the next is computed: served_board).
 
     A per-process cache (LocMemCache) holds nothing `_recent` does not: storing there only pickled the
-    board (~20 ms at 100 entries) on every update.
+    board (~20 ms at 100 entries) on every update. In a shared one the board is pickled once, under its
+    key; the last one's entry names it (a copy there was a second pickling, a fifth of a worker's update).
     """
     _remember(key, data)
     if not shared_cache():
         return
     cache.set(key, data, BOARD_TIMEOUT)
-    latest = latest_key(version_id, harness, open_weight)
-    cache.set(latest, data, BOARD_TIMEOUT)
-    cache.set(_identity_key(latest), data.identity, BOARD_TIMEOUT)
+    cache.set(latest_key(version_id, harness, open_weight), (data.identity, key), BOARD_TIMEOUT)
 
 
 def board(version: BenchmarkVersion, harness: int | None = None, open_weight: bool | None = None) -> board_shape.Board:
@@ -984,10 +983,6 @@ def served_board(
     return data, Freshness(data.computed_at, stale=False, rebuilding=False)
 
 
-def _identity_key(latest: str) -> str:
-    return f"{latest}:identity"
-
-
 def _last_board(latest: str) -> board_shape.Board | None:
     """The board stored last under `latest`, recalled for STALE_RECALL_SEC.
 
@@ -995,14 +990,15 @@ def _last_board(latest: str) -> board_shape.Board | None:
     process already holds (it served it as current until a new rollout moved
     the generation), and unpickling a 100-entry board again took ~25 ms.
     """
-    if shared_cache():
-        held = _held(cache.get(_identity_key(latest)))
-        if held is not None:
-            _remember(latest, held, STALE_RECALL_SEC)
-            return held
-    last = cache.get(latest)
-    if not isinstance(last, board_shape.Board):  # nothing, or what a cache shared with older code holds
+    named = cache.get(latest) if shared_cache() else None
+    if not (isinstance(named, tuple) and len(named) == 2):  # nothing, or what a cache shared with older code holds
         return None
+    identity, key = named
+    last = _held(identity)
+    if last is None:
+        last = cache.get(key)
+        if not isinstance(last, board_shape.Board):
+            return None
     _remember(latest, last, STALE_RECALL_SEC)
     return last
 
