@@ -67,10 +67,7 @@ class ScoreTable:
         values = np.zeros((len(self.entries), len(tasks), k))
         counts = np.zeros((len(self.entries), len(tasks)), dtype=np.int64)
         for i, entry in enumerate(self.entries):
-            for j, task in enumerate(tasks):
-                rollouts = self.scores.get((entry, task), ())
-                counts[i, j] = len(rollouts)
-                values[i, j, : len(rollouts)] = rollouts
+            values[i], counts[i] = padded([self.scores.get((entry, task), ()) for task in tasks], k)
         return values, counts
 
     def category_names(self) -> list[str]:
@@ -152,14 +149,22 @@ def entry_scores(table: ScoreTable, entries: Iterable[Hashable] | None = None):
     wanted = table.entries if entries is None else list(entries)
     tasks = table.tasks
     for entry in wanted:
-        rollouts = [table.scores.get((entry, t), ()) for t in tasks]
-        k = max((len(r) for r in rollouts), default=0) or 1
-        values = np.zeros((len(tasks), k))
-        counts = np.zeros(len(tasks), dtype=np.int64)
-        for j, scores in enumerate(rollouts):
-            counts[j] = len(scores)
-            values[j, : len(scores)] = scores
+        values, counts = padded([table.scores.get((entry, t), ()) for t in tasks])
         yield entry, values, counts
+
+
+def padded(rows: Sequence[Sequence[float]], k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(len(rows), k) scores padded with 0, and each row's count: what is counted reads the counts, never the padding.
+
+    `k`: the longest row's length (at least 1) unless given.
+    """
+    k = k or max(map(len, rows), default=0) or 1
+    values = np.zeros((len(rows), k))
+    counts = np.zeros(len(rows), dtype=np.int64)
+    for j, scores in enumerate(rows):
+        counts[j] = len(scores)
+        values[j, : len(scores)] = scores
+    return values, counts
 
 
 def build_bootstrap(

@@ -30,7 +30,32 @@ _kept: OrderedDict[tuple, dict[tuple, SafeString]] = OrderedDict()  # board -> w
 _lock = threading.Lock()
 
 
-def _made_for(data: Board) -> dict[tuple, SafeString]:
+class Made:
+    """What was made for one board (rows, cells), found once per page: a heatmap asks for up to 3,600 cells."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self, made: dict[tuple, SafeString]):
+        self._made = made
+
+    def get(self, key: tuple, make: Callable[[], SafeString]) -> SafeString:
+        """make(), for this board and `key`: from memory after the first time."""
+        html = self._made.get(key)
+        if html is None:
+            html = self._made[key] = make()
+        return html
+
+    def rendered(self, template: str, category: str | None, entry_key: str, row: dict) -> SafeString:
+        """`template` rendered with {"row": row}, for this board, scope and entry."""
+
+        def render() -> SafeString:
+            return mark_safe(get_template(template).render({"row": row}))  # noqa: S308 (a template's output)
+
+        return self.get((template, category, entry_key), render)
+
+
+def made_for(data: Board) -> Made:
+    """What this process made for `data` so far (nothing, for a board it has not shown)."""
     which = data.identity
     with _lock:
         made = _kept.get(which)
@@ -40,25 +65,7 @@ def _made_for(data: Board) -> dict[tuple, SafeString]:
                 _kept.popitem(last=False)
         else:
             _kept.move_to_end(which)
-        return made
-
-
-def remembered(data: Board, key: tuple, make: Callable[[], SafeString]) -> SafeString:
-    """make(), for this board and `key`: from memory after the first time."""
-    made = _made_for(data)
-    html = made.get(key)
-    if html is None:
-        html = made[key] = make()
-    return html
-
-
-def rendered(data: Board, template: str, category: str | None, entry_key: str, row: dict) -> SafeString:
-    """`template` rendered with {"row": row}, for this board, scope and entry."""
-
-    def render() -> SafeString:
-        return mark_safe(get_template(template).render({"row": row}))  # noqa: S308 (a template's output)
-
-    return remembered(data, (template, category, entry_key), render)
+    return Made(made)
 
 
 def forget() -> None:

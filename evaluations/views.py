@@ -167,6 +167,7 @@ def group_columns(group: dict) -> list[tuple[str, str]]:
 def board_rows(data: Board, entries: list[BoardEntry], groups: list[dict], category: str | None) -> list[dict]:
     """The rows of the leaderboard's two tables, each with its HTML (board_html: rendered once per board)."""
     rows = []
+    made = board_html.made_for(data)
     for e in entries:
         row = {
             "entry": e,
@@ -174,8 +175,8 @@ def board_rows(data: Board, entries: list[BoardEntry], groups: list[dict], categ
             "groups": [e.figures(g["category"]) for g in groups],
             "usage": e.scope(category).usage,
         }
-        row["html"] = board_html.rendered(data, board_html.BOARD_ROW, category, e.key, row)
-        row["usage_html"] = board_html.rendered(data, board_html.USAGE_ROW, category, e.key, row)
+        row["html"] = made.rendered(board_html.BOARD_ROW, category, e.key, row)
+        row["usage_html"] = made.rendered(board_html.USAGE_ROW, category, e.key, row)
         rows.append(row)
     return rows
 
@@ -302,13 +303,14 @@ def heatmap_rows(
     """
     ranked = entries if ranked is None else ranked
     rows = []
+    made = board_html.made_for(data)
     for task in data.tasks:
         if category and task.category != category:
             continue
         row_cells = []
         for entry in entries:
             cell = data.cell(task.id, entry.key)
-            html = board_html.remembered(data, ("cell", task.id, entry.key), lambda task=task, entry=entry, cell=cell: cell_html(
+            html = made.get(("cell", task.id, entry.key), lambda task=task, entry=entry, cell=cell: cell_html(
                 cell, rollouts_url(task.id, entry.model_id, entry.harness_id), cell_title(task, entry, cell)
             ))  # fmt: skip
             row_cells.append({"entry": entry, "cell": cell, "html": html})

@@ -284,3 +284,29 @@ def test_printed_decimals(text, decimals):
 )
 def test_reproduces(published, decimals, ours, expected):
     assert agg.reproduces(published, decimals, ours) is expected
+
+
+@pytest.mark.parametrize(
+    "rows, k, values, counts",
+    [
+        ([[1.0, 0.5], [], [0.25]], None, [[1.0, 0.5], [0.0, 0.0], [0.25, 0.0]], [2, 0, 1]),
+        ([[0.5]], 3, [[0.5, 0.0, 0.0]], [1]),
+        ([[], []], None, [[0.0], [0.0]], [0, 0]),  # k is at least 1
+        ([], None, np.zeros((0, 1)), []),
+    ],
+)
+def test_scores_are_padded_with_zero_and_counted(rows, k, values, counts):
+    got_values, got_counts = agg.padded(rows, k)
+    assert got_values.tolist() == np.asarray(values).tolist() and got_counts.tolist() == counts
+
+
+def test_the_table_and_each_entry_are_padded_alike():
+    """ScoreTable.arrays (every entry at once) and entry_scores (the incremental board's, one entry) agree."""
+    table = agg.ScoreTable(
+        entries=["a", "b"], tasks=["t1", "t2"], scores={("a", "t1"): [1.0, 0.5, 0.0], ("b", "t2"): [0.25]},
+    )
+    values, counts = table.arrays()
+    for i, (entry, entry_values, entry_counts) in enumerate(agg.entry_scores(table)):
+        k = entry_values.shape[1]
+        assert entry == table.entries[i] and counts[i].tolist() == entry_counts.tolist()
+        assert values[i, :, :k].tolist() == entry_values.tolist() and not values[i, :, k:].any()
