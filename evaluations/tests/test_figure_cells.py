@@ -1,0 +1,48 @@
+"""A leaderboard row's figure cells (templatetags.board.figure_cells): the markup the row template had, made in Python."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.template import Context, Template
+
+from evaluations import aggregation as agg
+from evaluations.templatetags.board import figure_cells
+
+FIGURES = agg.Figures(
+    avg=0.41234, best=0.9, avg_ci=(0.3, 0.5), best_ci=(0.8, 1.0), dominance=None, dominance_ci=None,
+    rank=2, rank_range=(1, 3), n_tasks=3, n_tasks_total=4, n_rollouts=9,
+)
+
+# The cells as the row template wrote them in a loop, before they moved into the tag: its output is the reference.
+LOOP = Template(
+    "{% load board %}{% for g in groups %}"
+    '<td class="num group-start{% if not forloop.first %} extra{% endif %}" data-value="{{ g.avg|sortval }}">'
+    "{% if forloop.first %}<strong>{{ g.avg|score }}</strong>{% else %}{{ g.avg|score }}{% endif %}"
+    '<span class="ci">{{ g.avg_ci|interval:2 }}</span></td>'
+    '<td class="num{% if not forloop.first %} extra{% endif %}" data-value="{{ g.best|sortval }}">{{ g.best|score }}'
+    '<span class="ci">{{ g.best_ci|interval:2 }}</span></td>'
+    '<td class="num{% if not forloop.first %} extra{% endif %}" data-value="{{ g.dominance|sortval }}">'
+    '{{ g.dominance|score }}<span class="ci">{{ g.dominance_ci|interval:2 }}</span></td>{% endfor %}'
+)
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize(
+    "figures",
+    [FIGURES, dataclasses.replace(FIGURES, dominance=0.5, dominance_ci=(0.25, 0.75), avg=0.0)],
+)
+def test_the_cells_are_the_templates(first, figures):
+    groups = [figures, figures] if not first else [figures]
+    expected = LOOP.render(Context({"groups": groups}))
+    if not first:
+        expected = expected[len(LOOP.render(Context({"groups": [figures]}))):]
+    assert figure_cells(figures, first) == expected
+
+
+def test_what_the_cells_show():
+    html = figure_cells(FIGURES, True)
+    assert '<strong>0.412</strong><span class="ci">0.30–0.50</span>' in html
+    assert 'data-value="0.41234"' in html and 'data-value=""' in html  # no Dominance: an empty sort value
+    assert "—" in html and " extra" not in html
+    assert html.count(' extra"') == 0 and figure_cells(FIGURES, False).count(" extra") == 3
