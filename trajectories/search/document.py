@@ -236,9 +236,22 @@ class TrajectoryDocuments:
     def add_steps(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> tuple[list[str], list[str]]:
         """(documents, new output lines) of `steps`: each step's words, and the lines of its
         outputs that no earlier step showed (Step.new_output, which substring search reads)."""
-        lines, every = self._lines, self._every
         documents: list[str] = []
         new_outputs: list[str] = []
+        for distinct, fresh in self._words_of(steps):
+            documents.append(_literal(distinct))
+            new_outputs.append(fresh)
+        return documents, new_outputs
+
+    def count(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> None:
+        """Steps stored already: their words and output lines count for the steps after them, and
+        no document of theirs is made (a long live rollout's first tick, a grown trial's stored steps)."""
+        for _ in self._words_of(steps):
+            pass
+
+    def _words_of(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]):
+        """Each step's (distinct words, new output lines), counted into the chunks and the rollout's words."""
+        lines, every = self._lines, self._every
         known = len(every)
         chunks = self._chunks
         for message, reasoning, arguments, outputs in steps:
@@ -248,11 +261,9 @@ class TrajectoryDocuments:
             first = self._steps - self._steps % CHUNK_STEPS
             chunks.setdefault(first, set()).update(distinct)
             self._steps += 1
-            documents.append(_literal(distinct))
-            new_outputs.append(fresh)
+            yield distinct, fresh
         if len(every) != known:
             self._rollout_words = None
-        return documents, new_outputs
 
     def take_chunks(self) -> list[tuple[int, int, str]]:
         """(first step, last step, document) of each chunk that steps joined since the last call, in order.
@@ -264,9 +275,14 @@ class TrajectoryDocuments:
         for first, words in sorted(self._chunks.items()):
             last = min(first + CHUNK_STEPS, self._steps) - 1
             taken.append((first, last, _literal(_capped(words))))
+        self.mark_chunks_stored()
+        return taken
+
+    def mark_chunks_stored(self) -> None:
+        """The chunks so far are stored: forget them, but the open one, which later steps still join
+        (take_chunks without making their documents)."""
         open_chunk = self._steps - self._steps % CHUNK_STEPS
         self._chunks = {open_chunk: self._chunks[open_chunk]} if open_chunk in self._chunks else {}
-        return taken
 
     def rollout_words(self) -> str:
         """The rollout's document (made again only when a step brought a new word)."""

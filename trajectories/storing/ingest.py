@@ -416,8 +416,11 @@ class _SearchIndex:
         self.chunks_stored = False
 
     def skip(self, steps: list[ParsedStep]) -> None:
-        """Steps already stored: their words count, their documents are not needed."""
-        self.builder.add_steps(step_texts(steps))
+        """Steps already stored with their chunks: their words count, and neither their documents nor the
+        chunks they filled are made again (the next store replaces the open chunk on, not every chunk)."""
+        self.builder.count(step_texts(steps))
+        self.builder.mark_chunks_stored()
+        self.chunks_stored = True
 
     def add(self, steps: list[ParsedStep]) -> tuple[list[str], list[str]]:
         """(documents, new output lines) of `steps`, which follow the steps added before."""

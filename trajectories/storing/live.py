@@ -169,8 +169,8 @@ class LiveImport:
         analyser.result()
         analyser.revised()
         documents = TrajectoryDocuments()
-        documents.add(ingest.step_texts(steps))
-        documents.take_chunks()  # the full import stored them
+        documents.count(ingest.step_texts(steps))
+        documents.mark_chunks_stored()  # by the full import
         return _Known(file, analyser, documents, documents.rollout_words(), rollout.agent_started_at)
 
     def _store(self, parsed, first: int, tail: dict, warnings: list[str]) -> Rollout | None:

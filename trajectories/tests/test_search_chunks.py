@@ -1,7 +1,7 @@
 """Chunk documents (StepChunk): the words of CHUNK_STEPS consecutive steps, written with the steps' documents."""
 import pytest
 
-from trajectories.models import Rollout, StepChunk
+from trajectories.models import Rollout, Step, StepChunk
 from trajectories.search.document import CHUNK_STEPS, TrajectoryDocuments, document, stored_chunks
 
 from trajectories.services import import_trial_dir
@@ -37,6 +37,20 @@ def test_chunks_hold_their_steps_words_and_grow_as_steps_arrive():
     assert [(f, last, words(w)) for f, last, w in live.take_chunks()] == [(32, 39, words(taken[-1][2]))]
 
 
+def test_counted_steps_make_no_document_and_the_steps_after_them_are_indexed_alike():
+    """count (steps stored already) then add: what add of every step gives from there on."""
+    all_steps = steps(40)
+    whole = TrajectoryDocuments()
+    documents, outputs = whole.add_steps(all_steps)
+    chunks = whole.take_chunks()
+    resumed = TrajectoryDocuments()
+    resumed.count(all_steps[:20])
+    resumed.mark_chunks_stored()  # 0-15 complete and stored; 16-19 open
+    assert resumed.add_steps(all_steps[20:]) == (documents[20:], outputs[20:])
+    assert [(f, last, words(w)) for f, last, w in resumed.take_chunks()] == [(f, last, words(w)) for f, last, w in chunks[1:]]
+    assert words(resumed.rollout_words()) == words(whole.rollout_words())
+
+
 def test_chunks_of_stored_documents_are_the_builders():
     builder = TrajectoryDocuments()
     documents = builder.add(steps(20))
@@ -64,3 +78,33 @@ def test_live_ticks_store_the_chunks_an_import_of_the_same_file_stores(opus, tmp
     expected = chunks_of(Rollout.objects.get(pk=outcome.rollout_id))
     assert len(expected) == -(-CUTS[-1] // CHUNK_STEPS)
     assert chunks_of(rollout) == expected
+
+
+@pytest.mark.django_db
+def test_a_grown_trial_imported_again_keeps_its_complete_chunks_and_stores_what_a_whole_import_does(opus, tmp_path):  # noqa: F811
+    """Re-imported after it grew, a trial appends its new steps: the chunks its stored steps filled stay as
+    they are (rewriting all of a long trial's chunks cost as much as its first import's); the open one and
+    the new ones are stored, equal to those of the grown file imported at once."""
+    source, document_json = opus
+    folder = running_copy(source, tmp_path / f"grow__{source.name}", "grow")
+    write_steps(folder, document_json, 60)
+    first = import_trial_dir(folder, live=True)
+    assert first.ok, first.error
+    rollout = Rollout.objects.get(pk=first.rollout_id)
+    before = {c.first: c.pk for c in StepChunk.objects.filter(rollout=rollout)}
+    stored_steps = list(Step.objects.filter(rollout=rollout).order_by("position").values_list("pk", flat=True))
+    write_steps(folder, document_json, 139)
+    again = import_trial_dir(folder, live=True)
+    assert again.ok and again.outcome == "updated" and again.rollout_id == rollout.pk
+    # Appended: the stored steps kept their rows.
+    assert list(Step.objects.filter(rollout=rollout).order_by("position").values_list("pk", flat=True)[:60]) == stored_steps
+    after = {c.first: c.pk for c in StepChunk.objects.filter(rollout=rollout)}
+    complete = [first for first in before if first + CHUNK_STEPS <= 60]
+    assert complete == [0, 16, 32] and {first: after[first] for first in complete} == {f: before[f] for f in complete}
+    assert after[48] != before[48]  # the open chunk (steps 48-59) grew
+
+    whole = running_copy(source, tmp_path / f"once__{source.name}", "once")
+    write_steps(whole, document_json, 139)
+    once = import_trial_dir(whole, live=True)
+    assert chunks_of(rollout) == chunks_of(Rollout.objects.get(pk=once.rollout_id))
+    assert str(rollout.document.words) == str(Rollout.objects.get(pk=once.rollout_id).document.words)
