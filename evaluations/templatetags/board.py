@@ -1,6 +1,8 @@
 """Number formatting for leaderboard pages: one place, so every page agrees."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -93,6 +95,10 @@ def sortval(value) -> str:
     return str(value)
 
 
+# What figure_cells shows for an entry with no figures in a scope.
+NO_FIGURES = SimpleNamespace(avg=None, best=None, dominance=None, avg_ci=None, best_ci=None, dominance_ci=None)
+
+
 @register.simple_tag
 def figure_cells(figures, first: bool) -> SafeString:
     """A leaderboard row's Avg@k, Best@k and Dominance cells for one scope, each with its interval.
@@ -101,6 +107,8 @@ def figure_cells(figures, first: bool) -> SafeString:
     scope, and rendering them through the template was most of the first
     view of a new board (every row is made again for it).
     """
+    if figures is None:  # an entry without this scope's figures: dashes, as the template's loop showed
+        figures = NO_FIGURES
     extra = "" if first else " extra"
     avg = score(figures.avg)
     return format_html(

@@ -30,7 +30,7 @@ LOOP = Template(
 @pytest.mark.parametrize("first", [True, False])
 @pytest.mark.parametrize(
     "figures",
-    [FIGURES, dataclasses.replace(FIGURES, dominance=0.5, dominance_ci=(0.25, 0.75), avg=0.0)],
+    [FIGURES, dataclasses.replace(FIGURES, dominance=0.5, dominance_ci=(0.25, 0.75), avg=0.0), None],
 )
 def test_the_cells_are_the_templates(first, figures):
     groups = [figures, figures] if not first else [figures]
