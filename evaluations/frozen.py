@@ -18,19 +18,11 @@ from typing import Any
 
 def pickled_by_fields(cls: type) -> type:
     """Make `cls` (a dataclass whose every field is an __init__ argument) pickle as cls(*values)."""
-    names = [f.name for f in fields(cls)]
     if any(not f.init for f in fields(cls)):
         raise TypeError(f"{cls.__qualname__}: a field outside __init__ would be lost")
-    if not names:
-        def values(_obj: Any) -> tuple:
-            return ()
-    elif len(names) == 1:
-        one = operator.attrgetter(names[0])
-
-        def values(obj: Any) -> tuple:
-            return (one(obj),)
-    else:
-        values = operator.attrgetter(*names)  # a tuple, in field order
+    names = [f.name for f in fields(cls)]
+    # attrgetter of two names or more returns their tuple in C; of one, the bare value.
+    values = operator.attrgetter(*names) if len(names) > 1 else lambda obj: tuple(getattr(obj, n) for n in names)
 
     def __reduce__(self: Any) -> tuple:
         return cls, values(self)

@@ -1,7 +1,9 @@
 """Frozen dataclasses pickled as their constructor's arguments (evaluations.frozen), as the board's types are."""
 from __future__ import annotations
 
+import copyreg
 import dataclasses
+import io
 import pickle
 
 import pytest
@@ -58,3 +60,19 @@ def test_every_type_of_the_board_pickles_by_its_fields():
     for shape_type in board.SHAPE_TYPES:
         assert shape_type.__reduce__ is not object.__reduce__, shape_type
         assert shape_type.__reduce__.__qualname__.startswith("pickled_by_fields"), shape_type
+
+
+class _DataclassWay(pickle.Pickler):
+    """Pickles a frozen dataclass the way the dataclasses module does (what a cache holds from before frozen)."""
+
+    def reducer_override(self, obj):
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return copyreg.__newobj__, (type(obj),), obj.__getstate__()
+        return NotImplemented
+
+
+def test_a_value_pickled_the_dataclasses_way_still_loads():
+    value = Several("a", One([3]), (1, 2))
+    stream = io.BytesIO()
+    _DataclassWay(stream, pickle.HIGHEST_PROTOCOL).dump(value)
+    assert b"Several" in stream.getvalue() and pickle.loads(stream.getvalue()) == value

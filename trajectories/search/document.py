@@ -244,10 +244,12 @@ class TrajectoryDocuments:
         return documents, new_outputs
 
     def count(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]) -> None:
-        """Steps stored already: their words and output lines count for the steps after them, and
-        no document of theirs is made (a long live rollout's first tick, a grown trial's stored steps)."""
+        """Steps stored already, with their chunks: their words and output lines count for the steps
+        after them, and neither their documents nor the chunks they filled are made (a long live
+        rollout's first tick, a grown trial's stored steps); the open chunk stays, for later steps."""
         for _ in self._words_of(steps):
             pass
+        self._forget_stored_chunks()
 
     def _words_of(self, steps: Iterable[tuple[str, str, list[Any], list[str]]]):
         """Each step's (distinct words, new output lines), counted into the chunks and the rollout's words."""
@@ -275,12 +277,11 @@ class TrajectoryDocuments:
         for first, words in sorted(self._chunks.items()):
             last = min(first + CHUNK_STEPS, self._steps) - 1
             taken.append((first, last, _literal(_capped(words))))
-        self.mark_chunks_stored()
+        self._forget_stored_chunks()
         return taken
 
-    def mark_chunks_stored(self) -> None:
-        """The chunks so far are stored: forget them, but the open one, which later steps still join
-        (take_chunks without making their documents)."""
+    def _forget_stored_chunks(self) -> None:
+        """The chunks so far are stored: forget them, but the open one, which later steps still join."""
         open_chunk = self._steps - self._steps % CHUNK_STEPS
         self._chunks = {open_chunk: self._chunks[open_chunk]} if open_chunk in self._chunks else {}
 

@@ -419,7 +419,6 @@ class _SearchIndex:
         """Steps already stored with their chunks: their words count, and neither their documents nor the
         chunks they filled are made again (the next store replaces the open chunk on, not every chunk)."""
         self.builder.count(step_texts(steps))
-        self.builder.mark_chunks_stored()
         self.chunks_stored = True
 
     def add(self, steps: list[ParsedStep]) -> tuple[list[str], list[str]]:

@@ -169,8 +169,7 @@ class LiveImport:
         analyser.result()
         analyser.revised()
         documents = TrajectoryDocuments()
-        documents.count(ingest.step_texts(steps))
-        documents.mark_chunks_stored()  # by the full import
+        documents.count(ingest.step_texts(steps))  # stored, with their chunks, by the full import
         return _Known(file, analyser, documents, documents.rollout_words(), rollout.agent_started_at)
 
     def _store(self, parsed, first: int, tail: dict, warnings: list[str]) -> Rollout | None:

@@ -44,8 +44,7 @@ def test_counted_steps_make_no_document_and_the_steps_after_them_are_indexed_ali
     documents, outputs = whole.add_steps(all_steps)
     chunks = whole.take_chunks()
     resumed = TrajectoryDocuments()
-    resumed.count(all_steps[:20])
-    resumed.mark_chunks_stored()  # 0-15 complete and stored; 16-19 open
+    resumed.count(all_steps[:20])  # stored: 0-15 complete, 16-19 open
     assert resumed.add_steps(all_steps[20:]) == (documents[20:], outputs[20:])
     assert [(f, last, words(w)) for f, last, w in resumed.take_chunks()] == [(f, last, words(w)) for f, last, w in chunks[1:]]
     assert words(resumed.rollout_words()) == words(whole.rollout_words())
@@ -99,8 +98,8 @@ def test_a_grown_trial_imported_again_keeps_its_complete_chunks_and_stores_what_
     # Appended: the stored steps kept their rows.
     assert list(Step.objects.filter(rollout=rollout).order_by("position").values_list("pk", flat=True)[:60]) == stored_steps
     after = {c.first: c.pk for c in StepChunk.objects.filter(rollout=rollout)}
-    complete = [first for first in before if first + CHUNK_STEPS <= 60]
-    assert complete == [0, 16, 32] and {first: after[first] for first in complete} == {f: before[f] for f in complete}
+    complete = [start for start in before if start + CHUNK_STEPS <= 60]
+    assert complete == [0, 16, 32] and {s: after[s] for s in complete} == {s: before[s] for s in complete}
     assert after[48] != before[48]  # the open chunk (steps 48-59) grew
 
     whole = running_copy(source, tmp_path / f"once__{source.name}", "once")
