@@ -8,7 +8,9 @@ Issue 27's benchmark, in one run on PostgreSQL (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/autolab_bench_scale, created when
 missing). It builds two synthetic versions with `generate_synthetic`: 25
 and 100 entries x 36 tasks x 3 rollouts (no steps: the board reads none),
-and imports --copies renamed copies of each real trial of
+each model labelled as long as the longest model name of the shared trials
+("openai/xai-grok-4-20-reasoning", and a number: a page's weight must hold
+for real names), and imports --copies renamed copies of each real trial of
 ../shared/autolab/trials (ingest_bench.copy_trial, trajectories.services.import_path
 on every CPU) for real steps: one corpus shared by both sizes, which the
 rollout page and the searches read. --reuse keeps both when already loaded.
@@ -152,6 +154,22 @@ def load(size: int, args):
         print(f"loaded {name} in {time.perf_counter() - start:.1f} s")
         version = BenchmarkVersion.objects.get(name=name)
     return version
+
+
+# The longest model name among ../shared/autolab/trials' configs.
+REAL_MODEL_NAME = "openai/xai-grok-4-20-reasoning"
+
+
+def label_models_as_real_ones() -> None:
+    """Give every synthetic model a label as long as a real model's (the pages show labels)."""
+    from agents.models import AgentModel
+    from evaluations import leaderboard
+
+    models = list(AgentModel.objects.filter(name__startswith="synthetic-model-"))
+    for model in models:
+        model.display_name = f"{REAL_MODEL_NAME}-{model.name.rsplit('-', 1)[-1]}"
+    AgentModel.objects.bulk_update(models, ["display_name"])
+    leaderboard.invalidate()
 
 
 def load_corpus(copies: int, reuse: bool, work: Path) -> None:
@@ -571,6 +589,7 @@ def main() -> None:
             print_rows(rows)
             return
         versions = {size: load(size, args) for size in SIZES}
+        label_models_as_real_ones()
         load_corpus(args.copies, args.reuse, work)
         real = Rollout.objects.filter(trial_name__startswith=CORPUS_PREFIX, trial_name__endswith=TRIAL.name).order_by("pk").first()
         print(f"{Rollout.objects.count():,} rollouts, {Step.objects.count():,} steps")

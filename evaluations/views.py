@@ -25,7 +25,7 @@ from trajectories.models import Rollout
 
 from . import leaderboard as lb
 from . import board_html
-from .board import Board, BoardEntry, Cell, PublishedEntry, TaskInfo, measure_interval, measure_value
+from .board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
 from .forms import BoardFilters, HeatmapFilters, LeaderboardFilters
 from .links import rollout_url, rollouts_url
 from agents.models import AgentModel
@@ -311,7 +311,7 @@ def heatmap_rows(
         for entry in entries:
             cell = data.cell(task.id, entry.key)
             html = made.get(("cell", task.id, entry.key), lambda task=task, entry=entry, cell=cell: cell_html(
-                cell, rollouts_url(task.id, entry.model_id, entry.harness_id), cell_title(task, entry, cell)
+                cell, rollouts_url(task.id, entry.model_id, entry.harness_id), cell_title(cell)
             ))  # fmt: skip
             row_cells.append({"entry": entry, "cell": cell, "html": html})
         averages = [(cell.avg if (cell := data.cell(task.id, entry.key)) else None) or 0.0 for entry in ranked]
@@ -345,12 +345,18 @@ def cell_html(cell: Cell | None, url: str, title: str) -> SafeString:
     )
 
 
-def cell_title(task: TaskInfo, entry: BoardEntry, cell: Cell | None) -> str:
-    who = f"{entry.model_label} / {entry.harness} on {task.name}"
+def cell_title(cell: Cell | None) -> str:
+    """A heatmap cell's hover text: its figures, not whose they are.
+
+    The entry and the task are its column's and row's headers (both sticky);
+    static/js/cell_titles.js puts their names in front on hover. Written in
+    each of a page's 900 cells, a real model's 30-character name alone
+    weighed 27 KB, enough to push a page over the 250 KB it is held to.
+    """
     if cell is None:
-        return f"{who}: no rollout (counts 0)"
+        return "no rollout (counts 0)"
     scores = ", ".join(f"{s:.3f}" for s in cell.scores) or "none counted"
-    text = f"{who}\nAvg {cell.avg or 0:.3f} · Best {cell.best or 0:.3f}\nrollouts: {scores}"
+    text = f"Avg {cell.avg or 0:.3f} · Best {cell.best or 0:.3f}\nrollouts: {scores}"
     if cell.infra_rollout_ids:
         text += f"\n{len(cell.infra_rollout_ids)} infrastructure error(s) excluded"
     if cell.clipped_rollout_ids:

@@ -71,15 +71,17 @@ def test_a_row_is_the_templates_row_of_the_board_served():
     assert row_of(get_template(board_html.BOARD_ROW).render({"row": row}), entry.key) == row_of(after, entry.key)
 
 
-def cell_of(html: str, who: str) -> tuple[str, str]:
-    """(data-avg, text) of the heatmap cell whose title starts with `who`."""
-    found = re.search(rf'title="{re.escape(who)}[^"]*" data-avg="([^"]*)">([^<]*)</a>', html)
-    assert found, who
+def cell_of(html: str, link: str) -> tuple[str, str]:
+    """(data-avg, text) of the heatmap cell linking to `link`."""
+    found = re.search(rf'<a href="{re.escape(link)}" title="[^"]*" data-avg="([^"]*)">([^<]*)</a>', html)
+    assert found, link
     return found.group(1), found.group(2)
 
 
 def test_a_heatmap_cell_follows_a_new_rollout():
-    before, after, _, _ = around_a_new_rollout("/heatmap/")
-    who = "Model A / terminus-2 2.0.0 on t4"  # before: model A's only rollout on t4 hit an infra error (*)
-    assert cell_of(before, who)[1] == "—*"
-    assert cell_of(after, who) == ("1.0", "1.000*")  # the new 1.0 counts; the infra error stays flagged
+    before, after, data, entry = around_a_new_rollout("/heatmap/")
+    t4 = next(task for task in data.tasks if task.name == "t4")
+    link = f"/rollouts/?task={t4.id}&amp;model={entry.model_id}&amp;harness={entry.harness_id}"
+    # Before: model A's only rollout on t4 hit an infra error (*).
+    assert cell_of(before, link)[1] == "—*"
+    assert cell_of(after, link) == ("1.0", "1.000*")  # the new 1.0 counts; the infra error stays flagged

@@ -192,3 +192,33 @@ def test_a_swapped_heatmap_keeps_its_sideways_scroll(browser, live_server, big_b
         assert page.locator("#heatmap-scroll").evaluate("s => s.scrollLeft") == before
     finally:
         context.close()
+
+
+def cell_title(page, row: int, column: int) -> str:
+    """The title of the heatmap cell at (row, column) of the table's body, after hovering it."""
+    link = page.locator("#heatmap-table tbody tr:not(.category-row)").nth(row).locator("td.cell a").nth(column)
+    link.hover()
+    return link.get_attribute("title")
+
+
+def test_a_heatmap_cell_names_its_entry_and_task_on_hover(big_page, live_server, big_board):
+    """The server writes a cell's figures only (cell_titles.js adds whose they are), also in a swapped-in board."""
+    page, errors = big_page
+    page.goto(live_server.url + "/heatmap/?version=big&order=task", wait_until="networkidle", timeout=60_000)
+    first_model = page.locator("#heatmap-table thead th.entry .model").first.inner_text()
+    third_model = page.locator("#heatmap-table thead th.entry .model").nth(2).inner_text()
+    title = cell_title(page, 0, 0)
+    assert title.startswith(f"{first_model} / terminus-2 2.0.0 on task-00\nAvg ") and "rollouts: " in title
+    assert cell_title(page, 0, 0) == title  # named once, however often hovered
+    assert cell_title(page, 5, 2).startswith(f"{third_model} / terminus-2 2.0.0 on task-20\nAvg ")
+    # A keyboard user's focus names it too.
+    link = page.locator("#heatmap-table tbody tr:not(.category-row)").nth(1).locator("td.cell a").nth(1)
+    link.focus()
+    assert link.get_attribute("title").startswith(page.locator("#heatmap-table thead th.entry .model").nth(1).inner_text() + " / ")
+    # The next page of entries, swapped in: its cells are named by their own headers.
+    page.locator("nav.entry-pages a[rel=next]").first.click()
+    page.wait_for_url("**columns=2**")
+    expect(page.locator("#heatmap-table thead th.entry .model").first).not_to_have_text(first_model)
+    next_model = page.locator("#heatmap-table thead th.entry .model").first.inner_text()
+    assert cell_title(page, 0, 0).startswith(f"{next_model} / terminus-2 2.0.0 on task-00\nAvg ")
+    assert errors == []

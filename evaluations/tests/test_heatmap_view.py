@@ -52,9 +52,10 @@ def test_columns_follow_avg_and_filters(client, world):
     rows = response.context["rows"]
     assert [r["task"].name for r in rows] == ["t1", "t2", "t3", "t4"]
     assert [c["cell"].avg if c["cell"] else None for c in rows[0]["cells"]] == pytest.approx([0.5, 0.5, 0.0])
-    # The heatmap is drawn on the server, no chart script: its one script swaps a new order in (board_swap.js).
+    # The heatmap is drawn on the server, no chart script: one script swaps a new order in (board_swap.js),
+    # one names a cell's entry and task on hover (cell_titles.js).
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', response.content.decode())
-    assert scripts == ["/static/js/board_swap.js"]
+    assert scripts == ["/static/js/board_swap.js", "/static/js/cell_titles.js"]
     assert "plotly" not in response.content.decode()
     response = client.get(reverse("evaluations:heatmap"), {"category": "beta", "open_weight": "0"})
     # Columns by the category's Avg@k: C (.45) before A (.35).
@@ -172,6 +173,29 @@ def test_a_hundred_entry_heatmap_comes_in_light_pages_in_one_task_order(client):
     last = entries[3][0]
     key = re.search(r'order=(m\d+-h\d+)"[^>]*title="order tasks by this entry\'s score"><span class="model">' + re.escape(last), htmls[3]).group(1)
     assert client.get(url, {"version": "big", "columns": 4, "order": key}).status_code == 200
+
+
+# The longest model name of the shared AutoLab trials (../shared/autolab/trials), as an entry's label.
+REAL_LONG_NAME = "openai/xai-grok-4-20-reasoning-"
+
+
+def test_a_heatmap_page_weighs_the_same_whatever_the_models_are_called(client):
+    """A name is in its column's header, not in each of its 36 cells: real models' names (30
+    characters and more) must not push a page of 25 columns over the 250 KB it is held to."""
+    url = reverse("evaluations:heatmap")
+    hundred_entries(100)
+    short = client.get(url, {"version": "big"}).content
+    from agents.models import AgentModel
+    from evaluations import leaderboard
+
+    for model in AgentModel.objects.all():
+        model.name = model.name.replace("model-", REAL_LONG_NAME)
+        model.save()
+    leaderboard.invalidate()
+    long = client.get(url, {"version": "big"}).content
+    assert long.count(REAL_LONG_NAME.encode()) == 25  # each column's header
+    assert len(long) - len(short) == 25 * (len(REAL_LONG_NAME) - len("model-"))
+    assert len(long) <= 250_000
 
 
 @pytest.mark.parametrize("columns", ["0", "x", "-1"])
