@@ -15,11 +15,15 @@ register = template.Library()
 DASH = "—"
 
 
+# Decimals a normalised score is shown with, on every page and in the charts' data.
+SCORE_DECIMALS = 3
+
+
 @register.filter
 def score(value) -> str:
-    """A normalised score with three decimals."""
+    """A normalised score with SCORE_DECIMALS decimals."""
     value = parse_float(value)
-    return DASH if value is None else f"{value:.3f}"
+    return DASH if value is None else f"{value:.{SCORE_DECIMALS}f}"
 
 
 @register.filter

@@ -85,3 +85,32 @@ def test_harness_filter_counts_only_that_harness(client, world):
     assert [r["entry"].harness for r in rows] == ["mini-swe-agent"]
     assert rows[0]["usage"].cost_usd == pytest.approx(3.0)
     assert rows[0]["fig"].dominance is None  # alone: no one to beat
+
+
+def decimals(value: float) -> int:
+    text = repr(value)
+    return len(text.split(".", 1)[1]) if "." in text and "e" not in text else 0
+
+
+def test_the_charts_carry_the_boards_scores_as_the_tables_show_them(client, world):
+    """Hover shows three decimals, as the tables do: the 17 digits of a float's repr made the charts'
+    data 144 KB of a 100-entry page's 240 (every entry is drawn), digits no one saw."""
+    from evaluations import leaderboard as lb
+    from evaluations.templatetags.board import score
+
+    make_rollout(world["tasks"]["t1"], world["models"]["A"], world["harness"], 1 / 3, index=5)  # 0.333...: a long repr
+    data = lb.board(world["version"])
+    got = charts(client.get(reverse("evaluations:leaderboard")))
+    entries = {f"{e.model_label} / {e.harness}": e for e in data.entries}
+    assert len(got["bars"]) == len(entries)
+    shown = []  # (as the chart carries it, as the board holds it)
+    for bar, at_k, budget in zip(got["bars"], got["score_at_k"], got["budget"]["series"]):
+        entry = entries[bar["label"]]
+        figures, scope = entry.figures(None), entry.scope(None)
+        shown += [(bar["avg"], figures.avg), (bar["best"], figures.best), *zip(bar["avg_ci"], figures.avg_ci)]
+        shown += [*zip(at_k["y"], scope.score_at_k, strict=True), *zip(budget["y"], scope.budget_curve, strict=True)]
+    shown += list(zip(got["budget"]["x"], data.budget_grid, strict=True))
+    for carried, held in shown:
+        assert carried == round(held, 3) and f"{carried:.3f}" == score(held)
+    assert max(decimals(carried) for carried, _ in shown) == 3
+    assert any(decimals(held) > 3 for _, held in shown)  # the board's own figures are not rounded
