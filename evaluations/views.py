@@ -371,8 +371,8 @@ def cell_title(cell: Cell | None) -> str:
     """
     if cell is None:
         return "no rollout (counts 0)"
-    scores = ", ".join(f"{s:.3f}" for s in cell.scores) or "none counted"
-    text = f"Avg {cell.avg or 0:.3f} · Best {cell.best or 0:.3f}\nrollouts: {scores}"
+    scores = ", ".join(score(s) for s in cell.scores) or "none counted"
+    text = f"Avg {score(cell.avg or 0)} · Best {score(cell.best or 0)}\nrollouts: {scores}"
     if cell.infra_rollout_ids:
         text += f"\n{len(cell.infra_rollout_ids)} infrastructure error(s) excluded"
     if cell.clipped_rollout_ids:
