@@ -8,9 +8,10 @@ Issue 27's benchmark, in one run on PostgreSQL (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/autolab_bench_scale, created when
 missing). It builds two synthetic versions with `generate_synthetic`: 25
 and 100 entries x 36 tasks x 3 rollouts (no steps: the board reads none),
-each model labelled as long as the longest model name of the shared trials
-("openai/xai-grok-4-20-reasoning", and a number: a page's weight must hold
-for real names), and imports --copies renamed copies of each real trial of
+each model labelled as long as the longest model name in the shared trials'
+configs, provider included ("openai/xai-grok-4-20-reasoning" and a number,
+33 characters; the site stores it as "xai-grok-4-20-reasoning": a margin over
+real names, which a page's weight must hold for), and imports --copies renamed copies of each real trial of
 ../shared/autolab/trials (ingest_bench.copy_trial, trajectories.services.import_path
 on every CPU) for real steps: one corpus shared by both sizes, which the
 rollout page and the searches read. --reuse keeps both when already loaded.
@@ -156,7 +157,7 @@ def load(size: int, args):
     return version
 
 
-# The longest model name among ../shared/autolab/trials' configs.
+# The longest model name among ../shared/autolab/trials' configs, provider included (stored without it).
 REAL_MODEL_NAME = "openai/xai-grok-4-20-reasoning"
 
 

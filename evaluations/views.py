@@ -366,8 +366,9 @@ def cell_title(cell: Cell | None) -> str:
 
     The entry and the task are its column's and row's headers (both sticky);
     static/js/cell_titles.js puts their names in front on hover. Written in
-    each of a page's 900 cells, a real model's 30-character name alone
-    weighed 27 KB, enough to push a page over the 250 KB it is held to.
+    each of a page's 900 cells, names of 26 characters (the shared trials'
+    xai-grok-4-20-reasoning with a number) took a 100-entry page of
+    scale_bench's board to 258.5 KB, over the 250 KB it is held to.
     """
     if cell is None:
         return "no rollout (counts 0)"
