@@ -222,12 +222,16 @@ def figures_from(
         point = dominance(means[members])
         points = np.stack([scope.points[table.entries[i]] for i in members])  # (C, B)
         intervals = percentile_interval(bs.dominance_share(points, len(members), scope.n_tasks), axis=1).T
-        for pos, i in enumerate(members):
-            dom[i] = float(point[pos])
-            dom_ci[i] = (float(intervals[pos, 0]), float(intervals[pos, 1]))
+        for i, share, (low, high) in zip(members, point.tolist(), intervals.tolist()):
+            dom[i] = share
+            dom_ci[i] = (low, high)
 
+    # Per entry as plain numbers, computed for all at once: per-entry numpy calls were a good part of a
+    # 100-entry board's update.
+    n_rollouts = counts.sum(axis=1).tolist()
+    n_tasks = (counts > 0).sum(axis=1).tolist()
     # Only entries with something counted in the scope are ranked.
-    ranked = [table.entries[i] for i in members if counts[i].sum() > 0]
+    ranked = [table.entries[i] for i in members if n_rollouts[i] > 0]
     rank_of = dict(zip(ranked, ranking.interval_ranks([scope.avg_ci[e] for e in ranked])))
     if set(ranked) == set(scope.above):  # the ranks kept up to date with the replicates
         ranks = np.stack([scope.above[e] + 1 for e in ranked]) if ranked else np.zeros((0, boot.n_resamples))
@@ -235,19 +239,20 @@ def figures_from(
     else:  # `boot` was kept for another comparison set than `comparison` (not the board's way): from nothing
         ranges = ranking.rank_ranges(np.stack([scope.avg[e] for e in ranked])) if ranked else []
     range_of = dict(zip(ranked, ranges))
+    avg, best = avg.tolist(), best.tolist()
     return {
         entry: Figures(
-            avg=float(avg[i]),
-            best=float(best[i]),
+            avg=avg[i],
+            best=best[i],
             avg_ci=scope.avg_ci[entry],
             best_ci=scope.best_ci[entry],
             dominance=dom.get(i),
             dominance_ci=dom_ci.get(i),
             rank=rank_of.get(entry),
             rank_range=range_of.get(entry),
-            n_tasks=int((counts[i] > 0).sum()),
+            n_tasks=n_tasks[i],
             n_tasks_total=len(tasks),
-            n_rollouts=int(counts[i].sum()),
+            n_rollouts=n_rollouts[i],
         )
         for i, entry in enumerate(table.entries)
     }

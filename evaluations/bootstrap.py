@@ -236,11 +236,12 @@ class Bootstrap:
 
     def _unrank(self, entry: Hashable) -> None:
         for scope in self.scopes.values():
-            if scope.above.pop(entry, None) is None:
+            if scope.above.pop(entry, None) is None or not scope.above:
                 continue
-            mine = scope.avg[entry]
-            for other in scope.above:
-                scope.above[other] = scope.above[other] - (mine > scope.avg[other] + TIE_TOLERANCE)
+            others = list(scope.above)
+            theirs = np.stack([scope.avg[other] for other in others])  # (others, B): one comparison for all
+            counts = np.stack([scope.above[other] for other in others]) - (scope.avg[entry] > theirs + TIE_TOLERANCE)
+            scope.above.update(zip(others, counts))
 
     def _rank(self, entry: Hashable, counts: np.ndarray) -> None:
         """Rank a member in every scope it has a counted rollout in."""
@@ -248,12 +249,14 @@ class Bootstrap:
             if not counts[scope.positions].sum() > 0:
                 continue
             mine = scope.avg[entry]
-            above = np.zeros(self.n_resamples, dtype=np.int64)
-            for other in scope.above:
-                theirs = scope.avg[other]
-                scope.above[other] = scope.above[other] + (mine > theirs + TIE_TOLERANCE)
-                above += theirs > mine + TIE_TOLERANCE
-            scope.above[entry] = above
+            if not scope.above:
+                scope.above[entry] = np.zeros(self.n_resamples, dtype=np.int64)
+                continue
+            others = list(scope.above)
+            theirs = np.stack([scope.avg[other] for other in others])  # (others, B)
+            above = np.stack([scope.above[other] for other in others]) + (mine > theirs + TIE_TOLERANCE)
+            scope.above.update(zip(others, above))
+            scope.above[entry] = (theirs > mine + TIE_TOLERANCE).sum(axis=0, dtype=np.int64)
 
     def _pairs(self, entry: Hashable) -> tuple[list[Hashable], np.ndarray]:
         """The other members, and the points `entry` wins against each of them: (S, others, B), scopes in order."""
@@ -312,7 +315,9 @@ class Bootstrap:
         others = [e for e in self.members if e != entry]
         if not len(changed) or not others:
             return
-        theirs = self.stack[[self.rows[e] for e in others]][:, :, changed]  # (others, B, changed)
+        # The changed columns first, then the rows: indexing rows first copied every other entry's whole
+        # (B, T) replicates, the most of an update's time at 100 entries.
+        theirs = self.stack[: len(self.rows), :, changed][[self.rows[e] for e in others]]  # (others, B, changed)
         codes = comparisons(after[:, changed], theirs).astype(np.int16) - comparisons(before[:, changed], theirs)
         gained = weighted_points(codes, self.weights[:, changed, :])  # (S, others, B): what entry won more
         for scope, mine in zip(self.scopes.values(), gained):
