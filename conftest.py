@@ -26,9 +26,9 @@ def plain_static_files(settings):
 
 @pytest.fixture(autouse=True)
 def no_recent_boards():
-    """Each test starts without the boards an earlier test's process kept (evaluations.leaderboard's
+    """Each test starts without the boards an earlier test's process kept (evaluations.boards.leaderboard's
     recent boards: a rolled-back database may give a new version an old one's id and generation)."""
-    from evaluations.leaderboard import forget_recent_boards
+    from evaluations.boards.leaderboard import forget_recent_boards
 
     forget_recent_boards()
     yield

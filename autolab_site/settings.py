@@ -196,7 +196,7 @@ AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900
 AUTOLAB_JUDGE_MODEL = os.environ.get("AUTOLAB_JUDGE_MODEL", "")
 AUTOLAB_JUDGE_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_JUDGE_TIMEOUT_SEC", "300"))
 AUTOLAB_JUDGE_QUEUE = os.environ.get("AUTOLAB_JUDGE_QUEUE", "cpu")
-# Boards (evaluations.leaderboard): a board that read more rollouts than this
+# Boards (evaluations.boards.leaderboard): a board that read more rollouts than this
 # is never recomputed in a request: the page serves the last one with its age
 # and the task evaluations.rebuild_board, on this queue, brings it up to date.
 # (With a shared cache only.) The bound is the worst request, not the usual one:
@@ -258,7 +258,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-# Evaluation runner (evaluations.runner, evaluations.campaigns).
+# Evaluation runner (evaluations.running.runner, evaluations.running.campaigns).
 # One task per rollout, routed by the task's resources: `cpu` or `gpu` (with
 # the GPU type passed along); start workers with `-Q cpu` / `-Q gpu` and a
 # per-queue `--concurrency`.

@@ -111,7 +111,7 @@ def one_trial(base: Path, backend: str, *, sealed: bool = False) -> dict[str, fl
         task=TaskConfig(path=TASK), trials_dir=base / "trials", trial_name=f"bench__{uuid.uuid4().hex[:6]}",
         agent=AgentConfig(name="nop"),
         environment=environment(backend, base / "sandboxes"),
-        verifier=VerifierConfig(import_path="evaluations.verifier:TolerantVerifier"),
+        verifier=VerifierConfig(import_path="evaluations.running.verifier:TolerantVerifier"),
     )
     marks: dict[str, float] = {}
 

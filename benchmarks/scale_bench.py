@@ -164,7 +164,7 @@ REAL_MODEL_NAME = "openai/xai-grok-4-20-reasoning"
 def label_models_as_real_ones() -> None:
     """Give every synthetic model a label as long as a real model's (the pages show labels)."""
     from agents.models import AgentModel
-    from evaluations import leaderboard
+    from evaluations.boards import leaderboard
 
     models = list(AgentModel.objects.filter(name__startswith="synthetic-model-"))
     for model in models:
@@ -272,7 +272,7 @@ def search_outcome(client, url: str) -> str:
 def server_figures(args, versions, real_rollout_pk: int) -> list:
     from django.test import Client
 
-    from evaluations import leaderboard
+    from evaluations.boards import leaderboard
 
     from trajectories.models import Rollout
 
@@ -575,7 +575,7 @@ def main() -> None:
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
     from django.core.cache import cache
 
-    from evaluations import leaderboard
+    from evaluations.boards import leaderboard
 
     cache.clear()  # nothing a board of an earlier run left
     print(f"cache: {os.environ['CACHE_URL'] if leaderboard.shared_cache() else 'per process (LocMemCache)'}")

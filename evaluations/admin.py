@@ -4,11 +4,11 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from . import lifecycle
-from .models import Campaign, Entry, PublishedFigure, PublishedResult
+from evaluations.models import Campaign, Entry, PublishedFigure, PublishedResult
+from evaluations.running import lifecycle
 
 
-# --- Leaderboard settings and published results (evaluations.leaderboard) ---
+# --- Leaderboard settings and published results (evaluations.boards.leaderboard) ---
 
 
 @admin.register(Entry)
@@ -40,7 +40,7 @@ class PublishedFigureAdmin(admin.ModelAdmin):
     raw_id_fields = ("model", "harness")
 
 
-# --- Evaluation runner: campaigns (evaluations.campaigns); models and harnesses are the agents app's ---
+# --- Evaluation runner: campaigns (evaluations.running.campaigns); models and harnesses are the agents app's ---
 
 
 
@@ -91,7 +91,7 @@ class CampaignAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         if not change:
-            from .campaigns import send_preflight
+            from evaluations.running.campaigns import send_preflight
 
             campaign = form.instance
             transaction.on_commit(lambda: send_preflight(campaign))
@@ -100,7 +100,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-evaluate (new rollouts; the old ones become superseded)")
     def reevaluate_campaigns(self, request, queryset):
-        from .campaigns import reevaluate
+        from evaluations.running.campaigns import reevaluate
 
         for campaign in queryset:
             new = reevaluate(campaign, created_by=request.user, preflight=True)
@@ -108,7 +108,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel campaigns")
     def cancel_campaigns(self, request, queryset):
-        from . import campaigns
+        from evaluations.running import campaigns
 
         n = sum(campaigns.cancel(campaign, detail=f"cancelled by {request.user.get_username()}") for campaign in queryset)
         self.message_user(request, f"{n} rollouts cancelled.", messages.SUCCESS)

@@ -1,6 +1,6 @@
 """Read-only JSON API (v1) and CSV export of the leaderboard tables.
 
-The figures are the pages' own (`evaluations.leaderboard.board`), flattened
+The figures are the pages' own (`evaluations.boards.leaderboard.board`), flattened
 into rows; `?format=csv` (or the `.csv` URLs) gives the same rows as CSV.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from trajectories import services as trajectories, statuses
 from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
-from . import leaderboard as lb
-from .board import Board, PublishedEntry, measure_value, to_json
-from .links import rollout_url, rollouts_url
-from .forms import BoardFilters
-from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES
+from evaluations.boards import leaderboard as lb
+from evaluations.boards.board import Board, PublishedEntry, measure_value, to_json
+from evaluations.figures.ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES
+from evaluations.forms import BoardFilters
+from evaluations.links import rollout_url, rollouts_url
 
 API_VERSION = "v1"
 MAX_PAGE_SIZE = 500
@@ -396,7 +396,7 @@ def rollout_row(r: Rollout) -> dict:
         "exception_type": r.exception_type,
         "exception_message": r.exception_message,
         "verifier_fields": r.verifier_fields or {},
-        # The latest regrade the reward comes from (evaluations.regrade): when, and the verifier's version; null: never regraded.
+        # The latest regrade the reward comes from (evaluations.regrades.regrade): when, and the verifier's version; null: never regraded.
         "regraded_at": _iso(getattr(r, "regraded_at", None)),
         "verifier_version": getattr(r, "graded_verifier_version", None),
         "anchors_baseline": anchors.get("baseline"),

@@ -1,7 +1,7 @@
 from django.apps import AppConfig, apps
 from django.db.models.signals import post_delete, post_init, post_save
 
-# Whatever changes a leaderboard figure; see evaluations.leaderboard.
+# Whatever changes a leaderboard figure; see evaluations.boards.leaderboard.
 RESULT_MODELS = (
     "trajectories.Rollout",
     "trajectories.FailureLabel",
@@ -19,7 +19,7 @@ class EvaluationsConfig(AppConfig):
     name = "evaluations"
 
     def ready(self) -> None:
-        from .leaderboard import on_result_change, on_rollout_deleted, on_rollout_saved, remember_rollout
+        from evaluations.boards.leaderboard import on_result_change, on_rollout_deleted, on_rollout_saved, remember_rollout
 
         for label in RESULT_MODELS:
             sender = apps.get_model(label)

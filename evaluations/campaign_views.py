@@ -13,13 +13,13 @@ from autolab_site.staff import is_staff, staff_required
 from trajectories import services as trajectories
 from trajectories.models import ACTIVE_STATUSES, Rollout
 
-from . import launch_form
-from . import campaigns
-from .campaigns import CampaignError, launch
-from .campaign_progress import campaign_progress
+from evaluations import launch_form
+from evaluations.running import campaigns
+from evaluations.running.campaign_progress import campaign_progress
+from evaluations.running.campaigns import CampaignError, launch
 from agents.models import AgentModel
-from .models import Campaign
-from .sandbox.backends import BACKENDS
+from evaluations.models import Campaign
+from evaluations.sandbox.backends import BACKENDS
 
 
 def campaign_list(request):

@@ -9,10 +9,10 @@ from agents.models import AgentModel, Harness
 from agents.services import ensure_harness
 from tasks.models import BenchmarkVersion
 
-from .campaigns import cancel, create_campaign
-from .local_runs import run_campaign_sync
-from .models import Campaign
-from .sandbox import backends
+from evaluations.models import Campaign
+from evaluations.running.campaigns import cancel, create_campaign
+from evaluations.running.local_runs import run_campaign_sync
+from evaluations.sandbox import backends
 
 
 DEMO_HARNESSES = [
@@ -87,7 +87,7 @@ def stub_port() -> int:
 
 
 def demo_model_and_harness(harness_name: str, model_name: str, display: str) -> tuple[AgentModel, Harness]:
-    from .stub_llm import STUB_API_KEY, STUB_MODEL_INFO
+    from evaluations.running.stub_llm import STUB_API_KEY, STUB_MODEL_INFO
 
     model, created = AgentModel.objects.get_or_create(
         name=model_name, defaults={"display_name": display, "is_scripted": True, "provider": "autolab-site"}

@@ -13,7 +13,7 @@ from autolab_site.filters import FilterForm
 from tasks.models import BenchmarkVersion
 from trajectories.forms import Known
 
-from . import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from agents.models import Harness
 
 WEIGHTS = {"1": True, "true": True, "0": False, "false": False}
@@ -87,12 +87,12 @@ class LeaderboardFilters(BoardFilters):
 
 
 class RegradeForm(forms.Form):
-    """A staff regrade request (evaluations.regrade): on which sandbox backend; none: each rollout's own."""
+    """A staff regrade request (evaluations.regrades.regrade): on which sandbox backend; none: each rollout's own."""
 
     backend = forms.ChoiceField(required=False, choices=[("", "the rollout's own")])
 
     def __init__(self, *args, **kwargs):
-        from .sandbox.backends import BACKENDS
+        from evaluations.sandbox.backends import BACKENDS
 
         super().__init__(*args, **kwargs)
         self.fields["backend"].choices = [("", "the rollout's own"), *((name, b.label) for name, b in BACKENDS.items())]

@@ -7,9 +7,9 @@ from django.db.models import Q
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout, RolloutStatus
 
-from . import estimates
+from evaluations.running import estimates
 from agents.models import AgentModel, Harness
-from .models import Backend
+from evaluations.models import Backend
 
 ADD = "add"
 SUPERSEDE = "supersede"

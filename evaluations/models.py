@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from .sandbox.backends import BACKENDS
+from evaluations.sandbox.backends import BACKENDS
 
 
 # The sandbox backends' names and labels, from their one registry.
@@ -15,7 +15,7 @@ class Campaign(models.Model):
     """model x harness x benchmark version x tasks x k rollouts on one backend."""
 
     class Status(models.TextChoices):
-        # evaluations.lifecycle.campaign_status says which, from the rollouts;
+        # evaluations.running.lifecycle.campaign_status says which, from the rollouts;
         # before it has any, a campaign is checking (its preflight).
         CHECKING = "checking"
         PENDING = "pending"
@@ -35,7 +35,7 @@ class Campaign(models.Model):
     status = models.CharField(max_length=30, choices=Status.choices, default=Status.PENDING)
     # Why it failed, in a line (a failed preflight's first reason).
     status_reason = models.CharField(max_length=1000, blank=True)
-    # evaluations.preflight: each queue's report ({"cpu": {"worker", "ok", "checks"}}), and when it was asked for.
+    # evaluations.running.preflight: each queue's report ({"cpu": {"worker", "ok", "checks"}}), and when it was asked for.
     preflight = models.JSONField(default=dict, blank=True)
     preflight_sent_at = models.DateTimeField(null=True, blank=True)
     # Re-evaluation: once it starts, earlier rollouts of the same entry and tasks are superseded.
@@ -166,7 +166,7 @@ class BoardGeneration(models.Model):
     """The boards' cache generation, in the database so that every process reads the same one.
 
     Each process caches boards under keys that carry the generation
-    (evaluations.leaderboard); a change any process commits bumps it here, so
+    (evaluations.boards.leaderboard); a change any process commits bumps it here, so
     the next request of every web worker recomputes. In a per-process cache
     (the embedded default's LocMemCache) the counter itself once lived in
     the cache: a worker's import never reached the site's board.

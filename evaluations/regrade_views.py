@@ -1,8 +1,8 @@
-"""Staff actions that regrade rollouts (one, a campaign's, a task's): thin over evaluations.regrade.
+"""Staff actions that regrade rollouts (one, a campaign's, a task's): thin over evaluations.regrades.regrade.
 
 Each checks its rollouts at once and says, in the page's messages, which
 were queued and why the others are left as they were; the work runs on a
-worker (evaluations.regrade.run), and the rollout page's grade history
+worker (evaluations.regrades.regrade.run), and the rollout page's grade history
 shows it as it ends.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ from autolab_site.staff import staff_required
 from tasks.models import Task
 from trajectories.models import Rollout
 
-from . import regrade
-from .forms import RegradeForm
-from .models import Campaign
+from evaluations.forms import RegradeForm
+from evaluations.models import Campaign
+from evaluations.regrades import regrade
 
 # How many refusals a message lists by rollout before counting the rest.
 LISTED = 10

@@ -14,8 +14,8 @@ def run_rollout_task(self, rollout_id: int, gpu_type: str = "", gpus: int = 0) -
     """Run one rollout. `gpu_type`/`gpus` ride along for GPU workers' bookkeeping."""
     from trajectories.models import Rollout
 
-    from . import dispatch
-    from .runner import RETRY, run_rollout
+    from evaluations.running import dispatch
+    from evaluations.running.runner import RETRY, run_rollout
 
     outcome = run_rollout(rollout_id, celery_task_id=self.request.id or "")
     if outcome.status == RETRY:
@@ -29,8 +29,8 @@ def run_rollout_task(self, rollout_id: int, gpu_type: str = "", gpus: int = 0) -
 
 @shared_task(bind=True, name="evaluations.regrade", acks_late=True)
 def regrade_task(self, grade_id: int) -> str:
-    """Run one queued regrade: the task's current verifier on a rollout's recorded outputs (evaluations.regrade)."""
-    from .regrade import run
+    """Run one queued regrade: the task's current verifier on a rollout's recorded outputs (evaluations.regrades.regrade)."""
+    from evaluations.regrades.regrade import run
 
     return run(grade_id, celery_task_id=self.request.id or "").state
 
@@ -38,11 +38,11 @@ def regrade_task(self, grade_id: int) -> str:
 @shared_task(name="evaluations.preflight", acks_late=True)
 def preflight_task(campaign_id: int, queue: str) -> str:
     """Check a campaign on this worker (its queue's view of keys, endpoint, tasks, backend); start or fail it."""
-    from .campaigns import preflight_inputs, record_preflight
-    from .models import Campaign
-    from .preflight import run_checks
-    from .runner import serve_scripted_stub
-    from .stub_llm import StubPortTaken
+    from evaluations.models import Campaign
+    from evaluations.running.campaigns import preflight_inputs, record_preflight
+    from evaluations.running.preflight import run_checks
+    from evaluations.running.runner import serve_scripted_stub
+    from evaluations.running.stub_llm import StubPortTaken
 
     campaign = Campaign.objects.select_related("model", "harness").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != Campaign.Status.CHECKING:
@@ -58,7 +58,7 @@ def preflight_task(campaign_id: int, queue: str) -> str:
 
 @shared_task(name="evaluations.reap_rollouts")
 def reap_rollouts_task() -> str:
-    from .reaper import reap
+    from evaluations.running.reaper import reap
 
     return str(reap())
 
@@ -66,7 +66,7 @@ def reap_rollouts_task() -> str:
 @shared_task(name="evaluations.rebuild_board", acks_late=True)
 def rebuild_board_task(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
     """A board brought up to date off the web process (queue AUTOLAB_BOARD_QUEUE); see leaderboard.served_board."""
-    from .leaderboard import rebuild
+    from evaluations.boards.leaderboard import rebuild
 
     return rebuild(version_id, harness, open_weight)
 
@@ -75,7 +75,7 @@ def rebuild_board_task(version_id: int, harness: int | None = None, open_weight:
 def reap_on_start(sender=None, **kwargs) -> None:
     """Rescue rollouts abandoned by a worker that died, and clear this host's leftover sandboxes."""
     try:
-        from .reaper import reap
+        from evaluations.running.reaper import reap
 
         logger.info("reaper at worker start: %s", reap(preflights=False))
     except Exception:  # noqa: BLE001  (the database may not be migrated yet)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, campaign_views, regrade_views, task_views, views
+from evaluations import api, campaign_views, regrade_views, task_views, views
 
 app_name = "evaluations"
 

@@ -1,8 +1,8 @@
 """Leaderboard, per-task heatmap, model page and the published-results upload.
 
 Views only read GET filters (`forms.BoardFilters`), ask
-`evaluations.leaderboard` for the (cached) board and shape it for
-templates; figures are computed in `evaluations.aggregation`.
+`evaluations.boards.leaderboard` for the (cached) board and shape it for
+templates; figures are computed in `evaluations.figures.aggregation`.
 """
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ from trajectories.services import failed_rollouts
 from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
-from . import leaderboard as lb
-from . import board_html
-from .board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
-from .forms import BoardFilters, HeatmapFilters, LeaderboardFilters
-from .links import rollout_url, rollouts_url
+from evaluations.boards import board_html
+from evaluations.boards import leaderboard as lb
+from evaluations.boards.board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
+from evaluations.forms import BoardFilters, HeatmapFilters, LeaderboardFilters
+from evaluations.links import rollout_url, rollouts_url
 from agents.models import AgentModel
-from .models import PublishedFigure, PublishedResult
-from .templatetags.board import SCORE_DECIMALS, category_label, heat, score, sortval
+from evaluations.models import PublishedFigure, PublishedResult
+from evaluations.templatetags.board import SCORE_DECIMALS, category_label, heat, score, sortval
 
 
 def board_filters(request: HttpRequest, form_class: type[BoardFilters] = BoardFilters) -> BoardFilters:
@@ -522,7 +522,7 @@ def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[Publ
 @staff_required
 def import_results_upload(request: HttpRequest) -> HttpResponse:
     """Staff upload of published scores: the same checks as the command."""
-    from .published import ResultsImportError, import_results
+    from evaluations.results.published import ResultsImportError, import_results
 
     errors: list[str] = []
     if request.method == "POST":

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
 LINT = Path(sys.executable).parent / "lint-imports"
@@ -27,12 +29,23 @@ def test_the_layers_hold():
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
-def test_an_upward_import_breaks_them(tmp_path):
-    """The contract can fail: a copy of the project where trajectories imports evaluations."""
+PROBES = [
+    # An upward import: trajectories reaching into evaluations.
+    ("trajectories/probe.py", "from evaluations.boards import leaderboard  # noqa: F401\n",
+     "trajectories is not allowed to import evaluations"),
+    # The leaderboard's arithmetic reaching for Django.
+    ("evaluations/figures/probe.py", "from django.db import models  # noqa: F401\n",
+     "evaluations.figures is not allowed to import django"),
+]
+
+
+@pytest.mark.parametrize("probe, source, message", PROBES, ids=["upward", "figures-django"])
+def test_a_breaking_import_breaks_them(tmp_path, probe, source, message):
+    """The contracts can fail: a copy of the project with one import they forbid."""
     for package in PACKAGES:
         shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("migrations", "templates", "static", "*.json", "*.eval"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    (tmp_path / "trajectories" / "probe.py").write_text("from evaluations import leaderboard  # noqa: F401\n")
+    (tmp_path / probe).write_text(source)
     result = lint(tmp_path)
     assert result.returncode != 0
-    assert "trajectories is not allowed to import evaluations" in result.stdout
+    assert message in result.stdout

@@ -1,6 +1,6 @@
-"""A status has one writer (a rollout's: trajectories.lifecycle; a campaign's: evaluations.lifecycle); so has a state.
+"""A status has one writer (a rollout's: trajectories.lifecycle; a campaign's: evaluations.running.lifecycle); so has a state.
 
-`evaluations/lifecycle.py` once said it was "the one owner", while claim and
+`evaluations/running/lifecycle.py` once said it was "the one owner", while claim and
 cancel wrote around its table and five other modules wrote statuses of
 their own. This reads every module's source (ast) and fails on a status
 write anywhere else: an assignment to `.status`, `setattr(x, "status", ...)`,
@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
-OWNERS = {"trajectories/lifecycle.py", "evaluations/lifecycle.py"}
+OWNERS = {"trajectories/lifecycle.py", "evaluations/running/lifecycle.py"}
 # Upload jobs have a status of their own, written where their life is (their values say so).
 OTHER_STATUSES = {"trajectories/storing/uploads.py": "UploadJob.Status"}
 # Writes to a `status` that is no model's (reviewed; named by their source text).

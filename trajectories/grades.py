@@ -1,13 +1,13 @@
 """The one writer of a rollout's grade after its run: the grade history, and the reward columns the boards read.
 
 A regrade re-runs the task's current verifier on what the rollout left
-(evaluations.regrade does that). What it finds is recorded here, with its
+(evaluations.regrades.regrade does that). What it finds is recorded here, with its
 provenance (the verifier's version, when, by whom, on which backend), as a
 `Grade`; the grade the rollout came with is kept as the history's first
 entry, written the first time anything is regraded. The rollout's own
 reward columns always hold its latest done grade: `record_regrade` writes
 them with one `save()`, whose post_save signal marks the boards stale the
-way an import's save does (evaluations.leaderboard.on_rollout_saved), and
+way an import's save does (evaluations.boards.leaderboard.on_rollout_saved), and
 classifies the rollout again. A regrade that fails leaves the rollout as it
 was; its reason is kept in the history.
 

@@ -2,7 +2,7 @@
 
 Three kinds of change, one function each:
 - our runner moves a rollout it runs (`change`, on a row the caller locked;
-  evaluations.lifecycle decides when, and updates the campaign in the same
+  evaluations.running.lifecycle decides when, and updates the campaign in the same
   transaction), by `statuses.TRANSITIONS`;
 - a campaign's new rollout starts queued (`create_queued`);
 - an import sets what its source says (`set_imported`: a trial folder, an

@@ -34,7 +34,7 @@
   rollouts (trajectories.judge), run by a Celery worker for the staff's button.
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
-  asks through evaluations.lifecycle).
+  asks through evaluations.running.lifecycle).
 """
 from __future__ import annotations
 

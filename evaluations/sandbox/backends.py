@@ -84,7 +84,7 @@ def _engine_problems(engine: str, compose: list[str]) -> list[str]:
 
 
 def _podman_problems() -> list[str]:
-    from .containers import podman_compose_path
+    from evaluations.sandbox.containers import podman_compose_path
 
     compose = podman_compose_path()
     problems = _engine_problems("podman", [compose] if compose else [])
@@ -93,7 +93,7 @@ def _podman_problems() -> list[str]:
 
 
 def _docker_problems() -> list[str]:
-    from .containers import compose_v2_works, docker_compose_v1_path
+    from evaluations.sandbox.containers import compose_v2_works, docker_compose_v1_path
 
     problems = _engine_problems("docker", ["docker", "compose"])
     if not problems and not compose_v2_works() and docker_compose_v1_path() is None:
@@ -141,20 +141,20 @@ def _bubblewrap_environment(sandbox_root: Path):
 
 
 def _bubblewrap_host_problems() -> list[str]:
-    from .bubblewrap import host_problems
+    from evaluations.sandbox.bubblewrap import host_problems
 
     return host_problems()
 
 
 def _bubblewrap_task_problems(task_dir: Path) -> list[str]:
-    from .bubblewrap import check_task_dir
+    from evaluations.sandbox.bubblewrap import check_task_dir
 
     problems = check_task_dir(task_dir)
     return ["needs a container backend: " + "; ".join(problems)] if problems else []
 
 
 def _bubblewrap_cleanup(session_id: str) -> int:
-    from .bubblewrap import kill_sandbox
+    from evaluations.sandbox.bubblewrap import kill_sandbox
 
     return kill_sandbox(session_id)
 

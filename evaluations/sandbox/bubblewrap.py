@@ -70,10 +70,10 @@ from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFa
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.task.config import NetworkMode, TaskOS
 
-from . import storage
+from evaluations.sandbox import storage
 from tasks.dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
-from .errors import SandboxEndedByAgentError
-from .staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
+from evaluations.sandbox.errors import SandboxEndedByAgentError
+from evaluations.sandbox.staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
 from autolab_site.safe_files import UnsafePath, copy_file, copy_tree
 
 logger = logging.getLogger(__name__)

@@ -57,9 +57,9 @@ from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_
 from harbor.environments.podman import PodmanEnvironment
 from harbor.models.task.config import NetworkMode
 
-from . import storage
-from .errors import SandboxEndedByAgentError
-from .staging import (
+from evaluations.sandbox import storage
+from evaluations.sandbox.errors import SandboxEndedByAgentError
+from evaluations.sandbox.staging import (
     VERIFIER_LOGS,
     SafeTransfers,
     default_log_mounts,
@@ -74,7 +74,7 @@ DEFAULT_MAX_PROCESSES = 4096
 
 
 def default_sandbox_root() -> Path:
-    from .bubblewrap import default_sandbox_root as bubblewrap_root
+    from evaluations.sandbox.bubblewrap import default_sandbox_root as bubblewrap_root
 
     return bubblewrap_root()
 

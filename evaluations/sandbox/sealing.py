@@ -40,7 +40,7 @@ def _validate_against_loaded_config(trial) -> object:
     """
     from harbor.trial.regrade import RegradeError
 
-    from evaluations.regrading import current_verifier
+    from evaluations.regrades.regrading import current_verifier
 
     source = trial._source_result
     if source is None:

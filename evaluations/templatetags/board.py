@@ -7,7 +7,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from evaluations.ranking import INTERVAL_PERCENT
+from evaluations.figures.ranking import INTERVAL_PERCENT
 from tasks.lib.numbers import parse_float
 
 register = template.Library()
@@ -37,7 +37,7 @@ def interval(value, digits: int = 3) -> str:
 
 @register.simple_tag
 def interval_level() -> str:
-    """The intervals' level as pages print it: evaluations.ranking.INTERVAL_PERCENT and a percent sign."""
+    """The intervals' level as pages print it: evaluations.figures.ranking.INTERVAL_PERCENT and a percent sign."""
     return f"{INTERVAL_PERCENT}%"
 
 

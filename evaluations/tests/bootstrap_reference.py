@@ -1,15 +1,15 @@
 """The board's bootstrap worked out the plain way, for tests to hold the board's own to (not a conftest).
 
 The board keeps each entry's replicates and updates them as rollouts come
-(evaluations.bootstrap); these build every entry's at once from the same
+(evaluations.figures.bootstrap); these build every entry's at once from the same
 per-task generators, then draw the tasks, as the definition reads.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from evaluations import aggregation as agg
-from evaluations import bootstrap as bs
+from evaluations.figures import aggregation as agg
+from evaluations.figures import bootstrap as bs
 
 
 def rollout_resamples(table: agg.ScoreTable, n_resamples: int, seed: int) -> np.ndarray:

@@ -2,7 +2,7 @@
 import pytest
 from django.core.cache import cache
 
-from .board_factories import hand_table
+from evaluations.tests.board_factories import hand_table
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def redis_broker():
     """This test run's Redis database, emptied before and after."""
     import redis
 
-    from .worker_helpers import broker_url, purge
+    from evaluations.tests.worker_helpers import broker_url, purge
 
     try:
         redis.Redis.from_url(broker_url(), socket_connect_timeout=1).ping()
@@ -37,14 +37,14 @@ def redis_broker():
 
 @pytest.fixture
 def worker_env(tmp_path, redis_broker, settings):
-    from .worker_helpers import process_env
+    from evaluations.tests.worker_helpers import process_env
 
     return process_env(tmp_path, redis_broker, settings)
 
 
 @pytest.fixture
 def worker(worker_env, tmp_path):
-    from .worker_helpers import Worker
+    from evaluations.tests.worker_helpers import Worker
 
     started = Worker(worker_env, tmp_path / "worker.log")
     yield started
@@ -86,7 +86,7 @@ def broker_down():
 @pytest.fixture(params=("podman", "docker"))
 def engine(request):
     """A container engine this host runs (each test runs on both; skipped with the reason where one is missing)."""
-    from .container_helpers import require_engine
+    from evaluations.tests.container_helpers import require_engine
 
     require_engine(request.param)
     return request.param

@@ -90,7 +90,7 @@ def run_trial(tmp_path: Path, task_dir: Path, engine: str, agent: str = "oracle"
             import_path=f"evaluations.sandbox.containers:{SANDBOX_CLASS[engine]}",
             kwargs={"sandbox_root": str(tmp_path / "sandboxes")},
         ),
-        verifier=VerifierConfig(import_path="evaluations.verifier:TolerantVerifier"),
+        verifier=VerifierConfig(import_path="evaluations.running.verifier:TolerantVerifier"),
     )
 
     async def run():

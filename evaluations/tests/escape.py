@@ -14,7 +14,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from .sandbox_helpers import TINY_TASK
+from evaluations.tests.sandbox_helpers import TINY_TASK
 
 VICTIM_TEXT = "host file: must stay as it is\n"
 # A reward a forged reward.json would claim: the trial must never report it.

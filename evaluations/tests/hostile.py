@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .runner_helpers import EXAMPLES
+from evaluations.tests.runner_helpers import EXAMPLES
 
 FORGED = '{"reward": 1.0}'
 

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluations import aggregation as agg
+from evaluations.figures import aggregation as agg
 
 # Three entries x four tasks x three rollouts (board_factories.SCORES). Ties:
 # A and B on t1, A and C on t2 and t3, B and C on t4. A has no rollout on t4
 # (counts 0).
-from .board_factories import CATEGORIES, SCORES  # noqa: E402
+from evaluations.tests.board_factories import CATEGORIES, SCORES  # noqa: E402
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from evaluations.board import Medals
+from evaluations.boards.board import Medals
 
-from .board_factories import make_rollout
+from evaluations.tests.board_factories import make_rollout
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def test_embedded_chart_data_change_with_the_category(client, world):
     from trajectories.models import Rollout
 
     Rollout.objects.filter(model=world["models"]["A"], task__category="beta").update(cost_usd=2.0)
-    from evaluations import leaderboard as lb
+    from evaluations.boards import leaderboard as lb
 
     lb.invalidate()
     everything = charts(client.get(reverse("evaluations:leaderboard")))
@@ -95,7 +95,7 @@ def decimals(value: float) -> int:
 def test_the_charts_carry_the_boards_scores_as_the_tables_show_them(client, world):
     """Hover shows three decimals, as the tables do: the 17 digits of a float's repr made the charts'
     data 144 KB of a 100-entry page's 240 (every entry is drawn), digits no one saw."""
-    from evaluations import leaderboard as lb
+    from evaluations.boards import leaderboard as lb
     from evaluations.templatetags.board import score
 
     make_rollout(world["tasks"]["t1"], world["models"]["A"], world["harness"], 1 / 3, index=5)  # 0.333...: a long repr

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from evaluations import board as board_shape
-from evaluations import leaderboard
+from evaluations.boards import board as board_shape
+from evaluations.boards import leaderboard
 from trajectories.models import Rollout
 
-from .board_factories import hand_table, make_rollout
+from evaluations.tests.board_factories import hand_table, make_rollout
 
 NOTICE = "newer results have come in since"
 
@@ -143,7 +143,7 @@ def test_the_embedded_default_computes_in_the_request(client, settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_on_the_boards_queue_brings_the_page_up_to_date(client, redis_cache, worker_env, tmp_path, redis_app):
-    from .worker_helpers import Worker
+    from evaluations.tests.worker_helpers import Worker
 
     worker = Worker({**worker_env, "CACHE_URL": redis_cache}, tmp_path / "boards.log", queues=("boards",))
     try:

@@ -1,4 +1,4 @@
-"""Rows and cells made once per board (evaluations.board_html): what the pages show is what the templates
+"""Rows and cells made once per board (evaluations.boards.board_html): what the pages show is what the templates
 render for the board being served, never a row of an earlier board."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from django.template.loader import get_template
 from django.test import Client
 
-from evaluations import board_html, leaderboard
+from evaluations.boards import board_html, leaderboard
 
-from .board_factories import hand_table, make_rollout
-from .test_heatmap_view import hundred_entries
+from evaluations.tests.board_factories import hand_table, make_rollout
+from evaluations.tests.test_heatmap_view import hundred_entries
 
 pytestmark = pytest.mark.django_db
 

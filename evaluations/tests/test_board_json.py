@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluations.human_import import import_human_csv
+from evaluations.results.human_import import import_human_csv
 from agents.models import AgentModel, Harness
 from evaluations.models import Entry
-from evaluations.published import import_results
+from evaluations.results.published import import_results
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 
-from .board_factories import hand_table, make_rollout
+from evaluations.tests.board_factories import hand_table, make_rollout
 
 # Sequences reset: ids (in keys and links) are the same on every run and database.
 pytestmark = pytest.mark.django_db(transaction=True, reset_sequences=True)

@@ -7,9 +7,9 @@ import pickle
 
 import pytest
 
-from evaluations import leaderboard
+from evaluations.boards import leaderboard
 
-from .board_factories import hand_table
+from evaluations.tests.board_factories import hand_table
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from .test_heatmap_view import element_count, hundred_entries, task_order
+from evaluations.tests.test_heatmap_view import element_count, hundred_entries, task_order
 
 pytestmark = pytest.mark.django_db
 

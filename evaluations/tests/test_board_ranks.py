@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from agents.models import AgentModel
 from tasks.models import BenchmarkVersion
 
-from .board_factories import make_rollout
+from evaluations.tests.board_factories import make_rollout
 
 pytestmark = pytest.mark.django_db
 

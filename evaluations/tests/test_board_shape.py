@@ -1,4 +1,4 @@
-"""The board's shape (evaluations.board): typed, frozen, pickled into the cache under its own fingerprint."""
+"""The board's shape (evaluations.boards.board): typed, frozen, pickled into the cache under its own fingerprint."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 
-from evaluations import board
-from evaluations import leaderboard as lb
+from evaluations.boards import board
+from evaluations.boards import leaderboard as lb
 from evaluations.models import PublishedFigure
 
-from .board_factories import hand_table
+from evaluations.tests.board_factories import hand_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +34,13 @@ def test_the_fingerprint_changes_with_any_field():
     retyped = dataclasses.make_dataclass("Cell", [("avg", "float | None"), ("scores", "list[float]")])
     assert board.fingerprint((cell,)) == board.fingerprint((same,))
     assert len({board.fingerprint((t,)) for t in (cell, renamed, retyped)}) == 3
+
+
+def test_the_fingerprint_changes_when_a_type_moves():
+    """A pickle names its classes by module: a board pickled before a type moved must not be read after."""
+    here = dataclasses.make_dataclass("Cell", [("avg", "float")], module="evaluations.figures.aggregation")
+    moved = dataclasses.make_dataclass("Cell", [("avg", "float")], module=board.__name__)
+    assert board.fingerprint((here,)) != board.fingerprint((moved,))
 
 
 @pytest.mark.parametrize(
@@ -59,7 +66,7 @@ def test_the_measures_have_one_writer():
         str(path.relative_to(ROOT)) for path in (ROOT / "evaluations").rglob("*.py")
         if "tests" not in path.parts and '"dom": "dominance"' in path.read_text()
     ]
-    assert found == ["evaluations/board.py"]
+    assert found == ["evaluations/boards/board.py"]
 
 
 def test_to_json_keeps_field_order_and_aggregations_own_figures():

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from .test_heatmap_view import hundred_entries
+from evaluations.tests.test_heatmap_view import hundred_entries
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,7 +22,7 @@ DOM_BUDGET = 2_500
 
 @pytest.fixture
 def big_board():
-    from evaluations import leaderboard as lb
+    from evaluations.boards import leaderboard as lb
 
     world = hundred_entries(100)
     lb.board(world["version"])  # computed before the browser asks (a loaded host takes seconds at 100 entries)

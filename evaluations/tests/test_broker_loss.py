@@ -7,16 +7,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from evaluations import dispatch
-from evaluations.campaigns import create_campaign
 from evaluations.models import Campaign
-from evaluations.reaper import reap
-from evaluations.workspace import sweep_sandboxes
-from evaluations.workspace import sandbox_folder, worker_name
+from evaluations.running import dispatch
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.reaper import reap
+from evaluations.running.workspace import sandbox_folder, worker_name
+from evaluations.running.workspace import sweep_sandboxes
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import import_examples, utility_entry
-from .worker_helpers import manage, redis_client
+from evaluations.tests.runner_helpers import import_examples, utility_entry
+from evaluations.tests.worker_helpers import manage, redis_client
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -17,7 +17,7 @@ from evaluations.sandbox.bubblewrap import (
 )
 from tasks.dockerfile import CopyStep, RunStep, parse_dockerfile
 
-from .sandbox_helpers import TINY_TASK, require_sandbox
+from evaluations.tests.sandbox_helpers import TINY_TASK, require_sandbox
 
 # -- Dockerfile interpretation (pure) -----------------------------------------
 
@@ -323,7 +323,7 @@ def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path):
 
     from autolab_site.safe_files import find_links
 
-    from .escape import FORGED_REWARD, host_files, make_escape_task, make_victims
+    from evaluations.tests.escape import FORGED_REWARD, host_files, make_escape_task, make_victims
 
     victims = make_victims(tmp_path / "host")
     before = host_files(victims)
@@ -336,7 +336,7 @@ def test_links_planted_in_the_logs_never_reach_a_host_file(tmp_path):
             import_path="evaluations.sandbox.bubblewrap:BubblewrapEnvironment",
             kwargs={"sandbox_root": str(tmp_path / "sandboxes")},
         ),
-        verifier={"import_path": "evaluations.verifier:TolerantVerifier"},
+        verifier={"import_path": "evaluations.running.verifier:TolerantVerifier"},
     )
 
     async def run():

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from evaluations.campaigns import create_campaign
 from evaluations.models import Campaign
+from evaluations.running.campaigns import create_campaign
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import import_examples, utility_entry
+from evaluations.tests.runner_helpers import import_examples, utility_entry
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def ok_report(queue="cpu"):
 
 
 def test_adding_a_campaign_checks_it_first_then_creates_its_rollouts(admin_client):
-    from evaluations.campaigns import record_preflight
+    from evaluations.running.campaigns import record_preflight
 
     version = import_examples()
     model, harness = utility_entry("nop")
@@ -82,7 +82,7 @@ def test_reevaluate_supersedes_old_rollouts(admin_client):
     assert new.k == 2 and list(new.tasks.values_list("name", flat=True)) == ["sort8_network"]
     # Nothing changes before its preflight passes.
     assert set(Rollout.objects.filter(campaign=old).values_list("superseded", flat=True)) == {False}
-    from evaluations.campaigns import record_preflight
+    from evaluations.running.campaigns import record_preflight
 
     record_preflight(new.pk, ok_report())
     assert set(Rollout.objects.filter(campaign=old).values_list("superseded", flat=True)) == {True}

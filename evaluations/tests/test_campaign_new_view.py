@@ -7,11 +7,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from evaluations.campaigns import create_campaign
 from evaluations.models import Campaign
+from evaluations.running.campaigns import create_campaign
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import import_examples, utility_entry
+from evaluations.tests.runner_helpers import import_examples, utility_entry
 
 pytestmark = pytest.mark.django_db
 

@@ -14,15 +14,15 @@ import pytest
 
 from evaluations.demo import demo_model_and_harness
 from evaluations.models import Campaign
-from evaluations.reaper import reap
-from evaluations.stub_llm import start_stub_server
+from evaluations.running.reaper import reap
+from evaluations.running.stub_llm import start_stub_server
 from tasks.services import import_tasks
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
 
-from .container_helpers import containers_of
-from .runner_helpers import import_examples, utility_entry
-from .sandbox_helpers import TINY_TASK
-from .worker_helpers import Worker, evaluate, wait_for
+from evaluations.tests.container_helpers import containers_of
+from evaluations.tests.runner_helpers import import_examples, utility_entry
+from evaluations.tests.sandbox_helpers import TINY_TASK
+from evaluations.tests.worker_helpers import Worker, evaluate, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.containers, pytest.mark.django_db(transaction=True)]
 

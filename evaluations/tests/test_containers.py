@@ -12,9 +12,9 @@ import pytest
 
 from autolab_site.safe_files import find_links
 
-from .container_helpers import containers_of, image_id, make_env, run_trial
-from .escape import FORGED_REWARD, host_files, make_escape_task, make_victims
-from .sandbox_helpers import TINY_TASK
+from evaluations.tests.container_helpers import containers_of, image_id, make_env, run_trial
+from evaluations.tests.escape import FORGED_REWARD, host_files, make_escape_task, make_victims
+from evaluations.tests.sandbox_helpers import TINY_TASK
 
 pytestmark = pytest.mark.containers
 

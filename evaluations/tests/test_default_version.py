@@ -5,12 +5,12 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from agents.models import AgentModel
 from tasks.models import BenchmarkVersion, Task
 from tasks.services import ensure_version
 
-from .board_factories import make_rollout
+from evaluations.tests.board_factories import make_rollout
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
-"""evaluations.estimates: a campaign's cost and time from earlier rollouts, by hand."""
+"""evaluations.running.estimates: a campaign's cost and time from earlier rollouts, by hand."""
 from __future__ import annotations
 
-from evaluations.estimates import Sample, TaskBasis, estimate
+from evaluations.running.estimates import Sample, TaskBasis, estimate
 
 
 def test_same_entry_first_then_same_harness_then_the_budget():

@@ -11,8 +11,8 @@ from django.utils import timezone
 from evaluations.models import Campaign
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import import_examples, runner_settings, utility_entry
-from .sandbox_helpers import require_sandbox
+from evaluations.tests.runner_helpers import import_examples, runner_settings, utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -73,7 +73,7 @@ def test_reap_rollouts_requeues_then_fails_a_stale_rollout(settings):
     settings.RUNNER_MAX_ATTEMPTS = 2
     version = import_examples()
     model, harness = utility_entry("nop")
-    from evaluations.campaigns import create_campaign
+    from evaluations.running.campaigns import create_campaign
 
     campaign = create_campaign(model, harness, version, tasks=version.tasks.filter(name="sort8_network"), k=1,
                                backend="bubblewrap", enqueue=False)
@@ -104,7 +104,7 @@ def test_reap_rollouts_requeues_then_fails_a_stale_rollout(settings):
 @pytest.mark.worker
 def test_evaluate_sync_runs_each_rollout_in_a_process_of_its_own_and_sends_none(worker_env, worker, tmp_path):
     """A worker running beside `evaluate --sync` once took rollouts of its campaign: nothing may reach the broker."""
-    from .worker_helpers import manage
+    from evaluations.tests.worker_helpers import manage
 
     require_sandbox()
     worker.wait_ready()

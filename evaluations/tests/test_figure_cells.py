@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 from django.template import Context, Template
 
-from evaluations import aggregation as agg
+from evaluations.figures import aggregation as agg
 from evaluations.templatetags.board import figure_cells
 
 FIGURES = agg.Figures(

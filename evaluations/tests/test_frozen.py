@@ -1,4 +1,4 @@
-"""Frozen dataclasses pickled as their constructor's arguments (evaluations.frozen), as the board's types are."""
+"""Frozen dataclasses pickled as their constructor's arguments (evaluations.boards.frozen), as the board's types are."""
 from __future__ import annotations
 
 import copyreg
@@ -8,8 +8,8 @@ import pickle
 
 import pytest
 
-from evaluations import board
-from evaluations.frozen import pickled_by_fields
+from evaluations.boards import board
+from evaluations.boards.frozen import pickled_by_fields
 
 
 @pickled_by_fields

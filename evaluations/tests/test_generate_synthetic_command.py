@@ -5,7 +5,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from tasks.models import BenchmarkVersion
 from trajectories.models import Rollout, Step
 

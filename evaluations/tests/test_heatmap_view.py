@@ -71,7 +71,7 @@ def test_tasks_ordered_by_mean_score_within_their_category(client, world):
     # A fourth entry that does best on t2 lifts t2 above t1 in the default order.
     from agents.models import AgentModel
 
-    from .board_factories import make_rollout
+    from evaluations.tests.board_factories import make_rollout
 
     strong = AgentModel.objects.create(name="strong-on-t2")
     make_rollout(world["tasks"]["t2"], strong, world["harness"], 1.0)
@@ -121,7 +121,7 @@ def test_column_pages(n_entries, number, expected):
 def hundred_entries(n_entries: int = 100) -> dict:
     """100 entries x 36 tasks x 1 rollout, written in bulk (the scale the heatmap must stay light at)."""
     from agents.models import AgentModel, Harness
-    from evaluations import leaderboard as lb
+    from evaluations.boards import leaderboard as lb
     from tasks.models import BenchmarkVersion, Task
     from trajectories.models import Rollout
 
@@ -188,7 +188,7 @@ def test_a_heatmap_page_weighs_the_same_whatever_the_models_are_called(client):
     hundred_entries(100)
     short = client.get(url, {"version": "big"}).content
     from agents.models import AgentModel
-    from evaluations import leaderboard
+    from evaluations.boards import leaderboard
 
     for model in AgentModel.objects.all():
         model.name = model.name.replace("model-", REAL_LONG_NAME)

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from evaluations.campaigns import create_campaign
-from evaluations.local_runs import run_campaign_sync
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.local_runs import run_campaign_sync
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import RolloutStatus
 
-from .container_helpers import require_engine
-from .hostile import ATTACKS, FORGED, host_secret, host_state, make_hostile_tasks
-from .runner_helpers import EVERY_BACKEND, runner_settings, utility_entry
-from .sandbox_helpers import require_sandbox
+from evaluations.tests.container_helpers import require_engine
+from evaluations.tests.hostile import ATTACKS, FORGED, host_secret, host_state, make_hostile_tasks
+from evaluations.tests.runner_helpers import EVERY_BACKEND, runner_settings, utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

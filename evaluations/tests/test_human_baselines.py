@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluations import leaderboard as lb
-from evaluations.human_baselines import HumanBaselineError
-from evaluations.human_import import import_human_csv
+from evaluations.boards import leaderboard as lb
+from evaluations.results.human_baselines import HumanBaselineError
+from evaluations.results.human_import import import_human_csv
 from agents.models import AgentModel, Harness
 from evaluations.models import Entry, PublishedFigure
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import Rollout
 
-from .board_factories import make_rollout
+from evaluations.tests.board_factories import make_rollout
 
 pytestmark = pytest.mark.django_db
 REBENCH_TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebench"

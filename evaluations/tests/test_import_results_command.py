@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from agents.models import AgentModel, Harness
 from evaluations.models import PublishedResult
 from tasks.models import BenchmarkVersion, Task

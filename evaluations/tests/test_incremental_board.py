@@ -1,7 +1,7 @@
 """The incremental bootstrap equals the full recompute, bit for bit, after any sequence of changes.
 
 A board is updated one entry at a time when a rollout is added, superseded or
-regraded (evaluations.bootstrap); the full recompute (`aggregation.all_figures`
+regraded (evaluations.figures.bootstrap); the full recompute (`aggregation.all_figures`
 without a kept bootstrap) is the reference.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluations import aggregation as agg
-from evaluations import bootstrap as bs
+from evaluations.figures import aggregation as agg
+from evaluations.figures import bootstrap as bs
 
 ENTRIES = ["a", "b", "c", "d", "e"]
 TASKS = ["t1", "t2", "t3", "t4", "t5"]
@@ -108,12 +108,12 @@ import random  # noqa: E402
 import pytest  # noqa: E402
 
 from agents.models import AgentModel, Harness  # noqa: E402
-from evaluations import leaderboard  # noqa: E402
+from evaluations.boards import leaderboard  # noqa: E402
 from evaluations.models import Entry  # noqa: E402
 from trajectories.models import Rollout  # noqa: E402
 
-from .board_factories import hand_table, make_rollout  # noqa: E402
-from .bootstrap_reference import rollout_resamples  # noqa: E402
+from evaluations.tests.board_factories import hand_table, make_rollout  # noqa: E402
+from evaluations.tests.bootstrap_reference import rollout_resamples  # noqa: E402
 
 REWARDS = [0.0, 0.2, 0.5, 0.5, 1.0, 1.25, None]  # 1.25 is clipped by the version; None counts 0
 

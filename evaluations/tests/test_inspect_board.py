@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout
 from trajectories.storing.inspect_import import import_inspect_log

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluations import aggregation as agg
-from evaluations import ranking
+from evaluations.figures import aggregation as agg
+from evaluations.figures import ranking
 
-from .board_factories import CATEGORIES, SCORES, hand_table
-from .bootstrap_reference import bootstrap_tasks, rollout_resamples
+from evaluations.tests.board_factories import CATEGORIES, SCORES, hand_table
+from evaluations.tests.bootstrap_reference import bootstrap_tasks, rollout_resamples
 
 
 def test_intervals_take_the_2_5_and_97_5_percentiles():
@@ -45,7 +45,7 @@ def test_rank_ranges_cover_95_percent_of_the_replicates():
 
 
 ROOT = Path(__file__).resolve().parents[2]
-OWNER = ROOT / "evaluations" / "ranking.py"
+OWNER = ROOT / "evaluations" / "figures" / "ranking.py"
 
 
 def level_written(line: str) -> bool:

@@ -6,17 +6,17 @@ import time
 import pytest
 from django.contrib.auth.models import User
 
-from evaluations import campaigns
+from evaluations.running import campaigns
 from agents.models import AgentModel, Harness
 from evaluations.models import Campaign
 from tasks.services import import_tasks
 from trajectories.models import ACTIVE_STATUSES, RolloutStatus
 from trajectories.tests.test_failures_browser import login
 
-from .runner_helpers import utility_entry
-from .sandbox_helpers import require_sandbox
-from .test_container_campaign import slow_task
-from .worker_helpers import Worker
+from evaluations.tests.runner_helpers import utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
+from evaluations.tests.test_container_campaign import slow_task
+from evaluations.tests.worker_helpers import Worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 

@@ -45,7 +45,7 @@ def test_sorting_by_clicking_headers(page, live_server, world, errors):
 
 
 def test_the_bars_legend_names_the_intervals_level(page, live_server, world, errors):
-    from evaluations.ranking import INTERVAL_PERCENT
+    from evaluations.figures.ranking import INTERVAL_PERCENT
 
     page.goto(live_server.url + "/")
     page.wait_for_selector("#chart-bars .legend")
@@ -129,9 +129,9 @@ def test_charts_load_after_the_page(page, live_server, world, errors):
 
 
 def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server, errors):
-    from .test_heatmap_view import hundred_entries
+    from evaluations.tests.test_heatmap_view import hundred_entries
 
-    from evaluations import leaderboard as lb
+    from evaluations.boards import leaderboard as lb
 
     version = hundred_entries(40)["version"]
     lb.board(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)

@@ -7,15 +7,15 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from agents.models import AgentModel, Harness
-from evaluations.board import Medals
+from evaluations.boards.board import Medals
 from evaluations.models import Entry, PublishedResult
 from trajectories.models import Rollout
 
 from tasks.models import BenchmarkVersion
 
-from .board_factories import hand_table, make_rollout
+from evaluations.tests.board_factories import hand_table, make_rollout
 
 pytestmark = pytest.mark.django_db
 
@@ -316,7 +316,7 @@ def test_a_rollout_invalidates_its_own_versions_boards_only():
 
 
 def test_a_hundred_entry_leaderboard_comes_in_light_pages_sorted_on_the_server(client):
-    from .test_heatmap_view import element_count, hundred_entries
+    from evaluations.tests.test_heatmap_view import element_count, hundred_entries
 
     hundred_entries()
     url = reverse("evaluations:leaderboard")

@@ -1,12 +1,12 @@
-"""evaluations.lifecycle: its rules and tables (no Celery), then its writes: every change the tables allow is made by an operation."""
+"""evaluations.running.lifecycle: its rules and tables (no Celery), then its writes: every change the tables allow is made by an operation."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from evaluations import lifecycle
-from evaluations.lifecycle import AfterLoss, RolloutState, after_loss, campaign_status
+from evaluations.running import lifecycle
+from evaluations.running.lifecycle import AfterLoss, RolloutState, after_loss, campaign_status
 from trajectories.lifecycle import TransitionError
 from evaluations.models import Campaign
 from trajectories.models import RolloutStatus
@@ -68,9 +68,9 @@ def test_campaign_status(rollouts, cancelled, status):
 
 @pytest.fixture
 def campaign(db):
-    from evaluations.campaigns import create_campaign
+    from evaluations.running.campaigns import create_campaign
 
-    from .runner_helpers import import_examples, utility_entry
+    from evaluations.tests.runner_helpers import import_examples, utility_entry
 
     version = import_examples()
     model, harness = utility_entry("oracle")
@@ -135,7 +135,7 @@ def test_cancel_of_a_running_rollout_is_a_request(campaign):
 # A pair in a table that no operation makes is dead; an operation a table forbids raises.
 # Both fail here: the case list must equal the table.
 
-from evaluations import campaigns, reaper  # noqa: E402
+from evaluations.running import campaigns, reaper  # noqa: E402
 from trajectories import statuses  # noqa: E402
 from trajectories.models import Rollout  # noqa: E402
 
@@ -210,7 +210,7 @@ def preflight_report(ok):
 
 
 def new(checked_first):
-    from .runner_helpers import utility_entry
+    from evaluations.tests.runner_helpers import utility_entry
 
     model, harness = utility_entry("oracle")
     version = Campaign.objects.values_list("version", flat=True).first()

@@ -8,14 +8,14 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from evaluations.campaigns import fail_silent_preflights, launch, record_preflight
 from evaluations.models import Campaign
-from evaluations.preflight import ModelSettings, run_checks
-from evaluations.stub_llm import STUB_API_KEY, start_stub_server
+from evaluations.running.campaigns import fail_silent_preflights, launch, record_preflight
+from evaluations.running.preflight import ModelSettings, run_checks
+from evaluations.running.stub_llm import STUB_API_KEY, start_stub_server
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import import_examples, utility_entry
-from .sandbox_helpers import TINY_TASK, require_sandbox
+from evaluations.tests.runner_helpers import import_examples, utility_entry
+from evaluations.tests.sandbox_helpers import TINY_TASK, require_sandbox
 
 
 class RefusingEndpoint(BaseHTTPRequestHandler):
@@ -79,7 +79,7 @@ def test_an_endpoint_that_refuses_the_key_fails_through_litellm(refusing_endpoin
 
 
 def test_an_endpoint_nobody_listens_on_did_not_answer(monkeypatch):
-    from .test_broker_loss import closed_port
+    from evaluations.tests.test_broker_loss import closed_port
 
     model = ModelSettings(harness="terminus-2", litellm_model="openai/gpt-x",
                           api_base=f"http://127.0.0.1:{closed_port()}/v1", sampling_params={"api_key": "x"})
@@ -113,7 +113,7 @@ def test_a_backend_this_worker_lacks_or_that_cannot_run_a_task(tmp_path):
     shutil.copytree(TINY_TASK, gpu)
     toml = gpu / "task.toml"
     toml.write_text(toml.read_text().replace("gpus = 0\n", "gpus = 1\n"))
-    from .container_helpers import podman_problem
+    from evaluations.tests.container_helpers import podman_problem
 
     if not podman_problem():
         podman = by_name(run_checks(ModelSettings(harness="nop"), "podman", [str(gpu)]))["backend"]
@@ -197,7 +197,7 @@ def test_supersede_takes_effect_when_the_campaign_starts(db):
 def test_a_preflight_waits_for_a_busy_worker_of_its_queue_and_fails_once_none_serves_it(redis_app, worker_env, tmp_path):
     from django.utils import timezone
 
-    from .worker_helpers import Worker, purge
+    from evaluations.tests.worker_helpers import Worker, purge
 
     version = import_examples()
     model, harness = utility_entry("nop")

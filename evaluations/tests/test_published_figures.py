@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from evaluations import leaderboard as lb
+from evaluations.boards import leaderboard as lb
 from evaluations.models import PublishedFigure, PublishedResult
 from tasks.models import BenchmarkVersion, Task
 

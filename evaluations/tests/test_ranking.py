@@ -1,4 +1,4 @@
-"""Ranking rules against hand-made tables (evaluations.ranking)."""
+"""Ranking rules against hand-made tables (evaluations.figures.ranking)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluations import ranking
+from evaluations.figures import ranking
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluations.human_import import import_human_csv
+from evaluations.results.human_import import import_human_csv
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.storing.inspect_import import import_inspect_log

@@ -14,20 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from evaluations import leaderboard as lb
-from evaluations.campaigns import create_campaign
+from evaluations.boards import leaderboard as lb
 from evaluations.demo import demo_model_and_harness
-from evaluations.human_import import import_human_csv
-from evaluations.runner import run_rollout
-from evaluations.stub_llm import start_stub_server
+from evaluations.results.human_import import import_human_csv
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.runner import run_rollout
+from evaluations.running.stub_llm import start_stub_server
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.models import Rollout, RolloutStatus
 from trajectories.tests.inspect_runs import make_eval_log
 
-from .runner_helpers import runner_settings, utility_entry
-from .sandbox_helpers import require_sandbox
+from evaluations.tests.runner_helpers import runner_settings, utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 REBENCH_TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebench"

@@ -18,16 +18,16 @@ from django.core.management import CommandError, call_command
 from django.forms.models import model_to_dict
 from django.test import Client
 
-from evaluations import leaderboard
-from evaluations.campaigns import create_campaign
-from evaluations.local_runs import run_campaign_sync
-from evaluations.regrading import verifier_version
+from evaluations.boards import leaderboard
+from evaluations.regrades.regrading import verifier_version
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.local_runs import run_campaign_sync
 from tasks.services import import_tasks
 from trajectories.models import Grade, Rollout, RolloutStatus
 
-from .container_helpers import require_engine
-from .runner_helpers import EVERY_BACKEND, EXAMPLES, runner_settings, utility_entry
-from .sandbox_helpers import require_sandbox
+from evaluations.tests.container_helpers import require_engine
+from evaluations.tests.runner_helpers import EVERY_BACKEND, EXAMPLES, runner_settings, utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -131,7 +131,7 @@ def test_a_rollout_without_recorded_outputs_is_left_as_it_was(settings, tmp_path
 
 def test_missing_declared_inputs_are_named(settings, tmp_path):
     """A verifier that now needs an input the recorded trial never collected is refused, naming it."""
-    from evaluations.regrading import coverage_problems, current_verifier, declared_inputs
+    from evaluations.regrades.regrading import coverage_problems, current_verifier, declared_inputs
 
     task_dir = copy_task(tmp_path)
     toml = task_dir / "task.toml"
@@ -302,8 +302,8 @@ def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_
 
 def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
     """A worker ending a trial sweeps sandboxes of no running rollout: a regrade's has none, and must survive it."""
-    from evaluations import workspace
-    from evaluations.regrading import grade_of_trial, regrade_trial_name
+    from evaluations.regrades.regrading import grade_of_trial, regrade_trial_name
+    from evaluations.running import workspace
     from trajectories import services
     from trajectories.tests import factories
 
@@ -339,7 +339,9 @@ def test_a_regrade_whose_worker_died_is_failed_by_the_reaper_and_the_rollout_kee
 
     from django.utils import timezone
 
-    from evaluations import reaper, regrade
+    from evaluations.running import reaper
+
+    from evaluations.regrades import regrade
 
     rollout, lost = lost_worker_setup(settings, tmp_path)
     _, alive = lost_worker_setup(settings, tmp_path)
@@ -364,7 +366,7 @@ def test_a_regrade_whose_worker_died_is_failed_by_the_reaper_and_the_rollout_kee
 def test_a_running_regrade_beats_its_heartbeat(settings, tmp_path):
     import time
 
-    from evaluations.regrade import Heartbeat
+    from evaluations.regrades.regrade import Heartbeat
 
     _, grade = lost_worker_setup(settings, tmp_path)
     first = Grade.objects.get(pk=grade.pk).heartbeat_at
@@ -385,7 +387,7 @@ def test_queued_regrades_whose_message_is_gone_are_sent_again(settings, tmp_path
 
     from django.utils import timezone
 
-    from evaluations import reaper
+    from evaluations.running import reaper
     from trajectories import services
     from trajectories.tests import factories
 
@@ -406,7 +408,7 @@ def test_queued_regrades_whose_message_is_gone_are_sent_again(settings, tmp_path
 def test_what_a_request_names():
     """By id as named; a campaign's or task's current rollouts (superseded ones are out of the figures, and out of this)."""
     from evaluations.models import Campaign
-    from evaluations.regrade import Selection, select
+    from evaluations.regrades.regrade import Selection, select
     from trajectories.tests import factories
 
     first = factories.make_rollout(status="finished")

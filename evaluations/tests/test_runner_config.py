@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations.campaigns import create_campaign
-from evaluations.dispatch import queue_for
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.dispatch import queue_for
 from agents.models import AgentModel, Harness
-from evaluations.runner import (
+from evaluations.running.runner import (
     VERIFIER_IMPORT_PATH,
     RunnerConfigError,
     build_trial_config,
@@ -14,7 +14,7 @@ from evaluations.runner import (
     environment_config,
 )
 
-from .runner_helpers import import_examples
+from evaluations.tests.runner_helpers import import_examples
 
 pytestmark = pytest.mark.django_db
 
@@ -85,7 +85,7 @@ def test_terminus_config_carries_litellm_settings_but_no_key(settings, tmp_path,
 
 
 def test_oracle_on_bubblewrap(settings, tmp_path):
-    from .sandbox_helpers import require_sandbox
+    from evaluations.tests.sandbox_helpers import require_sandbox
 
     require_sandbox()
     settings.SANDBOX_DIR = tmp_path / "sandboxes"

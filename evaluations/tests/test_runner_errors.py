@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from evaluations.campaigns import create_campaign
+from evaluations.running.campaigns import create_campaign
 from agents.models import AgentModel, Harness
 from evaluations.models import Campaign
-from evaluations.runner import run_rollout
+from evaluations.running.runner import run_rollout
 from trajectories.models import RolloutStatus
 
-from .runner_helpers import import_examples, runner_settings
-from .sandbox_helpers import require_sandbox
-from .test_preflight import refusing_endpoint  # noqa: F401  (a fixture)
+from evaluations.tests.runner_helpers import import_examples, runner_settings
+from evaluations.tests.sandbox_helpers import require_sandbox
+from evaluations.tests.test_preflight import refusing_endpoint  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 

@@ -6,15 +6,15 @@ from http.server import HTTPServer
 
 import pytest
 
-from evaluations.campaigns import create_campaign
-from evaluations.local_runs import run_campaign_sync
 from evaluations.models import Campaign
-from evaluations.runner import run_rollout
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.local_runs import run_campaign_sync
+from evaluations.running.runner import run_rollout
 from evaluations.sandbox.bubblewrap import sandbox_pids
 from trajectories.models import Rollout, RolloutStatus
 
-from .runner_helpers import import_examples, runner_settings, utility_entry
-from .sandbox_helpers import require_sandbox
+from evaluations.tests.runner_helpers import import_examples, runner_settings, utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 
@@ -108,7 +108,7 @@ def test_demo_campaigns_run_once(settings, tmp_path, monkeypatch, request):
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     import_examples()
     from evaluations.demo import run_demo_campaigns
-    from evaluations.stub_llm import stop_stub_server
+    from evaluations.running.stub_llm import stop_stub_server
 
     # The runner leaves the stub serving, as a worker would; later tests fork.
     request.addfinalizer(stop_stub_server)
@@ -170,10 +170,10 @@ def test_an_environment_that_cannot_start_is_retried_then_failed(settings, tmp_p
 
 
 def test_a_scripted_model_whose_port_another_program_holds_fails_clearly(settings, tmp_path, monkeypatch):
-    from evaluations import stub_llm
     from evaluations.demo import demo_model_and_harness
+    from evaluations.running import stub_llm
 
-    from .test_stub_llm import NotTheStub
+    from evaluations.tests.test_stub_llm import NotTheStub
 
     require_sandbox()
     runner_settings(settings, tmp_path)

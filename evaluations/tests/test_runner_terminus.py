@@ -8,14 +8,14 @@ import time
 
 import pytest
 
-from evaluations.campaigns import create_campaign
 from evaluations.demo import demo_model_and_harness
-from evaluations.runner import run_rollout
-from evaluations.stub_llm import start_stub_server
+from evaluations.running.campaigns import create_campaign
+from evaluations.running.runner import run_rollout
+from evaluations.running.stub_llm import start_stub_server
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
 
-from .runner_helpers import import_examples, runner_settings
-from .sandbox_helpers import require_sandbox
+from evaluations.tests.runner_helpers import import_examples, runner_settings
+from evaluations.tests.sandbox_helpers import require_sandbox
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 
@@ -43,7 +43,7 @@ def stub_rollout(settings, tmp_path, monkeypatch, port: int, task: str) -> Rollo
 
 def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, monkeypatch, stub_server, caplog):
     rollout = stub_rollout(settings, tmp_path, monkeypatch, stub_server.port, "sort8_network")
-    caplog.set_level(logging.INFO, logger="evaluations.runner")
+    caplog.set_level(logging.INFO, logger="evaluations.running.runner")
 
     outcome = {}
     thread = threading.Thread(target=lambda: outcome.setdefault("result", run_rollout(rollout.pk)))
@@ -98,9 +98,9 @@ def test_the_stub_solves_every_example_task(settings, tmp_path, monkeypatch, stu
 
 def test_the_stub_waits_for_a_benchmark_slower_than_its_first_look(settings, tmp_path, monkeypatch):
     """The stub glances at the terminal after 0.3 s; count_primes' benchmark takes seconds: it must wait, not type."""
-    from evaluations.stub_llm import script_for_task
+    from evaluations.running.stub_llm import script_for_task
 
-    from .runner_helpers import EXAMPLES
+    from evaluations.tests.runner_helpers import EXAMPLES
 
     server = start_stub_server(port=0, scripts=[script_for_task(EXAMPLES / "count_primes", bench_duration=0.3)])
     try:

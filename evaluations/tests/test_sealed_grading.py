@@ -18,9 +18,9 @@ from harbor.models.task.config import TaskConfig, VerifierEnvironmentMode
 
 from tasks.sealing import CannotSeal, seal, seal_task_dir
 
-from .container_helpers import SANDBOX_CLASS, require_engine
-from .runner_helpers import EVERY_BACKEND
-from .sandbox_helpers import TINY_TASK, require_sandbox
+from evaluations.tests.container_helpers import SANDBOX_CLASS, require_engine
+from evaluations.tests.runner_helpers import EVERY_BACKEND
+from evaluations.tests.sandbox_helpers import TINY_TASK, require_sandbox
 
 DOCKERFILE = "FROM localhost/autolab-site-base:bookworm\nWORKDIR /work\nCOPY app/ /work/\n"
 
@@ -141,7 +141,7 @@ def test_the_sealed_verifier_runs_in_a_fresh_root_with_what_was_carried(tmp_path
         trial_name=f"fresh_root__{uuid.uuid4().hex[:6]}",
         agent=AgentConfig(name="oracle"),
         environment=EnvironmentConfig(import_path=import_path, kwargs={"sandbox_root": str(tmp_path / "sandboxes")}),
-        verifier=VerifierConfig(import_path="evaluations.verifier:TolerantVerifier"),
+        verifier=VerifierConfig(import_path="evaluations.running.verifier:TolerantVerifier"),
     )
 
     async def run():

@@ -11,10 +11,10 @@ from django.test import Client
 from tasks.services import import_tasks
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
-from .runner_helpers import utility_entry
-from .sandbox_helpers import require_sandbox
-from .test_container_campaign import slow_task
-from .worker_helpers import Worker, evaluate, wait_for
+from evaluations.tests.runner_helpers import utility_entry
+from evaluations.tests.sandbox_helpers import require_sandbox
+from evaluations.tests.test_container_campaign import slow_task
+from evaluations.tests.worker_helpers import Worker, evaluate, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 

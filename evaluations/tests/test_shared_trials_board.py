@@ -50,7 +50,7 @@ def test_every_curve_of_the_real_trials_agrees_with_their_rewards(client, import
     import json
     import re
 
-    from evaluations import leaderboard as lb
+    from evaluations.boards import leaderboard as lb
     from tasks.models import Task
     from trajectories.models import Rollout
 

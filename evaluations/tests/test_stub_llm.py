@@ -6,7 +6,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from evaluations import stub_llm
+from evaluations.running import stub_llm
 
 
 class NotTheStub(BaseHTTPRequestHandler):
@@ -52,7 +52,7 @@ def test_a_stub_another_worker_serves_is_used_as_it_is(no_stub_here):
 
 
 def test_the_stub_starts_once_per_process(no_stub_here):
-    from .test_runner_sync import free_port
+    from evaluations.tests.test_runner_sync import free_port
 
     port = free_port()
     first = stub_llm.ensure_stub_server(port)
@@ -64,7 +64,7 @@ def test_the_stub_starts_once_per_process(no_stub_here):
 
 
 def test_after_a_benchmark_call_the_stub_waits_for_its_result(tmp_path):
-    from .runner_helpers import EXAMPLES
+    from evaluations.tests.runner_helpers import EXAMPLES
 
     script = stub_llm.script_for_task(EXAMPLES / "count_primes", bench_duration=0.3)
     state = stub_llm.StubState([script])

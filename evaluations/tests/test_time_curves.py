@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations.time_curves import (
+from evaluations.figures.time_curves import (
     Run,
     allocation,
     budget_curve,
@@ -120,7 +120,7 @@ def test_every_boundary_of_a_budget_cut(budget, k, expected):
 def test_the_grid_ends_exactly_at_k_times_the_longest_run_and_its_cuts_are_exact():
     from fractions import Fraction
 
-    from evaluations.time_curves import budget_grid
+    from evaluations.figures.time_curves import budget_grid
 
     grid = budget_grid([EDGE])
     assert grid[0] == Fraction(1 * H) and grid[-1] == Fraction(16 * H)  # k = 2 runs of 8 h
@@ -131,7 +131,7 @@ def test_the_grid_ends_exactly_at_k_times_the_longest_run_and_its_cuts_are_exact
 
 def test_the_grids_8_hour_budget_cut_in_two_keeps_the_score_logged_at_4_hours():
     """The issue's case: this grid's 8 h point was 28799.99999999998 s, so k = 2 cut below 4 h (0.6432, not 0.7318)."""
-    from evaluations.time_curves import budget_grid
+    from evaluations.figures.time_curves import budget_grid
 
     runs = {"t": [Run(points=((0.5 * H, 0.6432), (4 * H, 0.7318)), end=16 * H, final=0.8)] * 2}
     grid = budget_grid([runs])

@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from evaluations.verifier import TolerantVerifier, numeric_rewards
+from evaluations.running.verifier import TolerantVerifier, numeric_rewards
 
-from .sandbox_helpers import TINY_TASK, require_sandbox
+from evaluations.tests.sandbox_helpers import TINY_TASK, require_sandbox
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_harbor_default_verifier_rejects_autolab_reward_json(tmp_path):
 @pytest.mark.sandbox
 def test_tolerant_verifier_keeps_reward_and_fields(tmp_path):
     require_sandbox()
-    result, paths = run_trial(tmp_path, make_task(tmp_path, REWARD), "evaluations.verifier:TolerantVerifier")
+    result, paths = run_trial(tmp_path, make_task(tmp_path, REWARD), "evaluations.running.verifier:TolerantVerifier")
     assert result.exception_info is None
     assert result.verifier_result.rewards == {"reward": 0.0, "correctness": 0.0}
     kept = json.loads(paths.reward_json_path.read_text())

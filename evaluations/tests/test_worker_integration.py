@@ -12,15 +12,15 @@ import pytest
 from django.conf import settings
 
 from evaluations.demo import demo_model_and_harness
-from evaluations.reaper import reap
+from evaluations.running.reaper import reap
+from evaluations.running.stub_llm import start_stub_server
 from evaluations.sandbox.bubblewrap import sandbox_pids
-from evaluations.stub_llm import start_stub_server
 from tasks.services import import_tasks
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
 
-from .runner_helpers import import_examples, utility_entry
-from .sandbox_helpers import TASKS, require_sandbox
-from .worker_helpers import evaluate, wait_for
+from evaluations.tests.runner_helpers import import_examples, utility_entry
+from evaluations.tests.sandbox_helpers import TASKS, require_sandbox
+from evaluations.tests.worker_helpers import evaluate, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.sandbox, pytest.mark.django_db(transaction=True)]
 
@@ -79,7 +79,7 @@ def run_sleepy_oracle(worker, worker_env):
 
 def test_cancelling_a_running_rollout_stops_its_sandbox(worker, worker_env):
     rollout, marker = run_sleepy_oracle(worker, worker_env)
-    from evaluations.campaigns import cancel_rollout
+    from evaluations.running.campaigns import cancel_rollout
 
     assert cancel_rollout(Rollout.objects.get(pk=rollout.pk))
     wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status == RolloutStatus.CANCELLED, worker, 60,
@@ -116,8 +116,8 @@ def test_killing_the_worker_mid_trial_requeues_the_same_rollout(worker, worker_e
 
 def test_the_scripted_stub_launches_with_a_preflight_no_stub_server_running(worker_env, tmp_path, settings):
     """The preflight called the stub's endpoint before any worker served it: the launch page could not launch it."""
-    from .test_runner_sync import free_port
-    from .worker_helpers import Worker
+    from evaluations.tests.test_runner_sync import free_port
+    from evaluations.tests.worker_helpers import Worker
 
     port = free_port()
     settings.STUB_LLM_PORT = port

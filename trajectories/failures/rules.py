@@ -225,7 +225,7 @@ CONFIGURATION_EXCEPTION_TYPES = {
     "MissingModelCredentialError",
     "ModelNotFoundError",
     "UnsupportedModelParametersError",
-    "RunnerConfigError",  # evaluations.runner: the worker cannot run the rollout as configured
+    "RunnerConfigError",  # evaluations.running.runner: the worker cannot run the rollout as configured
     "NeedsContainerBackend",  # the bubblewrap sandbox cannot run the task
     "PreflightError",
 }

@@ -632,7 +632,7 @@ def files_changed(files: list[FileChange]) -> list[dict[str, Any]]:
 
 
 def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
-    """An imported trial's status (trajectories.statuses); a rollout our runner owns keeps its own (evaluations.lifecycle sets it)."""
+    """An imported trial's status (trajectories.statuses); a rollout our runner owns keeps its own (evaluations.running.lifecycle sets it)."""
     owned = bool(rollout.pk) and (keep_status or (rollout.campaign_id is not None and rollout.is_active))
     return statuses.imported_status(
         finished=folder.finished, exception_type=folder.exception_type, reward=folder.reward,

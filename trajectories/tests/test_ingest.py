@@ -499,7 +499,7 @@ def test_runner_rollout_is_updated_in_place(tmp_path, task):
     make_trial(tmp_path, finished=True)
     import_trial_dir(folder, rollout=rollout)
     rollout.refresh_from_db()
-    # The import brings the trial's data; the runner's status is evaluations.lifecycle's to change.
+    # The import brings the trial's data; the runner's status is evaluations.running.lifecycle's to change.
     assert rollout.status == RolloutStatus.RUNNING and rollout.events.count() == 0
     assert rollout.reward is not None and rollout.n_steps == 3
     assert Rollout.objects.count() == 1

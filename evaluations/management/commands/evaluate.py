@@ -7,9 +7,9 @@ from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
 
-from evaluations.campaigns import CampaignError, create_campaign, launch, preflight_here, resolve_tasks
-from evaluations.campaign_progress import campaign_progress
-from evaluations.local_runs import run_campaign_sync
+from evaluations.running.campaign_progress import campaign_progress
+from evaluations.running.campaigns import CampaignError, create_campaign, launch, preflight_here, resolve_tasks
+from evaluations.running.local_runs import run_campaign_sync
 from agents.models import AgentModel, Harness
 from evaluations.models import Backend, Campaign
 from agents.services import normalise_model_name

@@ -19,7 +19,7 @@ from autolab_site.commands import BenchmarkCommand
 from django.db import transaction
 from django.utils import timezone
 
-from evaluations import leaderboard
+from evaluations.boards import leaderboard
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories import services as trajectories, statuses

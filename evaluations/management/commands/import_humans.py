@@ -1,6 +1,6 @@
 """python manage.py import_humans FILE.csv --version V
 
-Human baselines, one row per scoring event (evaluations.human_baselines
+Human baselines, one row per scoring event (evaluations.results.human_baselines
 documents the columns). The whole file imports in one transaction; running
 it again changes nothing.
 """
@@ -12,8 +12,8 @@ from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
 
-from evaluations.human_baselines import HumanBaselineError
-from evaluations.human_import import import_human_csv
+from evaluations.results.human_baselines import HumanBaselineError
+from evaluations.results.human_import import import_human_csv
 from tasks.models import BenchmarkVersion
 
 

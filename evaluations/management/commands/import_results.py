@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
-from evaluations.published import COLUMNS, SCOPE_ALIASES, Defaults, ResultsImportError, import_results
+from evaluations.results.published import COLUMNS, SCOPE_ALIASES, Defaults, ResultsImportError, import_results
 
 
 class Command(BenchmarkCommand):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from evaluations.reaper import reap
+from evaluations.running.reaper import reap
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluations import regrade
+from evaluations.regrades import regrade
 from evaluations.sandbox.backends import BACKENDS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from evaluations.stub_llm import StubServer, default_scripts
+from evaluations.running.stub_llm import StubServer, default_scripts
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ reward and marks the trial as crashed. This verifier keeps finite numbers
 (booleans as 1.0/0.0) as Harbor rewards and leaves reward.json untouched in
 the trial folder, where the importer reads every field.
 
-Plugged in with `VerifierConfig(import_path="evaluations.verifier:TolerantVerifier")`.
+Plugged in with `VerifierConfig(import_path="evaluations.running.verifier:TolerantVerifier")`.
 """
 from __future__ import annotations
 

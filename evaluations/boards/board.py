@@ -22,7 +22,7 @@ Caching: boards are pickled into Django's cache, possibly a Redis that
 several deployments share. SHAPE, a fingerprint of every type's fields, is
 part of the cache key, so a board pickled under another shape (a dict from
 before these types, or a renamed field) is never read as this one. Every
-type pickles as its constructor's arguments (evaluations.frozen): half the
+type pickles as its constructor's arguments (evaluations.boards.frozen): half the
 time of the dataclasses module's way, for a board of thousands of cells.
 
 No Django here: the board is plain data between the database and the pages.
@@ -33,8 +33,8 @@ import hashlib
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-from . import aggregation as agg
-from .frozen import pickled_by_fields
+from evaluations.boards.frozen import pickled_by_fields
+from evaluations.figures import aggregation as agg
 
 # One entry's figures over one scope: aggregation's own type (its `as_dict` is its JSON).
 Figures = agg.Figures
@@ -363,9 +363,13 @@ SHAPE_TYPES: tuple[type, ...] = (
 
 
 def fingerprint(types: tuple[type, ...]) -> str:
-    """A short digest of the types' names, fields and field types: it changes whenever the shape does."""
+    """A short digest of the types' names, fields and field types: it changes whenever the shape does.
+
+    The module is part of a type's name: a pickle refers to its class by
+    module, so a board pickled before a type moved cannot be read after it.
+    """
     text = ";".join(
-        f"{t.__qualname__}(" + ",".join(f"{f.name}:{f.type}" for f in fields(t)) + ")" for t in types
+        f"{t.__module__}.{t.__qualname__}(" + ",".join(f"{f.name}:{f.type}" for f in fields(t)) + ")" for t in types
     )
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 

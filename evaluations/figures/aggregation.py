@@ -19,7 +19,7 @@ Definitions (the leaderboard page and the API documentation repeat them):
   resamples tasks (the same task draw for every entry, so comparisons are
   paired) and, within each task, the entry's rollouts (redrawn once per
   replicate). Seeded, so pages are reproducible.
-- Rank (evaluations.ranking): among the comparison set's entries with at
+- Rank (evaluations.figures.ranking): among the comparison set's entries with at
   least one counted rollout in the scope, 1 + the number of entries whose
   Avg@k interval lies wholly above this one's (LMArena's rule); entries with
   nothing counted are listed unranked. The rank range is the range of the
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-from . import bootstrap as bs
-from . import ranking
-from .ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES, TIE_TOLERANCE
+from evaluations.figures import bootstrap as bs
+from evaluations.figures import ranking
+from evaluations.figures.ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES, TIE_TOLERANCE
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260510

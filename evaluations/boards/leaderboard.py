@@ -1,8 +1,8 @@
 """From the database to leaderboard figures, cached until results change, updated entry by entry.
 
-`board(version)` returns one `board.Board` (evaluations/board.py writes its
+`board(version)` returns one `board.Board` (evaluations/boards/board.py writes its
 shape down) that the leaderboard, heatmap, model page, task page and API all
-read: plain scores go to `evaluations.aggregation`, which computes the
+read: plain scores go to `evaluations.figures.aggregation`, which computes the
 figures.
 
 Caching: every board is stored under a key that includes the board's shape
@@ -54,12 +54,12 @@ from trajectories import statuses
 from trajectories.models import Rollout
 from trajectories.statuses import Disposition
 
-from . import aggregation as agg
-from . import board as board_shape
-from . import bootstrap as bs
-from . import time_curves as tc
-from .links import rollout_url, rollouts_url
-from .models import BoardGeneration, Entry, PublishedFigure, PublishedResult
+from evaluations.boards import board as board_shape
+from evaluations.figures import aggregation as agg
+from evaluations.figures import bootstrap as bs
+from evaluations.figures import time_curves as tc
+from evaluations.links import rollout_url, rollouts_url
+from evaluations.models import BoardGeneration, Entry, PublishedFigure, PublishedResult
 
 logger = logging.getLogger(__name__)
 
@@ -786,7 +786,7 @@ def _updated(version: BenchmarkVersion, harness: int | None, open_weight: bool |
 def _time_curves(
     version: BenchmarkVersion, entries: list[board_shape.BoardEntry], table: agg.ScoreTable, counted: Counted
 ) -> dict[str, board_shape.TimeCurveScope]:
-    """RE-Bench's three curves (evaluations.time_curves) for every entry, over all tasks and per category."""
+    """RE-Bench's three curves (evaluations.figures.time_curves) for every entry, over all tasks and per category."""
     scopes: list[str | None] = [None, *table.category_names()]
     result: dict[str, board_shape.TimeCurveScope] = {}
     for scope in scopes:
@@ -1029,7 +1029,7 @@ def request_rebuild(version_id: int, harness: int | None, open_weight: bool | No
     mark = rebuilding_key(version_id, harness, open_weight)
     if not cache.add(mark, time.time(), REBUILD_MARK_SEC):
         return True
-    from .dispatch import BROKER_DOWN, send_rebuild
+    from evaluations.running.dispatch import BROKER_DOWN, send_rebuild
 
     try:
         send_rebuild(version_id, harness, open_weight)

@@ -33,8 +33,8 @@ from typing import Any
 
 from trajectories.services import exception_family
 
-from .runner import MODEL_FREE_AGENTS
-from .sandbox import backends
+from evaluations.running.runner import MODEL_FREE_AGENTS
+from evaluations.sandbox import backends
 
 # A completion this short costs next to nothing and proves the key and the model name.
 PING_MESSAGES = [{"role": "user", "content": "Reply with the single word: ready"}]

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 
-from .sandbox import backends
+from evaluations.sandbox import backends
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def trial_name_of_session(session: str) -> str:
 
 def sessions_by_trial() -> dict[str, list[str]]:
     """This host's sandbox folders, by the trial they belong to (its agent's and its verifier's)."""
-    from .sandbox.staging import folder_owner
+    from evaluations.sandbox.staging import folder_owner
 
     root = sandbox_root()
     try:
@@ -111,10 +111,10 @@ def remove_session(session: str) -> None:
 
 
 def _regrading(trial_name: str) -> bool:
-    """Whether the sandbox is a regrade's still under way (evaluations.regrade), which has no rollout of its own."""
+    """Whether the sandbox is a regrade's still under way (evaluations.regrades.regrade), which has no rollout of its own."""
     from trajectories.models import Grade
 
-    from .regrading import grade_of_trial
+    from evaluations.regrades.regrading import grade_of_trial
 
     grade = grade_of_trial(trial_name)
     # A day bounds it: a regrade whose worker died is not protected for ever.
@@ -150,7 +150,7 @@ def sweep_sandboxes() -> list[str]:
             remove_session(session)
             swept.append(session)
     try:
-        from .sandbox.bubblewrap import sweep_cgroups
+        from evaluations.sandbox.bubblewrap import sweep_cgroups
 
         sweep_cgroups()
     except Exception:  # noqa: BLE001

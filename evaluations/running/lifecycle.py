@@ -28,7 +28,7 @@ from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories import services as trajectories
 from trajectories.services import TransitionError
 
-from .models import Campaign
+from evaluations.models import Campaign
 
 S = RolloutStatus
 C = Campaign.Status

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from trajectories.models import RolloutStatus
 
-from . import lifecycle
-from .models import Campaign
-from .runner import RETRY, RunOutcome, run_rollout
+from evaluations.models import Campaign
+from evaluations.running import lifecycle
+from evaluations.running.runner import RETRY, RunOutcome, run_rollout
 
 
 def run_campaign_sync(campaign: Campaign, *, own_process: bool = False) -> dict[str, int]:

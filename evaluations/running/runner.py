@@ -34,13 +34,13 @@ from autolab_site.safe_files import read_tail
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories.services import classify, exception_family
 
-from . import lifecycle, workspace
-from .sandbox import backends
-from .stub_llm import StubPortTaken, ensure_stub_server
+from evaluations.running import lifecycle, workspace
+from evaluations.running.stub_llm import StubPortTaken, ensure_stub_server
+from evaluations.sandbox import backends
 
 logger = logging.getLogger(__name__)
 
-VERIFIER_IMPORT_PATH = "evaluations.verifier:TolerantVerifier"
+VERIFIER_IMPORT_PATH = "evaluations.running.verifier:TolerantVerifier"
 # Harbor agents that run no model.
 MODEL_FREE_AGENTS = {"oracle", "nop"}
 # terminus-2 takes these sampling settings as its own arguments; everything
@@ -314,7 +314,7 @@ def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: A
 def trial_class(rollout: Rollout):
     """Harbor's Trial, or SealedTrial when the rollout's version seals grading (sandbox/sealing.py)."""
     if rollout.task.version.sealed_grading:
-        from .sandbox.sealing import SealedTrial
+        from evaluations.sandbox.sealing import SealedTrial
 
         return SealedTrial
     from harbor.trial.trial import Trial

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 
-from .board import Board
+from evaluations.boards.board import Board
 
 BOARD_ROW = "evaluations/_board_row.html"
 USAGE_ROW = "evaluations/_usage_row.html"

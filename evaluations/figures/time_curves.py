@@ -1,6 +1,6 @@
 """RE-Bench's curves from score logs: score@k by total time budget, score over elapsed time, score against cost.
 
-Pure functions over plain runs (no ORM, no HTTP); `evaluations.leaderboard`
+Pure functions over plain runs (no ORM, no HTTP); `evaluations.boards.leaderboard`
 feeds them every counted rollout of a version scored by the best of its
 score log. Definitions, as RE-Bench's paper plots them:
 
@@ -35,7 +35,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .aggregation import expected_best_of_k
+from evaluations.figures.aggregation import expected_best_of_k
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from autolab_site.durations import format_duration
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories import services as trajectories
 
-from .campaigns import needed_queues
-from .lifecycle import TERMINAL
-from .models import Campaign
+from evaluations.models import Campaign
+from evaluations.running.campaigns import needed_queues
+from evaluations.running.lifecycle import TERMINAL
 
 
 def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:

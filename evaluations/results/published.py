@@ -47,13 +47,13 @@ from django.db import transaction
 from tasks.lib.numbers import parse_number_cell
 from tasks.models import BenchmarkVersion, Task
 
-from . import aggregation as agg
-from . import leaderboard as lb
+from evaluations.boards import leaderboard as lb
+from evaluations.figures import aggregation as agg
 from agents.models import Harness
 from agents.services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
 
-from .board import PaperFigure, PublishedEntry
-from .models import PublishedFigure, PublishedResult
+from evaluations.boards.board import PaperFigure, PublishedEntry
+from evaluations.models import PublishedFigure, PublishedResult
 
 COLUMNS = ("model", "harness", "version", "task", "rollout_index", "score", "source", "set")
 REQUIRED = ("model", "harness", "version", "task", "score", "source")

@@ -1,6 +1,6 @@
 """The leaderboard's bootstrap, kept one entry at a time. No database, no HTTP.
 
-The intervals (evaluations.aggregation says what they are) come from B
+The intervals (evaluations.figures.aggregation says what they are) come from B
 replicates: in each, every task's rollouts are redrawn with replacement,
 per entry, and the tasks themselves are redrawn, the same draw for every
 entry (paired). Two choices make a board updatable when one entry changes
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ranking import INTERVAL_PERCENTILES, TIE_TOLERANCE, competition_ranks
+from evaluations.figures.ranking import INTERVAL_PERCENTILES, TIE_TOLERANCE, competition_ranks
 
 
 def cell_rng(seed: int, entry: Hashable, task: Hashable) -> np.random.Generator:

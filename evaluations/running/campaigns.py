@@ -22,8 +22,8 @@ from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout, RolloutStatus
 
-from . import dispatch, lifecycle
-from .models import Backend, Campaign
+from evaluations.models import Backend, Campaign
+from evaluations.running import dispatch, lifecycle
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def launch(
     supersede: bool = False,
     preflight: bool = True,
 ) -> Campaign:
-    """A campaign that checks first (evaluations.preflight) and starts once every queue it needs passed.
+    """A campaign that checks first (evaluations.running.preflight) and starts once every queue it needs passed.
 
     Without `preflight` it starts at once (create_campaign). `supersede`:
     when it starts, earlier rollouts of the same model, harness and tasks
@@ -191,7 +191,7 @@ def needed_queues(campaign: Campaign) -> list[str]:
 
 
 def send_preflight(campaign: Campaign) -> dispatch.SendReport:
-    """Ask a worker of each queue the campaign needs to check it (evaluations.preflight)."""
+    """Ask a worker of each queue the campaign needs to check it (evaluations.running.preflight)."""
     report = dispatch.SendReport()
     for queue in needed_queues(campaign):
         try:
@@ -207,7 +207,7 @@ def send_preflight(campaign: Campaign) -> dispatch.SendReport:
 
 
 def model_settings(model: AgentModel, harness: Harness):
-    from .preflight import ModelSettings
+    from evaluations.running.preflight import ModelSettings
 
     return ModelSettings(
         harness=harness.name, litellm_model=model.litellm_model or model.name, api_base=model.api_base,
@@ -223,8 +223,8 @@ def preflight_inputs(campaign: Campaign, queue: str):
 
 def preflight_here(model: AgentModel, harness: Harness, version: BenchmarkVersion, tasks: list[Task], backend: str):
     """The preflight in this process (for campaigns run in it): a PreflightReport."""
-    from .preflight import run_checks
-    from .runner import serve_scripted_stub
+    from evaluations.running.preflight import run_checks
+    from evaluations.running.runner import serve_scripted_stub
 
     serve_scripted_stub(model)
     chosen = tasks or list(Task.objects.filter(version=version))
@@ -320,7 +320,7 @@ def cancel_rollout(rollout: Rollout, *, detail: str = "cancelled by staff") -> b
 
 
 def cancel(campaign: Campaign, *, detail: str = "campaign cancelled by staff") -> int:
-    """Cancel a campaign that has not ended (evaluations.lifecycle) and drop its rollouts' messages; how many it stopped."""
+    """Cancel a campaign that has not ended (evaluations.running.lifecycle) and drop its rollouts' messages; how many it stopped."""
     changed = lifecycle.cancel_campaign(campaign, detail)
     for rollout in changed:
         dispatch.revoke(rollout.celery_task_id)

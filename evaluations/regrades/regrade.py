@@ -2,7 +2,7 @@
 
 `check(rollout)` says, before anything is queued, why a rollout cannot be
 regraded (still running, no task folder here, recorded outputs that do not
-cover the verifier's inputs: evaluations.regrading). `request(rollouts)`
+cover the verifier's inputs: evaluations.regrades.regrading). `request(rollouts)`
 checks each, records a queued grade for each one that can be regraded
 (trajectories.grades) and sends it to a worker, or runs it here with
 `sync`. `run(grade_id)` is the worker's part: the rollout's recorded
@@ -30,8 +30,10 @@ from trajectories.models import Grade, Rollout
 from trajectories import services
 from trajectories.statuses import ACTIVE
 
-from . import regrading, workspace
-from .runner import VERIFIER_IMPORT_PATH, RunnerConfigError, backend_of, environment_config, heartbeat_sec, task_path
+from evaluations.regrades import regrading
+
+from evaluations.running import workspace
+from evaluations.running.runner import VERIFIER_IMPORT_PATH, RunnerConfigError, backend_of, environment_config, heartbeat_sec, task_path
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +98,7 @@ def check(rollout: Rollout, verifiers: dict | None = None) -> list[str]:
 
 def request(rollouts, *, requested_by=None, backend: str = "", sync: bool = False) -> Report:
     """Regrade each rollout that can be (queued for a worker, or run here with `sync`); say why for the others."""
-    from . import dispatch
+    from evaluations.running import dispatch
 
     report = Report()
     verifiers: dict = {}
@@ -126,7 +128,7 @@ def run(grade_id: int, *, celery_task_id: str = "") -> Grade:
 
     A grade already running or ended is left as it is (a message delivered
     twice); while it runs, its heartbeat beats, so that the reaper can tell
-    a regrade whose worker died (evaluations.reaper) and fail it.
+    a regrade whose worker died (evaluations.running.reaper) and fail it.
     """
     grade = Grade.objects.select_related("rollout__task__version", "rollout__campaign").get(pk=grade_id)
     if not services.mark_regrade_running(grade, celery_task_id=celery_task_id):
@@ -229,7 +231,7 @@ def _trial_config(rollout: Rollout, grade: Grade, source: Path, trials_dir: Path
 
 
 async def _run_trial(config, *, sealed: bool):
-    from .sandbox.sealing import regrade_trial
+    from evaluations.sandbox.sealing import regrade_trial
 
     trial = await regrade_trial(config, sealed=sealed)
     return await trial.run()
@@ -247,7 +249,7 @@ def select(*, ids=(), campaign_id: int | None = None, task: str = "") -> list[Ro
     """
     from tasks.models import Task
 
-    from .models import Campaign
+    from evaluations.models import Campaign
 
     base = Rollout.objects.select_related("task__version", "campaign").order_by("pk")
     found: dict[int, Rollout] = {}

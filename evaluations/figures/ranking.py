@@ -18,10 +18,10 @@ beside them.
 
 Two figures closer than TIE_TOLERANCE are a tie: the same rewards averaged in
 a different order must not decide a comparison. Dominance and medals
-(evaluations.aggregation) use the same tolerance.
+(evaluations.figures.aggregation) use the same tolerance.
 
 INTERVAL_PERCENT is the level of every interval the board shows: Avg@k's,
-Best@k's and Dominance's (evaluations.aggregation) and the rank ranges
+Best@k's and Dominance's (evaluations.figures.aggregation) and the rank ranges
 here. The pages and the API print it from here, never a number of their own.
 """
 from __future__ import annotations

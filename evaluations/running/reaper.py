@@ -30,7 +30,7 @@ from django.utils import timezone
 from trajectories import services as trajectories
 from trajectories.models import Grade, Rollout, RolloutStatus
 
-from . import campaigns, dispatch, lifecycle, workspace
+from evaluations.running import campaigns, dispatch, lifecycle, workspace
 
 logger = logging.getLogger(__name__)
 

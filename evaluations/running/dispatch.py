@@ -111,7 +111,7 @@ REGRADE_TASK = "evaluations.regrade"
 
 
 def send_regrade(grade) -> str:
-    """Send the message that runs a queued regrade (evaluations.regrade.run), to its task's queue; the task id."""
+    """Send the message that runs a queued regrade (evaluations.regrades.regrade.run), to its task's queue; the task id."""
     from trajectories.models import Grade
 
     queue, routing = queue_for(grade.rollout.task)
@@ -134,7 +134,7 @@ def send_rebuild(version_id: int, harness: int | None, open_weight: bool | None)
 
 
 def send_preflight(campaign_id: int, queue: str) -> str:
-    """Ask a worker of `queue` to check a campaign (evaluations.preflight); the task id."""
+    """Ask a worker of `queue` to check a campaign (evaluations.running.preflight); the task id."""
     result = _signature(PREFLIGHT_TASK, args=[campaign_id, queue]).apply_async(queue=queue, retry_policy=RETRY_POLICY)
     return result.id
 

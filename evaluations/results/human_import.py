@@ -1,4 +1,4 @@
-"""Store human baselines (evaluations.human_baselines) as rollouts of their cohorts' entries.
+"""Store human baselines (evaluations.results.human_baselines) as rollouts of their cohorts' entries.
 
 Each attempt is one rollout of (cohort, harness "human") with its events as
 the score log and its last event as the reward; the whole file goes in one
@@ -18,7 +18,7 @@ from tasks.services import task_spec
 from trajectories.models import Rollout, RolloutStatus
 from trajectories import services as trajectories
 
-from .human_baselines import Attempt, HumanBaselineError, read_attempts
+from evaluations.results.human_baselines import Attempt, HumanBaselineError, read_attempts
 from agents.services import ensure_human_cohort
 
 # Attempts have no wall-clock date of their own: their runs are laid on a fixed origin.
