@@ -37,8 +37,6 @@ from evaluations.running.runner import VERIFIER_IMPORT_PATH, RunnerConfigError, 
 
 logger = logging.getLogger(__name__)
 
-REGRADE_TASK = "evaluations.regrade"
-
 
 @dataclass
 class Report:

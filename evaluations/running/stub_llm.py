@@ -232,9 +232,11 @@ class StubServer(ThreadingHTTPServer):
 
 def default_scripts() -> list[Script]:
     """Scripts for every task under examples/tasks and the runner's own test tasks."""
-    root = Path(__file__).resolve().parent.parent
+    # evaluations/running/stub_llm.py: the project root is three levels up.
+    evaluations = Path(__file__).resolve().parents[1]
+    root = evaluations.parent
     scripts = []
-    folders = [root / "examples" / "tasks", root / "examples" / "tasks" / "rebench", Path(__file__).resolve().parent / "tests" / "tasks"]
+    folders = [root / "examples" / "tasks", root / "examples" / "tasks" / "rebench", evaluations / "tests" / "tasks"]
     for folder in folders:
         if not folder.is_dir():
             continue
