@@ -232,7 +232,7 @@ class StubServer(ThreadingHTTPServer):
 
 def default_scripts() -> list[Script]:
     """Scripts for every task under examples/tasks and the runner's own test tasks."""
-    # evaluations/running/stub_llm.py: the project root is three levels up.
+    # This file is <root>/evaluations/running/stub_llm.py.
     evaluations = Path(__file__).resolve().parents[1]
     root = evaluations.parent
     scripts = []

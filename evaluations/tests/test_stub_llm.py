@@ -85,16 +85,13 @@ def test_after_a_benchmark_call_the_stub_waits_for_its_result(tmp_path):
     assert turn("$ ") == script.replies[4]  # submit
 
 
-def _solvable_tasks(folder):
-    return [d for d in sorted(folder.iterdir()) if (d / "solution" / "solve.sh").is_file() and (d / "instruction.md").is_file()]
-
-
 def test_the_default_scripts_cover_every_example_and_runner_task():
     """The stub finds its tasks wherever its module sits: when it found none, every stub run scored 0."""
     from django.conf import settings
 
     root = settings.BASE_DIR
-    folders = [root / "examples" / "tasks", root / "examples" / "tasks" / "rebench", root / "evaluations" / "tests" / "tasks"]
-    expected = [stub_llm.script_for_task(d).marker for folder in folders for d in _solvable_tasks(folder)]
-    assert len(expected) >= 7  # 3 AutoLab examples, 2 RE-Bench examples, the runner's 2 test tasks
-    assert sorted(s.marker for s in stub_llm.default_scripts()) == sorted(expected)
+    tasks = [*root.glob("examples/tasks/*/task.toml"), *root.glob("examples/tasks/rebench/*/task.toml"),
+             *root.glob("evaluations/tests/tasks/*/task.toml")]  # fmt: skip
+    assert len(tasks) >= 7  # 3 AutoLab examples, 2 RE-Bench examples, the runner's 2 test tasks
+    expected = sorted(stub_llm.script_for_task(path.parent).marker for path in tasks)
+    assert sorted(s.marker for s in stub_llm.default_scripts()) == expected
