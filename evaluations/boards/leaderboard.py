@@ -48,6 +48,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils.timesince import timesince
 
 from agents.models import AgentModel, Harness
+from autolab_site import last_writes
 from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import BEST_OF_SCORE_LOG, counted_reward, run_score
 from trajectories import statuses
@@ -152,7 +153,10 @@ def invalidate(version_id: int | None = None, entry: str | None = None) -> None:
     One bump, after the commit, in a statement of its own: a request that
     read the old generation before it may cache the new data under the old
     key (never read again), never the old data under the new one; and no
-    transaction holds the counter's row while it runs.
+    transaction holds the counter's row while it runs. An importer runs it
+    as its transaction's last write instead (last_writes.run_before_commit):
+    committed with the data, which is as safe, and the counter's row is held
+    for the commit alone.
     """
     if version_id is None:
         scope = GLOBAL
@@ -163,7 +167,7 @@ def invalidate(version_id: int | None = None, entry: str | None = None) -> None:
     global _changed_here_at
     _seen_here[scope] = next(_changes_here)
     _changed_here_at = time.time()
-    transaction.on_commit(lambda: _bump(scope))
+    last_writes.after_commit(lambda: _bump(scope))
 
 
 def on_result_change(sender, **kwargs) -> None:

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.urls import reverse
 
 from evaluations.boards import leaderboard as lb
@@ -383,3 +384,29 @@ def test_a_saved_rollout_reads_its_version_from_the_task_in_hand(django_assert_n
     rollout.task_id = Task.objects.create(version=other, name="o1", category="alpha", budget_sec=3600).pk
     with django_assert_num_queries(1):
         assert lb.rollout_version(rollout.task_id, rollout) == other.pk
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a row's xmin (its writing transaction) is PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_an_import_bumps_its_entrys_generation_once_in_its_own_transaction(tmp_path):
+    """The bump ran after the commit, a transaction with a disk flush of its own (a twentieth of a small
+    import); it is now the import's last write: committed with the rollout, and only once."""
+    from evaluations.models import BoardGeneration
+    from trajectories.services import import_trial_dir
+    from trajectories.tests.trialdata import make_task, make_trial
+
+    make_task()
+    assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__a")).ok  # the entry's scope row exists from here
+    outcome = import_trial_dir(make_trial(tmp_path, "lib__demo_task__b"))
+    assert outcome.ok
+    rollout = Rollout.objects.get(pk=outcome.rollout_id)
+    scope = lb.entry_scope(rollout.task.version_id, lb.entry_key(rollout.model_id, rollout.harness_id))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT xmin::text FROM {Rollout._meta.db_table} WHERE id = %s", [rollout.pk])
+        rollout_transaction = cursor.fetchone()[0]
+        cursor.execute(f"SELECT xmin::text FROM {BoardGeneration._meta.db_table} WHERE scope = %s", [scope])
+        bump_transaction = cursor.fetchone()[0]
+    assert bump_transaction == rollout_transaction
+    before = BoardGeneration.objects.get(scope=scope).value
+    assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__c")).ok
+    assert BoardGeneration.objects.get(scope=scope).value == before + 1

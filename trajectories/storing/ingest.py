@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models.functions import Coalesce, Length
 
+from autolab_site import last_writes
 from autolab_site.gc_pause import gc_paused
 from agents import services as agents
 from tasks import services as tasks
@@ -316,6 +317,7 @@ def _store(
         store_harbor_analysis(rollout, folder)
         if not numbered:
             number_last(rollout)
+        last_writes.run_before_commit()  # the boards' generation bump, committed with the rollout
     return rollout, created
 
 
