@@ -99,6 +99,20 @@ def chart_scores(values) -> list[float | None]:
     return [chart_score(value) for value in values]
 
 
+# Significant digits of the hours and dollars the time charts carry.
+MEASURE_DIGITS = 4
+
+
+def chart_measure(value: float | None) -> float | None:
+    """Hours or dollars as the time charts carry them: to MEASURE_DIGITS significant digits.
+
+    Their axes are logarithmic and their hovers show three digits; a
+    float's repr carried up to 17 (a budget of 5 minutes was
+    0.08333333333333333 hours).
+    """
+    return None if value is None else float(f"{value:.{MEASURE_DIGITS}g}")
+
+
 def chart_data(rows: list[BoardEntry], category: str | None, grid: list[float]) -> dict:
     """What the plotly charts draw, embedded with json_script: all of the scope shown, scores as chart_score."""
     bars, pareto, budget, at_k = [], [], [], []
@@ -140,14 +154,14 @@ def time_chart_data(data: Board, rows: list[BoardEntry], category: str | None) -
             "label": f"{entry.model_label} / {entry.harness}" if not entry.human else entry.model_label,
             "model": entry.model,
             "human": entry.human,
-            "data_end": mine.data_end / 3600,
-            "budget": {"x": [p.budget / 3600 for p in budget], "y": [p.best for p in budget],
+            "data_end": chart_measure(mine.data_end / 3600),
+            "budget": {"x": [chart_measure(p.budget / 3600) for p in budget], "y": chart_scores(p.best for p in budget),
                        "k": [p.best_k for p in budget]},
-            "elapsed": {"x": [t / 3600 for t, v in zip(curves.elapsed, mine.elapsed) if v is not None],
-                        "y": [v for v in mine.elapsed if v is not None]},
-            "cost": {"x": [p.cost for p in mine.cost], "y": [p.score for p in mine.cost],
-                     "hours": [p.budget / 3600 for p in mine.cost]},
-            "dollars_per_hour": mine.dollars_per_hour,
+            "elapsed": {"x": [chart_measure(t / 3600) for t, v in zip(curves.elapsed, mine.elapsed) if v is not None],
+                        "y": chart_scores(v for v in mine.elapsed if v is not None)},
+            "cost": {"x": [chart_measure(p.cost) for p in mine.cost], "y": chart_scores(p.score for p in mine.cost),
+                     "hours": [chart_measure(p.budget / 3600) for p in mine.cost]},
+            "dollars_per_hour": chart_measure(mine.dollars_per_hour),
         })
     return {"series": series, "human_hourly_rate_usd": data.human_hourly_rate_usd}
 

@@ -130,3 +130,20 @@ def test_the_board_reaches_users_byte_for_byte_as_before(client):
             # Parsed first, for a readable difference (key order aside), then the bytes themselves.
             assert json.loads(content) == json.loads(expected), name
         assert content == expected, name
+
+
+def test_the_time_charts_carry_the_digits_their_hovers_show(client):
+    """RE-Bench's time charts carried every float's 17 digits (a 5-minute budget was 0.08333333333333333 h):
+    hours and dollars now go to 4 significant digits (log axes, hovers of 3), scores to the tables' decimals."""
+    rebench_version()
+    charts = json.loads(script_json(client.get("/", {"version": "rebench-examples"}).content.decode(), "time-charts"))
+    measures, scores = [], []
+    for series in charts["series"]:
+        measures += [series["data_end"], series["dollars_per_hour"], *series["budget"]["x"], *series["elapsed"]["x"],
+                     *series["cost"]["x"], *series["cost"]["hours"]]
+        scores += [*series["budget"]["y"], *series["elapsed"]["y"], *series["cost"]["y"]]
+    measures = [m for m in measures if m is not None]
+    assert len(measures) > 50 and len(scores) > 50
+    assert all(m == float(f"{m:.4g}") for m in measures)
+    assert all(s == round(s, 3) for s in scores if s is not None)
+    assert 1 / 12 not in measures and round(1 / 12, 5) in measures  # the 5-minute budget, in hours

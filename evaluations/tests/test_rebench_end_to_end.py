@@ -134,4 +134,7 @@ def test_runner_inspect_and_humans_on_one_version(settings, tmp_path, monkeypatc
     assert "Human experts, 8 h" in labels and len(charts["series"]) == 4
     for series in charts["series"]:
         mine = curves[series["model"]]
-        assert series["budget"]["y"] == pytest.approx([p["score"] for p in mine["score_at_budget"] if p["score"] is not None])
+        # The charts carry the tables' three decimals (views.chart_score); the API every digit.
+        assert series["budget"]["y"] == pytest.approx(
+            [p["score"] for p in mine["score_at_budget"] if p["score"] is not None], abs=5e-4
+        )
