@@ -357,22 +357,29 @@ def _rows_floor(rollout_id: int, repeat: int = 10) -> float | None:
     return statistics.median(samples)
 
 
+class NoDocuments:
+    """trajectories.search.document.TrajectoryDocuments making no document: every step's, chunk's and
+    the rollout's words empty, for an import timed without its search upkeep."""
+
+    def add_steps(self, steps):
+        n = len(list(steps))
+        return [""] * n, [""] * n
+
+    def count(self, steps):
+        pass
+
+    def rollout_words(self):
+        return ""
+
+    def take_chunks(self):
+        return []
+
+
 def _drop_search_indexes() -> None:
     """No search index, and an importer that writes empty documents."""
     from django.db import connection
 
     import trajectories.storing.ingest
-
-    class NoDocuments:
-        def add_steps(self, steps):
-            n = len(list(steps))
-            return [""] * n, [""] * n
-
-        def rollout_words(self):
-            return ""
-
-        def take_chunks(self):
-            return []
 
     trajectories.storing.ingest.TrajectoryDocuments = NoDocuments
     if connection.vendor == "postgresql":

@@ -69,8 +69,11 @@ workers inherit from this process when they fork); and the peak
 resident memory (VmHWM) of a fresh process running the `import_trials`
 command on the 20,016-step trial (explorer_bench.long_trial: the opus steps
 x 144), beside the same on the 139-step trial, the process's own floor
-(target: peak <= 2x the trajectory file). The rollouts these imports add
-are deleted again.
+(target: peak <= 2x the trajectory file). Also, with no target, the
+1-process rate again with the search documents left out (every step's,
+chunk's and the rollout's words empty; the indexes stay): what the rest of
+an import costs, and so the search upkeep's share. The rollouts these
+imports add are deleted again.
 
 Figures and ratios are printed (ratio < 1 meets the target); nothing is
 asserted.
@@ -474,11 +477,15 @@ def import_figures(args, work: Path) -> list:
     one = bulk.order_by("pk").first()
     copy_rate = one.n_steps / _rows_floor(one.pk)
     bulk.delete()
+    without_search = import_without_search_documents(work, args.import_copies)
     rows = [(f"binary COPY of the same rows, steps/s (opus, {one.n_steps} steps)", copy_rate, None, "/s")]
     rows.append(("  the first trial a process imports, untimed in the rates below", first_trial_ms, None, "ms"))
     for jobs, rate in rates.items():
         rows.append((f"import on {jobs} process{'es' if jobs > 1 else ''}, steps/s ({args.import_copies} x opus)", rate, None, "/s"))
         rows.append((f"import on {jobs} process{'es' if jobs > 1 else ''}: COPY rate / import rate", copy_rate / rate, IMPORT_TARGET_X, "x"))
+    rows.append(("  the same on 1 process with the search documents left out, steps/s", without_search, None, "/s"))
+    rows.append(("  the same: COPY rate / import rate (no target: the rest of an import)", copy_rate / without_search, None, "x"))
+    rows.append(("  the search documents' share of 1 process's import time", 100 * (1 - rates[1] / without_search), None, "%"))
 
     peaks = peak_memory(work)
     mb = 1e6
@@ -525,6 +532,23 @@ from django.core.management import call_command
 call_command("import_trials", sys.argv[1], "--jobs", "1", stdout=open(os.devnull, "w"))
 print(next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1])
 """
+
+
+def import_without_search_documents(work: Path, copies: int) -> float:
+    """Steps/s of the 1-process import with every search document empty (ingest_bench.NoDocuments),
+    the rows and indexes otherwise as they are."""
+    from ingest_bench import TRIAL, NoDocuments
+    from long_rollouts_bench import bulk_import
+    from trajectories.models import Rollout
+    from trajectories.storing import ingest
+
+    real = ingest.TrajectoryDocuments
+    ingest.TrajectoryDocuments = NoDocuments
+    try:
+        return bulk_import(TRIAL, work / "import-no-search", copies, 1)
+    finally:
+        ingest.TrajectoryDocuments = real
+        Rollout.objects.filter(trial_name__startswith="bulk__").delete()
 
 
 def import_peak_rss(folder: Path) -> int:
