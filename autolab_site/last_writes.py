@@ -38,10 +38,15 @@ def after_commit(work: Callable[[], None], using: str | None = None) -> None:
 def run_before_commit(using: str | None = None) -> None:
     """Run the after_commit work of the current transaction now, inside it, as its last writes.
 
-    Work of a savepoint rolled back is gone from Django's list already; work
+    Only in the outermost atomic block, whose end is the commit: inside a
+    savepoint, a rollback still to come could undo the work while its
+    caller's change stays, so the work waits for the commit as usual. Work
+    of a savepoint rolled back is gone from Django's list already; work
     registered after this call still runs after the commit.
     """
     connection = transaction.get_connection(using)
+    if len(connection.atomic_blocks) != 1:
+        return
     for _savepoints, callback, _robust in list(connection.run_on_commit):
         if isinstance(callback, _Once):
             callback()

@@ -56,3 +56,20 @@ def test_work_run_inside_is_rolled_back_with_the_transaction_and_a_rolled_back_s
             pass
         run_before_commit()
     assert sorted(Group.objects.values_list("name", flat=True)) == ["kept"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_savepoint_the_work_waits_for_the_commit():
+    """An importer called inside someone else's transaction: its savepoint may still be rolled back
+    after its last writes, and with it work that belongs to the outer change."""
+    seen = []
+    with transaction.atomic():
+        after_commit(lambda: seen.append("outer"))
+        try:
+            with transaction.atomic():
+                run_before_commit()
+                assert seen == []  # not the owner of the commit: nothing runs here
+                raise RuntimeError("the inner import fails")
+        except RuntimeError:
+            pass
+    assert seen == ["outer"]  # the outer change's work, after its commit
