@@ -440,11 +440,17 @@ class Siblings:
 
 def sibling_window(siblings: list, pk: int, size: int | None = None) -> Siblings:
     """At most `size` of `siblings` (SIBLINGS_SHOWN), centred on the one whose pk is `pk` where the ends allow."""
-    size = size or SIBLINGS_SHOWN
     at = next((i for i, other in enumerate(siblings) if other.pk == pk), 0)
-    start = min(max(at - size // 2, 0), max(len(siblings) - size, 0))
-    shown = siblings[start : start + size]
-    return Siblings(shown=shown, before=start, after=len(siblings) - start - len(shown))
+    start, stop = sibling_bounds(at, len(siblings), size)
+    return Siblings(shown=siblings[start:stop], before=start, after=len(siblings) - stop)
+
+
+def sibling_bounds(at: int, total: int, size: int | None = None) -> tuple[int, int]:
+    """[start, stop) of the window of `total` siblings around the one at `at`: what the page reads of them
+    (a long campaign's group has thousands)."""
+    size = size or SIBLINGS_SHOWN
+    start = min(max(at - size // 2, 0), max(total - size, 0))
+    return start, min(start + size, total)
 
 
 # Steps of either rollout in one window of the compare page.

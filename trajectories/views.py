@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.core.paginator import Paginator
 
 from autolab_site.paging import IdsFirstPaginator
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Prefetch, Q
 from django.db.models.functions import Coalesce, Length, Substr
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -146,6 +146,26 @@ OUTLINE_FIELDS = ("id", "step_id", "position", "source", "elapsed_sec", "kinds",
 CACHED_OUTLINE_STEPS = 2000
 
 
+def _siblings(rollout: Rollout) -> explorer.Siblings:
+    """The window of the rollout's siblings (same task, model and harness) that its page links to.
+
+    Read a window's worth: a group of 6,536 repeats was loaded whole, as
+    models, on each of its rollout pages for 12 links (135 ms a page). A
+    group that fits the window (most: a few repeats) is one query; a larger
+    one is counted first.
+    """
+    group = Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
+    ordered = group.only("id", "index", "reward").order_by("index", "pk")
+    first = list(ordered[: explorer.SIBLINGS_SHOWN + 1])
+    if len(first) <= explorer.SIBLINGS_SHOWN:
+        return explorer.sibling_window(first, rollout.pk)
+    earlier = Q(index__lt=rollout.index) | Q(index=rollout.index, pk__lt=rollout.pk)  # their order: index, then pk
+    counts = group.aggregate(total=Count("pk"), at=Count("pk", filter=earlier))
+    start, stop = explorer.sibling_bounds(counts["at"], counts["total"])
+    shown = list(ordered[start:stop])
+    return explorer.Siblings(shown=shown, before=start, after=counts["total"] - start - len(shown))
+
+
 def _outline_figures(rollout: Rollout) -> tuple[list[explorer.OutlineStep], explorer.Timeline, dict]:
     """The outline of every main step, the timeline strip and the plot data."""
     n_steps = _main_steps(rollout).count() if rollout.n_steps > CACHED_OUTLINE_STEPS else 0
@@ -180,14 +200,7 @@ def rollout_detail(request, pk: int):
     by_pk = {s.pk: s for s in steps}
     rows = [row if getattr(row, "is_fold", False) else by_pk[row.pk] for row in rows]
     cause, cause_source = explorer.failure_cause(rollout)
-    siblings = explorer.sibling_window(
-        list(
-            Rollout.objects.filter(task_id=rollout.task_id, model_id=rollout.model_id, harness_id=rollout.harness_id)
-            .only("id", "index", "reward")
-            .order_by("index", "pk")
-        ),
-        rollout.pk,
-    )
+    siblings = _siblings(rollout)
     context = {
         "nav": "rollouts",
         "rollout": rollout,
