@@ -150,7 +150,9 @@ class Rollout(models.Model):
     class Meta:
         ordering = ["task__name", "model__name", "index"]
         indexes = [
-            models.Index(fields=["task", "model", "harness"]),
+            # A group's repeats in their order: its last number (numbering.group_last) and a page's window of
+            # siblings are read from the index, not the whole group.
+            models.Index(fields=["task", "model", "harness", "index"], name="rollout_group_index"),
         ]
 
     def __str__(self) -> str:
