@@ -36,6 +36,20 @@ def test_model_with_dots_in_its_name(client, world):
     assert client.get("/models/unknown/").status_code == 404
 
 
+def test_a_model_named_with_a_slash_has_its_page_and_links(client, world):
+    """Harbor and litellm names keep an organisation the importer does not strip ("Qwen/Qwen2.5-Coder",
+    "together_ai/meta-llama/Llama-3-70b"): the board and task pages linking to its page answered 500."""
+    world["models"]["A"].name = "together_ai/meta-llama/Llama-3-70b"
+    world["models"]["A"].save()
+    page = client.get("/models/together_ai/meta-llama/Llama-3-70b/")
+    assert page.status_code == 200
+    assert client.get("/models/together_ai/meta-llama/").status_code == 404
+    for url in ("/", reverse("evaluations:task_detail", args=[world["version"].name, "t3"])):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert 'href="/models/together_ai/meta-llama/Llama-3-70b/"' in response.content.decode(), url
+
+
 def test_task_page_results_section(client, world):
     task = world["tasks"]["t3"]
     response = client.get(reverse("evaluations:task_detail", args=[world["version"].name, task.name]))
