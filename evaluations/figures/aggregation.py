@@ -480,15 +480,20 @@ class Usage:
         }
 
 
+# No paper prints more; a float written out in full ("0.35000000000000003") or "1e-300" would otherwise
+# print hundreds of digits on the board (and 1e-40000 overflowed the column).
+MAX_PRINTED_DECIMALS = 10
+
+
 def printed_decimals(text: str) -> int:
-    """How many decimals a published number was printed with: "0.350" -> 3, "0.2" -> 1, "1" -> 0."""
+    """How many decimals a published number was printed with: "0.350" -> 3, "0.2" -> 1, "1" -> 0 (at most 10)."""
     from decimal import Decimal, InvalidOperation
 
     try:
         exponent = Decimal(text.strip()).as_tuple().exponent
     except (InvalidOperation, AttributeError):
         return 3
-    return max(0, -exponent) if isinstance(exponent, int) else 3
+    return min(MAX_PRINTED_DECIMALS, max(0, -exponent)) if isinstance(exponent, int) else 3
 
 
 def reproduces(published: float, decimals: int, ours: float) -> bool:

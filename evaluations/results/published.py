@@ -49,7 +49,7 @@ from tasks.models import BenchmarkVersion, Task
 
 from evaluations.boards import leaderboard as lb
 from evaluations.figures import aggregation as agg
-from agents.models import Harness
+from agents.models import AgentModel, Harness
 from agents.services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
 
 from evaluations.boards.board import PaperFigure, PublishedEntry
@@ -213,10 +213,37 @@ def _find_harness(value: str) -> tuple[str, str]:
     return value, ""
 
 
-def _model_problems(row: dict) -> list[str]:
-    if row.get("model") and not normalise_model_name(row["model"]):
-        return [f"model {row['model']!r} is empty once normalised"]
-    return []
+# PositiveIntegerField's range on every database Django supports.
+MAX_ROLLOUT_INDEX = 2_147_483_647
+
+
+def _cell_problems(raw: dict) -> list[str]:
+    """What no column can store: a NUL character (PostgreSQL refuses it), cells beyond the header's columns."""
+    problems = []
+    if any("\x00" in str(text) for pair in raw.items() for text in pair if text is not None):
+        problems.append("holds a NUL character (0x00)")
+    if None in raw:  # csv.DictReader's key for cells past the header's
+        problems.append(f"{len(raw) - 1 + len(raw[None])} cells, but the header names {len(raw) - 1} columns")
+    return problems
+
+
+def _entry_problems(row: dict) -> list[str]:
+    """A model or harness name that would be empty, or cut short (two names differing past the limit would merge)."""
+    problems = []
+    if row.get("model"):
+        model = normalise_model_name(row["model"])
+        limit = AgentModel._meta.get_field("name").max_length
+        if not model:
+            problems.append(f"model {row['model']!r} is empty once normalised")
+        elif len(model) > limit:
+            problems.append(f"model name is {len(model)} characters long (at most {limit})")
+    if row.get("harness"):
+        name, version = _find_harness(row["harness"])
+        for what, text in (("name", name), ("version", version)):
+            limit = Harness._meta.get_field(what).max_length
+            if len(text) > limit:
+                problems.append(f"harness {what} is {len(text)} characters long (at most {limit})")
+    return problems
 
 
 def _first_occurrence(seen: dict[tuple, str], key: tuple, label: str, errors: list[str], what: str) -> bool:
@@ -277,12 +304,12 @@ def validate(rows: list[tuple[str, dict]], defaults: Defaults = Defaults()) -> t
         if row.get("rollout_index"):
             try:
                 index = int(row["rollout_index"])
-                if index < 0:
+                if not 0 <= index <= MAX_ROLLOUT_INDEX:
                     raise ValueError
             except ValueError:
-                problems.append(f"rollout_index {row['rollout_index']!r} is not a whole number >= 0")
+                problems.append(f"rollout_index {row['rollout_index']!r} is not a whole number from 0 to {MAX_ROLLOUT_INDEX}")
         ablation = set_of(row, problems)
-        problems += _model_problems(row)
+        problems += _entry_problems(row)
         if problems:
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
@@ -351,7 +378,7 @@ def validate_figures(
         if not problems and not given:
             problems.append("no figure given")
         ablation = set_of(row, problems)
-        problems += _model_problems(row)
+        problems += _entry_problems(row)
         if problems:
             errors.append(f"{label}: {'; '.join(problems)}")
             continue
@@ -373,6 +400,10 @@ def import_results(text: str, as_json: bool = False, defaults: Defaults = Defaul
     """
     rows = read_rows(text, as_json)
     header = header_of(rows, text, as_json)
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    unreadable = [f"{label}: {'; '.join(problems)}" for label, raw in rows if (problems := _cell_problems(raw))]
+    if repeated or unreadable:  # before any lookup: a NUL in a task name fails the query itself
+        raise ResultsImportError([*(f"row 1 (header): column {column!r} appears twice" for column in repeated), *unreadable])
     if "task" not in header and "score" not in header and any(figure_column(c) for c in header):
         return _written(lambda: _import_figures(rows, header, defaults), dry_run)
     if "task" in header and "model" not in header and "score" not in header:

@@ -266,7 +266,8 @@ def test_score_at_k_runs_from_avg_at_1_to_best_at_k(per_task):
 
 
 @pytest.mark.parametrize(
-    "text, decimals", [("0.350", 3), ("0.2", 1), ("1", 0), ("0.4375", 4), ("4.4e-1", 2), ("", 3), ("n/a", 3)]
+    "text, decimals", [("0.350", 3), ("0.2", 1), ("1", 0), ("0.4375", 4), ("4.4e-1", 2), ("", 3), ("n/a", 3),
+                      ("0.35000000000000003", 10), ("1e-300", 10), ("1e-40000", 10)]
 )
 def test_printed_decimals(text, decimals):
     assert agg.printed_decimals(text) == decimals

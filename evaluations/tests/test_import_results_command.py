@@ -1,6 +1,7 @@
 """python manage.py import_results and the staff upload form."""
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -126,3 +127,51 @@ def test_staff_upload_form(client, tmp_path):
     response = client.post(url, {"file": good}, follow=True)
     assert "1 published scores created" in response.content.decode()
     assert PublishedResult.objects.count() == 1
+
+
+TOO_LONG = "m" * 201
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (HEADER + "gpt-\x005,terminus-2,1.1,hash_join,,0.7,paper\n", "row 2: holds a NUL character (0x00)"),
+        (HEADER + "gpt-5,terminus-2,1.1,hash_join,,0.7,pa\x00per\n", "row 2: holds a NUL character (0x00)"),
+        (HEADER + "gpt-5,terminus-2,1.1,hash_join,2147483648,0.7,paper\n",
+         "row 2: rollout_index '2147483648' is not a whole number from 0 to 2147483647"),
+        (HEADER + "gpt-5,terminus-2,1.1,hash_join,99999999999999999999,0.7,paper\n", "is not a whole number from 0 to"),
+        (HEADER + f"{TOO_LONG},terminus-2,1.1,hash_join,,0.7,paper\n", "row 2: model name is 201 characters long (at most 200)"),
+        (HEADER + f"gpt-5,{'h' * 201},1.1,hash_join,,0.7,paper\n", "row 2: harness name is 201 characters long (at most 200)"),
+        (HEADER + "gpt-5,terminus-2,1.1,hash_join,,0.7,paper,main,surplus\n", "row 2: 9 cells, but the header names 7 columns"),
+        ("model,model,harness,version,task,score,source\na,b,terminus-2,1.1,hash_join,0.7,paper\n",
+         "row 1 (header): column 'model' appears twice"),
+        ("model,harness,version,source,overall_avg\ngpt-5,terminus-2,1.1,src\x00,0.5\n", "row 2: holds a NUL character (0x00)"),
+    ],
+)
+def test_a_row_the_database_cannot_hold_is_refused_with_its_reason(client, text, problem):
+    """A staff QA pass found these answered 500 (PostgreSQL refused NUL, an integer out of range) or
+    were silently merged (two model names differing after 200 characters) or ignored (a surplus cell)."""
+    client.force_login(User.objects.create_user("staff", password="x", is_staff=True))
+    upload = SimpleUploadedFile("r.csv", text.encode())
+    response = client.post(reverse("evaluations:import_results"), {"file": upload})
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    assert problem in page and "Nothing was imported" in page
+    assert not PublishedResult.objects.exists() and not AgentModel.objects.exists()
+
+
+def test_a_json_row_with_a_nul_character_is_refused(tmp_path):
+    items = [{"model": "gpt-5", "harness": "terminus-2", "version": "1.1", "task": "hash_\u0000join", "score": 0.4, "source": "x"}]
+    with pytest.raises(CommandError, match=r"item 1: holds a NUL character \(0x00\)"):
+        call_command("import_results", str(write(tmp_path, json.dumps(items), "r.json")))
+
+
+def test_a_figure_printed_with_absurdly_many_decimals_keeps_ten(client):
+    """"1e-40000" was 40,000 printed decimals: more than the column holds (500), and a board cell of 300 digits for 1e-300."""
+    from evaluations.models import PublishedFigure
+
+    call_command_text = "model,harness,version,source,overall_avg\ngpt-5,terminus-2,1.1,src,1e-40000\n"
+    client.force_login(User.objects.create_user("staff", password="x", is_staff=True))
+    response = client.post(reverse("evaluations:import_results"), {"file": SimpleUploadedFile("r.csv", call_command_text.encode())})
+    assert response.status_code == 302
+    assert PublishedFigure.objects.get().decimals == 10

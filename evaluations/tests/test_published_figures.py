@@ -39,7 +39,7 @@ def write(tmp_path, text: str, name: str = "results.csv"):
 
 def import_per_task(tmp_path, source: str = "Paper 2026, Table 9"):
     rows = "".join(
-        f"{model},terminus-2,1.1,{task},{score},{source}\n" for model, tasks in TABLE.items() for task, score in tasks.items()
+        f'{model},terminus-2,1.1,{task},{score},"{source}"\n' for model, tasks in TABLE.items() for task, score in tasks.items()
     )
     call_command("import_results", str(write(tmp_path, PER_TASK + rows, "per_task.csv")), stdout=open("/dev/null", "w"))
 
