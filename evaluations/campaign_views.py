@@ -16,7 +16,7 @@ from trajectories.models import ACTIVE_STATUSES, Rollout
 from evaluations import launch_form
 from evaluations.running import campaigns
 from evaluations.running.campaign_progress import campaign_progress
-from evaluations.running.campaigns import CampaignError, launch
+from evaluations.running.campaigns import AlreadyLaunched, CampaignError, launch
 from agents.models import AgentModel
 from evaluations.models import Campaign
 from evaluations.sandbox.backends import BACKENDS
@@ -62,8 +62,11 @@ def campaign_new(request):
                 campaign = launch(
                     data["model"], data["harness"], data["version"], tasks=list(data["tasks"]), k=data["k"],
                     backend=data["backend"], created_by=request.user, notes=data["notes"],
-                    supersede=data.get("earlier") == launch_form.SUPERSEDE,
+                    supersede=data.get("earlier") == launch_form.SUPERSEDE, token=data["launch_token"] or None,
                 )
+            except AlreadyLaunched as exc:
+                messages.info(request, str(exc))
+                return redirect("evaluations:campaign_detail", pk=exc.campaign.pk)
             except CampaignError as exc:
                 form.add_error(None, str(exc))
             else:
@@ -72,7 +75,7 @@ def campaign_new(request):
     else:
         model_id = request.GET.get("model", "")
         model = AgentModel.objects.filter(pk=int(model_id)).first() if model_id.isdigit() else None
-        form = launch_form.LaunchForm(initial={"model": model} if model else {})
+        form = launch_form.LaunchForm(initial={"model": model, "launch_token": launch_form.new_launch_token()})
     context = {"form": form, "nav": "campaigns", "estimate": None, "earlier": 0, "backends": BACKENDS.items()}
     data = form.cleaned_data if form.is_bound else {}
     if all(data.get(name) for name in ("model", "harness", "version", "k")):

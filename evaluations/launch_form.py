@@ -1,6 +1,8 @@
 """The staff launch page's form and the facts it shows (estimate, earlier rollouts), with no HTTP."""
 from __future__ import annotations
 
+import secrets
+
 from django import forms
 from django.db.models import Q
 
@@ -49,6 +51,8 @@ class LaunchForm(forms.Form):
         required=False, widget=forms.RadioSelect, label="Earlier rollouts of this entry",
     )
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    # One per page shown (new_launch_token): the same launch sent twice starts one campaign.
+    launch_token = forms.RegexField(r"^[0-9a-f]{32}$", required=False, widget=forms.HiddenInput)
 
     def clean(self):
         data = super().clean()
@@ -67,6 +71,10 @@ class LaunchForm(forms.Form):
                 self.add_error("earlier", f"{existing} rollouts of {model} / {harness} on these tasks exist: "
                                           "add to them, or re-evaluate (supersede them).")
         return data
+
+
+def new_launch_token() -> str:
+    return secrets.token_hex(16)
 
 
 def chosen_tasks(version: BenchmarkVersion, tasks: list[Task]) -> list[Task]:

@@ -45,6 +45,8 @@ class Campaign(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The launch page's one-time token: the same launch sent twice (a double click, a resend) is one campaign.
+    launch_token = models.CharField(max_length=32, null=True, blank=True, unique=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]

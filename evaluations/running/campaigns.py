@@ -15,7 +15,7 @@ import secrets
 from typing import Any, Iterable
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import AgentModel, Harness
@@ -73,6 +73,20 @@ def _new_campaign(model: AgentModel, harness: Harness, version: BenchmarkVersion
     return campaign
 
 
+class AlreadyLaunched(CampaignError):
+    """This launch (its page's token) started a campaign already."""
+
+    def __init__(self, campaign: Campaign):
+        super().__init__(f"This form was already launched as campaign {campaign.pk}: nothing was started again.")
+        self.campaign = campaign
+
+
+def _not_launched_yet(token: str) -> None:
+    earlier = Campaign.objects.filter(launch_token=token).first()
+    if earlier is not None:
+        raise AlreadyLaunched(earlier)
+
+
 def launch(
     model: AgentModel,
     harness: Harness,
@@ -85,21 +99,33 @@ def launch(
     notes: str = "",
     supersede: bool = False,
     preflight: bool = True,
+    token: str | None = None,
 ) -> Campaign:
     """A campaign that checks first (evaluations.running.preflight) and starts once every queue it needs passed.
 
     Without `preflight` it starts at once (create_campaign). `supersede`:
     when it starts, earlier rollouts of the same model, harness and tasks
     leave the figures (a re-evaluation); otherwise its rollouts add to them.
+    `token` (the launch page's, which preflights): a launch already made
+    with it raises AlreadyLaunched instead of starting a second campaign,
+    also when both arrive at once (the column is unique).
     """
+    if token:
+        _not_launched_yet(token)
     if not preflight:
         return create_campaign(model, harness, version, tasks=tasks, k=k, backend=backend, created_by=created_by,
                                notes=notes, supersede=supersede)
-    with transaction.atomic():
-        campaign = _new_campaign(model, harness, version, list(tasks or []), k=k, backend=backend,
-                                 created_by=created_by, notes=notes, supersede=supersede, checked_first=True)
-        if not campaign_tasks(campaign):
-            raise CampaignError(f"{version} has no tasks")
+    try:
+        with transaction.atomic():
+            campaign = _new_campaign(model, harness, version, list(tasks or []), k=k, backend=backend,
+                                     created_by=created_by, notes=notes, supersede=supersede, checked_first=True,
+                                     launch_token=token or None)
+            if not campaign_tasks(campaign):
+                raise CampaignError(f"{version} has no tasks")
+    except IntegrityError:
+        if token:
+            _not_launched_yet(token)  # the same launch, committed meanwhile
+        raise
     transaction.on_commit(lambda: setattr(campaign, "send_report", send_preflight(campaign)))
     return campaign
 

@@ -107,3 +107,29 @@ def test_models_known_only_from_published_results_are_not_offered(staff_client, 
     options = page.split('name="model"', 1)[1].split("</select>", 1)[0]
     assert f'value="{model.pk}"' in options
     assert f'value="{paper_only.pk}"' not in options and f'value="{cohort.pk}"' not in options
+
+
+def test_a_launch_submitted_twice_starts_one_campaign(staff_client, entry):
+    """A double click, a browser's resend or a retried request sent the same launch again: a staff QA pass
+    started five identical campaigns. The page's form carries a token a launch takes once."""
+    import re
+
+    version, model, harness = entry
+    first_page = staff_client.get("/campaigns/new/").content.decode()
+    token = re.search(r'name="launch_token" value="([0-9a-f]{32})"', first_page).group(1)
+    assert token not in staff_client.get("/campaigns/new/").content.decode()  # every page its own
+    data = form_data(*entry, launch="1", launch_token=token)
+    # An estimate's refresh keeps the token.
+    assert f'value="{token}"' in staff_client.post("/campaigns/new/", form_data(*entry, launch_token=token)).content.decode()
+    first = staff_client.post("/campaigns/new/", data)
+    campaign = Campaign.objects.get()
+    assert first.status_code == 302 and first["Location"] == f"/campaigns/{campaign.pk}/"
+    again = staff_client.post("/campaigns/new/", data, follow=True)
+    assert Campaign.objects.count() == 1
+    assert again.redirect_chain[-1][0] == f"/campaigns/{campaign.pk}/"
+    assert f"already launched as campaign {campaign.pk}" in again.content.decode()
+    # Another page's token is another launch.
+    data["launch_token"] = re.search(r'name="launch_token" value="([0-9a-f]{32})"',
+                                     staff_client.get("/campaigns/new/").content.decode()).group(1)
+    staff_client.post("/campaigns/new/", {**data, "earlier": "add"})
+    assert Campaign.objects.count() == 2
