@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from autolab_site.staff import staff_required
 from trajectories.storing import uploads
-from trajectories.storing.archives import ARCHIVE_SUFFIXES, is_archive, limits
+from tasks.models import BenchmarkVersion
+from trajectories.storing.archives import ARCHIVE_SUFFIXES, is_archive, kind_problem, limits
 from trajectories.models import UploadJob
 
 RECENT_JOBS = 20
@@ -31,13 +32,28 @@ class UploadForm(forms.Form):
         max_bytes, _ = limits()
         if upload.size > max_bytes:
             raise forms.ValidationError(f"The archive is larger than the limit of {max_bytes} bytes.")
+        # Said here, not by the worker minutes later: the bytes are the kind the name says.
+        problem = kind_problem(upload.name, upload)
+        upload.seek(0)
+        if problem:
+            raise forms.ValidationError(problem)
         return upload
+
+    def clean_version(self):
+        name = self.cleaned_data["version"].strip()
+        if name and not BenchmarkVersion.objects.filter(name=name).exists():
+            known = ", ".join(BenchmarkVersion.objects.order_by("name").values_list("name", flat=True)) or "none yet"
+            raise forms.ValidationError(f"No benchmark version {name!r} (there are: {known}).")
+        return name
 
 
 def safe_file_name(name: str) -> str:
     """The upload's base name with only harmless characters, suffix kept."""
     base = Path(name.replace("\\", "/")).name
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", base).lstrip(".") or "upload.tar.gz"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", base).lstrip(".")
+    if f".{safe}".lower() in ARCHIVE_SUFFIXES:
+        return f"upload.{safe}"  # ".tar.gz": the name was only its suffix, which the worker reads
+    return safe or "upload.tar.gz"
 
 
 @staff_required

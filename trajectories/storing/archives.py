@@ -44,6 +44,21 @@ def is_archive(path: Path | str) -> bool:
     return str(path).lower().endswith(ARCHIVE_SUFFIXES)
 
 
+def kind_problem(name: str, file: IO[bytes]) -> str:
+    """Why the bytes of `file` are not the archive its `name` says ("" when they are).
+
+    Read from its first and last blocks only (a zip's directory ends it); a
+    tar may be compressed whatever its suffix, as unpacking reads it.
+    """
+    if name.lower().endswith(".zip"):
+        return "" if zipfile.is_zipfile(file) else f"{name} is not a zip archive."
+    try:
+        readable = tarfile.is_tarfile(file)
+    except (EOFError, OSError, ValueError, lzma.LZMAError):
+        readable = False
+    return "" if readable else f"{name} is not a tar archive (plain, gzip, bzip2 or xz)."
+
+
 def limits() -> tuple[int, int]:
     return (
         int(getattr(settings, "AUTOLAB_ARCHIVE_MAX_BYTES", DEFAULT_MAX_BYTES)),

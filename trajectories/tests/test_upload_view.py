@@ -199,3 +199,35 @@ def test_safe_file_name():
     assert safe_file_name("../../etc/passwd.tar.gz") == "passwd.tar.gz"
     assert safe_file_name("C:\\Users\\me\\my trials.zip") == "my_trials.zip"
     assert safe_file_name("..") == "upload.tar.gz"
+
+
+@pytest.mark.parametrize(
+    "name, content, problem",
+    [
+        ("fake.zip", b"hello", "fake.zip is not a zip archive"),
+        ("fake.tar.gz", b"hello", "fake.tar.gz is not a tar archive"),
+        ("fake.tgz", b"PK\x03\x04" + b"\0" * 100, "fake.tgz is not a tar archive"),
+        ("fake.tgz", b"\x1f\x8b\x08\x00" + b"\0" * 20, "fake.tgz is not a tar archive"),
+        ("fake.tar", b"hello" * 200, "fake.tar is not a tar archive"),
+    ],
+)
+def test_a_file_that_is_not_the_archive_its_name_says_is_a_form_error(staff_client, name, content, problem):
+    """A staff QA pass's fake.zip was accepted, stored and queued; only the worker said what was wrong."""
+    response = staff_client.post(URL, {"archive": SimpleUploadedFile(name, content)})
+    assert response.status_code == 200
+    assert problem in response.content.decode()
+    assert not UploadJob.objects.exists()
+
+
+def test_an_unknown_version_is_a_form_error(staff_client, tmp_path):
+    make_task("hash_join", "1.1")
+    folder = make_trial(tmp_path, "lib__hash_join__1", task_name="lib__hash_join")
+    response = staff_client.post(URL, {"archive": tarball(folder), "version": "nonexistent-version"})
+    assert response.status_code == 200
+    assert "No benchmark version &#x27;nonexistent-version&#x27; (there are: 1.1)" in response.content.decode()
+    assert not UploadJob.objects.exists()
+
+
+def test_a_name_that_is_only_a_suffix_keeps_it():
+    assert safe_file_name(".tar.gz") == "upload.tar.gz"
+    assert safe_file_name("...zip") == "upload.zip"
