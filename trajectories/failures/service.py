@@ -194,21 +194,31 @@ def label_values(label: FailureLabel | None) -> dict[str, Any]:
     return {"cause": label.cause, "notes": label.notes, "tags": list(label.tags or [])}
 
 
+# A label is read on every failures page that lists its rollout: sizes a person writes.
+MAX_NOTES = 10_000
+MAX_TAGS = 30
+MAX_TAG_LENGTH = 50
+
+
+class LabelError(ValueError):
+    pass
+
+
 def parse_tags(value: str | list[str] | None) -> list[str]:
-    """'a, b ,a' -> ['a', 'b']."""
+    """'a, b ,a' -> ['a', 'b']; LabelError past MAX_TAGS tags or a tag past MAX_TAG_LENGTH characters."""
     if value is None:
         return []
     items = value.split(",") if isinstance(value, str) else value
     tags: list[str] = []
     for item in items:
         tag = str(item).strip()
+        if len(tag) > MAX_TAG_LENGTH:
+            raise LabelError(f"a tag is {len(tag)} characters long (at most {MAX_TAG_LENGTH})")
         if tag and tag not in tags:
-            tags.append(tag[:50])
+            tags.append(tag)
+    if len(tags) > MAX_TAGS:
+        raise LabelError(f"{len(tags)} tags (at most {MAX_TAGS})")
     return tags
-
-
-class LabelError(ValueError):
-    pass
 
 
 @transaction.atomic
@@ -221,7 +231,10 @@ def set_label(rollout: Rollout, user, cause: str = "", notes: str = "", tags: st
     cause = (cause or "").strip()
     if cause and cause not in CAUSES:
         raise LabelError(f"unknown cause {cause!r}; expected one of {', '.join(CAUSES)}")
-    new = {"cause": cause, "notes": (notes or "").strip(), "tags": parse_tags(tags)}
+    notes = (notes or "").strip()
+    if len(notes) > MAX_NOTES:
+        raise LabelError(f"notes are {len(notes)} characters long (at most {MAX_NOTES})")
+    new = {"cause": cause, "notes": notes, "tags": parse_tags(tags)}
     if not any(new.values()):
         new = {}
     # Lock the rollout row so that two staff saving at once both get audited in order.

@@ -1,6 +1,8 @@
 """Storing classifications, and staff labels that override them (with audit)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from trajectories.failures import service as failure_service
@@ -120,6 +122,23 @@ def test_unknown_cause_is_refused_and_nothing_is_written():
     r = h.rollout()
     with pytest.raises(LabelError, match="unknown cause"):
         set_label(r, h.user("ada", staff=True), cause="bad_luck")
+    assert not FailureLabel.objects.exists() and not LabelChange.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "fields, problem",
+    [
+        ({"notes": "x" * 10_001}, "notes are 10001 characters long (at most 10000)"),
+        ({"tags": ",".join(f"t{i}" for i in range(31))}, "31 tags (at most 30)"),
+        ({"tags": "ok, " + "y" * 51}, "a tag is 51 characters long (at most 50)"),
+    ],
+)
+def test_a_label_too_large_to_read_is_refused_and_nothing_is_written(fields, problem):
+    """A staff QA pass saved 2 MB of notes and 5,000 tags, which every failures page then carried; a tag
+    over 50 characters was cut without a word."""
+    r = h.rollout()
+    with pytest.raises(LabelError, match=re.escape(problem)):
+        set_label(r, h.user("ada", staff=True), cause="no_improvement", **fields)
     assert not FailureLabel.objects.exists() and not LabelChange.objects.exists()
 
 
