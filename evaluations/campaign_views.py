@@ -89,19 +89,23 @@ def campaign_new(request):
 @staff_required
 def campaign_cancel(request, pk: int):
     campaign = get_object_or_404(Campaign.objects.select_related("model", "harness"), pk=pk)
+    active = campaign.rollouts.filter(status__in=ACTIVE_STATUSES).count()
+    ended = not active and campaign.status not in (Campaign.Status.CHECKING, Campaign.Status.PENDING)
+    ended_text = f"has ended ({campaign.get_status_display().lower()}): there is nothing to cancel."
     if request.method != "POST":
         what = f"campaign {campaign.pk} ({campaign.model} / {campaign.harness})"
-        active = campaign.rollouts.filter(status__in=ACTIVE_STATUSES).count()
-        if not active and campaign.status not in (Campaign.Status.CHECKING, Campaign.Status.PENDING):
+        if ended:
             return render(request, "evaluations/cancel_confirm.html", {
-                "nav": "campaigns", "what": what, "back": campaign.get_absolute_url(),
-                "ended": f"It has ended ({campaign.get_status_display().lower()}): there is nothing to cancel.",
+                "nav": "campaigns", "what": what, "back": campaign.get_absolute_url(), "ended": f"It {ended_text}",
             })
         return render(request, "evaluations/cancel_confirm.html", {
             "nav": "campaigns", "what": what,
             "consequence": f"{active} rollouts that are queued or running stop; the finished ones stay.",
             "back": campaign.get_absolute_url(),
         })
+    if ended:  # a second click or a resend: nothing to stop, and its status stays what it is
+        messages.info(request, f"Campaign {campaign.pk} {ended_text}")
+        return redirect("evaluations:campaign_detail", pk=campaign.pk)
     n = campaigns.cancel(campaign, detail=f"campaign cancelled by {request.user.get_username()}")
     messages.success(request, f"Campaign {campaign.pk} cancelled ({n} rollouts stopped).")
     return redirect("evaluations:campaign_detail", pk=campaign.pk)

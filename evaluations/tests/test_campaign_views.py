@@ -154,6 +154,10 @@ def test_cancel_is_offered_only_where_it_works(client, campaign, staff):
     Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.FINISHED)
     page = client.get(f"/campaigns/{campaign.pk}/cancel/").content.decode()
     assert "there is nothing to cancel" in page and "Yes, cancel" not in page
+    # A POST all the same (a second click, a resend) changes nothing and says so.
+    response = client.post(f"/campaigns/{campaign.pk}/cancel/", follow=True)
+    assert f"Campaign {campaign.pk} has ended (finished): there is nothing to cancel." in response.content.decode()
+    assert Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.FINISHED
 
 
 def test_the_campaign_says_what_harbors_job_view_says(client, campaign):
