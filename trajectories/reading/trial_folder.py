@@ -467,6 +467,11 @@ def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) 
             reward = as_float(float(_read_text(folder.path, "verifier/reward.txt").strip()))
         except ValueError:
             folder.warnings.append(f"{folder.path / 'verifier' / 'reward.txt'}: not a number")
+    if reward is None and fields.get("reward") is not None:
+        # Else the page shows an unscored rollout with no reason.
+        value = fields["reward"]
+        shown = f"{value:g}" if isinstance(value, float) else repr(value)[:200]
+        folder.warnings.append(f"verifier/reward.json: its reward {shown} is not a finite number; the trial has no reward")
     if reward is not None and folder.reward_valid is False:
         # Harbor 0.26 says this reward does not count (the trial's exception
         # voids it): it stays among the verifier's fields, not as the reward.

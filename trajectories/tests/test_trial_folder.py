@@ -177,3 +177,22 @@ def test_verifier_json_files_are_kept(tmp_path):
     }
     assert "reward.json" not in folder.verifier_outputs
     assert [w.split(":")[0] for w in folder.warnings if w.startswith("verifier/")] == ["verifier/broken.json", "verifier/huge.json"]
+
+
+@pytest.mark.parametrize("value, shown", [('"1.0"', "'1.0'"), ("1e309", "inf"), ('"no_lora_file"', "'no_lora_file'"), ("[1]", "[1]")])
+def test_a_reward_that_is_not_a_number_is_said_so(tmp_path, value, shown):
+    """A reward.json whose reward could not be read left the trial without one and said nothing: the page
+    showed an unscored rollout with no reason (a staff QA pass's "1.0" and 1e309)."""
+    trial = make_trial(tmp_path, "lib__demo__1")
+    (trial / "verifier" / "reward.json").write_text('{"reward": %s}' % value)
+    folder = read_trial_folder(trial)
+    assert folder.reward is None
+    assert any(f"reward.json: its reward {shown} is not a finite number; the trial has no reward" in w for w in folder.warnings)
+
+
+def test_a_boolean_or_numeric_reward_needs_no_word(tmp_path):
+    trial = make_trial(tmp_path, "lib__demo__1")
+    for value, reward in (("true", 1.0), ("0.25", 0.25)):
+        (trial / "verifier" / "reward.json").write_text('{"reward": %s}' % value)
+        folder = read_trial_folder(trial)
+        assert folder.reward == reward and not [w for w in folder.warnings if "reward" in w]
