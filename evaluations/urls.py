@@ -9,7 +9,7 @@ urlpatterns = [
     path("heatmap/", views.heatmap, name="heatmap"),
     # Under /tasks/ beside the catalogue (tasks.urls), but the leaderboard's: it shows the results on the task.
     path("tasks/<str:version>/<str:name>/", task_views.task_detail, name="task_detail"),
-    # A path: Harbor and litellm model names may keep an organisation ("Qwen/Qwen2.5-Coder").
+    # A path: Harbor and litellm model names may keep an organisation ("Qwen/Qwen3-Coder").
     path("models/<path:name>/", views.model_detail, name="model_detail"),
     path("published/import/", views.import_results_upload, name="import_results"),
     path("api/", api.docs, name="api_docs"),

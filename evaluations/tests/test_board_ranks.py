@@ -44,3 +44,24 @@ def test_an_entry_with_no_counted_rollout_is_listed_but_unranked(world):
     # The others' Dominance is among themselves alone (0.625 for B, as without it).
     b = next(e for e in data.entries if e.model == "model-b")
     assert b.overall.dominance == pytest.approx(0.625)
+
+
+def test_a_rank_outside_its_resampled_range_says_why(client):
+    """Two rules, both documented: the rank (LMArena's: who lies wholly above) and the range of ranks over the
+    resamples. A QA pass read "1" beside the hover "rank 2 to 11" as a contradiction; the hover now says both."""
+    import html
+    import re
+
+    call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
+    data = lb.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
+    outside = [e for e in data.entries if e.overall.rank and not e.overall.rank_range[0] <= e.overall.rank <= e.overall.rank_range[1]]
+    assert outside  # the case exists on this board
+    page = html.unescape(client.get("/?version=synthetic").content.decode())
+    for entry in outside:
+        figures = entry.overall
+        above = figures.rank - 1
+        wholly = {0: "no entry's", 1: "1 entry's"}.get(above, f"{above} entries'")
+        expected = (f'title="Rank {figures.rank}: {wholly} Avg@k interval lies wholly above this one\'s; '
+                    f"rank {figures.rank_range[0]} to {figures.rank_range[1]} by Avg@k in 95% of the bootstrap resamples\"")
+        assert expected in page, entry.key
+    assert len(re.findall(r'title="Rank \d+: ', page)) == len([e for e in data.entries if e.overall.rank])
