@@ -43,8 +43,12 @@ def board_filters(request: HttpRequest, form_class: type[BoardFilters] = BoardFi
 
 def filter_choices(data: Board) -> dict:
     harnesses = {e.harness_id: e.harness for e in data.entries}
+    versions = lb.versions_with_results() or list(BenchmarkVersion.objects.all())
+    if all(version.pk != data.version.id for version in versions):
+        # Shown, so chosen: else the browser shows the first as chosen and Apply switches to it.
+        versions = [*versions, BenchmarkVersion.objects.get(pk=data.version.id)]
     return {
-        "versions": lb.versions_with_results() or list(BenchmarkVersion.objects.all()),
+        "versions": versions,
         "harnesses": sorted(harnesses.items(), key=lambda h: h[1]),
         "categories": data.categories,
     }

@@ -36,6 +36,20 @@ def test_synthetic_data_is_not_the_default(client, world):
     assert lb.default_version() == world["version"]
 
 
+@pytest.mark.parametrize("page", ["evaluations:leaderboard", "evaluations:heatmap"])
+def test_the_version_shown_is_the_one_chosen_in_its_filter(client, world, page):
+    """A version with tasks but no results yet was shown and missing from the version list: the browser
+    showed the first version chosen, and Apply (a category, say) switched version without a word."""
+    import re
+
+    empty = ensure_version("rebench-examples", benchmark="re-bench", demo=True)
+    Task.objects.create(version=empty, name="window_sums", category="optimize_kernel")
+    html = client.get(reverse(page), {"version": "rebench-examples"}).content.decode()
+    select = re.search(r'<select name="version">(.*?)</select>', html, re.S).group(1)
+    assert re.findall(r'<option value="([^"]+)" selected>', select) == ["rebench-examples"]
+    assert '<option value="1.1"' in select
+
+
 def test_the_newest_release_wins_whatever_the_import_order(world):
     rollouts_on(ensure_version("1.0"), world, 50)
     assert lb.default_version().name == "1.1"
