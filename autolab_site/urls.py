@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.http import HttpResponsePermanentRedirect
+from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.text import Truncator
 
 
 def favicon(request):
@@ -11,6 +13,19 @@ def favicon(request):
     """
     return HttpResponsePermanentRedirect(static("img/favicon.svg"))
 
+
+def not_found(request, exception=None):
+    """The 404 page with its reason: an Http404's own message, cut (it may quote a value as typed), else the path.
+
+    Django's page says the exception's class name when it has no message:
+    "Resolver404" for every mistyped address.
+    """
+    message = exception.args[0] if exception is not None and exception.args else ""
+    reason = Truncator(message).chars(200) if isinstance(message, str) else ""
+    return render(request, "404.html", {"reason": reason, "request_path": request.path}, status=404)
+
+
+handler404 = not_found
 
 urlpatterns = [
     path("favicon.ico", favicon),

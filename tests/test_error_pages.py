@@ -18,8 +18,18 @@ def test_404_uses_the_site_layout_and_the_reason(client):
 
 
 def test_404_for_an_unknown_path_names_it(client):
+    """It said "Resolver404", Django's name for the exception, on every mistyped address."""
     html = client.get("/no-such-page/").content.decode()
     assert "Not found" in html and '<nav aria-label="Main">' in html
+    assert "There is nothing at <code>/no-such-page/</code>." in html and "Resolver404" not in html
+
+
+def test_a_404_reason_quoting_a_long_value_is_cut(client):
+    """A 3,500-character version name came back whole in a 4.5 KB page; 400s cut values at 60 characters."""
+    response = client.get("/heatmap/", {"version": "x" * 3500})
+    assert response.status_code == 404
+    reason = response.content.decode().split("<h1>Not found</h1>", 1)[1].split("</p>", 1)[0]
+    assert "no benchmark version" in reason and "…" in reason and len(reason) < 300
 
 
 def test_500_uses_the_site_layout(settings):
