@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+from collections.abc import Sequence
 
 from autolab_site.filters import refused
 from autolab_site.spreadsheet import safe_cell
@@ -40,10 +41,11 @@ DEFINITIONS = {
 }
 
 
-def csv_response(rows: list[dict], filename: str) -> HttpResponse:
+def csv_response(rows: list[dict], filename: str, columns: Sequence[str] = ()) -> HttpResponse:
+    """`rows` as CSV: `columns` first (named even when no row comes), then any other key in order of appearance."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    columns: list[str] = []
+    columns = list(columns)
     for row in rows:
         columns.extend(c for c in row if c not in columns)
     writer = csv.DictWriter(response, fieldnames=columns)
@@ -231,6 +233,9 @@ TIME_CURVE_DEFINITIONS = {
 }
 
 
+TIME_CURVE_COLUMNS = ("version", "scope", "model", "harness", "kind", "curve", "hours", "k", "score", "by_k", "cost_usd")
+
+
 def time_curve_rows(data: Board, scope: str | None) -> list[dict]:
     """One row per entry x curve x point of the version's RE-Bench curves."""
     curves = data.curves(scope)
@@ -261,7 +266,7 @@ def time_curves(request: HttpRequest, filters: dict, data: Board, csv_url: bool)
         )
     scope = data.shown_category(filters["category"])
     if wants_csv(request, csv_url):
-        return csv_response(time_curve_rows(data, scope), f"time-curves-{data.version.name}.csv")
+        return csv_response(time_curve_rows(data, scope), f"time-curves-{data.version.name}.csv", TIME_CURVE_COLUMNS)
     curves = data.curves(scope)
     entries = []
     for entry in data.entries:
@@ -281,6 +286,10 @@ def time_curves(request: HttpRequest, filters: dict, data: Board, csv_url: bool)
         "api_version": API_VERSION, "version": to_json(data.version), "scope": scope or "all", "scoring": data.scoring,
         "human_hourly_rate_usd": data.human_hourly_rate_usd, "definitions": TIME_CURVE_DEFINITIONS, "entries": entries,
     })
+
+
+HEATMAP_COLUMNS = ("version", "task", "category", "model", "harness", "avg", "best", "n_rollouts", "scores", "n_infra_error",
+                   "rollouts_url", "origin", "source")
 
 
 def heatmap_rows(data: Board, filters: dict) -> list[dict]:
@@ -333,7 +342,7 @@ def heatmap(request: HttpRequest, filters: dict, data: Board, csv_url: bool) -> 
     rows = [{**row, "origin": "measured", "source": ""} for row in heatmap_rows(data, filters)]
     rows += published_heatmap_rows(data, filters)
     if wants_csv(request, csv_url):
-        return csv_response(rows, f"heatmap-{data.version.name}.csv")
+        return csv_response(rows, f"heatmap-{data.version.name}.csv", HEATMAP_COLUMNS)
     return JsonResponse({"api_version": API_VERSION, "version": to_json(data.version), "cells": rows})
 
 

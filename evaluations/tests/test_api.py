@@ -62,6 +62,9 @@ def test_heatmap_json_and_csv(client, world):
     assert cells[("t3", "model-a")]["rollouts_url"].startswith("/rollouts/?task=")
     rows = read_csv(client.get(reverse("evaluations:api_heatmap_csv")))
     assert len(rows) == 12 and {"task", "model", "avg", "best"} <= set(rows[0])
+    from evaluations.api import HEATMAP_COLUMNS
+
+    assert tuple(rows[0]) == HEATMAP_COLUMNS  # the columns an empty export names are those of a full one
 
 
 def test_rollouts_paginated_and_filtered(client, world):
@@ -108,3 +111,18 @@ def test_no_results(client):
 def test_docs_page(client):
     html = client.get(reverse("evaluations:api_docs")).content.decode()
     assert "/api/v1/leaderboard/" in html and "/api/v1/rollouts/" in html and "format=csv" in html
+
+
+def test_an_export_with_no_row_still_names_its_columns(client):
+    """The time curves of a version with tasks but no run yet were a 2-byte file (no header row), so a
+    script reading the export could not tell an empty result from a broken one; the heatmap's likewise."""
+    from pathlib import Path
+
+    from evaluations.api import HEATMAP_COLUMNS, TIME_CURVE_COLUMNS
+    from tasks.services import import_tasks
+
+    assert import_tasks(Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebench", version="rebench-examples").ok
+    for url, columns in (("/api/v1/time-curves.csv", TIME_CURVE_COLUMNS), ("/api/v1/heatmap.csv", HEATMAP_COLUMNS)):
+        response = client.get(url, {"version": "rebench-examples"})
+        assert response.status_code == 200, url
+        assert response.content.decode().splitlines() == [",".join(columns)], url

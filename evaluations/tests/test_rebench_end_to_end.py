@@ -122,6 +122,9 @@ def test_runner_inspect_and_humans_on_one_version(settings, tmp_path, monkeypatc
     # CSV export of the same curves.
     csv_text = client.get("/api/v1/time-curves.csv", {"version": "rebench-examples"}).content.decode()
     assert csv_text.splitlines()[0].startswith("version,scope,model,harness,kind,curve,hours,k,score")
+    from evaluations.api import TIME_CURVE_COLUMNS
+
+    assert csv_text.splitlines()[0] == ",".join(TIME_CURVE_COLUMNS)  # an empty export names the same columns
     assert {"score_at_budget", "elapsed", "cost"} <= {line.split(",")[5] for line in csv_text.splitlines()[1:] if "Human" not in line}
 
     # The page: humans apart, the three curves' data embedded for the charts.
