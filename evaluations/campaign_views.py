@@ -47,7 +47,9 @@ def campaign_detail(request, pk: int):
 
 
 def campaign_progress_json(request, pk: int):
-    campaign = get_object_or_404(Campaign, pk=pk)
+    campaign = Campaign.objects.filter(pk=pk).first()
+    if campaign is None:  # the page's script reads JSON, an error too
+        return JsonResponse({"error": f"no campaign {pk}"}, status=404)
     return JsonResponse(campaign_progress(campaign))
 
 

@@ -176,3 +176,10 @@ def test_the_campaign_says_what_harbors_job_view_says(client, campaign):
     progress = client.get(f"/campaigns/{campaign.pk}/progress.json").json()
     assert progress["job_line"] == "4/6 finished, 1 error, 14.5 M tokens, $212, 8.0 h"
     assert [b["count"] for b in progress["reward_bins"]] == bars
+
+
+@pytest.mark.django_db
+def test_an_unknown_campaigns_progress_is_a_json_404(client):
+    """The grid's script reads progress.json; an unknown campaign answered the HTML 404 page."""
+    response = client.get("/campaigns/999999/progress.json")
+    assert response.status_code == 404 and response.json() == {"error": "no campaign 999999"}

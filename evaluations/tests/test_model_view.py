@@ -29,6 +29,15 @@ def test_model_page_lists_entries_tasks_rollouts_and_failures(client, world):
     assert html.count('href="/rollouts/') >= 10
 
 
+def test_the_tasks_table_names_categories_as_the_leaderboard_does(client, world):
+    """A QA pass saw "model_development" here and "Model development" on the leaderboard."""
+    from tasks.models import Task
+
+    Task.objects.filter(name="t1").update(category="model_development")
+    html = client.get(reverse("evaluations:model_detail", args=["model-a"])).content.decode()
+    assert '1.1/t1/">t1</a></td><td>Model development</td>' in html and "<td>model_development</td>" not in html
+
+
 def test_model_with_dots_in_its_name(client, world):
     world["models"]["A"].name = "claude-opus-4.6"
     world["models"]["A"].save()
