@@ -462,7 +462,8 @@ def _read_verifier(folder: TrialFolder, result: dict, snapshot: FolderSnapshot) 
 
     # A pass/fail verifier may write true or false.
     reward = as_float(fields.get("reward"), booleans=True)
-    if reward is None and "verifier/reward.txt" in snapshot.names:
+    # reward.txt fills a gap, never a value that is there but unreadable (a damaged file is said so below).
+    if reward is None and fields.get("reward") is None and "verifier/reward.txt" in snapshot.names:
         try:
             reward = as_float(float(_read_text(folder.path, "verifier/reward.txt").strip()))
         except ValueError:

@@ -190,6 +190,19 @@ def test_a_reward_that_is_not_a_number_is_said_so(tmp_path, value, shown):
     assert any(f"reward.json: its reward {shown} is not a finite number; the trial has no reward" in w for w in folder.warnings)
 
 
+def test_a_reward_json_reward_that_is_not_a_number_is_not_filled_from_reward_txt(tmp_path):
+    """reward.txt fills a gap, not a bad value: a damaged trial with reward.json's NaN (result.json: 0.0) was
+    imported with reward.txt's 0.5, said nothing, and counted 0.5 on the board (a QA pass)."""
+    trial = make_trial(tmp_path, "lib__demo__1")
+    (trial / "verifier" / "reward.json").write_text('{"reward": NaN, "reason": "weird"}')
+    (trial / "verifier" / "reward.txt").write_text("0.5")
+    folder = read_trial_folder(trial)
+    assert folder.reward is None
+    assert any("reward.json: its reward nan is not a finite number; the trial has no reward" in w for w in folder.warnings)
+    (trial / "verifier" / "reward.json").write_text('{"reason": "no reward key"}')
+    assert read_trial_folder(trial).reward == 0.5  # a gap: reward.txt fills it
+
+
 def test_a_boolean_or_numeric_reward_needs_no_word(tmp_path):
     trial = make_trial(tmp_path, "lib__demo__1")
     for value, reward in (("true", 1.0), ("0.25", 0.25)):
