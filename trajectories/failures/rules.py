@@ -764,6 +764,25 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
     return Classification(outcome=outcome, cause=cause, secondary=secondary, evidence=evidence, flags=flags)
 
 
+def labelled_outcome(classified: str, reward: float | None, infra: bool) -> str:
+    """A rollout's outcome once its effective cause (a staff label's, else the classifier's) stands.
+
+    `infra`: that cause is not the agent's (NOT_THE_AGENTS). A label can make
+    a failed or scored rollout an infrastructure error, or call the
+    classifier's infrastructure error the agent's own result; other outcomes
+    (running, cancelled, incomplete, excluded) are not a cause's to change.
+    """
+    if classified not in (Outcome.SCORED, *FAILED_OUTCOMES):
+        return classified
+    if infra:
+        return Outcome.INFRA_ERROR
+    if classified == Outcome.INFRA_ERROR:
+        if reward is None:
+            return Outcome.NO_REWARD
+        return Outcome.SCORED if reward > 0 else Outcome.ZERO
+    return classified
+
+
 # Small helpers ------------------------------------------------------------------
 
 

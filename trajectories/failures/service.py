@@ -41,6 +41,7 @@ from trajectories.failures.rules import (
     StepFacts,
     Thresholds,
     classify,
+    labelled_outcome,
 )
 from trajectories.analysis.diffs import files_in_diff
 from trajectories.models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
@@ -112,11 +113,11 @@ def classify_rollout(
     """Set `rollout`'s outcome, cause, evidence and flags, unsaved: (result, changed fields)."""
     result = classify(facts_for(rollout, steps), limits or thresholds())
     was_infra = _is_infra(rollout)
-    rollout.outcome = result.outcome
     rollout.failure_cause = result.cause
     rollout.failure_secondary = result.secondary
     rollout.failure_evidence = result.evidence
     rollout.behaviour_flags = result.flags
+    rollout.outcome = labelled_outcome(result.outcome, rollout.reward, _is_infra(rollout))
     update = ["outcome", "failure_cause", "failure_secondary", "failure_evidence", "behaviour_flags"]
     if _sync_infra_flag(rollout, was_infra):
         update.append("infra_error")
@@ -256,8 +257,14 @@ def set_label(rollout: Rollout, user, cause: str = "", notes: str = "", tags: st
         # Forget the cached reverse one-to-one so effective_cause sees no label.
         rollout._state.fields_cache.pop("label", None)
     LabelChange.objects.create(rollout=rollout, user=user, old=old, new=new)
-    if _sync_infra_flag(rollout, was_infra):
-        rollout.save(update_fields=["infra_error"])
+    changed = ["infra_error"] if _sync_infra_flag(rollout, was_infra) else []
+    # The outcome follows the cause that now stands; what the classifier said comes from classifying again.
+    outcome = labelled_outcome(classify(facts_for(rollout), thresholds()).outcome, rollout.reward, _is_infra(rollout))
+    if outcome != rollout.outcome:
+        rollout.outcome = outcome
+        changed.append("outcome")
+    if changed:
+        rollout.save(update_fields=changed)
     return label
 
 

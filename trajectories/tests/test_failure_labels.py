@@ -148,8 +148,25 @@ def test_label_infrastructure_error_excludes_rollout_until_cleared():
     failure_service.classify_and_store(r)
     set_label(r, staff, cause="infrastructure_error", notes="GPU fell off the bus")
     assert Rollout.objects.get(pk=r.pk).infra_error is True
+    # Its outcome too, which the rollouts list's and the API's outcome filter read: a QA pass found the
+    # model page counting the labelled rollout as infra and ?outcome=infra_error leaving it out.
+    assert Rollout.objects.get(pk=r.pk).outcome == "infra_error"
+    failure_service.classify_and_store(Rollout.objects.get(pk=r.pk))  # a reclassification keeps the label's word
+    assert Rollout.objects.get(pk=r.pk).outcome == "infra_error"
     set_label(r, staff)
     assert Rollout.objects.get(pk=r.pk).infra_error is False
+    assert Rollout.objects.get(pk=r.pk).outcome == "zero"
+
+
+def test_a_label_calling_the_classifiers_infra_error_the_agents_makes_it_the_agents_outcome():
+    staff = h.user("ada", staff=True)
+    r = h.rollout(reward=None, verifier_fields={}, exception_type="EnvironmentStartTimeoutError")
+    failure_service.classify_and_store(r)
+    assert (Rollout.objects.get(pk=r.pk).outcome, Rollout.objects.get(pk=r.pk).infra_error) == ("infra_error", True)
+    set_label(r, staff, cause="no_improvement")
+    assert (Rollout.objects.get(pk=r.pk).outcome, Rollout.objects.get(pk=r.pk).infra_error) == ("no_reward", False)
+    set_label(r, staff)
+    assert (Rollout.objects.get(pk=r.pk).outcome, Rollout.objects.get(pk=r.pk).infra_error) == ("infra_error", True)
 
 
 def test_thresholds_come_from_settings(settings):

@@ -520,3 +520,25 @@ def test_the_failures_page_groups_categories_by_benchmark(client):
     assert '<optgroup label="RE-Bench"><option value="optimize_kernel">' in page
     only = client.get("/failures/?version=1.1").content.decode()
     assert "optimize_kernel" not in only.split('name="category"', 1)[1].split("</select>", 1)[0]
+
+
+@pytest.mark.parametrize(
+    "classified, reward, infra, outcome",
+    [
+        ("zero", 0.0, True, "infra_error"),  # labelled infrastructure error
+        ("scored", 0.4, True, "infra_error"),
+        ("no_reward", None, True, "infra_error"),
+        ("infra_error", None, False, "no_reward"),  # labelled the agent's
+        ("infra_error", 0.0, False, "zero"),
+        ("infra_error", 0.3, False, "scored"),
+        ("zero", 0.0, False, "zero"),
+        ("running", None, True, "running"),  # not a cause's to change
+        ("excluded", None, True, "excluded"),
+        ("incomplete", None, True, "incomplete"),
+        ("cancelled", None, True, "cancelled"),
+    ],
+)
+def test_labelled_outcome(classified, reward, infra, outcome):
+    from trajectories.failures.rules import labelled_outcome
+
+    assert labelled_outcome(classified, reward, infra) == outcome
