@@ -344,6 +344,7 @@ def read_trial_folder(
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
     _read_trajectories(folder, snapshot, live=live or not folder.finished, consume=consume)
+    _agent_version_from_trajectory(folder)
     _read_analysis(folder, snapshot)
     if not folder.exception_type and "exception.txt" in snapshot.names:
         text = _read_text(path, "exception.txt")
@@ -412,6 +413,17 @@ def _read_agent(folder: TrialFolder, config: dict, result: dict) -> None:
     if not provider and "/" in clean_text(agent_config.get("model_name")):
         provider = agent_config["model_name"].split("/", 1)[0]
     folder.model_provider = clean_text(provider)
+
+
+def _agent_version_from_trajectory(folder: TrialFolder) -> None:
+    """The agent's version as its trajectory names it, when result.json does not (a trial still running,
+    or a copy without it): else the import takes the newest harness of that name, perhaps another's."""
+    trajectory = folder.trajectory
+    if folder.agent_version or trajectory is None or not trajectory.agent_version:
+        return
+    if not folder.agent_name or folder.agent_name == trajectory.agent_name:
+        folder.agent_name = folder.agent_name or trajectory.agent_name
+        folder.agent_version = trajectory.agent_version
 
 
 def _read_result(folder: TrialFolder, result: dict) -> None:

@@ -209,3 +209,12 @@ def test_a_boolean_or_numeric_reward_needs_no_word(tmp_path):
         (trial / "verifier" / "reward.json").write_text('{"reward": %s}' % value)
         folder = read_trial_folder(trial)
         assert folder.reward == reward and not [w for w in folder.warnings if "reward" in w]
+
+
+def test_a_trial_without_result_json_takes_its_agents_version_from_the_trajectory(tmp_path):
+    """Without result.json (a trial still running, or a copy missing it) the harness version was unknown, so
+    the import chose the newest harness of that name: a QA pass's grok trial landed on a synthetic terminus-2."""
+    trial = make_trial(tmp_path, "lib__demo__1")
+    (trial / "result.json").unlink()
+    folder = read_trial_folder(trial)
+    assert (folder.agent_name, folder.agent_version) == ("terminus-2", "2.0.0")
