@@ -18,7 +18,9 @@ from autolab_site.filters import FilterForm
 from trajectories.failures.rules import CAUSES, FLAGS, Outcome
 from trajectories.failures.service import with_effective_cause
 from trajectories.analysis.judge_digest import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from trajectories.explorer import STEP_KINDS
 from trajectories.models import ReviewCheck, Rollout, RolloutStatus
+from trajectories.search import query as search
 from trajectories.reading.review_data import OUTCOMES as CHECK_OUTCOMES
 
 
@@ -287,3 +289,25 @@ class JudgeOrder(forms.Form):
     def as_query(self) -> dict[str, str]:
         value = (self.data.get("order") or "").strip()
         return {"order": value} if value else {}
+
+
+class SearchForm(FilterForm):
+    """The site search's GET parameters: the query and the filters that narrow it.
+
+    A bad filter is refused (400, its message above an empty list) as the
+    rollouts list refuses one, rather than searching everything unsaid.
+    """
+
+    q = forms.CharField(required=False)
+    task = forms.IntegerField(required=False, min_value=1)
+    model = forms.IntegerField(required=False, min_value=1)
+    harness = forms.IntegerField(required=False, min_value=1)
+    kind = forms.ChoiceField(
+        required=False, choices=choices(STEP_KINDS),
+        error_messages={"invalid_choice": f"Unknown step kind %(value)s; kinds: {', '.join(STEP_KINDS)}."},
+    )
+
+    def filters(self) -> search.Filters:
+        """What the (valid) form narrows the search to."""
+        data = self.cleaned_data
+        return search.Filters(task=data["task"], model=data["model"], harness=data["harness"], kind=data["kind"])

@@ -28,7 +28,7 @@ from trajectories.storing import artifacts
 from trajectories import explorer
 from trajectories.failures.rules import CAUSES, FLAGS
 from trajectories.grades import history as grade_history
-from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters
+from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters, SearchForm
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
 from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
@@ -410,13 +410,10 @@ SEARCH_ROLLOUT_FIELDS = (
 
 @require_GET
 def search_view(request):
-    q = (request.GET.get("q") or "").strip()
-    filters = search.Filters(
-        task=_int_or_none(request.GET.get("task")),
-        model=_int_or_none(request.GET.get("model")),
-        harness=_int_or_none(request.GET.get("harness")),
-        kind=request.GET.get("kind") if request.GET.get("kind") in explorer.STEP_KINDS else "",
-    )
+    form = SearchForm(request.GET)
+    valid = form.is_valid()
+    q = form.cleaned_data["q"] if valid else ""
+    filters = form.filters() if valid else search.Filters()
     found = search.search(q, filters) if q else search.SearchResult()
     if found.busy:
         # Every scan slot is taken: a pause before the answer keeps a client
@@ -436,7 +433,8 @@ def search_view(request):
     by_words = bool(hits) and hits[0].rank > 0
     context = {
         "nav": "rollouts",
-        "q": q,
+        "form": form,
+        "q": q or (request.GET.get("q") or "").strip(),
         "filters": filters,
         "results": results,
         "page": page,
@@ -450,7 +448,7 @@ def search_view(request):
         "harnesses": Harness.objects.all(),
         "kinds": explorer.STEP_KINDS,
     }
-    response = render(request, "trajectories/search.html", context)
+    response = render(request, "trajectories/search.html", context, status=200 if valid else 400)
     if found.busy:
         response["Retry-After"] = "1"
     return response

@@ -64,6 +64,23 @@ def test_view_links_to_the_step(client, corpus):
     assert "1 match" in html
 
 
+@pytest.mark.parametrize("params, field", [({"task": "abc"}, "task"), ({"model": "-1"}, "model"),
+                                           ({"harness": "1.5"}, "harness"), ({"kind": "dance"}, "kind")])
+def test_a_bad_filter_is_said_not_dropped(client, corpus, params, field):
+    """?task=abc searched every task and said nothing (a QA pass); the rollouts list answers such a filter 400."""
+    response = client.get(URL, {"q": "hash", **params})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert f"Filter <code>{field}</code>:" in html and "1 match" not in html and "matches" not in html
+
+
+def test_good_filters_narrow_the_view(client, corpus):
+    a, b = corpus
+    html = client.get(URL, {"q": "hash join", "task": a.task_id, "kind": "inspect"}).content.decode()
+    assert f'href="/rollouts/{a.pk}/?step=1' in html and f'href="/rollouts/{b.pk}/' not in html
+    assert f'<option value="{a.task_id}" selected>' in html and '<option value="inspect" selected>' in html
+
+
 def test_view_marks_the_matched_words_in_snippets(client, corpus):
     html = client.get(URL, {"q": "evaluate_loc"}).content.decode()
     assert "python3 /app/<mark>evaluate</mark>_<mark>local</mark>.py --size large" in html
@@ -86,8 +103,9 @@ def test_view_filters_and_empty_query(client, corpus, django_assert_max_num_quer
     with django_assert_max_num_queries(13):
         response = client.get(URL, {"q": "hash join", "task": b.task_id, "kind": "inspect"})
     assert {hit.rollout_id for hit, _ in response.context["results"]} == {b.pk}
-    # Junk filter values are ignored, not errors.
-    assert client.get(URL, {"q": "hash", "task": "x", "kind": "nonsense"}).status_code == 200
+    # Junk filter values are refused with their reason (test_a_bad_filter_is_said_not_dropped), as the rollouts
+    # list refuses them: they were ignored, and the search ran over everything unsaid.
+    assert client.get(URL, {"q": "hash", "task": "x", "kind": "nonsense"}).status_code == 400
 
 
 def test_hostile_text_in_results_is_escaped(client):
