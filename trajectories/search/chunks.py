@@ -41,4 +41,5 @@ def store_chunks(
             {"rollout_id": rollout_id, "first": at(first), "last": at(last), "words": words, "words_text": words}
             for first, last, words in chunks
         ],
+        ids=False,  # nothing refers to a chunk by its id
     )

@@ -185,10 +185,9 @@ class OutputLines:
         if not content or content in self.outputs:
             return ""  # agents poll: the same screen again is common
         self.outputs.add(content)
-        seen = self.seen
-        fresh = [line for line in dict.fromkeys(content.split("\n")) if line not in seen]
-        seen.update(fresh)
-        return "\n".join(fresh)
+        seen, see = self.seen, self.seen.add
+        # One pass: a line is kept the first time it is met, here or at an earlier step.
+        return "\n".join([line for line in content.split("\n") if not (line in seen or see(line))])
 
 
 def flatten(value: Any) -> str:

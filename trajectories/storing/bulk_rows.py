@@ -59,14 +59,16 @@ def _sequence(table: str, column: str) -> str:
     return _sequences[table, column]
 
 
-def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: bool = True) -> None:
     """Insert `rows` (dicts of field attnames to values) and set their "id".
 
     Fields a row leaves out get their default. On PostgreSQL the rows go
     through COPY with ids drawn from the table's sequence beforehand (or
     given by the caller, from reserve_ids), several times faster than INSERT
     for the large texts of observations; elsewhere Django's bulk_create
-    does it.
+    does it. `ids=False`: the caller needs no row's id, so PostgreSQL
+    numbers them as they arrive (no round trip to reserve them first) and
+    the rows are left without one (bulk_create elsewhere sets them).
     """
     if not rows:
         return
@@ -84,10 +86,11 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
         for row, instance in zip(rows, objects):
             row[pk.attname] = instance.pk
         return
-    missing = [row for row in rows if row.get(pk.attname) is None]
-    for row, new_id in zip(missing, reserve_ids({model: len(missing)})[model]):
-        row[pk.attname] = new_id
-    plan = _copy_plan(model)
+    if ids:
+        missing = [row for row in rows if row.get(pk.attname) is None]
+        for row, new_id in zip(missing, reserve_ids({model: len(missing)})[model]):
+            row[pk.attname] = new_id
+    plan = _copy_plan(model, with_pk=ids)
     n_columns = len(plan.names)
     with connection.cursor() as cursor:
         if len(rows) >= PLAIN_ENCODE_FROM:
@@ -148,7 +151,7 @@ class _CopyPlan:
     """How a model's rows go through COPY: the same for every trial, so worked out once."""
 
     statement: str
-    names: tuple[str, ...]  # attnames, in column order, the primary key first
+    names: tuple[str, ...]  # attnames, in column order, the primary key first (when the rows bring it)
     defaults: tuple[tuple[str, Any], ...]  # (attname, get_default) of the other fields
     json_columns: tuple[int, ...]  # indexes of JSON columns, for text COPY
     types: list[str] | None  # binary COPY types, None for text COPY
@@ -156,9 +159,9 @@ class _CopyPlan:
 
 
 @functools.cache
-def _copy_plan(model: type[models.Model]) -> _CopyPlan:
+def _copy_plan(model: type[models.Model], with_pk: bool = True) -> _CopyPlan:
     pk = model._meta.pk
-    columns = [pk, *(f for f in model._meta.concrete_fields if f is not pk)]
+    columns = [*([pk] if with_pk else []), *(f for f in model._meta.concrete_fields if f is not pk)]
     types = _binary_types(columns)
     names = tuple(f.attname for f in columns)
     quoted = ", ".join(connection.ops.quote_name(f.column) for f in columns)
@@ -166,10 +169,11 @@ def _copy_plan(model: type[models.Model]) -> _CopyPlan:
         statement=f"COPY {connection.ops.quote_name(model._meta.db_table)} ({quoted}) FROM STDIN"
         + (" (FORMAT BINARY)" if types else ""),
         names=names,
-        defaults=tuple((f.attname, f.get_default) for f in columns[1:]),
+        defaults=tuple((f.attname, f.get_default) for f in columns if f is not pk),
         json_columns=tuple(index for index, f in enumerate(columns) if isinstance(f, models.JSONField)),
         types=types,
-        values_of=itemgetter(*names),
+        # itemgetter of one name gives the value, not a 1-tuple.
+        values_of=itemgetter(*names) if len(names) > 1 else (lambda row: (row[names[0]],)),
     )
 
 

@@ -657,6 +657,25 @@ def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
     assert (second.content, second.extra, second.source_call_id, second.tool_call_id) == ("", {}, "", None)
 
 
+def test_insert_rows_without_ids_lets_the_database_number_them(tmp_path, task):
+    """ids=False: no id is reserved first (a round trip on PostgreSQL), and the rows are stored all the same, defaults filled."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from trajectories.models import StepChunk
+    from trajectories.storing.bulk_rows import insert_rows
+
+    rollout = Rollout.objects.get(pk=import_trial_dir(make_trial(tmp_path)).rollout_id)
+    StepChunk.objects.filter(rollout=rollout).delete()
+    rows = [{"rollout_id": rollout.pk, "first": 0, "last": 15, "words": "'a' 'b'", "words_text": "'a' 'b'"}, {"rollout_id": rollout.pk, "first": 16, "last": 20}]
+    with CaptureQueriesContext(connection) as queries:
+        insert_rows(StepChunk, rows, ids=False)
+    assert not [q["sql"] for q in queries.captured_queries if "nextval" in q["sql"]]
+    stored = list(StepChunk.objects.filter(rollout=rollout).order_by("first").values_list("first", "last", "words_text"))
+    assert stored == [(0, 15, "'a' 'b'"), (16, 20, "")]
+    assert len(set(StepChunk.objects.filter(rollout=rollout).values_list("pk", flat=True))) == 2
+
+
 def test_import_classifies_as_a_rerun_from_the_stored_steps_does(real_import):
     """The importer classifies from the steps in memory; the stored steps must agree."""
     from trajectories.failures import service as failure_service

@@ -79,6 +79,13 @@ def test_output_lines_are_new_once():
     )
 
 
+def test_output_lines_keep_their_order_and_a_line_repeated_in_one_output_once():
+    lines = OutputLines()
+    assert lines.new("b\na\nb\nc\na") == "b\na\nc"
+    assert lines.new("d\nc\nd\ne") == "d\ne"
+    assert lines.new("") == ""
+
+
 def test_step_documents_index_a_line_where_it_first_shows():
     screen = "$ python3 train.py\nCUDA out of memory"
     docs, _ = trajectory_documents(
