@@ -477,19 +477,23 @@ def import_figures(args, work: Path) -> list:
             print(f"note: {threading.active_count()} threads in this process: the bulk import runs on one process")
         rates[jobs] = bulk_import(TRIAL, work / f"import-{jobs}", args.import_copies, jobs)
     one = bulk.order_by("pk").first()
-    floors = _rows_floor(one.pk)
-    copy_rate = one.n_steps / floors.rows
+    floors = _rows_floor(one.pk)  # None off PostgreSQL: no COPY to compare with
     bulk.delete()
     without_search = import_without_search_documents(work, args.import_copies)
-    rows = [(f"binary COPY of the same rows, steps/s (opus, {one.n_steps} steps)", copy_rate, None, "/s")]
-    rows.append(("  the step rows alone (steps, calls, observations; no search index rows), steps/s", one.n_steps / floors.step_rows, None, "/s"))
+    rows = []
+    if floors is not None:
+        rows.append((f"binary COPY of the same rows, steps/s (opus, {one.n_steps} steps)", one.n_steps / floors.rows, None, "/s"))
+        rows.append(("  the step rows alone (steps, calls, observations; no search index rows), steps/s", one.n_steps / floors.step_rows, None, "/s"))
     rows.append(("  the first trial a process imports, untimed in the rates below", first_trial_ms, None, "ms"))
     for jobs, rate in rates.items():
-        rows.append((f"import on {jobs} process{'es' if jobs > 1 else ''}, steps/s ({args.import_copies} x opus)", rate, None, "/s"))
-        rows.append((f"import on {jobs} process{'es' if jobs > 1 else ''}: COPY rate / import rate", copy_rate / rate, IMPORT_TARGET_X, "x"))
+        processes = f"{jobs} process{'es' if jobs > 1 else ''}"
+        rows.append((f"import on {processes}, steps/s ({args.import_copies} x opus)", rate, None, "/s"))
+        if floors is not None:
+            rows.append((f"import on {processes}: COPY rate / import rate", one.n_steps / floors.rows / rate, IMPORT_TARGET_X, "x"))
     rows.append(("  the same on 1 process with the search documents left out, steps/s", without_search, None, "/s"))
-    # That import stores no search index row: its floor is the step rows'.
-    rows.append(("  the same: step rows' COPY rate / import rate (no target: the rest of an import)", one.n_steps / floors.step_rows / without_search, None, "x"))
+    if floors is not None:
+        # That import stores no search index row: its floor is the step rows'.
+        rows.append(("  the same: step rows' COPY rate / import rate (no target: the rest of an import)", one.n_steps / floors.step_rows / without_search, None, "x"))
     rows.append(("  the search documents' share of 1 process's import time", 100 * (1 - rates[1] / without_search), None, "%"))
 
     peaks = peak_memory(work)
