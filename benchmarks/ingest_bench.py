@@ -354,7 +354,7 @@ def _rows_floor(rollout_id: int, repeat: int = 10) -> Floor | None:
     rows must at least spend in the database. The rollout's own row (one
     INSERT) is left out. None on other databases.
     """
-    from django.db import connection, transaction
+    from django.db import connection
 
     from trajectories.models import Observation, Rollout, RolloutDocument, Step, StepChunk, ToolCall
 
