@@ -63,7 +63,9 @@ from trajectories.search.document import document as search_words, stored_chunks
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
-from trajectories.storing.ingest import CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, TrialOutcome, ingest_trial_dir
+from trajectories.storing.ingest import (
+    CREATED, FAILED, OUTCOMES, UNCHANGED, UPDATED, ReadAhead, TrialOutcome, ingest_trial_dir, read_ahead,
+)
 from trajectories.storing.numbering import next_index as next_rollout_index
 from trajectories.models import Rollout
 from trajectories.reading.trial_folder import find_trial_dirs
@@ -251,14 +253,19 @@ def _import_trials(
         outcomes, report.interrupted = bulk.import_in_parallel(trials, jobs, version, on_outcome, should_stop, force=force)
         report.outcomes[:] = outcomes  # in folder order, as a serial import lists them
         return
-    for trial_dir in trial_dirs:
+    ahead: dict[Path, ReadAhead | None] = {}
+    for index, trial_dir in enumerate(trial_dirs):
         if should_stop is not None and should_stop():
             report.interrupted = True
             return
+        following = trial_dirs[index + 1] if index + 1 < len(trial_dirs) else None
+        read = ahead.pop(trial_dir, None)
         try:
             outcome = ingest_trial_dir(
                 trial_dir, version=version, source_label=_source_label(label, folder, trial_dir), lookups=lookups,
-                force=force,
+                force=force, snapshot=read.snapshot if read else None, folder=read.folder if read else None,
+                # The next trial is read while PostgreSQL stores this one.
+                meanwhile=(lambda path=following: ahead.__setitem__(path, read_ahead(path))) if following else None,
             )
         except KeyboardInterrupt:
             report.interrupted = True

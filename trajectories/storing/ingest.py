@@ -8,6 +8,7 @@ Rollout keeps its id (pages and staff labels point at it).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import zlib
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from django.conf import settings
@@ -121,6 +123,7 @@ def ingest_trial_dir(
     force: bool = False,
     snapshot: FolderSnapshot | None = None,
     folder: TrialFolder | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> TrialOutcome:
     """Import the trial folder `path`; never raises for bad input.
 
@@ -140,13 +143,13 @@ def ingest_trial_dir(
     with gc_paused():  # a trial's objects live until its end: nothing to collect
         return _ingest_trial_dir(
             Path(path), version=version, rollout=rollout, live=live, source_label=source_label, lookups=lookups,
-            force=force, snapshot=snapshot, folder=folder,
+            force=force, snapshot=snapshot, folder=folder, meanwhile=meanwhile,
         )
 
 
 def _ingest_trial_dir(
     path: Path, *, version: str | None, rollout: Rollout | None, live: bool, source_label: str, lookups: dict | None,
-    force: bool, snapshot: FolderSnapshot | None, folder: TrialFolder | None,
+    force: bool, snapshot: FolderSnapshot | None, folder: TrialFolder | None, meanwhile: Callable[[], None] | None,
 ) -> TrialOutcome:
     outcome = TrialOutcome(path=source_label or str(path))
     try:
@@ -169,10 +172,10 @@ def _ingest_trial_dir(
             existing = _stored_as(folder.trial_name[:TRIAL_NAME_LENGTH])
         stored, created = _store(
             folder, existing, version=version, runner_rollout=rollout is not None, source=outcome.path,
-            lookups=lookups if lookups is not None else {}, replace_steps=force,
+            lookups=lookups if lookups is not None else {}, replace_steps=force, meanwhile=meanwhile,
         )
-    except _StoredMeanwhile as meanwhile:
-        return describe(outcome, meanwhile.rollout, UNCHANGED)
+    except _StoredMeanwhile as stored_meanwhile:
+        return describe(outcome, stored_meanwhile.rollout, UNCHANGED)
     except (TrialFolderError, IngestError, tasks.TaskNotFound) as exc:
         outcome.error = str(exc)
         return outcome
@@ -181,6 +184,30 @@ def _ingest_trial_dir(
         outcome.error = f"{path}: {type(exc).__name__}: {exc}"
         return outcome
     return describe(outcome, stored, CREATED if created else UPDATED)
+
+
+class ReadAhead(NamedTuple):
+    """A trial folder read before its import (read_ahead), for ingest_trial_dir's `snapshot` and `folder`."""
+
+    snapshot: FolderSnapshot
+    folder: TrialFolder
+
+
+def read_ahead(path: Path) -> ReadAhead | None:
+    """The finished trial folder `path` read as its import would read it, or None: its import reads it itself.
+
+    For a bulk import's `meanwhile` (the next trial read while PostgreSQL
+    stores this one). Any failure is left to the import, which reads the
+    folder again and reports it as it always does; an unchanged trial's
+    import never looks at the read (its checksum is the snapshot's).
+    """
+    try:
+        if not is_trial_dir(path) or not (path / "result.json").is_file():
+            return None
+        snapshot = snapshot_folder(path, stream_large=True)
+        return ReadAhead(snapshot, read_trial_folder(path, snapshot=snapshot, consume=True))
+    except Exception:  # noqa: BLE001  (reported by the import itself, in its words)
+        return None
 
 
 def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
@@ -263,6 +290,7 @@ def _store(
     source: str,
     lookups: dict,
     replace_steps: bool = False,
+    meanwhile: Callable[[], None] | None = None,
 ) -> tuple[Rollout, bool]:
     if runner_rollout and existing is not None:
         task, model, harness = existing.task, existing.model, existing.harness
@@ -309,7 +337,11 @@ def _store(
             start = 0
         search = _SearchIndex(rollout, created=created)
         _store_steps(rollout, folder, result, search, start=start)
-        search.finish()
+        with _overlapped(meanwhile) as overlapping:
+            search.finish()
+            if overlapping:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         # A regrade done since the anchors were read above is the rollout's now: its steps are scored by it.
         rescored = rescored_fields(rollout, anchors.as_dict())
         if rescored:
@@ -319,6 +351,27 @@ def _store(
             number_last(rollout)
         last_writes.run_before_commit()  # the boards' generation bump, committed with the rollout
     return rollout, created
+
+
+@contextlib.contextmanager
+def _overlapped(meanwhile: Callable[[], None] | None):
+    """Send the block's statements without waiting for them, run `meanwhile`, then wait.
+
+    PostgreSQL's pipeline mode: the block's statements (the rollout's
+    document, its GIN upkeep, the deferred foreign-key checks of every row)
+    are milliseconds of the server's work, done on another core while this
+    process runs `meanwhile` (a bulk import reads its next trial). Their
+    errors are raised on leaving, in this transaction. Yields whether it
+    overlaps: not without `meanwhile`, not elsewhere than PostgreSQL, not in a
+    caller's transaction (it may not want its checks made now).
+    """
+    if meanwhile is None or connection.vendor != "postgresql" or len(connection.atomic_blocks) != 1:
+        yield False
+        return
+    connection.ensure_connection()
+    with connection.connection.pipeline():
+        yield True
+        meanwhile()
 
 
 HARBOR_RUBRIC = "harbor analyze"
@@ -437,6 +490,15 @@ class _SearchIndex:
         """Store the last chunks and the rollout's own document."""
         if not self.chunks_stored:
             self.store_chunks()
+        if connection.vendor == "postgresql":
+            # No RETURNING (bulk_create's): it can go out without waiting (_overlapped).
+            table = connection.ops.quote_name(RolloutDocument._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"INSERT INTO {table} (rollout_id, words) VALUES (%s, %s) ON CONFLICT (rollout_id) DO UPDATE SET words = EXCLUDED.words",
+                    [self.rollout.pk, self.builder.rollout_words()],
+                )
+            return
         RolloutDocument.objects.bulk_create(
             [RolloutDocument(rollout=self.rollout, words=self.builder.rollout_words())],
             update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
