@@ -156,3 +156,25 @@ def test_an_interrupt_while_reading_ahead_rolls_back_the_trial_being_stored(tmp_
     monkeypatch.undo()
     again = import_path(tmp_path / "job", jobs=1)
     assert again.ok and again.counts["created"] == 2, again.as_dict()
+
+
+def test_the_read_ahead_uses_no_database(tmp_path, monkeypatch):
+    from django.test.utils import CaptureQueriesContext
+
+    from trajectories import services
+
+    make_task("demo_task")
+    make_job(tmp_path / "job", "h", 4)
+    made = []
+    real = services.read_ahead
+
+    def read_ahead(path):
+        with CaptureQueriesContext(connection) as queries:
+            read = real(path)
+        made.append((path.name, len(queries.captured_queries), read is not None))
+        return read
+
+    monkeypatch.setattr(services, "read_ahead", read_ahead)
+    assert import_path(tmp_path / "job", jobs=1).ok
+    assert made == [(f"lib__demo_task__h{i:03d}", 0, True) for i in (1, 2, 3)]
+
