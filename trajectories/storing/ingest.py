@@ -15,8 +15,8 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from datetime import timezone as dt_timezone
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from django.conf import settings
@@ -337,8 +337,9 @@ def _store(
             start = 0
         search = _SearchIndex(rollout, created=created)
         _store_steps(rollout, folder, result, search, start=start)
+        search.store_last_chunks()  # through COPY, which pipeline mode refuses
         with _overlapped(meanwhile) as overlapping:
-            search.finish()
+            search.store_document()
             if overlapping:
                 with connection.cursor() as cursor:
                     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
@@ -486,10 +487,13 @@ class _SearchIndex:
         store_chunks(self.rollout.pk, self.builder.take_chunks(), whole=whole, new_rollout=whole and self.created)
         self.chunks_stored = True
 
-    def finish(self) -> None:
-        """Store the last chunks and the rollout's own document."""
+    def store_last_chunks(self) -> None:
+        """Store the chunks not stored yet (all of them, where the steps were written in one go)."""
         if not self.chunks_stored:
             self.store_chunks()
+
+    def store_document(self) -> None:
+        """Store the rollout's own document (the words of every step)."""
         if connection.vendor == "postgresql":
             # No RETURNING (bulk_create's): it can go out without waiting (_overlapped).
             table = connection.ops.quote_name(RolloutDocument._meta.db_table)

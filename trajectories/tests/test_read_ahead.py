@@ -178,3 +178,22 @@ def test_the_read_ahead_uses_no_database(tmp_path, monkeypatch):
     assert import_path(tmp_path / "job", jobs=1).ok
     assert made == [(f"lib__demo_task__h{i:03d}", 0, True) for i in (1, 2, 3)]
 
+
+
+def test_trials_with_subagent_trajectories_store_their_chunks_before_the_overlapped_statements(tmp_path):
+    """A trial with subagents stores its steps in one go and its chunks last (COPY, which pipeline mode
+    refuses), one with only subagents' files none: each in a job read ahead stores what it does alone."""
+    from .trialdata import trajectory, write_json
+
+    make_task("demo_task")
+    trials = make_job(tmp_path / "job", "s", 3) + make_job(tmp_path / "alone", "t", 3)
+    for folder in (trials[0], trials[3]):
+        write_json(folder / "agent" / "trajectory.summarization-1-summary.json", trajectory(2))
+    for folder in (trials[1], trials[4]):
+        (folder / "agent" / "trajectory.json").unlink()
+        write_json(folder / "agent" / "trajectory.summarization-1-summary.json", trajectory(2))
+    assert all(import_trial_dir(path).ok for path in trials[3:])
+    report = import_path(tmp_path / "job", jobs=1)
+    assert report.ok and report.counts["created"] == 3, report.as_dict()
+    assert stored("s") == stored("t")
+    assert [len(trial[6]) for trial in stored("s")] == [1, 0, 1]  # chunks: the main steps' (0: no main steps)
