@@ -15,8 +15,11 @@ importer that stores these rows can take less. The rows are every row
 the import stores but the rollout's own: the steps, tool calls and
 observations, and the search index's rows (the chunks' and the rollout's
 documents, behind GIN indexes), which the step rows' COPY alone, printed
-beside it, leaves out (it was the floor until 2026-12-06). Targets: ratio <= 5, >= 1,000
-steps/s. The same N trials are then imported again on --jobs processes
+beside it, leaves out (it was the floor until 2026-12-06). The COPY the
+ratios use is timed once after each trial of the one-process import (the
+median; its time left out of the import's): this machine's speed drifts
+within minutes, and a floor timed apart, before or after, drifted with it
+(8.9 to 14.4 ms in one hour). Targets: ratio <= 5, >= 1,000 steps/s. The same N trials are then imported again on --jobs processes
 (trajectories.storing.bulk; default one per CPU), as `import_trials` does on
 PostgreSQL: wall time per trial and its ratio are printed beside the
 one-process figures, labelled with the number of processes, and the
@@ -39,6 +42,7 @@ beside it as "without search indexing", never hidden.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -136,10 +140,12 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         print(f"warm-up import failed: {warm.error}", file=sys.stderr)
         return 1
 
-    measured = _bulk_import(copies / "job", import_path)
+    with floor_tables(warm.rollout_id) as floor_data:
+        measured = _bulk_import(copies / "job", import_path, floor_data=floor_data)
     if measured is None:
         return 1
-    times, total, steps, cpu = measured
+    times, total, steps, cpu = measured.times, measured.total, measured.steps, measured.cpu
+    side_by_side = measured.floor  # the COPY after each trial, beside the import
 
     started = time.perf_counter()
     again = import_path(copies / "job")
@@ -155,7 +161,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         measured = _bulk_import(copies / "parallel", import_path, jobs=jobs)
         if measured is None:
             return 1
-        parallel = measured[1] / n
+        parallel = measured.total / n
 
     # Memory on a long trial, in a process of its own (before the plain
     # import below swaps the search documents out of the importer).
@@ -176,7 +182,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     per_trial = statistics.median(times)
     stored = f"{Rollout.objects.count()} rollouts, {Step.objects.count()} steps"
     floors = _rows_floor(Rollout.objects.filter(trial_name__startswith="bench__").order_by("pk").first().pk)
-    rows_floor = floors.rows if floors is not None else None
+    # The floor the import is compared with: its samples taken between the trials.
+    rows_floor = side_by_side if side_by_side is not None else floors.rows if floors is not None else None
     documents = _median_time(lambda: trajectory_documents(step_texts(folder.trajectory.steps)), repeat=max(n, 10))
     storing = per_trial - reading - analysing
     indexing = 0.0
@@ -189,7 +196,7 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
         measured = _bulk_import(copies / "plain", import_path)
         if measured is None:
             return 1
-        plain_times, plain_total, _, plain_cpu = measured
+        plain_times, plain_total, plain_cpu = measured.times, measured.total, measured.cpu
         indexing = max(0.0, per_trial - statistics.median(plain_times))
 
     print(f"database:                       {backend}")
@@ -200,7 +207,8 @@ def run(n: int, work: Path, backend: str, *, drop_search_indexes: bool = False, 
     print(f"  trajectory analysis:          {analysing * 1000:8.1f} ms")
     print(f"  storing (the rest):           {storing * 1000:8.1f} ms")
     if rows_floor is not None:
-        print(f"    PostgreSQL's part alone:    {rows_floor * 1000:8.1f} ms   (binary COPY of the trial's ready rows, {rows_floor / harbor:.1f} x the parse)")
+        print(f"    PostgreSQL's part alone:    {rows_floor * 1000:8.1f} ms   (binary COPY of the trial's ready rows after each trial imported, median; {rows_floor / harbor:.1f} x the parse)")
+        print(f"      the same after the imports: {floors.rows * 1000:6.1f} ms   (10 in a row, median: the floor as measured before 2026-12-06's second change)")
         print(f"      of which the step rows:   {floors.step_rows * 1000:8.1f} ms   (steps, tool calls, observations; the rest the search index's rows)")
     if not drop_search_indexes:
         print(f"    of which search indexing:   {indexing * 1000:8.1f} ms   (vs. the same import with no document or index)")
@@ -295,8 +303,26 @@ def _long_trial_memory(work: Path, times: int) -> tuple[int, int, int, int, floa
     return size, before, peak, n_steps, seconds
 
 
-def _bulk_import(folder: Path, import_path, jobs: int = 1) -> tuple[list[float], float, int, float] | None:
-    """(seconds per trial, total seconds, steps, this process's CPU seconds) of importing every trial in `folder`."""
+class Bulk(NamedTuple):
+    """What one bulk import of a folder took."""
+
+    times: list[float]  # seconds per trial
+    total: float  # seconds, the floor's samples taken out
+    steps: int
+    cpu: float  # this process's CPU seconds, the floor's samples taken out
+    floor: float | None  # the median of the floor's samples (`floor_data`), one after each trial
+
+
+def _bulk_import(folder: Path, import_path, jobs: int = 1, floor_data: list | None = None) -> Bulk | None:
+    """Import every trial in `folder`; None when it failed.
+
+    With `floor_data` (floor_tables), those rows are COPYed once after each
+    trial (on one process; in a transaction rolled back, timed apart and
+    left out of the import's times): the import and its floor measured side
+    by side, as this machine's speed drifts by a quarter within minutes.
+    """
+    samples: list[float] = []
+    spent = [0.0, 0.0]  # wall and CPU seconds of the samples
     cpu_started = time.process_time()
     started = time.perf_counter()
     times: list[float] = []
@@ -305,15 +331,21 @@ def _bulk_import(folder: Path, import_path, jobs: int = 1) -> tuple[list[float],
     def on_progress(report, outcome):
         now = time.perf_counter()
         times.append(now - last[0])
-        last[0] = now
+        if floor_data is not None and jobs == 1:
+            cpu = time.process_time()
+            samples.append(_copy_time(floor_data, 1))
+            spent[1] += time.process_time() - cpu
+            spent[0] += time.perf_counter() - now
+        last[0] = time.perf_counter()
 
     report = import_path(folder, on_progress=on_progress, jobs=jobs)
-    total = time.perf_counter() - started
-    cpu = time.process_time() - cpu_started
+    total = time.perf_counter() - started - spent[0]
+    cpu = time.process_time() - cpu_started - spent[1]
     if not report.ok:
         print(f"import failed: {report.as_dict()}", file=sys.stderr)
         return None
-    return times, total, sum(outcome.n_steps for outcome in report.outcomes), cpu
+    steps = sum(outcome.n_steps for outcome in report.outcomes)
+    return Bulk(times, total, steps, cpu, statistics.median(samples) if samples else None)
 
 
 def _harbor_parse_time(path: Path, repeat: int = 30) -> float:
@@ -342,24 +374,37 @@ class Floor(NamedTuple):
 
 
 def _rows_floor(rollout_id: int, repeat: int = 10) -> Floor | None:
-    """Median time PostgreSQL takes to store one trial's rows, given them ready.
+    """Median time PostgreSQL takes to store one trial's rows, given them ready (floor_tables); None off PostgreSQL."""
+    with floor_tables(rollout_id) as tables:
+        if tables is None:
+            return None
+        return Floor(rows=_copy_time(tables, repeat), step_rows=_copy_time(tables[:3], repeat))
+
+
+@contextlib.contextmanager
+def floor_tables(rollout_id: int):
+    """The rows an import stored for one trial, ready for PostgreSQL to store again: its floor.
 
     The rows the import stored for `rollout_id` (its steps, tool calls and
     observations, and the search index's: the chunks' documents and the
     rollout's, behind their GIN indexes) are read back as PostgreSQL's own
-    binary COPY data, pointing at a copy of the rollout's row, then COPYed
-    as they are (new ids, foreign keys checked at once) into the real
-    tables, with their indexes, in a transaction rolled back: the server's
-    work and the transfer, no Python encoding. What any import storing these
-    rows must at least spend in the database. The rollout's own row (one
-    INSERT) is left out. None on other databases.
+    binary COPY data, pointing at a copy of the rollout's row; _copy_time
+    COPYs them as they are (new ids, foreign keys checked at once) into the
+    real tables, with their indexes, in a transaction rolled back: the
+    server's work and the transfer, no Python encoding. What any import
+    storing these rows must at least spend in the database. The rollout's
+    own row (one INSERT) is left out. Yields [(table, columns, data)], the
+    step rows' three first; None on other databases. The rollout
+    `rollout_id` must stay while they are used (the tool calls and
+    observations point at its steps); the copy of its row goes at the end.
     """
     from django.db import connection
 
     from trajectories.models import Observation, Rollout, RolloutDocument, Step, StepChunk, ToolCall
 
     if connection.vendor != "postgresql":
-        return None
+        yield None
+        return
     clone = _rollout_copy(rollout_id)
     in_steps = "step_id IN (SELECT id FROM trajectories_step WHERE rollout_id = %s)"
     sources = (
@@ -379,7 +424,7 @@ def _rows_floor(rollout_id: int, repeat: int = 10) -> Floor | None:
                 with cursor.cursor.copy(query, params) as copy:
                     data = b"".join(bytes(block) for block in copy)
                 tables.append((model._meta.db_table, names, data))
-        return Floor(rows=_copy_time(tables, repeat), step_rows=_copy_time(tables[:3], repeat))
+        yield tables
     finally:
         Rollout.objects.filter(pk=clone).delete()
 
