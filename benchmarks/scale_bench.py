@@ -484,10 +484,10 @@ def import_figures(args, work: Path) -> list:
         for index in range(args.import_copies):
             copy_trial(TRIAL, folder / f"bulk__{index:04d}")
         with floor_tables(warm.pk) as floor_data:
-            measured = _bulk_import(folder, import_path, jobs, floor_data=floor_data if jobs == 1 else None)
+            measured = _bulk_import(folder, import_path, jobs, floor_data=floor_data)  # sampled on 1 process only
         assert measured is not None
         rates[jobs] = measured.steps / measured.total
-        side_by_side = measured.floor if jobs == 1 else side_by_side
+        side_by_side = measured.floor if measured.floor is not None else side_by_side
     floors = _rows_floor(warm.pk)  # None off PostgreSQL: no COPY to compare with
     bulk.delete()
     without_search = import_without_search_documents(work, args.import_copies)

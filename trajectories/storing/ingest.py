@@ -158,9 +158,7 @@ def _ingest_trial_dir(
         # A snapshot made here is this import's alone: the reader may let its bytes go as it decodes them.
         own_snapshot = snapshot is None
         if snapshot is None:
-            # A finished trial's trajectory is no longer rewritten: a large one is streamed, not held.
-            finished = not live and (path / "result.json").is_file()
-            snapshot = snapshot_folder(path, stream_large=finished)
+            snapshot = _snapshot(path, live=live)
         existing = rollout
         if existing is None:
             name = _peek_trial_name(path, snapshot)
@@ -193,8 +191,16 @@ class ReadAhead(NamedTuple):
     folder: TrialFolder
 
 
+def _snapshot(path: Path, *, live: bool) -> FolderSnapshot:
+    """The trial folder as an import reads it (snapshot_folder).
+
+    A finished trial's trajectory is no longer rewritten: a large one is streamed, not held.
+    """
+    return snapshot_folder(path, stream_large=not live and (path / "result.json").is_file())
+
+
 def read_ahead(path: Path) -> ReadAhead | None:
-    """The finished trial folder `path` read as its import would read it, or None: its import reads it itself.
+    """The trial folder `path` read as its (not live) import would read it, or None: its import reads it itself.
 
     For a bulk import's `meanwhile` (the next trial read while PostgreSQL
     stores this one). Any failure is left to the import, which reads the
@@ -202,9 +208,9 @@ def read_ahead(path: Path) -> ReadAhead | None:
     import never looks at the read (its checksum is the snapshot's).
     """
     try:
-        if not is_trial_dir(path) or not (path / "result.json").is_file():
+        if not is_trial_dir(path):
             return None
-        snapshot = snapshot_folder(path, stream_large=True)
+        snapshot = _snapshot(path, live=False)
         return ReadAhead(snapshot, read_trial_folder(path, snapshot=snapshot, consume=True))
     except Exception:  # noqa: BLE001  (reported by the import itself, in its words)
         return None
@@ -369,8 +375,7 @@ def _overlapped(meanwhile: Callable[[], None] | None):
     if meanwhile is None or connection.vendor != "postgresql" or len(connection.atomic_blocks) != 1:
         yield False
         return
-    connection.ensure_connection()
-    with connection.connection.pipeline():
+    with connection.connection.pipeline():  # connected: in a transaction
         yield True
         meanwhile()
 
@@ -493,20 +498,18 @@ class _SearchIndex:
             self.store_chunks()
 
     def store_document(self) -> None:
-        """Store the rollout's own document (the words of every step)."""
-        if connection.vendor == "postgresql":
-            # No RETURNING (bulk_create's): it can go out without waiting (_overlapped).
-            table = connection.ops.quote_name(RolloutDocument._meta.db_table)
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"INSERT INTO {table} (rollout_id, words) VALUES (%s, %s) ON CONFLICT (rollout_id) DO UPDATE SET words = EXCLUDED.words",
-                    [self.rollout.pk, self.builder.rollout_words()],
-                )
-            return
-        RolloutDocument.objects.bulk_create(
-            [RolloutDocument(rollout=self.rollout, words=self.builder.rollout_words())],
-            update_conflicts=True, unique_fields=["rollout"], update_fields=["words"],
-        )
+        """Store the rollout's own document (the words of every step).
+
+        One statement, with nothing to read back (no RETURNING, as
+        bulk_create's has), so that it can go out without waiting (_overlapped).
+        """
+        table = connection.ops.quote_name(RolloutDocument._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (rollout_id, words) VALUES (%s, %s)"
+                " ON CONFLICT (rollout_id) DO UPDATE SET words = EXCLUDED.words",
+                [self.rollout.pk, self.builder.rollout_words()],
+            )
 
 
 def step_texts(steps: list[ParsedStep]):
