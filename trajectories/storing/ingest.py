@@ -243,17 +243,21 @@ class StoredTrial(NamedTuple):
     trial_name: str
 
 
-def _stored_as(trial_name: str) -> StoredTrial | None:
-    """The trial of this name already imported, if any.
+def _stored_as(trial_name: str, *, after: str = "") -> StoredTrial | None:
+    """The trial of this name already imported, if any; read by a statement of its own sent
+    in one message after the statement `after` (one without parameters), when given.
 
     Plain SQL: a Rollout has a hundred columns, and the ORM spent a
     millisecond building this one-row query, asked twice per trial.
     """
+    query = f"SELECT id, checksum, trial_name FROM {connection.ops.quote_name(Rollout._meta.db_table)} WHERE trial_name = %s"
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, checksum, trial_name FROM {connection.ops.quote_name(Rollout._meta.db_table)} WHERE trial_name = %s",
-            [trial_name],
-        )
+        if after:
+            # A message of several statements takes no parameters: the name goes in quoted, by psycopg.
+            cursor.execute(f"{after}; {connection.ops.compose_sql(query, [trial_name])}")
+            cursor.nextset()
+        else:
+            cursor.execute(query, [trial_name])
         row = cursor.fetchone()
     return StoredTrial(*row) if row else None
 
@@ -431,12 +435,10 @@ def _after_other_imports(folder: TrialFolder, existing: Rollout | StoredTrial | 
     """
     name = folder.trial_name[:TRIAL_NAME_LENGTH]
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {COMMIT_WITHOUT_WAITING}, pg_advisory_xact_lock(%s, %s)",
-                [TRIAL_LOCK, zlib.crc32(name.encode()) - 2**31],
-            )
-    current = _stored_as(name)
+        lock = f"SELECT {COMMIT_WITHOUT_WAITING}, pg_advisory_xact_lock({TRIAL_LOCK}, {zlib.crc32(name.encode()) - 2**31})"
+        current = _stored_as(name, after=lock)
+    else:
+        current = _stored_as(name)
     if current is not None and existing is None and current.checksum == folder.checksum and not force:
         raise _StoredMeanwhile(_rollouts().get(pk=current.pk))
     return current

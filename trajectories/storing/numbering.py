@@ -10,6 +10,8 @@ rollout's whole life.
 """
 from __future__ import annotations
 
+import functools
+
 from django.db import connection
 
 from trajectories.models import Rollout
@@ -56,29 +58,45 @@ def number_last(rollout: Rollout) -> None:
     one task waited for each other (2,200 against 2,900 steps/s). Here the
     deferred foreign-key checks run first, and the lock is held from here
     to a commit with nothing left to do but the work that follows a commit
-    (autolab_site.last_writes). Nothing else may write after this. Two
-    round trips on PostgreSQL: the checks with the lock, then the number
-    read and written in one statement (four, one per step, were a tenth of
-    a small trial's import).
+    (autolab_site.last_writes). Nothing else may write after this. One
+    round trip on PostgreSQL: the checks, the lock, then the number read
+    and written, three statements in one message (four round trips, one per
+    step, were a tenth of a small trial's import).
     """
     group = (rollout.task_id, rollout.model_id, rollout.harness_id)
     if connection.vendor != "postgresql":
         rollout.index = next_index(*group, excluding=rollout.pk)
         Rollout.objects.filter(pk=rollout.pk).update(index=rollout.index)
         return
-    lock = _LOCK_GROUP % (NUMBERING_LOCK, _group_key(*group))  # two integers, no quoting to get wrong
+    # Integers only, written into the text: a message of several statements takes no parameters.
+    ids = {"task": group[0], "model": group[1], "harness": group[2], "rollout": rollout.pk}
+    statements = [
+        _LOCK_GROUP % (NUMBERING_LOCK, _group_key(*group)),
+        # After the lock's statement, so that its snapshot sees what the lock waited for.
+        _number_statement() % {name: int(value) for name, value in ids.items()},
+    ]
     if len(connection.atomic_blocks) == 1:
         # Only where the commit follows: a caller's own transaction goes on with its checks deferred.
-        lock = f"SET CONSTRAINTS ALL IMMEDIATE; {lock}"
-    table = connection.ops.quote_name(Rollout._meta.db_table)
+        statements.insert(0, "SET CONSTRAINTS ALL IMMEDIATE")
     with connection.cursor() as cursor:
-        cursor.execute(lock)  # no parameters: both statements go in one message
-        # After the lock's statement, so that its snapshot sees what the lock waited for.
-        last, params = group_last(*group, excluding=rollout.pk).query.sql_with_params()
-        cursor.execute(
-            f"UPDATE {table} SET index = 1 + COALESCE(({last}), -1) WHERE id = %s RETURNING index", [*params, rollout.pk]
-        )
+        cursor.execute("; ".join(statements))
+        while cursor.nextset():
+            pass  # to the last statement's result
         rollout.index = cursor.fetchone()[0]
+
+
+@functools.cache
+def _number_statement() -> str:
+    """The UPDATE giving a rollout its group's next number, with %(task)s, %(model)s, %(harness)s and
+    %(rollout)s for the ids: the same text for every group, so Django builds group_last's query once
+    per process, not at every import."""
+    names = {1: "task", 2: "model", 3: "harness", 4: "rollout"}  # told apart by their values
+    last, params = group_last(1, 2, 3, excluding=4).query.sql_with_params()
+    pieces = last.split("%s")
+    assert "%" not in "".join(pieces) and sorted(params) == [1, 2, 3, 4], (last, params)
+    last = pieces[0] + "".join(f"%({names[value]})s{piece}" for value, piece in zip(params, pieces[1:]))
+    table = connection.ops.quote_name(Rollout._meta.db_table)
+    return f"UPDATE {table} SET index = 1 + COALESCE(({last}), -1) WHERE id = %(rollout)s RETURNING index"
 
 
 _LOCK_GROUP = "SELECT pg_advisory_xact_lock(%s, %s)"
