@@ -760,6 +760,25 @@ def test_the_numbering_lock_is_not_held_while_steps_are_stored(tmp_path, task, m
     assert sorted(Rollout.objects.values_list("index", flat=True)) == [0, 1]
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the messages counted are PostgreSQL's")
+@pytest.mark.django_db(transaction=True)  # the import's own transaction, BEGIN to COMMIT
+def test_a_new_trials_transaction_sends_few_messages(tmp_path, task):
+    """Each message is a wait for the server: the trial's lock and the read of its row go in one,
+    and so do the deferred checks, the numbering lock and the number. COPY's rows are not counted
+    (Django does not see them); the rest was eight messages before 2026-12-06."""
+    from django.test.utils import CaptureQueriesContext
+
+    assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__first")).ok  # task, model and harness exist now
+    with CaptureQueriesContext(connection) as queries:
+        assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__second")).outcome == "created"
+    sent = [query["sql"] for query in queries.captured_queries]
+    transaction = sent[sent.index("BEGIN") + 1 : sent.index("COMMIT")]
+    assert len(transaction) == 6, transaction  # lock and row; rollout; ids; its document; number; boards' counter
+    assert "pg_advisory_xact_lock" in transaction[0] and "checksum" in transaction[0]
+    assert all(part in transaction[4] for part in ("SET CONSTRAINTS ALL IMMEDIATE", "pg_advisory_xact_lock", "RETURNING index"))
+    assert sorted(Rollout.objects.values_list("index", flat=True)) == [0, 1]
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the plan's rows read are PostgreSQL's EXPLAIN ANALYZE")
 def test_a_new_rollouts_number_reads_the_groups_end_not_the_group(task):
     """Numbering read every repeat of the group at each import: 9.6 ms a trial for a group of 6,535
