@@ -12,7 +12,7 @@ from trajectories.storing.bulk_rows import insert_rows
 
 def store_chunks(
     rollout_id: int, chunks: list[tuple[int, int, str]], *, whole: bool, positions: list[int] | None = None, model=None,
-    new_rollout: bool = False,
+    new_rollout: bool = False, copy: bool = True,
 ) -> None:
     """Store `chunks` (first step, last step, document) of a rollout.
 
@@ -24,7 +24,8 @@ def store_chunks(
     `model`: a migration's historical StepChunk. `new_rollout` (with
     `whole`): the rollout was created in this transaction and has no chunk
     yet, so none is deleted (the delete's query and Django's collector were
-    a good part of a small import's chunk cost).
+    a good part of a small import's chunk cost). `copy=False`: one INSERT,
+    which pipeline mode sends without waiting (bulk_rows.insert_rows).
     """
     model = model or StepChunk
     at = positions.__getitem__ if positions is not None else int
@@ -33,8 +34,8 @@ def store_chunks(
             model.objects.filter(rollout_id=rollout_id).delete()
     elif chunks:
         model.objects.filter(rollout_id=rollout_id, first__gte=at(chunks[0][0])).delete()
-    # Through COPY on PostgreSQL, as the steps go: INSERT's statement and
-    # parameters cost more than the rows here.
+    # Through COPY on PostgreSQL, as the steps go, unless told otherwise: INSERT's
+    # statement and parameters cost more than the rows here.
     insert_rows(
         model,
         [
@@ -42,4 +43,5 @@ def store_chunks(
             for first, last, words in chunks
         ],
         ids=False,  # nothing refers to a chunk by its id
+        copy=copy,
     )

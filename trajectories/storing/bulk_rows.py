@@ -60,7 +60,7 @@ def _sequence(table: str, column: str) -> str:
     return _sequences[table, column]
 
 
-def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: bool = True) -> None:
+def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: bool = True, copy: bool = True) -> None:
     """Insert `rows` (dicts of field attnames to values) and set their "id".
 
     Fields a row leaves out get their default. On PostgreSQL the rows go
@@ -70,6 +70,9 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: b
     does it. `ids=False`: the caller needs no row's id, so PostgreSQL
     numbers them as they arrive (no round trip to reserve them first) and
     the rows are left without one (bulk_create elsewhere sets them).
+    `copy=False` (with ids=False): on PostgreSQL, one INSERT that reads
+    nothing back, which pipeline mode can send without waiting (it refuses
+    COPY); for a few rows, as INSERT's parameters cost more than COPY's rows.
     """
     if not rows:
         return
@@ -87,31 +90,50 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: b
         for row, instance in zip(rows, objects):
             row[pk.attname] = instance.pk
         return
+    if not copy:
+        assert not ids, "an INSERT sent without waiting reads no id back"
+        _insert_statement(model, rows)
+        return
     if ids:
         missing = [row for row in rows if row.get(pk.attname) is None]
         for row, new_id in zip(missing, reserve_ids({model: len(missing)})[model]):
             row[pk.attname] = new_id
     plan = _copy_plan(model, with_pk=ids)
-    n_columns = len(plan.names)
     with connection.cursor() as cursor:
         if len(rows) >= PLAIN_ENCODE_FROM:
             _encode_text_without_keeping_it(cursor.cursor)
         if plan.types:
             # Binary COPY dumps JSON values itself, with our dumps.
             set_json_dumps(_json_text, cursor.cursor)
-        with cursor.cursor.copy(plan.statement) as copy:
+        with cursor.cursor.copy(plan.statement) as copy_in:
             if plan.types:
-                copy.set_types(plan.types)
+                copy_in.set_types(plan.types)
             for row in rows:
-                if len(row) < n_columns:  # fields left to their defaults
-                    for name, default in plan.defaults:
-                        if name not in row:
-                            row[name] = default()
-                values = list(plan.values_of(row))
-                if not plan.types:
-                    for index in plan.json_columns:
-                        values[index] = _json_text(values[index])
-                copy.write_row(values)
+                copy_in.write_row(_values(plan, row, json_as_text=not plan.types))
+
+
+def _insert_statement(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+    """The rows in one INSERT ... VALUES, the database numbering them."""
+    plan = _copy_plan(model, with_pk=False)
+    one_row = f"({', '.join(['%s'] * len(plan.names))})"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {plan.table} ({plan.columns}) VALUES {', '.join([one_row] * len(rows))}",
+            [value for row in rows for value in _values(plan, row, json_as_text=True)],
+        )
+
+
+def _values(plan: _CopyPlan, row: dict[str, Any], *, json_as_text: bool) -> list[Any]:
+    """The row's column values in the plan's order, its missing fields given their defaults."""
+    if len(row) < len(plan.names):  # fields left to their defaults
+        for name, default in plan.defaults:
+            if name not in row:
+                row[name] = default()
+    values = list(plan.values_of(row))
+    if json_as_text:
+        for index in plan.json_columns:
+            values[index] = _json_text(values[index])
+    return values
 
 
 class _TextBinary(StrBinaryDumper):
@@ -152,6 +174,8 @@ class _CopyPlan:
     """How a model's rows go through COPY: the same for every trial, so worked out once."""
 
     statement: str
+    table: str  # quoted
+    columns: str  # quoted, comma-separated, in the order of `names`
     names: tuple[str, ...]  # attnames, in column order, the primary key first (when the rows bring it)
     defaults: tuple[tuple[str, Any], ...]  # (attname, get_default) of the other fields
     json_columns: tuple[int, ...]  # indexes of JSON columns, for text COPY
@@ -169,6 +193,8 @@ def _copy_plan(model: type[models.Model], with_pk: bool = True) -> _CopyPlan:
     return _CopyPlan(
         statement=f"COPY {connection.ops.quote_name(model._meta.db_table)} ({quoted}) FROM STDIN"
         + (" (FORMAT BINARY)" if types else ""),
+        table=connection.ops.quote_name(model._meta.db_table),
+        columns=quoted,
         names=names,
         defaults=tuple((f.attname, f.get_default) for f in columns if f is not pk),
         json_columns=tuple(index for index, f in enumerate(columns) if isinstance(f, models.JSONField)),

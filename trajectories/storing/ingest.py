@@ -347,8 +347,15 @@ def _store(
             start = 0
         search = _SearchIndex(rollout, created=created)
         _store_steps(rollout, folder, result, search, start=start)
-        search.store_last_chunks()  # through COPY, which pipeline mode refuses
+        # A new rollout's chunks, stored once, go in the overlapped block as one INSERT: the
+        # server updates their GIN index while this process reads on. Otherwise (chunks to
+        # replace first) through COPY before it, which pipeline mode refuses.
+        chunks_meanwhile = _can_overlap(meanwhile) and search.first_and_only_chunks()
+        if not chunks_meanwhile:
+            search.store_last_chunks()
         with _overlapped(meanwhile) as overlapping:
+            if chunks_meanwhile:
+                search.store_last_chunks(copy=False)
             search.store_document()
             if overlapping:
                 with connection.cursor() as cursor:
@@ -376,12 +383,17 @@ def _overlapped(meanwhile: Callable[[], None] | None):
     overlaps: not without `meanwhile`, not elsewhere than PostgreSQL, not in a
     caller's transaction (it may not want its checks made now).
     """
-    if meanwhile is None or connection.vendor != "postgresql" or len(connection.atomic_blocks) != 1:
+    if not _can_overlap(meanwhile):
         yield False
         return
     with connection.connection.pipeline():  # connected: in a transaction
         yield True
         meanwhile()
+
+
+def _can_overlap(meanwhile: Callable[[], None] | None) -> bool:
+    """Whether _overlapped's block goes out without waiting (see there)."""
+    return meanwhile is not None and connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1
 
 
 HARBOR_RUBRIC = "harbor analyze"
@@ -477,6 +489,7 @@ class _SearchIndex:
         self.builder = TrajectoryDocuments()
         self.created = created  # a new rollout: no chunk of it is stored yet
         self.chunks_stored = False
+        self.pending = False  # steps added since the chunks were last stored
 
     def skip(self, steps: list[ParsedStep]) -> None:
         """Steps already stored with their chunks: their words count, and neither their documents nor the
@@ -486,18 +499,30 @@ class _SearchIndex:
 
     def add(self, steps: list[ParsedStep]) -> tuple[list[str], list[str]]:
         """(documents, new output lines) of `steps`, which follow the steps added before."""
+        self.pending = True
         return self.builder.add_steps(step_texts(steps))
 
-    def store_chunks(self) -> None:
-        """Store the chunks the steps added since the last call joined (the first call replaces every stored one)."""
-        whole = not self.chunks_stored
-        store_chunks(self.rollout.pk, self.builder.take_chunks(), whole=whole, new_rollout=whole and self.created)
-        self.chunks_stored = True
+    def store_chunks(self, *, copy: bool = True) -> None:
+        """Store the chunks the steps added since the last call joined (the first call replaces every stored one).
 
-    def store_last_chunks(self) -> None:
-        """Store the chunks not stored yet (all of them, where the steps were written in one go)."""
-        if not self.chunks_stored:
-            self.store_chunks()
+        `copy=False`: in one INSERT (search.chunks.store_chunks), for first_and_only_chunks.
+        """
+        whole = not self.chunks_stored
+        store_chunks(
+            self.rollout.pk, self.builder.take_chunks(), whole=whole, new_rollout=whole and self.created, copy=copy
+        )
+        self.chunks_stored, self.pending = True, False
+
+    def store_last_chunks(self, *, copy: bool = True) -> None:
+        """Store the chunks not stored yet: those of the last steps added (of all of them, where none
+        were stored), or none stored when there are no steps (a re-import then deletes the old ones)."""
+        if self.pending or not self.chunks_stored:
+            self.store_chunks(copy=copy)
+
+    def first_and_only_chunks(self) -> bool:
+        """Whether store_last_chunks stores a new rollout's first chunks: it then deletes nothing first,
+        and needs no answer from the database before the next statement (pipeline mode)."""
+        return self.created and not self.chunks_stored
 
     def store_document(self) -> None:
         """Store the rollout's own document (the words of every step).
@@ -779,7 +804,8 @@ def _store_steps(rollout: Rollout, folder: TrialFolder, result: RolloutAnalysis,
 
         def write_batch(last: int) -> None:
             insert_steps(*main_rows(range(last - len(batch) + 1, last + 1), batch))
-            search.store_chunks()
+            if last < n_main - 1:
+                search.store_chunks()  # the last batch's are the caller's to store (store_last_chunks)
             batch.clear()
 
         def on_step(position: int, parsed: ParsedStep) -> None:

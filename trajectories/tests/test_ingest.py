@@ -657,6 +657,41 @@ def test_insert_rows_sets_ids_and_fills_left_out_fields(tmp_path, task):
     assert (second.content, second.extra, second.source_call_id, second.tool_call_id) == ("", {}, "", None)
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY and pipeline mode are PostgreSQL's")
+@pytest.mark.parametrize(
+    "content, extra",
+    [
+        ("tab\there\nand a \\ backslash", {"k": ["é", None]}),
+        ("it's \"quoted\" %s %(name)s", {}),
+        ("", {"nested": {"n": 1.5, "t": True}}),
+        ("ünïcödé 🙂 \r\n", {"s": "\\N"}),
+    ],
+)
+def test_insert_rows_without_copy_stores_what_copy_does_and_goes_in_a_pipeline(tmp_path, task, content, extra):
+    """copy=False: one INSERT, which pipeline mode sends without waiting (COPY it refuses): the
+    serial import stores a new rollout's chunks so while the server stores the rest. The same
+    rows either way, left-out fields given their defaults."""
+    from trajectories.storing.bulk_rows import insert_rows
+
+    import_trial_dir(make_trial(tmp_path))
+    step = Step.objects.order_by("pk").first()
+
+    def rows(position):
+        return [
+            {"step_id": step.pk, "position": position, "content": content, "extra": extra},
+            {"step_id": step.pk, "position": position + 1},
+        ]
+
+    insert_rows(Observation, rows(100), ids=False)
+    with connection.connection.pipeline():
+        insert_rows(Observation, rows(200), ids=False, copy=False)
+    fields = ("position", "content", "extra", "source_call_id", "tool_call_id", "cut_at")
+    by_copy = list(Observation.objects.filter(position__in=[100, 101]).order_by("position").values_list(*fields))
+    by_insert = list(Observation.objects.filter(position__in=[200, 201]).order_by("position").values_list(*fields))
+    assert [(row[0] + 100, *row[1:]) for row in by_copy] == by_insert
+    assert by_insert[0][1:3] == (content, extra) and by_insert[1][1:4] == ("", {}, "")
+
+
 def test_insert_rows_without_ids_lets_the_database_number_them(tmp_path, task):
     """ids=False: no id is reserved first (a round trip on PostgreSQL), and the rows are stored all the same, defaults filled."""
     from django.db import connection
