@@ -77,6 +77,9 @@ def test_each_next_trial_is_read_once_while_the_database_stores_the_one_before_a
     assert reads == [(f"lib__demo_task__b{i:03d}", i > 0) for i in range(6)]
     assert stored("b") == stored("a") and len(stored("b")) == 6
     assert sum(len(trial[4]) for trial in stored("b")) == Step.objects.filter(rollout__trial_name__contains="__b").count() > 6
+    # Each numbered the next of its group, after the trials imported alone.
+    numbers = Rollout.objects.filter(trial_name__contains="__b").order_by("trial_name").values_list("index", flat=True)
+    assert list(numbers) == list(range(6, 12))
 
 
 def test_a_database_error_in_the_overlapped_statements_fails_that_trial_alone(tmp_path, reads):
