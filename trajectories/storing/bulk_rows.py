@@ -91,7 +91,8 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: b
             row[pk.attname] = instance.pk
         return
     if not copy:
-        assert not ids, "an INSERT sent without waiting reads no id back"
+        if ids:
+            raise ValueError("insert_rows(copy=False) reads no id back: pass ids=False")
         _insert_statement(model, rows)
         return
     if ids:

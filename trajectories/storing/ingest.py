@@ -376,7 +376,8 @@ def _overlapped(meanwhile: Callable[[], None] | None):
     """Send the block's statements without waiting for them, run `meanwhile`, then wait.
 
     PostgreSQL's pipeline mode: the block's statements (the rollout's
-    document, its GIN upkeep, the deferred foreign-key checks of every row)
+    document and a new rollout's chunks, their GIN upkeep, the deferred
+    foreign-key checks of every row)
     are milliseconds of the server's work, done on another core while this
     process runs `meanwhile` (a bulk import reads its next trial). Their
     errors are raised on leaving, in this transaction. Yields whether it

@@ -690,6 +690,8 @@ def test_insert_rows_without_copy_stores_what_copy_does_and_goes_in_a_pipeline(t
     by_insert = list(Observation.objects.filter(position__in=[200, 201]).order_by("position").values_list(*fields))
     assert [(row[0] + 100, *row[1:]) for row in by_copy] == by_insert
     assert by_insert[0][1:3] == (content, extra) and by_insert[1][1:4] == ("", {}, "")
+    with pytest.raises(ValueError, match="ids=False"):
+        insert_rows(Observation, rows(300), copy=False)  # an INSERT sent without waiting reads no id back
 
 
 def test_insert_rows_without_ids_lets_the_database_number_them(tmp_path, task):
