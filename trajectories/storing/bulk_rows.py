@@ -74,6 +74,8 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: b
     nothing back, which pipeline mode can send without waiting (it refuses
     COPY); for a few rows, as INSERT's parameters cost more than COPY's rows.
     """
+    if not copy and ids:
+        raise ValueError("insert_rows(copy=False) reads no id back: pass ids=False")
     if not rows:
         return
     pk = model._meta.pk
@@ -91,8 +93,6 @@ def insert_rows(model: type[models.Model], rows: list[dict[str, Any]], *, ids: b
             row[pk.attname] = instance.pk
         return
     if not copy:
-        if ids:
-            raise ValueError("insert_rows(copy=False) reads no id back: pass ids=False")
         _insert_statement(model, rows)
         return
     if ids:
@@ -191,10 +191,10 @@ def _copy_plan(model: type[models.Model], with_pk: bool = True) -> _CopyPlan:
     types = _binary_types(columns)
     names = tuple(f.attname for f in columns)
     quoted = ", ".join(connection.ops.quote_name(f.column) for f in columns)
+    table = connection.ops.quote_name(model._meta.db_table)
     return _CopyPlan(
-        statement=f"COPY {connection.ops.quote_name(model._meta.db_table)} ({quoted}) FROM STDIN"
-        + (" (FORMAT BINARY)" if types else ""),
-        table=connection.ops.quote_name(model._meta.db_table),
+        statement=f"COPY {table} ({quoted}) FROM STDIN" + (" (FORMAT BINARY)" if types else ""),
+        table=table,
         columns=quoted,
         names=names,
         defaults=tuple((f.attname, f.get_default) for f in columns if f is not pk),

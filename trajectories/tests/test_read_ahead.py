@@ -182,10 +182,10 @@ def test_the_read_ahead_uses_no_database(tmp_path, monkeypatch):
     assert made == [(f"lib__demo_task__h{i:03d}", 0, True) for i in (1, 2, 3)]
 
 
-
 def test_trials_with_subagent_trajectories_store_their_chunks_before_the_overlapped_statements(tmp_path):
-    """A trial with subagents stores its steps in one go and its chunks last (COPY, which pipeline mode
-    refuses), one with only subagents' files none: each in a job read ahead stores what it does alone."""
+    """A trial with subagents stores its steps in one go and its chunks last (through COPY, which pipeline
+    mode refuses, unless they are a new rollout's first: then one INSERT in the pipeline), one with only
+    subagents' files none: each in a job read ahead stores what it does alone."""
     from .trialdata import trajectory, write_json
 
     make_task("demo_task")
