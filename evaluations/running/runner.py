@@ -355,7 +355,7 @@ async def _run_trial(trial_type, config, rollout_id: int, watcher: Watcher):
     async def on_verification_start(event) -> None:
         # After Harbor collected the artifacts, before it carries them to the verifier: the record is the runner's.
         if scoring is not None:
-            scoring.publish(trial_record_target(trial.paths.artifacts_dir))
+            scoring.publish(trial.paths.artifacts_dir)
 
     trial.add_hook(TrialEvent.AGENT_START, on_agent_start)
     trial.add_hook(TrialEvent.AGENT_END, on_agent_end)
@@ -375,16 +375,6 @@ def _score_requests(trial):
     # On a backend that cannot answer the calls (no staged log folders) the record stays empty, and is still
     # what the verifier gets: never what the agent left at RECORD_DIR.
     return ScoreRequests(trial.agent_environment, paths, trial.paths.trial_dir / "score-record")
-
-
-def trial_record_target(artifacts_dir: Path) -> Path:
-    """Where Harbor takes the score record from to carry it to the verifier (RECORD_DIR's artifact host path)."""
-    from harbor.models.task.config import ArtifactConfig
-    from harbor.trial.artifact_handler import artifact_host_path
-
-    from tasks.score_record import RECORD_DIR
-
-    return artifact_host_path(artifacts_dir, ArtifactConfig(source=RECORD_DIR))
 
 
 def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:

@@ -13,6 +13,7 @@ there. See tasks/score_record.py for why.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -21,7 +22,11 @@ import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
-from tasks.score_record import REQUESTS_FILE, ScoreRecord
+from harbor.models.task.artifacts import ARTIFACT_MANIFEST_FILENAME
+from harbor.models.task.config import ArtifactConfig
+from harbor.trial.artifact_handler import artifact_host_path
+
+from tasks.score_record import RECORD_DIR, REQUESTS_FILE, ScoreRecord
 
 logger = logging.getLogger(__name__)
 
@@ -95,9 +100,14 @@ class ScoreRequests:
             logger.warning("score log: %d calls of the scoring tool past the record's limits were not recorded",
                            self.record.refused)
 
-    def publish(self, target: Path) -> None:
-        """The record where the verifier's artifacts are taken from (`RECORD_DIR`'s host path)."""
-        self.record.publish(target)
+    def publish(self, artifacts_dir: Path) -> None:
+        """The record among the trial's artifacts, where Harbor takes what it carries to the verifier.
+
+        It replaces what Harbor collected at RECORD_DIR from the sandbox (usually nothing: its manifest
+        then says "failed"), and the manifest says it was collected, so that a regrade carries it too.
+        """
+        self.record.publish(artifact_host_path(artifacts_dir, ArtifactConfig(source=RECORD_DIR)))
+        _mark_collected(artifacts_dir / ARTIFACT_MANIFEST_FILENAME)
 
     async def _watch(self) -> None:
         while True:
@@ -131,3 +141,20 @@ class ScoreRequests:
         except (FileNotFoundError, RuntimeError, OSError) as error:
             # What is missing at a call is missing from its snapshot: the verifier finds nothing to score there.
             logger.info("score log: %s not copied: %s", path, error)
+
+
+def _mark_collected(manifest: Path) -> None:
+    """Harbor's artifact manifest, with RECORD_DIR's entry saying "ok" (a folder), as the record now is."""
+    try:
+        entries = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        entries = []
+    if not isinstance(entries, list):
+        entries = []
+    entry = {"source": RECORD_DIR, "destination": f"artifacts{RECORD_DIR}", "type": "directory", "status": "ok",
+             "service": None, "exclude": []}
+    entries = [e for e in entries if not (isinstance(e, dict) and e.get("source") == RECORD_DIR)] + [entry]
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    temporary = manifest.with_name(f".{manifest.name}.tmp")
+    temporary.write_text(json.dumps(entries, indent=2))
+    os.replace(temporary, manifest)

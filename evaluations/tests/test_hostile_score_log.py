@@ -17,10 +17,12 @@ whose oracle attacks the log:
 """
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from evaluations.running.campaigns import create_campaign
 from evaluations.running.local_runs import run_campaign_sync
@@ -116,3 +118,12 @@ def test_the_agent_cannot_write_its_score_log_on_any_backend(backend, settings, 
     assert len(honest.score_log) == 1, honest.score_log
     assert 0 <= honest.score_log[0]["t"] <= honest.agent_duration_sec + 1
     assert honest.score_log[0]["score"] > 0.3 and scores["honest_log"] == pytest.approx(honest.score_log[0]["score"])
+    if backend == "bubblewrap":
+        # A regrade carries the runner's record again: the same call, measured once more.
+        out = io.StringIO()
+        call_command("regrade", str(honest.pk), str(forged.pk), "--sync", stdout=out)
+        assert out.getvalue().count("regraded, reward 0.0") == 2, out.getvalue()
+        honest.refresh_from_db()
+        forged.refresh_from_db()
+        assert len(honest.score_log) == 1 and honest.score_log[0]["score"] > 0.3, honest.score_log
+        assert all(entry["score"] == 0.0 for entry in forged.score_log), forged.score_log

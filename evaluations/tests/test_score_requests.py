@@ -83,5 +83,16 @@ def test_each_call_gets_a_snapshot_of_the_work_as_it_was(tmp_path):
     assert (tmp_path / "record" / "s0001" / "app" / "solve.py").read_text() == "version 1"
     assert (tmp_path / "record" / "s0002" / "app" / "solve.py").read_text() == "version 2"
     assert not (tmp_path / "record" / "s0001" / "app" / "missing.py").exists()
-    answered.publish(tmp_path / "artifacts" / "logs" / "scoring")
-    assert (tmp_path / "artifacts" / "logs" / "scoring" / "log.jsonl").read_text().count("\n") == 3
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    # Harbor's manifest after collecting from a sandbox that had no /logs/scoring.
+    (artifacts / "manifest.json").write_text(json.dumps([
+        {"source": "/app", "destination": "artifacts/app", "type": "directory", "status": "ok", "service": None},
+        {"source": "/logs/scoring", "destination": "artifacts/logs/scoring", "type": "file", "status": "failed",
+         "service": None},
+    ]))
+    answered.publish(artifacts)
+    assert (artifacts / "logs" / "scoring" / "log.jsonl").read_text().count("\n") == 3
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    assert [(e["source"], e["status"], e["type"]) for e in manifest] == [
+        ("/app", "ok", "directory"), ("/logs/scoring", "ok", "directory")]
