@@ -19,6 +19,7 @@ from pathlib import Path
 from harbor.models.task.config import ArtifactConfig, TaskConfig, VerifierEnvironmentMode
 
 from .dockerfile import parse_dockerfile
+from .score_record import RECORD_DIR, task_snapshot_paths
 
 # Where an AutoLab task's verifier reads what only a shared verifier sees.
 _AGENT_LOGS = re.compile(r"/logs/agent\b|LOGS_DIR[^\n]{0,40}[\"']agent[\"']")
@@ -61,6 +62,10 @@ def seal(task_dir: Path, config: TaskConfig) -> Sealing:
                 "[[artifacts]] and has no workspace ([environment] workdir or a Dockerfile WORKDIR)"
             )
         artifacts = [ArtifactConfig(source=workspace)]
+    if task_snapshot_paths(task_dir) and not any(_source(a) == RECORD_DIR for a in artifacts):
+        # The runner's record of the scoring tool's calls (tasks/score_record.py), put in the trial's
+        # artifacts before grading: carried like the agent's work, never taken from the sandbox.
+        artifacts.append(ArtifactConfig(source=RECORD_DIR))
     if config.verifier.environment_mode == VerifierEnvironmentMode.SHARED:
         warnings.append(
             'declares [verifier] environment_mode = "shared"; the version seals grading, so its verifier runs '
@@ -79,6 +84,15 @@ def seal(task_dir: Path, config: TaskConfig) -> Sealing:
         update={"verifier": config.verifier.model_copy(update=separate), "artifacts": artifacts, "steps": steps}
     )
     return Sealing(sealed, [_source(a) for a in artifacts], warnings)
+
+
+def grades_sealed(task_dir: Path, version_seals: bool) -> bool:
+    """Whether a trial of the task is graded sealed: its version seals grading, or it keeps a score record.
+
+    A task scored by the best of its score log is always graded in a separate environment: its record
+    reaches the verifier only as a carried artifact, never through the agent's sandbox.
+    """
+    return version_seals or bool(task_snapshot_paths(task_dir))
 
 
 def seal_task_dir(task_dir: Path) -> Sealing:

@@ -22,6 +22,7 @@ from typing import Any
 from autolab_site.checksums import tree_checksum
 
 from .lib.numbers import as_float
+from .score_record import snapshot_problem
 
 TASK_TOML = "task.toml"
 INSTRUCTION = "instruction.md"
@@ -196,12 +197,24 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
     final_only = scoring.get("final_only", False)
     if not isinstance(final_only, bool):
         reader.fail(f"[scoring] final_only must be true or false, not {final_only!r}")
-    if scoring_rule != "rebench" and (scoring.get("transform") is not None or scoring.get("final_only") is not None):
-        reader.fail('[scoring] transform and final_only belong to rule = "rebench"')
+    if scoring_rule != "rebench" and any(scoring.get(key) is not None for key in ("transform", "final_only", "snapshot")):
+        reader.fail('[scoring] transform, final_only and snapshot belong to rule = "rebench"')
     if scoring_rule == "rebench" and transform == "log":
         for label, value in (("baseline", baseline_score), ("reference", reference_score)):
             if value - offset <= 0:
                 reader.fail(f"[optimization.{label}] score {value:g} must exceed log_offset {offset:g} under the log transform")
+    snapshot = scoring.get("snapshot")
+    if snapshot is not None and snapshot_problem(snapshot):
+        reader.fail(snapshot_problem(snapshot))
+    if snapshot is not None and final_only:
+        reader.fail("[scoring] snapshot belongs to a task scored by the best of its score log (final_only = false)")
+    if scoring_rule == "rebench" and not final_only and snapshot is None:
+        reader.fail(
+            "[scoring] final_only = false (the best of the score log) needs snapshot = [...], the files the scoring "
+            "tool scores: the runner copies them out of the agent's reach at each call and the verifier scores "
+            "the copies again, since a score log the agent could write would decide its score. Declare snapshot, "
+            "or set final_only = true"
+        )
     commands = reader.commands(optimization)
     benchmark_pattern = reader.text(optimization, "benchmark_pattern", "[optimization]")
     if not benchmark_pattern and commands:

@@ -64,7 +64,9 @@ class Report:
 
 
 def _sealed(rollout: Rollout) -> bool:
-    return bool(rollout.task.version.sealed_grading)
+    from tasks.sealing import grades_sealed
+
+    return grades_sealed(Path(rollout.task.source_path or ""), bool(rollout.task.version.sealed_grading))
 
 
 def _recorded_files(rollout: Rollout) -> dict[str, bool]:

@@ -186,7 +186,7 @@ def check_can_run_here(rollout: Rollout) -> None:
     problems = backend.task_problems(task_path(rollout))
     if problems:
         raise RunnerConfigError("; ".join(problems))
-    if rollout.task.version.sealed_grading:
+    if grades_sealed(rollout):
         from tasks.sealing import CannotSeal, seal_task_dir
 
         try:
@@ -311,9 +311,16 @@ def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: A
         connection.close()
 
 
+def grades_sealed(rollout: Rollout) -> bool:
+    """Whether the rollout's trial is graded sealed (its version seals grading, or its task keeps a score record)."""
+    from tasks.sealing import grades_sealed as task_grades_sealed
+
+    return task_grades_sealed(Path(rollout.task.source_path or ""), bool(rollout.task.version.sealed_grading))
+
+
 def trial_class(rollout: Rollout):
-    """Harbor's Trial, or SealedTrial when the rollout's version seals grading (sandbox/sealing.py)."""
-    if rollout.task.version.sealed_grading:
+    """Harbor's Trial, or SealedTrial when the rollout is graded sealed (sandbox/sealing.py)."""
+    if grades_sealed(rollout):
         from evaluations.sandbox.sealing import SealedTrial
 
         return SealedTrial
@@ -327,12 +334,17 @@ async def _run_trial(trial_type, config, rollout_id: int, watcher: Watcher):
 
     trial = await trial_type.create(config)
     watcher.attach(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]
+    scoring = _score_requests(trial)
 
     async def on_agent_start(event) -> None:
+        if scoring is not None:
+            scoring.start()
         await asyncio.to_thread(_transition_in_thread, rollout_id, RolloutStatus.RUNNING, "agent started",
                                 agent_started_at=timezone.now())
 
     async def on_agent_end(event) -> None:
+        if scoring is not None:
+            await scoring.finish()
         # Kill what the agent left running before anything is graded.
         begin = getattr(trial.agent_environment, "begin_verification", None)
         if begin is not None:
@@ -340,9 +352,29 @@ async def _run_trial(trial_type, config, rollout_id: int, watcher: Watcher):
         await asyncio.to_thread(_transition_in_thread, rollout_id, RolloutStatus.VERIFYING, "agent finished",
                                 agent_finished_at=timezone.now())
 
+    async def on_verification_start(event) -> None:
+        # After Harbor collected the artifacts, before it carries them to the verifier: the record is the runner's.
+        if scoring is not None:
+            scoring.publish(trial.paths.artifacts_dir)
+
     trial.add_hook(TrialEvent.AGENT_START, on_agent_start)
     trial.add_hook(TrialEvent.AGENT_END, on_agent_end)
+    trial.add_hook(TrialEvent.VERIFICATION_START, on_verification_start)
     return await trial.run()
+
+
+def _score_requests(trial):
+    """The scoring tool's snapshots for a task scored by the best of its score log (None for any other task)."""
+    from tasks.score_record import task_snapshot_paths
+
+    from evaluations.running.score_requests import ScoreRequests
+
+    paths = task_snapshot_paths(trial.task.task_dir)
+    if not paths:
+        return None
+    # On a backend that cannot answer the calls (no staged log folders) the record stays empty, and is still
+    # what the verifier gets: never what the agent left at RECORD_DIR.
+    return ScoreRequests(trial.agent_environment, paths, trial.paths.trial_dir / "score-record")
 
 
 def run_rollout(rollout_id: int, *, celery_task_id: str = "") -> RunOutcome:

@@ -167,6 +167,14 @@ class SafeTransfers:
     def _host_location(self, sandbox_path: str) -> tuple[Path, str] | None:
         return staged_location(self._staged, sandbox_path)
 
+    def staged_file(self, sandbox_path: str) -> Path | None:
+        """A sandbox path inside a staged log folder, as a host path (None outside them).
+
+        What lies there is the sandbox's: open it without following links.
+        """
+        location = staged_location(self._staged, sandbox_path)
+        return None if location is None else location[0] / location[1]
+
     def _host_wrote(self, target: Path):
         """keep(relative) for copy_tree: an existing file that no download of ours wrote."""
         return lambda relative: str(target / relative) not in self._written

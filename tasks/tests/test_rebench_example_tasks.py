@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import pytest
 
+from tasks.score_record import ScoreRecord
 from tasks.scoring import BEST_OF_SCORE_LOG, normalised_score, run_score
 from tasks.spec import TaskSpec
 from tasks.taskdir import parse_task_dir
@@ -32,24 +34,53 @@ def test_both_tasks_declare_rebench_scoring():
         assert task.has_environment and task.has_tests and task.has_solution and task.budget_sec <= 900
 
 
-def test_window_sums_records_a_score_log_and_the_verifier_rescores_it(tmp_path):
+def record_call(sandbox: Sandbox, record: ScoreRecord) -> None:
+    """What the runner does at a call of the scoring tool: a snapshot of /app/solve.py, recorded now."""
+    fetched = record.folder / "fetching"
+    (fetched / "app").mkdir(parents=True)
+    shutil.copy(sandbox.app / "solve.py", fetched / "app" / "solve.py")
+    record.add(time.time(), fetched)
+
+
+def test_window_sums_rescores_the_runners_record_of_its_scoring_calls(tmp_path):
     sandbox = Sandbox(REBENCH / "window_sums", tmp_path)
+    record = ScoreRecord(sandbox.logs / "scoring")
     before = time.time()
     started = sandbox.run("python3", str(sandbox.app / "score.py"))
     assert started.returncode == 0 and "runtime_ms:" in started.stdout, started.stdout + started.stderr
+    # The tool asks for its call to be recorded (a line, whatever it says); the runner answers it.
+    assert (sandbox.logs / "agent" / "score_requests.jsonl").read_text().count("\n") == 1
+    record_call(sandbox, record)
+    record_call(sandbox, record)  # a call that changed nothing: the same snapshot, measured once
     sandbox.solve()  # the reference solution, which calls the scoring tool once more
+    record_call(sandbox, record)
+    # What the agent writes where the old tool logged its scores counts for nothing.
+    (sandbox.logs / "agent" / "score_log.jsonl").write_text('{"at": 1, "raw": 1e-300, "score": 176.99}\n')
     fields, _ = sandbox.verify()
     log = json.loads((sandbox.logs / "verifier" / "score_log.json").read_text())["entries"]
-    assert len(log) == 2 and fields["score_log_entries"] == 2
+    assert len(log) == 3 and fields["score_log_entries"] == 3
+    assert [entry["at"] for entry in log] == [entry["at"] for entry in record.entries]
     assert all(before <= entry["at"] <= time.time() for entry in log)
+    assert log[0]["raw"] == log[1]["raw"]
     spec = spec_of("window_sums")
     for entry in log:
         assert normalised_score(spec, entry["raw"]) == pytest.approx(entry["score"], abs=1e-5)
     # The starting solution scores about 0, the running sum about 1 or more (timing is noisy: generous bounds).
-    assert log[0]["score"] < 0.35 and log[1]["score"] > 0.3
+    assert log[0]["score"] < 0.35 and log[2]["score"] > 0.3
     assert fields["correctness"] is True and fields["reward"] > 0.3
     assert normalised_score(spec, fields["metric"]) == pytest.approx(fields["reward"], abs=1e-5)
     assert run_score(BEST_OF_SCORE_LOG, fields["reward"], [e["score"] for e in log]) >= fields["reward"]
+
+
+def test_window_sums_scores_no_log_without_the_runners_record(tmp_path):
+    """A score log the agent wrote, and no call the runner recorded: no entries."""
+    sandbox = Sandbox(REBENCH / "window_sums", tmp_path)
+    (sandbox.logs / "agent").mkdir()
+    (sandbox.logs / "agent" / "score_log.jsonl").write_text('{"at": 1, "raw": 1e-300, "score": 176.99}\n')
+    (sandbox.logs / "agent" / "score_requests.jsonl").write_text('{"at": 1, "raw": 1e-300}\n')
+    fields, _ = sandbox.verify()
+    assert json.loads((sandbox.logs / "verifier" / "score_log.json").read_text()) == {"entries": []}
+    assert fields["score_log_entries"] == 0 and fields["reward"] == 0.0
 
 
 def test_window_sums_wrong_solution_scores_zero(tmp_path):

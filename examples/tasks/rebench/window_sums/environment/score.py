@@ -3,8 +3,12 @@
 Each measurement runs the starting solution and yours alternately in fresh
 processes on the same input; your runtime is reported scaled so that the
 starting solution counts as START_MS, which keeps scores steady across
-machines. Every call appends {"at", "raw", "score"} to the score log in
-LOGS_DIR/agent/score_log.jsonl. Read-only.
+machines. Read-only.
+
+Every call is recorded in your score log: the call appends a line to
+LOGS_DIR/agent/score_requests.jsonl, and the evaluation keeps a copy of
+/app/solve.py as it is at that moment, which is scored again at the end
+(what this prints is for you; the log holds the copy, not the number).
 """
 import json
 import math
@@ -70,28 +74,30 @@ def measure(app_dir):
     return START_MS * statistics.median(ratios), ""
 
 
-def log_score(raw, score):
+def request_score():
+    """Ask for this call to be recorded: the evaluation copies /app/solve.py now (before it is measured)."""
     folder = os.path.join(LOGS_DIR, "agent")
     try:
         os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "score_log.jsonl"), "a") as handle:
-            handle.write(json.dumps({"at": time.time(), "raw": raw, "score": score}) + "\n")
+        with open(os.path.join(folder, "score_requests.jsonl"), "a") as handle:
+            handle.write(json.dumps({"at": time.time()}) + "\n")
     except OSError as error:
-        print(f"warning: the score log could not be written ({error})")
+        print(f"warning: this call could not be recorded ({error})")
+    # The copy is taken from outside within a second: give it the time before anything is measured.
+    time.sleep(1.0)
 
 
 def main():
+    request_score()
     runtime_ms, error = measure(APP_DIR)
     if runtime_ms is None:
         print(f"error: {error}")
         print("correct: no")
-        log_score(None, 0.0)
         return 1
     score = normalised(runtime_ms)
     print("correct: yes")
     print(f"runtime_ms: {runtime_ms:.4f}")
     print(f"score: {score:.4f}")
-    log_score(runtime_ms, score)
     return 0
 
 

@@ -7,24 +7,20 @@ noise floor), since the verifier's measurement decides the reward.
 Each measurement runs the starting solution and yours alternately in fresh
 processes on the same input; your runtime is reported scaled so that the
 starting solution counts as START_MS, which keeps scores steady across
-machines. Every call appends {"at", "raw", "score"} to the score log in
-LOGS_DIR/agent/score_log.jsonl. Read-only.
+machines. verify.py measures the final submission and every snapshot of the
+score log with it.
 """
 import array
 import hashlib
-import json
 import math
 import os
 import random
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import candidate  # noqa: E402  (beside this file in tests/)
 
-APP_DIR = os.environ.get("APP_DIR") or os.path.dirname(os.path.abspath(__file__))
-LOGS_DIR = os.environ.get("LOGS_DIR", "/logs")
 START_MS, REFERENCE_MS = 5.0, 0.1
 N, WIDTH, ROUNDS = 20000, 16, 3
 
@@ -89,32 +85,3 @@ def measure(app_dir):
         return None, str(error)
     ratio = statistics.median(ratios)
     return (START_MS if ratio > 1 / NOISE_FLOOR else START_MS * ratio), ""
-
-
-def log_score(raw, score):
-    folder = os.path.join(LOGS_DIR, "agent")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "score_log.jsonl"), "a") as handle:
-            handle.write(json.dumps({"at": time.time(), "raw": raw, "score": score}) + "\n")
-    except OSError as error:
-        print(f"warning: the score log could not be written ({error})")
-
-
-def main():
-    runtime_ms, error = measure(APP_DIR)
-    if runtime_ms is None:
-        print(f"error: {error}")
-        print("correct: no")
-        log_score(None, 0.0)
-        return 1
-    score = normalised(runtime_ms)
-    print("correct: yes")
-    print(f"runtime_ms: {runtime_ms:.4f}")
-    print(f"score: {score:.4f}")
-    log_score(runtime_ms, score)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
