@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from autolab_site.checksums import tree_checksum
-from autolab_site.safe_files import open_below, read_file
+from autolab_site.safe_files import HARD_LINK, open_below, read_file
 from tasks.lib.numbers import as_float
 
 from trajectories.reading import analysis_file, native_formats
@@ -250,6 +250,8 @@ class FolderSnapshot:
     links: tuple[str, ...] = ()
     # Files too large to hold (snapshot_folder's `stream_large`): their SHA-256, for a reader that streams them.
     digests: dict[str, str] = field(default_factory=dict)
+    # Regular files with a second name (a hard link may name any file of the filesystem): refused as links are.
+    hard_links: tuple[str, ...] = ()
 
 
 # A main trajectory larger than this is read step by step, when the caller allows (snapshot_folder's `stream_large`).
@@ -268,15 +270,18 @@ def snapshot_folder(path: Path, *, stream_large: bool = False) -> FolderSnapshot
     names: set[str] = set()
     links: list[str] = []
     digests: dict[str, str] = {}
+    hard_links: list[str] = []
 
     def too_large(relative: str, size: int) -> bool:
         return stream_large and relative == MAIN_TRAJECTORY and size > STREAM_OVER
 
     checksum = tree_checksum(
         path, _not_content, keep=_decoded_by_reader, kept=files, names=names, links=links,
-        digest_instead=too_large, digests=digests,
+        digest_instead=too_large, digests=digests, hard_links=hard_links,
     )
-    return FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), digests)
+    return FolderSnapshot(
+        os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), digests, tuple(hard_links),
+    )
 
 
 def _not_content(relative: str) -> bool:
@@ -339,7 +344,7 @@ def read_trial_folder(
         config=clean_json(config),
         checksum=checksum,
     )
-    folder.warnings.extend(f"{link}: a symbolic link or special file, refused (not read)" for link in snapshot.links)
+    folder.warnings.extend(refusals(snapshot))
     _read_agent(folder, config, result)
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
@@ -354,6 +359,14 @@ def read_trial_folder(
 
 
 # -- Pieces ---------------------------------------------------------------------
+
+
+def refusals(snapshot: FolderSnapshot) -> list[str]:
+    """The import's warnings for the files it refused to open: links, special files, hard links."""
+    return [
+        *(f"{link}: a symbolic link or special file, refused (not read)" for link in snapshot.links),
+        *(f"{name}: {HARD_LINK}, refused (not read)" for name in snapshot.hard_links),
+    ]
 
 
 def _not_a_trial_folder(path: Path) -> TrialFolderError:
@@ -842,10 +855,16 @@ def read_verification(path: Path) -> Verification:
     files: dict[str, bytes] = {}
     names: set[str] = set()
     links: list[str] = []
-    checksum = tree_checksum(path, _not_verification, keep=_decoded_by_reader, kept=files, names=names, links=links)
-    snapshot = FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)))
+    hard_links: list[str] = []
+    checksum = tree_checksum(
+        path, _not_verification, keep=_decoded_by_reader, kept=files, names=names, links=links, hard_links=hard_links,
+    )
+    snapshot = FolderSnapshot(
+        os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), hard_links=tuple(hard_links),
+    )
     result = _json_object(path, "result.json", snapshot) or {}
     folder = TrialFolder(path=path, trial_name=path.name, task_name="")
+    folder.warnings.extend(refusals(snapshot))
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
     return Verification(
