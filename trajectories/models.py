@@ -185,6 +185,21 @@ class Rollout(models.Model):
         return self.trajectory_format == "none"
 
     @property
+    def usage_label(self) -> str:
+        """Where its tokens and cost come from, in words (trajectories.provenance)."""
+        return provenance.USAGE_LABELS.get(self.usage_source, "")
+
+    @property
+    def trajectory_label(self) -> str:
+        """Where its steps come from, in words (trajectories.provenance)."""
+        return provenance.TRAJECTORY_LABELS.get(self.trajectory_source, "")
+
+    @property
+    def steps_are_the_agents_account(self) -> bool:
+        """Its trajectory was written inside the agent's sandbox: shown, counted nowhere."""
+        return self.trajectory_source == provenance.AGENT
+
+    @property
     def agent_duration_sec(self) -> float | None:
         if self.agent_started_at and self.agent_finished_at:
             return (self.agent_finished_at - self.agent_started_at).total_seconds()

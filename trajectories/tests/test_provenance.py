@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,22 @@ def test_set_usage_is_the_one_writer_of_a_rollouts_counted_usage():
                                 and isinstance(target.value, ast.Name) and target.value.id == "rollout"):
                             writers.add((relative, function.name))
     assert writers == allowed
+
+
+@pytest.mark.django_db
+def test_the_rollout_page_says_where_usage_and_steps_come_from(tmp_path, client):
+    make_task("demo_task")
+    folder = runner_trial(tmp_path, Provenance(AGENT, AGENT, frozenset(), "claude-code"))
+    rollout = Rollout.objects.get(pk=import_trial_dir(folder).rollout_id)
+    html = unescape(client.get(f"/rollouts/{rollout.pk}/").content.decode())
+    usage = html.split('id="usage-source"', 1)[1].split("</dd>", 1)[0]
+    assert provenance.USAGE_LABELS[AGENT] in usage and "1000 in / 50 out, $0.25" in usage and "counted nowhere" in usage
+    steps = html.split('id="trajectory-source"', 1)[1].split("</dd>", 1)[0]
+    assert "the agent's own account" in steps
+    assert "what the agent saw" in html.split('id="curve-source"', 1)[1][:400]
+
+    folder = make_trial(tmp_path / "elsewhere", "lib__demo_task__other12")
+    other = Rollout.objects.get(pk=import_trial_dir(folder).rollout_id)
+    html = unescape(client.get(f"/rollouts/{other.pk}/").content.decode())
+    assert provenance.USAGE_LABELS[TRIAL] in html.split('id="usage-source"', 1)[1].split("</dd>", 1)[0]
+    assert "own account" not in html.split('id="trajectory-source"', 1)[1].split("</dd>", 1)[0]
