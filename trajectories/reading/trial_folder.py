@@ -31,7 +31,7 @@ from autolab_site.checksums import tree_checksum
 from autolab_site.safe_files import HARD_LINK, open_below, read_file
 from tasks.lib.numbers import as_float
 
-from trajectories import provenance
+import trajectories.provenance as provenance
 
 from trajectories.reading import analysis_file, native_formats
 from trajectories.reading.atif import (
