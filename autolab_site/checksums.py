@@ -6,6 +6,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from autolab_site.safe_files import is_hard_link
+
 CHUNK_SIZE = 1 << 20
 
 
@@ -19,6 +21,7 @@ def tree_checksum(
     links: list[str] | None = None,
     digest_instead: Callable[[str, int], bool] | None = None,
     digests: dict[str, str] | None = None,
+    hard_links: list[str] | None = None,
 ) -> str:
     """SHA-256 over the sorted relative paths and bytes of every regular file.
 
@@ -33,20 +36,34 @@ def tree_checksum(
     for which digest_instead(relative, size) is true is not kept: its own
     SHA-256 goes in `digests`, for a caller that reads it piece by piece
     and checks it read those very bytes (a file too large to hold).
+    Given `hard_links` (a folder someone else wrote: a trial's), regular
+    files with more than one name go there instead (safe_files.is_hard_link),
+    neither read nor counted, as links are.
     """
     files: list[tuple[str, str]] = []
     odd: list[str] = [] if links is None else links
-    _collect_files(os.fspath(root), "", skip, files, odd)
-    if names is not None:
-        names.update(relative for relative, _ in files)
+    _collect_files(os.fspath(root), "", skip, files, odd, hard_links)
     files.sort()
     digest = hashlib.sha256()
+    late: set[str] = set()
     for relative, path in files:
+        try:
+            # O_NOFOLLOW: the entry may have been swapped for a link since the walk.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            fd = None
+        if fd is not None and hard_links is not None and is_hard_link(os.fstat(fd)):
+            # Made a hard link since the walk: the opened file is what would be read, so it is checked here.
+            os.close(fd)
+            hard_links.append(relative)
+            late.add(relative)
+            continue
         digest.update(relative.encode("utf-8", "surrogateescape") + b"\0")
         try:
+            if fd is None:
+                raise OSError("not opened")
             # Unbuffered: each chunk goes from the file straight to the digest.
-            # O_NOFOLLOW: the entry may have been swapped for a link since the walk.
-            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb", buffering=0) as handle:
+            with open(fd, "rb", buffering=0) as handle:
                 whole = kept is not None and keep(relative)
                 own = None
                 if whole and digest_instead is not None and digest_instead(relative, os.fstat(handle.fileno()).st_size):
@@ -66,11 +83,16 @@ def tree_checksum(
             # A file being rewritten under a live trial; the next import sees it.
             digest.update(b"<unreadable>")
         digest.update(b"\0")
+    if names is not None:
+        names.update(relative for relative, _ in files if relative not in late)
+    if hard_links is not None:
+        hard_links.sort()
     return digest.hexdigest()
 
 
 def _collect_files(
-    directory: str, prefix: str, skip: Callable[[str], bool], found: list[tuple[str, str]], odd: list[str]
+    directory: str, prefix: str, skip: Callable[[str], bool], found: list[tuple[str, str]], odd: list[str],
+    hard_links: list[str] | None,
 ) -> None:
     """(relative path, path) of the regular files below `directory`.
 
@@ -87,9 +109,13 @@ def _collect_files(
         relative = prefix + entry.name
         try:
             if entry.is_dir(follow_symlinks=False):
-                _collect_files(entry.path, relative + "/", skip, found, odd)
+                _collect_files(entry.path, relative + "/", skip, found, odd, hard_links)
             elif entry.is_file(follow_symlinks=False):
-                if not skip(relative):
+                if skip(relative):
+                    continue
+                if hard_links is not None and is_hard_link(entry.stat(follow_symlinks=False)):
+                    hard_links.append(relative)
+                else:
                     found.append((relative, entry.path))
             else:
                 odd.append(relative)

@@ -10,6 +10,13 @@ descriptors (openat-style) so that no path is ever resolved twice:
 
 - a source entry is opened with O_NOFOLLOW and must be a regular file or a
   directory (links, fifos, devices and sockets are refused and reported);
+- a file read (read_file, read_tail, open_below) must also have one name
+  only: a hard link is a second name of a file that may lie anywhere on the
+  same filesystem (`ln /etc/shadow trial/agent/notes.txt`, made by local
+  root or the file's owner), so it is refused as a symbolic link is. A copy
+  (copy_tree) takes hard links: it copies from a sandbox's own folders,
+  where a hard link can only name a file of the sandbox (links do not cross
+  mounts), and writes fresh files of one name;
 - a target file is written to a fresh temporary name (O_EXCL) and renamed
   over its final name, which replaces whatever is there (a link included)
   instead of writing through it;
@@ -218,16 +225,28 @@ def _refusal(exc: OSError, relative: str) -> OSError:
     return exc
 
 
-def _open_regular(name: str, dir_fd: int, relative: str) -> int:
+HARD_LINK = "a hard link (a second name of a file that may lie outside the folder)"
+
+
+def is_hard_link(info: os.stat_result) -> bool:
+    """A regular file with more than one name: what no reader of someone else's folder opens."""
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+
+
+def _open_regular(name: str, dir_fd: int, relative: str, *, hard_links: bool = False) -> int:
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnsafePath(f"{relative}: a symbolic link") from exc
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise UnsafePath(f"{relative}: not a regular file")
+    if not hard_links and is_hard_link(info):
+        os.close(fd)
+        raise UnsafePath(f"{relative}: {HARD_LINK}")
     os.set_blocking(fd, True)
     return fd
 
@@ -319,7 +338,7 @@ def _copy_entry(src_fd, dst_fd, name, relative, report, keep, budget) -> None:
         except FileNotFoundError:
             pass
     try:
-        fd = _open_regular(name, src_fd, relative)
+        fd = _open_regular(name, src_fd, relative, hard_links=True)
     except (UnsafePath, OSError) as exc:
         report.refused.append(f"{relative}: {exc}")
         return

@@ -217,9 +217,11 @@ AUTOLAB_SEARCH_BUSY_PAUSE_SEC = float(os.environ.get("AUTOLAB_SEARCH_BUSY_PAUSE_
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
-LOGIN_URL = "admin:login"
+# The site's login (any active account), not the admin's, which refuses accounts that are not staff.
+LOGIN_URL = "login"
 # Where a login goes when its `next` is missing or refused (Django's default, /accounts/profile/, is no page here).
 LOGIN_REDIRECT_URL = "evaluations:leaderboard"
+LOGOUT_REDIRECT_URL = "evaluations:leaderboard"
 
 CACHES = {
     "default": {

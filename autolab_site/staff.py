@@ -1,8 +1,9 @@
 """The one staff check of the site's own views (the admin site keeps Django's).
 
 One behaviour everywhere, pages, POST actions and JSON endpoints alike:
-an anonymous visitor is sent to the login page (the admin's, `LOGIN_URL`,
-with ?next=) because logging in may be all they lack; someone logged in who
+an anonymous visitor is sent to the login page (the site's, `LOGIN_URL`,
+which takes any active account, with ?next=) because logging in may be all
+they lack; someone logged in who
 is not active staff gets 403, because logging in again would not help.
 `tests/test_staff_views.py` lists the staff URLs and fails when `is_staff`
 is read in Python anywhere but here (templates may still read it to show a

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.http import HttpResponsePermanentRedirect
 from django.shortcuts import render
 from django.templatetags.static import static
@@ -29,6 +30,9 @@ handler404 = not_found
 
 urlpatterns = [
     path("favicon.ico", favicon),
+    # The site's own login takes any active account (a submitting team's too); the admin's takes staff only.
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("tasks/", include("tasks.urls")),
     path("", include("trajectories.urls")),

@@ -414,6 +414,12 @@ def rollout_row(r: Rollout) -> dict:
         "cost_usd": r.cost_usd,
         "input_tokens": r.n_input_tokens,
         "output_tokens": r.n_output_tokens,
+        # Where they come from (harness: measured on the host; agent: only the agent's side knows, so the counted
+        # fields above are null and `reported_usage` holds its claim; none: no model; trial: an imported folder's own).
+        "usage_source": r.usage_source,
+        "reported_usage": r.reported_usage or {},
+        # harness, agent (written inside its sandbox: its own account, counted nowhere) or trial.
+        "trajectory_source": r.trajectory_source,
         "agent_seconds": r.agent_duration_sec,
         "n_steps": r.n_steps,
         "n_benchmark_calls": r.n_benchmark_calls,

@@ -1,4 +1,6 @@
 """autolab_site.checksums.tree_checksum: what changes a folder's checksum."""
+import os
+
 from autolab_site.checksums import tree_checksum
 
 # The checksum of the tree in test_checksum_format_is_stable, computed before
@@ -68,3 +70,23 @@ def test_a_file_too_large_to_keep_gives_its_own_digest_and_the_same_checksum(tmp
     )
     assert checksum == plain
     assert kept == {"a/x.txt": b"hello"} and digests == {"y.txt": hashlib.sha256(b"world").hexdigest()}
+
+
+def test_hard_links_are_listed_apart_when_asked_and_left_out(tmp_path):
+    root = tmp_path / "trial"
+    root.mkdir()
+    (root / "a.txt").write_text("a")
+    outside = tmp_path / "secret_key"
+    outside.write_text("the site's key")
+    os.link(outside, root / "key.txt")
+    names: set[str] = set()
+    hard_links: list[str] = []
+    kept: dict[str, bytes] = {}
+    checksum = tree_checksum(root, names=names, hard_links=hard_links, keep=lambda relative: True, kept=kept)
+    assert names == {"a.txt"} and hard_links == ["key.txt"] and list(kept) == ["a.txt"]
+    (root / "key.txt").unlink()
+    assert tree_checksum(root) == checksum  # the hard link never counted
+    os.link(outside, root / "key.txt")
+    plain: set[str] = set()
+    tree_checksum(root, names=plain)
+    assert plain == {"a.txt", "key.txt"}  # a walk that does not ask (a task folder's) keeps it

@@ -24,6 +24,7 @@ PURE_HELPERS = {
     "autolab_site.checksums",
     "autolab_site.gc_pause",
     "autolab_site.safe_files",
+    "trajectories.provenance",
 }
 
 

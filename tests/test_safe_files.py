@@ -136,3 +136,13 @@ def test_copy_file_refuses_a_link_as_source_and_below_the_target(tmp_path, victi
 
 def test_find_links(tmp_path, victim):
     assert find_links(planted(tmp_path, victim)) == ["agent/exit-code.txt", "agent/hostdir", "agent/pipe"]
+
+
+def test_reads_refuse_a_hard_link_to_a_file_outside_the_root(tmp_path, victim):
+    """A second name of a host file (local root or its owner made it) is refused as a symlink is (issue 43)."""
+    root = planted(tmp_path, victim)
+    os.link(victim, root / "agent" / "shadow")
+    for read in (lambda: read_file(root, "agent/shadow"), lambda: read_tail(root, "agent/shadow", 5)):
+        with pytest.raises(UnsafePath, match="hard link"):
+            read()
+    assert read_file(root, "agent/note.txt") == b"agent note\n"

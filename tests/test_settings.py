@@ -142,7 +142,8 @@ def test_compose_production_example_sets_autolab_https():
     assert "AUTOLAB_HTTPS:" in compose
 
 
-def test_login_with_a_refused_next_lands_on_the_leaderboard(client, django_user_model):
+def test_the_admins_login_with_a_refused_next_lands_on_the_leaderboard(client, django_user_model):
+    """The admin keeps its own login (staff only); the site's is tests/test_login.py's."""
     django_user_model.objects.create_user("staff", password="pw-long-enough", is_staff=True)
     response = client.post(
         "/admin/login/?next=https://evil.example/steal",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from trajectories import statuses
+from trajectories import provenance, statuses
 from trajectories.search.fields import SearchDocumentField
 
 
@@ -81,10 +81,22 @@ class Rollout(models.Model):
     # (trajectories.storing.artifacts.ArtifactFile as dicts: path, size, cut).
     artifacts = models.JSONField(default=list, blank=True)
 
+    # Counted usage: what every cost and token figure reads. Filled only from a source whose numbers count
+    # (trajectories.provenance: measured on the host, or as an imported trial reports it).
     n_input_tokens = models.BigIntegerField(null=True, blank=True)
     n_cache_tokens = models.BigIntegerField(null=True, blank=True)
     n_output_tokens = models.BigIntegerField(null=True, blank=True)
     cost_usd = models.FloatField(null=True, blank=True)
+    # Where the usage and the steps come from (trajectories.provenance): "harness" (the host), "agent" (the
+    # agent's sandbox), "none" (no model called; usage only), "trial" (an imported folder, as it says).
+    usage_source = models.CharField(
+        max_length=10, default=provenance.TRIAL, choices=[(s, s) for s in provenance.USAGE_SOURCES],
+    )
+    trajectory_source = models.CharField(
+        max_length=10, default=provenance.TRIAL, choices=[(s, s) for s in provenance.TRAJECTORY_SOURCES],
+    )
+    # Usage known only from the agent's side (usage_source "agent"): shown as reported, never counted.
+    reported_usage = models.JSONField(default=dict, blank=True)
     n_episodes = models.PositiveIntegerField(null=True, blank=True)
     api_request_times_msec = models.JSONField(default=list, blank=True)
 
@@ -171,6 +183,21 @@ class Rollout(models.Model):
     def has_no_trajectory(self) -> bool:
         """Imported with its reward and result but without steps (no ATIF file, nothing to convert)."""
         return self.trajectory_format == "none"
+
+    @property
+    def usage_label(self) -> str:
+        """Where its tokens and cost come from, in words (trajectories.provenance)."""
+        return provenance.USAGE_LABELS.get(self.usage_source, "")
+
+    @property
+    def trajectory_label(self) -> str:
+        """Where its steps come from, in words (trajectories.provenance)."""
+        return provenance.TRAJECTORY_LABELS.get(self.trajectory_source, "")
+
+    @property
+    def steps_are_the_agents_account(self) -> bool:
+        """Its trajectory was written inside the agent's sandbox: shown, counted nowhere."""
+        return self.trajectory_source == provenance.AGENT
 
     @property
     def agent_duration_sec(self) -> float | None:

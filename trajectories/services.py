@@ -5,6 +5,9 @@
   log (.eval, .json) goes to trajectories.storing.inspect_import: one per log.
 - import_trial_dir: import (or re-import) one trial folder, also while the
   trial is still running (the runner calls it after every episode).
+- record_provenance: our runner's record, in the trial folder, of where the
+  trial's usage and steps come from (trajectories.provenance: the host, the
+  agent's sandbox, none), which the import reads.
 - store_trial_files: copy a trial folder's files to the shared artifact
   storage (trajectories.storing.artifacts), where every page reads them.
 - exception_family: what kind of fault a trial's exception is (the runner's
@@ -49,7 +52,10 @@ from typing import Any
 
 from django.conf import settings
 
+from autolab_site.safe_files import write_file
 from tasks.services import stored_anchors
+
+from trajectories import provenance
 
 from trajectories.storing import artifacts, bulk, job_analysis, uploads
 from trajectories.reading import native_formats
@@ -188,6 +194,14 @@ def import_path(
     else:
         report.errors.append(f"{path}: no such file or folder")
     return report
+
+
+def record_provenance(trial_dir: Path | str, record: provenance.Provenance) -> None:
+    """Write where the trial's usage and steps come from at its folder's root (trajectories.provenance), for its import.
+
+    Our runner's: the root of a trial folder is where no sandbox writes.
+    """
+    write_file(trial_dir, provenance.FILE_NAME, record.to_json())
 
 
 def import_trial_dir(

@@ -51,7 +51,7 @@ from agents.models import AgentModel, Harness
 from autolab_site import last_writes
 from tasks.models import BenchmarkVersion, Task
 from tasks.scoring import BEST_OF_SCORE_LOG, counted_reward, run_score
-from trajectories import statuses
+from trajectories import provenance, statuses
 from trajectories.models import Rollout
 from trajectories.statuses import Disposition
 
@@ -216,7 +216,7 @@ def on_rollout_deleted(sender, instance: Rollout, **kwargs) -> None:
 BOARD_STATE_FIELDS = (
     "task_id", "model_id", "harness_id", "index", "reward", "status", "superseded", "infra_error", "excluded", "cost_usd",
     "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls", "curve",
-    "score_log",
+    "score_log", "trajectory_source",
 )
 
 
@@ -289,6 +289,7 @@ ROLLOUT_FIELDS = (
     "n_benchmark_calls",
     "curve",
     "score_log",
+    "trajectory_source",
 )
 
 
@@ -503,13 +504,18 @@ def _count(
         seconds = None
         if r["agent_started_at"] and r["agent_finished_at"]:
             seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
+        # A trajectory written in the agent's sandbox is its own account: its calls and curve enter no figure.
+        # (Its usage never filled the counted fields: trajectories.provenance.)
+        steps_count = provenance.counts(r["trajectory_source"])
         for scope in (None, task.category):
             counted.usage[(key, scope)].add(
-                r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds, r["n_benchmark_calls"]
+                r["cost_usd"], r["n_input_tokens"], r["n_output_tokens"], seconds,
+                r["n_benchmark_calls"] if steps_count else None,
             )
         budget = task.budget_sec or seconds
         end = min(1.0, seconds / budget) if seconds is not None and budget else 1.0
-        counted.curves[key][r["task_id"]].append((_curve_points(r["curve"], budget, clip), (end, score)))
+        points = _curve_points(r["curve"], budget, clip) if steps_count else []
+        counted.curves[key][r["task_id"]].append((points, (end, score)))
         if convention == BEST_OF_SCORE_LOG:
             points = _score_log(r.get("score_log"))
             length = seconds if seconds is not None else max((t for t, _ in points), default=0.0)

@@ -357,13 +357,17 @@ def score_at_cut(
     an unsorted or non-monotone curve cannot lower it. From `final` (the time
     the rollout ended, its score) on, the score is the rollout's own: the
     verifier's reward is the truth that the local best-so-far only
-    approximates, so every budget curve ends at Avg@k.
+    approximates, so every budget curve ends at Avg@k. Before it, the points
+    are what the agent saw of its own benchmark runs, whose output it
+    controls: they never show above the final score.
     """
     result = np.zeros(len(grid))
     if points:
         ordered = sorted(points)
         times = np.array([t for t, _ in ordered], dtype=float)
         best = np.maximum.accumulate(np.array([s for _, s in ordered], dtype=float))
+        if final is not None:
+            best = np.minimum(best, final[1])
         at = np.searchsorted(times, grid, side="right") - 1
         result = np.where(at >= 0, best[np.maximum(at, 0)], 0.0)
     if final is not None and len(grid):
@@ -425,6 +429,8 @@ class Usage:
     agent_seconds: float = 0.0
     n_time_known: int = 0
     benchmark_calls: int = 0
+    # The time of the rollouts whose benchmark calls are known (an agent's own account of them is not).
+    calls_seconds: float = 0.0
 
     def add(
         self,
@@ -445,8 +451,10 @@ class Usage:
         if agent_seconds is not None:
             self.agent_seconds += agent_seconds
             self.n_time_known += 1
-            # Calls per hour only over rollouts whose time is known.
-            self.benchmark_calls += benchmark_calls or 0
+            # Calls per hour only over rollouts whose time and calls are known.
+            if benchmark_calls is not None:
+                self.benchmark_calls += benchmark_calls
+                self.calls_seconds += agent_seconds
 
     @property
     def agent_hours(self) -> float:
@@ -454,7 +462,7 @@ class Usage:
 
     @property
     def calls_per_hour(self) -> float | None:
-        return self.benchmark_calls / self.agent_hours if self.agent_seconds > 0 else None
+        return self.benchmark_calls / (self.calls_seconds / 3600) if self.calls_seconds > 0 else None
 
     @property
     def cost_per_rollout(self) -> float | None:

@@ -22,7 +22,7 @@ import logging
 import os
 import shutil
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from autolab_site.safe_files import read_tail
+from trajectories import provenance
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories.services import classify, exception_family
 
@@ -329,12 +330,48 @@ def trial_class(rollout: Rollout):
     return Trial
 
 
+def trial_provenance(agent) -> provenance.Provenance:
+    """Where a Harbor agent's usage and steps are known (trajectories.provenance), before the trial runs.
+
+    A model-free agent (oracle, nop) calls no model: no usage, and any
+    trajectory is the sandbox's. An installed agent runs inside the sandbox,
+    and Harbor reads its usage and converts its steps from the sandbox's
+    files. Any other runs on the host (terminus-2): it measures its model
+    calls there (litellm) and writes agent/trajectory.json itself.
+    """
+    from harbor.agents.installed.base import BaseInstalledAgent
+
+    name = str(agent.name())
+    if name in MODEL_FREE_AGENTS:
+        usage, steps = provenance.NONE, provenance.AGENT
+    elif isinstance(agent, BaseInstalledAgent):
+        usage, steps = provenance.AGENT, provenance.AGENT
+    else:
+        usage, steps = provenance.HARNESS, provenance.HARNESS
+    return provenance.Provenance(usage=usage, trajectory=steps, from_sandbox=None, harness=name)
+
+
+def copied_from_sandbox(trial) -> frozenset[str]:
+    """The trial folder's files that came out of the agent's sandbox (every backend's downloads are SafeTransfers')."""
+    from evaluations.sandbox.staging import SafeTransfers
+
+    environment = getattr(trial, "agent_environment", None)
+    if not isinstance(environment, SafeTransfers):
+        raise RunnerConfigError(f"{type(environment).__name__} does not record what it copies out of its sandbox")
+    return frozenset(environment.copied_below(trial.paths.trial_dir))
+
+
 async def _run_trial(trial_type, config, rollout_id: int, watcher: Watcher):
     from harbor.trial.hooks import TrialEvent
+
+    from trajectories.services import record_provenance
 
     trial = await trial_type.create(config)
     watcher.attach(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]
     scoring = _score_requests(trial)
+    # Said before the agent starts, for the live imports; the files the sandbox wrote are added when it ends.
+    record = trial_provenance(trial.agent)
+    record_provenance(trial.paths.trial_dir, record)
 
     async def on_agent_start(event) -> None:
         if scoring is not None:
@@ -360,7 +397,10 @@ async def _run_trial(trial_type, config, rollout_id: int, watcher: Watcher):
     trial.add_hook(TrialEvent.AGENT_START, on_agent_start)
     trial.add_hook(TrialEvent.AGENT_END, on_agent_end)
     trial.add_hook(TrialEvent.VERIFICATION_START, on_verification_start)
-    return await trial.run()
+    try:
+        return await trial.run()
+    finally:
+        record_provenance(trial.paths.trial_dir, replace(record, from_sandbox=copied_from_sandbox(trial)))
 
 
 def _score_requests(trial):

@@ -175,6 +175,17 @@ class SafeTransfers:
         location = staged_location(self._staged, sandbox_path)
         return None if location is None else location[0] / location[1]
 
+    def copied_below(self, root: Path) -> list[str]:
+        """The files below `root` (a trial folder) that a download wrote from this sandbox, relative and sorted:
+        the runner's record of which of the trial's files the sandbox wrote (trajectories.provenance)."""
+        root = Path(root).resolve()
+        found = []
+        for written in self._written:
+            path = Path(written).resolve()
+            if path.is_relative_to(root):
+                found.append(path.relative_to(root).as_posix())
+        return sorted(found)
+
     def _host_wrote(self, target: Path):
         """keep(relative) for copy_tree: an existing file that no download of ours wrote."""
         return lambda relative: str(target / relative) not in self._written
@@ -214,6 +225,7 @@ class SafeTransfers:
             )
             if name in report.copied and name != target.name:
                 (target.parent / name).replace(target)
+                report.copied = [target.name if copied == name else copied for copied in report.copied]
         else:
             with self._private_folder() as fetched:
                 await super().download_file(source_path, fetched / name)  # type: ignore[misc]

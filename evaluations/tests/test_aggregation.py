@@ -159,9 +159,11 @@ def test_score_at_cut_is_zero_before_the_first_call_then_best_so_far():
 @pytest.mark.parametrize(
     "points, final, expected",
     [
-        # The reward replaces the local best from the rollout's end on, up or down.
+        # The reward replaces the local best from the rollout's end on.
         ([(0.2, 0.5)], (0.6, 0.9), [0, 0.5, 0.9, 0.9]),
-        ([(0.2, 0.5)], (0.6, 0.3), [0, 0.5, 0.3, 0.3]),
+        # What the agent saw of its own runs never shows above its graded result (issue 43).
+        ([(0.2, 0.5)], (0.6, 0.3), [0, 0.3, 0.3, 0.3]),
+        ([(0.2, 1.0), (0.4, 0.2)], (0.6, 0.0), [0, 0, 0, 0]),
         # No benchmark call at all: 0 until the end, then the reward.
         ([], (0.6, 0.7), [0, 0, 0.7, 0.7]),
         # Ended past the budget (or time unknown, taken as 1): the reward at the budget.
@@ -210,6 +212,12 @@ def test_usage_sums_known_values_only():
     assert data["agent_hours"] == 1.0
     assert data["benchmark_calls_per_hour"] == 4.0
     assert agg.Usage().as_dict()["cost_usd"] is None
+    # Calls not known (the agent's own account): per hour over the rollouts whose calls are known only.
+    usage.add(cost_usd=None, input_tokens=None, output_tokens=None, agent_seconds=3600, benchmark_calls=None)
+    assert usage.as_dict()["agent_hours"] == 2.0 and usage.as_dict()["benchmark_calls_per_hour"] == 4.0
+    alone = agg.Usage()
+    alone.add(cost_usd=None, input_tokens=None, output_tokens=None, agent_seconds=3600, benchmark_calls=None)
+    assert alone.as_dict()["benchmark_calls_per_hour"] is None
 
 
 @settings(max_examples=60, deadline=None)

@@ -43,6 +43,8 @@ def test_every_field_the_page_shows(client, flagged):
     assert row["cause"] == "correctness_failed" and row["cause_source"] == "label"
     assert row["automatic_cause"] == "no_improvement" and row["secondary_causes"] == ["budget_exhausted"]
     assert {"anchors_baseline", "anchors_reference", "anchors_status"} <= set(row)
+    # Where the usage and the steps come from (trajectories.provenance): these were made, not imported.
+    assert (row["usage_source"], row["trajectory_source"], row["reported_usage"]) == ("trial", "trial", {})
 
 
 def test_filter_by_flag_outcome_and_cause(client, flagged):

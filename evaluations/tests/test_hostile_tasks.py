@@ -88,12 +88,21 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path)
             assert size < 300 * MIB, f"the trial folder holds {size // MIB} MB of a 256 MB task"
         if name == "kill_everything":
             assert "ended its sandbox" in rollout.exception_message
+        if name == "forged_usage":
+            # The oracle calls no model: its usage is none, whatever its sandbox wrote; the steps are its own account.
+            assert (rollout.cost_usd, rollout.n_input_tokens, rollout.n_output_tokens) == (None, None, None)
+            assert (rollout.usage_source, rollout.trajectory_source) == ("none", "agent"), rollout.validation_warnings
+            assert rollout.n_steps > 0  # read, and shown as the agent's own account
     assert sorted(seen) == sorted(ATTACKS)
     assert list(settings.SANDBOX_DIR.iterdir()) == []
     # The grid and the failure taxonomy name the new cause.
     grid = Client().get(f"/campaigns/{campaign.pk}/progress.json").json()
     labels = {row["task"]: row["cells"][0]["label"] for row in grid["rows"]}
     assert labels["kill_everything"] == labels["disk_fill"] == "finished (sandbox ended by the agent)", labels
+    # The board's cost and token figures hold nothing the sandbox wrote.
+    (row,) = Client().get("/api/v1/leaderboard/", {"version": version.name}).json()["entries"]
+    assert (row["cost_usd"], row["input_tokens"], row["output_tokens"]) == (None, None, None), row
+    assert row["benchmark_calls_per_hour"] in (None, 0), row
 
 
 def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(settings, tmp_path):

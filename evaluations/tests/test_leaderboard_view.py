@@ -259,6 +259,30 @@ def test_budget_curve_and_score_at_k(world):
     assert entry.scopes[""].score_at_k == pytest.approx([0.6 / 4])
 
 
+def test_the_agents_own_account_enters_no_curve_and_no_calls_per_hour(world):
+    """A trajectory written in the sandbox (trajectory_source "agent") claims benchmark calls and a curve: the
+    board takes neither (issue 43); its usage fields were never filled (trajectories.provenance)."""
+    model = AgentModel.objects.create(name="own-account")
+    claimed = [{"step_id": 2, "t": 60, "best_score": 1.0}]
+    make_rollout(world["tasks"]["t1"], model, world["harness"], 0.0, curve=claimed, n_benchmark_calls=500,
+                 trajectory_source="agent", usage_source="none", cost_usd=None, n_input_tokens=None,
+                 n_output_tokens=None)
+    entry = next(e for e in lb.board(world["version"]).entries if e.model == "own-account")
+    assert max(entry.scopes[""].budget_curve) == 0.0
+    usage = entry.scopes[""].usage
+    assert (usage.cost_usd, usage.input_tokens, usage.benchmark_calls_per_hour) == (None, None, None)
+    assert usage.agent_hours == pytest.approx(1.0)
+
+
+def test_what_the_agent_saw_never_shows_above_its_graded_result(world):
+    """A host-written curve is still what the agent saw of its own benchmark runs: capped at the reward."""
+    model = AgentModel.objects.create(name="saw-more")
+    make_rollout(world["tasks"]["t1"], model, world["harness"], 0.2,
+                 curve=[{"step_id": 3, "t": 900, "best_score": 0.9}])
+    entry = next(e for e in lb.board(world["version"]).entries if e.model == "saw-more")
+    assert max(entry.scopes[""].budget_curve) == pytest.approx(0.2 / 4)
+
+
 def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
     from django.contrib.auth.models import User
 

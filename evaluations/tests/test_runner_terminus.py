@@ -83,6 +83,13 @@ def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, mon
             assert b"dummy-key-for-the-stub" not in stored.read(), entry["path"]
     # The terminal pane and the trial's log, for the rollout page.
     assert {"trial.log", "agent/terminus_2.pane"} <= {entry["path"] for entry in rollout.artifacts}
+    # terminus-2 runs on the host: its usage and steps are its own, and the runner says which files the sandbox wrote.
+    assert (rollout.usage_source, rollout.trajectory_source) == ("harness", "harness")
+    from trajectories.storing.artifacts import stored_json
+
+    record = stored_json(rollout, "autolab-provenance.json")
+    assert record["usage"] == "harness" and "agent/terminus_2.pane" in record["from_sandbox"], record
+    assert "agent/trajectory.json" not in record["from_sandbox"] and "result.json" not in record["from_sandbox"]
 
 
 @pytest.mark.parametrize("task", ["count_primes", "ring_classifier"])

@@ -160,7 +160,8 @@ class RolloutFacts:
     excluded: str = ""
     # Harbor 0.26's verdict that the reward counts (True), does not (False), or none given (None).
     reward_valid: bool | None = None
-    # False when the trial was imported without a trajectory: its steps are unknown.
+    # False when the trial was imported without a trajectory, or its trajectory is the agent's own account
+    # (written in its sandbox, trajectories.provenance): its steps are unknown.
     has_trajectory: bool = True
     verifier_fields: dict[str, Any] = field(default_factory=dict)
     verifier_stdout: str = ""

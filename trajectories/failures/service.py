@@ -29,6 +29,7 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
+from trajectories import provenance
 from trajectories.failures import judge_service
 from trajectories.failures.rules import (
     CAUSE_HELP,
@@ -85,12 +86,15 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
             .values_list("step_id", "kinds", "elapsed_sec", "diff")
         ]
     task = rollout.task
+    # A trajectory written in the agent's sandbox is its own account: the steps, the benchmark calls and the
+    # curve it claims decide no cause and raise no flag (trajectories.provenance).
+    own_account = not provenance.counts(rollout.trajectory_source)
     return RolloutFacts(
         status=rollout.status,
         reward=rollout.reward,
         excluded=rollout.excluded,
         reward_valid=rollout.reward_valid,
-        has_trajectory=rollout.trajectory_format != "none",
+        has_trajectory=rollout.trajectory_format != "none" and not own_account,
         verifier_fields=rollout.verifier_fields if isinstance(rollout.verifier_fields, dict) else {},
         verifier_stdout=rollout.verifier_stdout or "",
         exception_type=rollout.exception_type or "",
@@ -100,8 +104,8 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
         budget_used_fraction=rollout.budget_used_fraction,
         n_benchmark_calls=rollout.n_benchmark_calls,
         n_edits=rollout.n_edits,
-        best_score=rollout.best_score,
-        curve=rollout.curve if isinstance(rollout.curve, list) else [],
+        best_score=None if own_account else rollout.best_score,
+        curve=rollout.curve if isinstance(rollout.curve, list) and not own_account else [],
         instruction=task.instruction or "",
         steps=steps,
     )

@@ -22,14 +22,16 @@ import hashlib
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from autolab_site.checksums import tree_checksum
-from autolab_site.safe_files import open_below, read_file
+from autolab_site.safe_files import HARD_LINK, open_below, read_file
 from tasks.lib.numbers import as_float
+
+import trajectories.provenance as provenance
 
 from trajectories.reading import analysis_file, native_formats
 from trajectories.reading.atif import (
@@ -55,7 +57,9 @@ STDOUT_LIMIT = 2_000_000
 # A trial folder holds at least one of these.
 TRIAL_FILES = ("config.json", "result.json", "agent/trajectory.json")
 # The files read_trial_folder decodes whole (besides agent/trajectory.*.json).
-DECODED_FILES = frozenset({"config.json", "result.json", "agent/trajectory.json", "verifier/reward.json", "analysis.json"})
+DECODED_FILES = frozenset({
+    "config.json", "result.json", "agent/trajectory.json", "verifier/reward.json", "analysis.json", provenance.FILE_NAME,
+})
 
 
 class TrialFolderError(ValueError):
@@ -134,6 +138,8 @@ class TrialFolder:
     # `analysis_error` says why a file there could not be read (the trial imports all the same).
     analysis: analysis_file.TrialAnalysis | None = None
     analysis_error: str = ""
+    # Where its usage and steps come from (our runner's provenance file; an imported folder's own report else).
+    provenance: provenance.Provenance = provenance.IMPORTED
 
     @property
     def agent_started_at(self) -> datetime | None:
@@ -250,6 +256,8 @@ class FolderSnapshot:
     links: tuple[str, ...] = ()
     # Files too large to hold (snapshot_folder's `stream_large`): their SHA-256, for a reader that streams them.
     digests: dict[str, str] = field(default_factory=dict)
+    # Regular files with a second name (a hard link may name any file of the filesystem): refused as links are.
+    hard_links: tuple[str, ...] = ()
 
 
 # A main trajectory larger than this is read step by step, when the caller allows (snapshot_folder's `stream_large`).
@@ -268,15 +276,18 @@ def snapshot_folder(path: Path, *, stream_large: bool = False) -> FolderSnapshot
     names: set[str] = set()
     links: list[str] = []
     digests: dict[str, str] = {}
+    hard_links: list[str] = []
 
     def too_large(relative: str, size: int) -> bool:
         return stream_large and relative == MAIN_TRAJECTORY and size > STREAM_OVER
 
     checksum = tree_checksum(
         path, _not_content, keep=_decoded_by_reader, kept=files, names=names, links=links,
-        digest_instead=too_large, digests=digests,
+        digest_instead=too_large, digests=digests, hard_links=hard_links,
     )
-    return FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), digests)
+    return FolderSnapshot(
+        os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), digests, tuple(hard_links),
+    )
 
 
 def _not_content(relative: str) -> bool:
@@ -339,11 +350,12 @@ def read_trial_folder(
         config=clean_json(config),
         checksum=checksum,
     )
-    folder.warnings.extend(f"{link}: a symbolic link or special file, refused (not read)" for link in snapshot.links)
+    folder.warnings.extend(refusals(snapshot))
+    folder.provenance = _read_provenance(folder, snapshot)
     _read_agent(folder, config, result)
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
-    _read_trajectories(folder, snapshot, live=live or not folder.finished, consume=consume)
+    _read_trajectories(folder, _harness_files(folder, snapshot), live=live or not folder.finished, consume=consume)
     _agent_version_from_trajectory(folder)
     _read_analysis(folder, snapshot)
     if not folder.exception_type and "exception.txt" in snapshot.names:
@@ -354,6 +366,48 @@ def read_trial_folder(
 
 
 # -- Pieces ---------------------------------------------------------------------
+
+
+def refusals(snapshot: FolderSnapshot) -> list[str]:
+    """The import's warnings for the files it refused to open: links, special files, hard links."""
+    return [
+        *(f"{link}: a symbolic link or special file, refused (not read)" for link in snapshot.links),
+        *(f"{name}: {HARD_LINK}, refused (not read)" for name in snapshot.hard_links),
+    ]
+
+
+def _read_provenance(folder: TrialFolder, snapshot: FolderSnapshot) -> provenance.Provenance:
+    """Our runner's word on where the trial's usage and steps come from; an imported folder's own report without it.
+
+    The file lies at the folder's root, where no sandbox writes. One that
+    cannot be read is said so, and the trial counts as imported.
+    """
+    raw = snapshot.files.get(provenance.FILE_NAME)
+    if raw is None:
+        return provenance.IMPORTED
+    try:
+        return provenance.parse(raw)
+    except provenance.ProvenanceError as exc:
+        folder.warnings.append(f"{exc}; its usage and steps are taken as the trial reports them")
+        return provenance.IMPORTED
+
+
+def _harness_files(folder: TrialFolder, snapshot: FolderSnapshot) -> FolderSnapshot:
+    """The snapshot the trajectory reader sees: without agent/ files copied from the sandbox, when the harness
+    writes its trajectory on the host (a trajectory.cont-1.json planted in /logs/agent is not the harness's)."""
+    refused = folder.provenance.sandbox_agent_files(snapshot.names)
+    if not refused:
+        return snapshot
+    folder.warnings.extend(
+        f"{name}: copied from the agent's sandbox, where the harness writes its trajectory on the host: not read"
+        for name in refused if _is_trajectory_name(name)
+    )
+    return replace(snapshot, names=snapshot.names - set(refused))
+
+
+def _is_trajectory_name(relative: str) -> bool:
+    folder, _, name = relative.rpartition("/")
+    return folder == "agent" and (name == "trajectory.json" or is_subtrajectory_file(name))
 
 
 def _not_a_trial_folder(path: Path) -> TrialFolderError:
@@ -842,10 +896,16 @@ def read_verification(path: Path) -> Verification:
     files: dict[str, bytes] = {}
     names: set[str] = set()
     links: list[str] = []
-    checksum = tree_checksum(path, _not_verification, keep=_decoded_by_reader, kept=files, names=names, links=links)
-    snapshot = FolderSnapshot(os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)))
+    hard_links: list[str] = []
+    checksum = tree_checksum(
+        path, _not_verification, keep=_decoded_by_reader, kept=files, names=names, links=links, hard_links=hard_links,
+    )
+    snapshot = FolderSnapshot(
+        os.fspath(path), checksum, files, frozenset(names), tuple(sorted(links)), hard_links=tuple(hard_links),
+    )
     result = _json_object(path, "result.json", snapshot) or {}
     folder = TrialFolder(path=path, trial_name=path.name, task_name="")
+    folder.warnings.extend(refusals(snapshot))
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
     return Verification(

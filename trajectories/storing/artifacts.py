@@ -9,8 +9,8 @@ rollout's files only from there, and only the ones listed in
 `Rollout.artifacts` (path, size, whether it was cut), never by a path a
 request names.
 
-Links and special files in the trial folder are never followed (it is
-written by the agent's sandbox); a file larger than ARTIFACT_FILE_LIMIT
+Links, special files and hard links in the trial folder are never followed
+(it is written by the agent's sandbox, or brought by whoever imports it); a file larger than ARTIFACT_FILE_LIMIT
 keeps its head and tail and says so.
 """
 from __future__ import annotations
@@ -56,9 +56,9 @@ def file_limit() -> int:
 
 
 def trial_files(folder: Path) -> list[str]:
-    """The regular files of a trial folder (relative, sorted), links and special files left out."""
+    """The regular files of a trial folder (relative, sorted), links, special files and hard links left out."""
     names: set[str] = set()
-    tree_checksum(folder, names=names)
+    tree_checksum(folder, names=names, hard_links=[])
     return sorted(name for name in names if name.rpartition("/")[2] not in SKIPPED)
 
 

@@ -32,7 +32,7 @@ from trajectories.analysis import rollout as analysis
 from trajectories.failures import service as failure_service
 from trajectories.storing import observation_text
 from trajectories.storing.bulk_rows import BATCH_SIZE, insert_rows, reserve_ids
-from trajectories import lifecycle, reviews, statuses
+from trajectories import lifecycle, provenance, reviews, statuses
 from trajectories.reading.json_data import clean_text
 from trajectories.storing.numbering import number_last
 from trajectories.grades import keep_latest_regrade, regraded_anchors, rescored_fields
@@ -661,11 +661,16 @@ def _fill_rollout(
     if rollout.agent_started_at is None:
         rollout.agent_started_at = folder.agent_started_at
 
-    rollout.n_input_tokens = first_int(folder.n_input_tokens, final.get("total_prompt_tokens"))
-    rollout.n_cache_tokens = first_int(folder.n_cache_tokens, final.get("total_cached_tokens"))
-    rollout.n_output_tokens = first_int(folder.n_output_tokens, final.get("total_completion_tokens"))
     cost = folder.cost_usd if folder.cost_usd is not None else final.get("total_cost_usd")
-    rollout.cost_usd = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+    measured = provenance.Usage(
+        n_input_tokens=first_int(folder.n_input_tokens, final.get("total_prompt_tokens")),
+        n_cache_tokens=first_int(folder.n_cache_tokens, final.get("total_cached_tokens")),
+        n_output_tokens=first_int(folder.n_output_tokens, final.get("total_completion_tokens")),
+        cost_usd=cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+    )
+    rollout.usage_source = folder.provenance.usage
+    rollout.trajectory_source = folder.provenance.trajectory
+    set_usage(rollout, measured)
     rollout.n_episodes = folder.n_episodes
     rollout.api_request_times_msec = folder.api_request_times_msec
     rollout.exception_type = folder.exception_type
@@ -737,6 +742,23 @@ def _status(rollout: Rollout, folder: TrialFolder, *, keep_status: bool) -> str:
         finished=folder.finished, exception_type=folder.exception_type, reward=folder.reward,
         reward_valid=folder.reward_valid, previous=rollout.status if rollout.pk else "", runner_active=owned,
     )
+
+
+# The Rollout fields set_usage writes.
+USAGE_FIELDS = ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd", "reported_usage")
+
+
+def set_usage(rollout: Rollout, measured: provenance.Usage) -> None:
+    """The rollout's counted and reported usage from what its trial says, by its usage source (trajectories.provenance).
+
+    The one writer of the counted usage fields: an import, and each live tick, go through it.
+    """
+    counted, reported = provenance.split_usage(rollout.usage_source, measured)
+    rollout.n_input_tokens = counted.n_input_tokens
+    rollout.n_cache_tokens = counted.n_cache_tokens
+    rollout.n_output_tokens = counted.n_output_tokens
+    rollout.cost_usd = counted.cost_usd
+    rollout.reported_usage = reported
 
 
 def first_int(*values: Any) -> int | None:

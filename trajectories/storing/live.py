@@ -26,6 +26,7 @@ from pathlib import Path
 from django.db import transaction
 
 from tasks import services as tasks
+from trajectories import provenance
 from trajectories.analysis.rollout import RolloutAnalyser
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutDocument, Step
 from trajectories.reading.atif import parse_steps
@@ -217,10 +218,17 @@ class LiveImport:
         final = tail.get("final_metrics")
         if isinstance(final, dict):
             rollout.final_metrics = clean_json(final)
-            rollout.n_input_tokens = ingest.first_int(final.get("total_prompt_tokens"), rollout.n_input_tokens)
-            rollout.n_cache_tokens = ingest.first_int(final.get("total_cached_tokens"), rollout.n_cache_tokens)
-            rollout.n_output_tokens = ingest.first_int(final.get("total_completion_tokens"), rollout.n_output_tokens)
-            fields += ["final_metrics", "n_input_tokens", "n_cache_tokens", "n_output_tokens"]
+            # The tail's totals, else what the rollout had, whichever of its fields (counted or reported) held it.
+            reported = rollout.reported_usage if isinstance(rollout.reported_usage, dict) else {}
+            had = {name: getattr(rollout, name) if getattr(rollout, name) is not None else reported.get(name)
+                   for name in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd")}
+            ingest.set_usage(rollout, provenance.Usage(
+                n_input_tokens=ingest.first_int(final.get("total_prompt_tokens"), had.get("n_input_tokens")),
+                n_cache_tokens=ingest.first_int(final.get("total_cached_tokens"), had.get("n_cache_tokens")),
+                n_output_tokens=ingest.first_int(final.get("total_completion_tokens"), had.get("n_output_tokens")),
+                cost_usd=had.get("cost_usd"),
+            ))
+            fields += ["final_metrics", *ingest.USAGE_FIELDS]
         if warnings:
             rollout.validation_warnings = [*rollout.validation_warnings, *warnings][:MAX_WARNINGS]
             fields.append("validation_warnings")

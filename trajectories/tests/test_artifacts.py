@@ -9,7 +9,7 @@ from django.test import Client
 from trajectories.storing import artifacts
 
 from . import factories
-from .trialdata import make_trial
+from .trialdata import make_task, make_trial
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +102,35 @@ def test_the_s3_settings_come_from_the_environment(monkeypatch):
     assert config["BACKEND"] == "storages.backends.s3.S3Storage"
     assert config["OPTIONS"]["bucket_name"] == "autolab-artifacts"
     assert config["OPTIONS"]["endpoint_url"] == "http://minio:9000" and config["OPTIONS"]["addressing_style"] == "path"
+
+
+def test_an_import_with_store_files_stores_and_serves_no_hard_link(tmp_path, settings):
+    """Hard links to files outside the folder (the site's secret key, say) are neither stored nor served (issue 43)."""
+    import io
+    import os
+
+    from django.core.management import call_command
+
+    from trajectories.models import Rollout
+
+    use_folder(settings, tmp_path / "artifacts")
+    secret = tmp_path / "site" / "secret_key"
+    secret.parent.mkdir()
+    secret.write_text("the site's secret key")
+    make_task("demo_task")
+    trial = make_trial(tmp_path / "trials")
+    os.link(secret, trial / "agent" / "secret_key")
+    (trial / "verifier" / "test-stdout.txt").unlink()
+    os.link(secret, trial / "verifier" / "test-stdout.txt")
+
+    call_command("import_trials", str(tmp_path / "trials"), "--store-files", stdout=io.StringIO())
+
+    rollout = Rollout.objects.get()
+    stored = {entry["path"] for entry in rollout.artifacts}
+    assert "agent/trajectory.json" in stored
+    assert not stored & {"agent/secret_key", "verifier/test-stdout.txt"}, stored
+    assert "secret key" not in rollout.verifier_stdout
+    assert {w.split(":")[0] for w in rollout.validation_warnings if "hard link" in w} == {
+        "agent/secret_key", "verifier/test-stdout.txt"}
+    for path in ("agent/secret_key", "verifier/test-stdout.txt"):
+        assert Client().get(f"/rollouts/{rollout.pk}/files/{path}").status_code == 404

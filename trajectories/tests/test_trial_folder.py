@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -218,3 +219,24 @@ def test_a_trial_without_result_json_takes_its_agents_version_from_the_trajector
     (trial / "result.json").unlink()
     folder = read_trial_folder(trial)
     assert (folder.agent_name, folder.agent_version) == ("terminus-2", "2.0.0")
+
+
+def test_hard_links_in_a_trial_folder_are_refused_not_read(tmp_path):
+    """A hard link is a second name of a file that may lie outside the folder: refused as a symlink is (issue 43)."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "reward.json").write_text('{"reward": 0.4242, "reason": "host secret"}')
+    (host / "stdout.txt").write_text("host secret")
+    trial = make_trial(tmp_path / "trials", finished=True)
+    for name in ("reward.json", "test-stdout.txt"):
+        (trial / "verifier" / name).unlink()
+    os.link(host / "reward.json", trial / "verifier" / "reward.json")
+    os.link(host / "stdout.txt", trial / "verifier" / "test-stdout.txt")
+    os.link(host / "stdout.txt", trial / "exception.txt")
+
+    folder = read_trial_folder(trial)
+
+    assert folder.reward != 0.4242 and "host secret" not in json.dumps(folder.verifier_fields)
+    assert "host secret" not in folder.verifier_stdout and "host secret" not in folder.exception_traceback
+    refused = sorted(w.split(":")[0] for w in folder.warnings if "hard link" in w)
+    assert refused == ["exception.txt", "verifier/reward.json", "verifier/test-stdout.txt"]
