@@ -5,11 +5,13 @@ score is not capped: a log entry the agent could write itself would decide
 its score (a `raw` of 1e-300 once counted 176.99). Copies of window_sums
 whose oracle attacks the log:
 
-- `forged_log`: leaves the starting solution as it is and writes score-log
-  lines (a tiny runtime, a huge score) where the old scoring tool logged,
-  where the new one asks for a score, and a whole forged record where the
-  runner keeps its own (a reference solution, "scored" before the agent
-  started). Its honest score is exactly 0.
+- `forged_log`: leaves the starting solution as it is, never calls the
+  scoring tool, and writes a score-log line (a tiny runtime, a huge score)
+  where the old scoring tool logged, a whole forged record where the runner
+  keeps its own (a reference solution, "scored" before the agent started)
+  and a verifier's score log. Its honest score is exactly 0, with no log.
+  (A line written where the tool asks for a score is a call like any
+  other, answered with the work as it is: tests/test_score_requests.py.)
 - `honest_log`: writes the reference solution, runs the scoring tool once,
   then puts the starting solution back: its final submission scores 0, and
   its run scores what the scoring tool's call scored (the best of its log),
@@ -42,9 +44,7 @@ ATTACKS = {
     "forged_log": """
 # The starting solution stays; the score log is written by hand, everywhere a log might be read.
 mkdir -p /logs/agent /logs/scoring/s0001/app
-for name in score_log.jsonl score_requests.jsonl; do
-  printf '{"at": %s, "raw": 1e-300, "score": 176.99}\n' "$(date +%s)" >> /logs/agent/$name
-done
+printf '{"at": %s, "raw": 1e-300, "score": 176.99}\n' "$(date +%s)" >> /logs/agent/score_log.jsonl
 cat > /logs/scoring/s0001/app/solve.py <<'PY'
 def window_sums(values, width):
     total = sum(values[:width])
@@ -109,9 +109,7 @@ def test_the_agent_cannot_write_its_score_log_on_any_backend(backend, settings, 
         assert rollout.status == RolloutStatus.FINISHED and not rollout.infra_error, (name, rollout.status_reason)
         assert rollout.reward == 0.0, (name, rollout.verifier_fields)  # the final submission is the starter
     forged = rollouts["forged_log"]
-    # Its forged lines count as calls of the scoring tool, answered with what was there: the starting solution.
-    assert all(entry["score"] == 0.0 for entry in forged.score_log), forged.score_log
-    assert scores["forged_log"] == 0.0, (forged.score_log, scores)
+    assert forged.score_log == [] and scores["forged_log"] == 0.0, (forged.score_log, scores)
     honest = rollouts["honest_log"]
     # One call of the scoring tool, on the reference solution: re-measured by the verifier (about 1 on a
     # quiet machine, timing is noisy), at a time within the agent's run.
@@ -126,4 +124,4 @@ def test_the_agent_cannot_write_its_score_log_on_any_backend(backend, settings, 
         honest.refresh_from_db()
         forged.refresh_from_db()
         assert len(honest.score_log) == 1 and honest.score_log[0]["score"] > 0.3, honest.score_log
-        assert all(entry["score"] == 0.0 for entry in forged.score_log), forged.score_log
+        assert forged.score_log == [], forged.score_log
