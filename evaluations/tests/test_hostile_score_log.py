@@ -5,8 +5,7 @@ score is not capped: a log entry the agent could write itself would decide
 its score (a `raw` of 1e-300 once counted 176.99). Copies of window_sums
 whose oracle attacks the log:
 
-- `forged_log`: leaves the starting solution as it is, never calls the
-  scoring tool, and writes a score-log line (a tiny runtime, a huge score)
+- `forged_log`: removes its submission, never calls the scoring tool, and writes a score-log line (a tiny runtime, a huge score)
   where the old scoring tool logged, a whole forged record where the runner
   keeps its own (a reference solution, "scored" before the agent started)
   and a verifier's score log. Its honest score is exactly 0, with no log.
@@ -42,7 +41,8 @@ WINDOW_SUMS = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebe
 
 ATTACKS = {
     "forged_log": """
-# The starting solution stays; the score log is written by hand, everywhere a log might be read.
+# No submission at all; the score log is written by hand, everywhere a log might be read.
+rm -f /app/solve.py
 mkdir -p /logs/agent /logs/scoring/s0001/app
 printf '{"at": %s, "raw": 1e-300, "score": 176.99}\n' "$(date +%s)" >> /logs/agent/score_log.jsonl
 cat > /logs/scoring/s0001/app/solve.py <<'PY'
@@ -107,10 +107,12 @@ def test_the_agent_cannot_write_its_score_log_on_any_backend(backend, settings, 
     rollouts = {r.task.name: r for r in campaign.rollouts.select_related("task")}
     for name, rollout in rollouts.items():
         assert rollout.status == RolloutStatus.FINISHED and not rollout.infra_error, (name, rollout.status_reason)
-        assert rollout.reward == 0.0, (name, rollout.verifier_fields)  # the final submission is the starter
     forged = rollouts["forged_log"]
+    assert forged.reward == 0.0 and forged.verifier_fields["reason"] == "no_output_file", forged.verifier_fields
     assert forged.score_log == [] and scores["forged_log"] == 0.0, (forged.score_log, scores)
     honest = rollouts["honest_log"]
+    # Its final submission is the starter: about 0 (exactly 0 on a quiet machine: the verifier's noise floor).
+    assert honest.reward < 0.35, honest.verifier_fields
     # One call of the scoring tool, on the reference solution: re-measured by the verifier (about 1 on a
     # quiet machine, timing is noisy), at a time within the agent's run.
     assert len(honest.score_log) == 1, honest.score_log
@@ -120,7 +122,7 @@ def test_the_agent_cannot_write_its_score_log_on_any_backend(backend, settings, 
         # A regrade carries the runner's record again: the same call, measured once more.
         out = io.StringIO()
         call_command("regrade", str(honest.pk), str(forged.pk), "--sync", stdout=out)
-        assert out.getvalue().count("regraded, reward 0.0") == 2, out.getvalue()
+        assert out.getvalue().count("regraded, reward") == 2, out.getvalue()
         honest.refresh_from_db()
         forged.refresh_from_db()
         assert len(honest.score_log) == 1 and honest.score_log[0]["score"] > 0.3, honest.score_log
