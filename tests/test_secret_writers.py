@@ -84,12 +84,13 @@ def raw_file_reads(tree: ast.AST) -> list[int]:
     return lines
 
 
+def found_outside(allowed: set[str], scan) -> list[str]:
+    """path:line of every place `scan(tree)` finds in a module not `allowed`."""
+    return [f"{path}:{line}" for path, source in project_sources() if path not in allowed for line in scan(ast.parse(source))]
+
+
 def test_trajectory_rows_are_made_by_the_importer_only():
-    found = [
-        f"{path}:{line}" for path, source in project_sources() if path not in STEP_WRITERS
-        for line in step_rows_made(ast.parse(source))
-    ]
-    assert found == []
+    assert found_outside(STEP_WRITERS, step_rows_made) == []
 
 
 def test_a_rollouts_trial_text_is_written_by_the_reviewed_modules_only():
@@ -107,11 +108,7 @@ def test_a_rollouts_trial_text_is_written_by_the_reviewed_modules_only():
 
 
 def test_stored_files_are_read_raw_by_the_artifact_storage_only():
-    found = [
-        f"{path}:{line}" for path, source in project_sources() if path not in RAW_READERS
-        for line in raw_file_reads(ast.parse(source))
-    ]
-    assert found == []
+    assert found_outside(RAW_READERS, raw_file_reads) == []
 
 
 def test_the_scans_see_each_kind_of_write():
