@@ -126,8 +126,8 @@ LOG_FILES = ("trial.log", "agent/terminus_2.pane")
 
 
 def log_tails(rollout: Rollout, size: int = 16 * 1024) -> dict[str, str]:
-    """The tails of the rollout's stored logs, by file, secrets masked."""
-    return {name: mask_text(text) for name in LOG_FILES if (text := tail(rollout, name, size)) is not None}
+    """The tails of the rollout's stored logs, by file: whole lines, secrets masked (shown_tail)."""
+    return {name: found[0] for name in LOG_FILES if (found := shown_tail(rollout, name, size)) is not None}
 
 
 def listed(rollout: Rollout, relative: str) -> ArtifactFile | None:
@@ -174,21 +174,6 @@ def tail_bytes(rollout: Rollout, relative: str, size: int) -> tuple[bytes, bool]
             return data[-size:], len(data) > size
 
 
-def tail(rollout: Rollout, relative: str, size: int = 64 * 1024) -> str | None:
-    """The last `size` bytes of a stored file as text, or None."""
-    handle = open_artifact(rollout, relative)
-    if handle is None:
-        return None
-    with handle:
-        try:
-            end = handle.size
-            handle.seek(max(end - size, 0))
-        except (AttributeError, OSError, io.UnsupportedOperation):
-            data = handle.read()
-            return data[-size:].decode("utf-8", "replace")
-        return handle.read().decode("utf-8", "replace")
-
-
 # -- What pages and downloads show of a stored file: masked ------------------------------------------
 
 # Bytes read from storage at a time when a file is served whole.
@@ -200,7 +185,12 @@ def shown_head(rollout: Rollout, relative: str, size: int) -> tuple[str | None, 
     data = head(rollout, relative, size)
     if data is None:
         return None
-    return (mask_text(data.decode("utf-8", "replace")) if is_text(data[:SNIFF_BYTES]) else None), len(data)
+    if not is_text(data[:SNIFF_BYTES]):
+        return None, len(data)
+    if len(data) == size and b"\n" in data:
+        # The file goes on: its last line, cut, could show the start of a secret the rule cannot recognise yet.
+        data = data[: data.rfind(b"\n") + 1]
+    return mask_text(data.decode("utf-8", "replace")), len(data)
 
 
 def shown_tail(rollout: Rollout, relative: str, size: int) -> tuple[str, bool] | None:
