@@ -37,6 +37,7 @@ texts (an import's thousands of steps).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable
@@ -47,18 +48,28 @@ SECRET_WORDS = frozenset({
     "key", "apikey", "token", "secret", "secrets", "password", "passwd", "credential", "credentials",
     "auth", "authorization", "cookie", "privatekey",
 })
-# A name's last word says what its value is: these hold no secret (`token_budget`, `key_count`, `api_key_env`).
+# Words that name a secret wherever they stand in a name (`SECRET_SEED`, `password_hash`); the others
+# ("key", "token", "auth") only as its last word, or before "header": code is full of `pad_token_id`,
+# `key_states` and `KEY_RANGE`, which hold no secret.
+STRONG_SECRET_WORDS = SECRET_WORDS - {"key", "token", "auth"}
+# A name's last word says what its value is: these hold no secret (`password_length`, `secret_name`).
 NOT_SECRET_HEADS = frozenset({
     "budget", "count", "counts", "limit", "limits", "length", "len", "size", "max", "min", "type", "types", "kind",
     "name", "names", "path", "paths", "file", "files", "dir", "url", "uri", "endpoint", "env", "var", "usage",
+    "id", "ids", "range", "bits", "hash",
 })
 # Account names before `@` in URLs (`ssh://git@github.com`): kept; any other user part alone may be a token.
 ACCOUNT_NAMES = frozenset({
     "git", "root", "user", "admin", "postgres", "ubuntu", "ec2-user", "anonymous", "ftp", "oauth2", "x-access-token",
     "x-token-auth", "token", "guest", "nobody",
 })
-# Values that say a setting is unset, or are code rather than a value.
-NOTHING_SET = frozenset({"none", "null", "nil", "undefined", "true", "false", "lambda", "self", "cls"})
+# Values that say a setting is unset, or are code rather than a value (`api_key: str` annotates a parameter).
+NOTHING_SET = frozenset({
+    "none", "null", "nil", "undefined", "true", "false", "lambda", "self", "cls",
+    "str", "bytes", "int", "float", "bool", "dict", "list", "tuple", "set", "object", "any", "optional",
+})
+# Names so common as code's variables (`key = buf;`, `{key: value for ...}`) that a short word under them is code.
+CODE_NAMES = frozenset({"key", "token", "auth"})
 
 # What a pattern below holds (lower-cased), by what it stands for. The rarest piece of each: `ecre` of
 # secret, `ssw` of password and passwd, `b_pat_` of github_pat_; a piece as common as `sk_` (task_)
@@ -75,23 +86,25 @@ _TRIGGER_BYTES = tuple(word.encode() for word in TRIGGERS)
 
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
-# Key shapes providers hand out. At least 12 characters after the prefix,
-# so that prose ("sk-learn", "hf_hub") is left alone.
+# Key shapes providers hand out. At least 12 characters after the prefix, so that prose ("sk-learn",
+# "hf_hub") is left alone; where the key may hold dashes, a run of 16 letters and digits in it, which a
+# key has and a model's name (`xai-grok-4-20-reasoning`) has not.
+_RANDOM_RUN = r"(?=[A-Za-z0-9_\-]*?[A-Za-z0-9]{16})[A-Za-z0-9_\-]{16,}"
 _KEY_SHAPES = re.compile(
     r"(?:(?<![A-Za-z0-9])|(?<=\\[ntr]))(?:"
-    r"sk-(?:ant-|proj-|or-)?[A-Za-z0-9_\-]{12,}"
+    rf"sk-(?:ant-|proj-|or-)?{_RANDOM_RUN}"
     r"|sk_(?:live|test)_[A-Za-z0-9]{12,}"
-    r"|xai-[A-Za-z0-9_\-]{12,}"
+    rf"|xai-{_RANDOM_RUN}"
     r"|gsk_[A-Za-z0-9]{12,}"
     r"|AIza[0-9A-Za-z_\-]{20,}"
     r"|hf_[A-Za-z0-9]{12,}"
     r"|gh[pousr]_[A-Za-z0-9]{12,}"
     r"|github_pat_[A-Za-z0-9_]{12,}"
-    r"|glpat-[A-Za-z0-9_\-]{16,}"
+    rf"|glpat-{_RANDOM_RUN}"
     r"|pypi-[A-Za-z0-9_\-]{32,}"
     r"|npm_[A-Za-z0-9]{32,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|xox[abpr]-[A-Za-z0-9\-]{10,}"
+    rf"|xox[abpr]-{_RANDOM_RUN}"
     r"|r8_[A-Za-z0-9]{12,}"
     r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
     r")"
@@ -118,7 +131,7 @@ _NOT_BEFORE_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 # After a name: NAME=value, NAME: value, "NAME": value, env["NAME"] = value.
 _ASSIGNMENT_TAIL = re.compile(rf"""{_QUOTE}?\]?{_BLANK}[=:]{_BLANK}{_VALUE}""")
 # After a flag's name: --api-key X, --token=X (the value never a next flag).
-_FLAG_TAIL = re.compile(rf"""(?:=|[ \t]+)(?P<value>{_QUOTED}|(?:[^\s"'\-\\\x00-\x1f\x7f]|{_NOT_ESCAPE})(?:[^\s"'\\\x00-\x1f\x7f]|{_NOT_ESCAPE})*)""")
+_FLAG_TAIL = re.compile(rf"""(?:=|[ \t]+)(?P<value>{_QUOTED}|(?:[^\s,;}}\])"'\-\\\x00-\x1f\x7f]|{_NOT_ESCAPE})(?:[^\s,;}}\])"'\\\x00-\x1f\x7f]|{_NOT_ESCAPE})*)""")
 # Before a quoted name: {"name": NAME, "value": X} (or "key", "header"), and [NAME, X].
 _LABEL_BEFORE = re.compile(rf"""{_QUOTE}?(?i:name|key|header){_QUOTE}?{_BLANK}[:=]{_BLANK}\Z""")
 _NAMED_VALUE_TAIL = re.compile(rf"""{_BLANK},{_BLANK}{_QUOTE}?(?i:value){_QUOTE}?{_BLANK}[:=]{_BLANK}{_VALUE}""")
@@ -131,6 +144,8 @@ _USERINFO = re.compile(r"""(?P<user>[^\s/:@?#"'<>\\]+)(?::(?P<password>[^\s/@?#"
 _REFERENCE = re.compile(r"""\$\{?[A-Za-z_]|[A-Za-z_][\w.]*[(\[]""")
 _ENV_OR_HEADER_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)*")
 _FIELD_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+# A short lower-case word: a variable or a type in code (`key = buf;`, `key: bytes`), or prose ("key: all-zero").
+_CODE_WORD = re.compile(r"[a-z][a-z_\-]{0,11}")
 _CODE_NAME = re.compile(r"(?:[a-z_][a-z0-9_]*\.)*[a-z_][a-z0-9_]*")
 _SCHEME_VALUE = re.compile(rf"(?P<scheme>{_SCHEME}[ \t]+)(?P<token>\S.*)", re.DOTALL)
 _QUOTES = re.compile(r"""(?s)([rbfuRBFU]{0,2}\\*["'])(.*?)(\\*["'])""")
@@ -140,14 +155,20 @@ Cover = Callable[[str], str]
 
 def is_secret_name(name: object) -> bool:
     """Whether a setting of this name holds a secret (its words, not its letters: `max_tokens` is no token)."""
-    if not isinstance(name, str):
-        return False
+    return isinstance(name, str) and _is_secret_name(name)
+
+
+@functools.lru_cache(maxsize=4096)  # an import asks of the same few keys thousands of times
+def _is_secret_name(name: str) -> bool:
     words = [word.lower() for word in _WORD_SPLIT.split(name) if word]
     if not words:
         return False
-    if len(words) > 1 and words[-1] in NOT_SECRET_HEADS:
-        return False
-    return any(word in SECRET_WORDS for word in words) or name.lower().replace("-", "_").endswith("_api_key")
+    last = words[-1]
+    if last in SECRET_WORDS:
+        return True
+    if len(words) > 1 and last in ("header", "headers"):
+        return any(word in SECRET_WORDS for word in words)  # auth_header, token_headers
+    return last not in NOT_SECRET_HEADS and any(word in STRONG_SECRET_WORDS for word in words)
 
 
 def _is_pair(name: object, second: str) -> bool:
@@ -164,7 +185,7 @@ def _nothing_to_hide(value: Any) -> bool:
     return value is None or isinstance(value, bool) or value == "" or value == {} or value == []
 
 
-def _kept(inside: str, quoted: bool = True) -> bool:
+def _kept(inside: str, quoted: bool = True, weak: bool = False) -> bool:
     """Whether a secret-named setting's value is no secret: unset, masked already, or a reference to one.
 
     A reference: `$VAR`, a call or subscript (`os.getenv(...)`, `env[...]`), the name of a variable
@@ -174,21 +195,27 @@ def _kept(inside: str, quoted: bool = True) -> bool:
     bare = inside.strip()
     if bare == "" or bare.lower() in NOTHING_SET or set(bare) <= {"*"} or _REFERENCE.match(bare):
         return True
+    if not quoted and weak and _CODE_WORD.fullmatch(bare):
+        return True  # key = buf, key: bytes, {key: value for ...}: code, under a name as common as key
     if not is_secret_name(bare):
         return False
     return bool(_ENV_OR_HEADER_NAME.fullmatch(bare) or (not quoted and _CODE_NAME.fullmatch(bare)))
 
 
-def _hidden(value: str, cover: Cover) -> str | None:
-    """`value` (as written, quotes and all) with the secret in it covered; None when it holds none."""
+def _hidden(value: str, cover: Cover, weak: bool = False) -> str | None:
+    """`value` (as written, quotes and all) with the secret in it covered; None when it holds none.
+
+    `weak`: it stands under a name as common in code as `key` (CODE_NAMES)."""
     match = _QUOTES.fullmatch(value)
     opening, inside, closing = (match[1], match[2], match[3]) if match and match[1][-1] == match[3][-1] else ("", value, "")
+    if "f" in opening.lower() and "{" in inside:
+        return None  # an f-string's template (`key = f"{prefix}.weight"`): code, not a value
     scheme = _SCHEME_VALUE.fullmatch(inside)
     if scheme is not None:
-        if _kept(scheme["token"], bool(opening)):
+        if _kept(scheme["token"], bool(opening), weak):
             return None
         return f"{opening}{scheme['scheme']}{cover(scheme['token'])}{closing}"
-    if _kept(inside, bool(opening)):
+    if _kept(inside, bool(opening), weak):
         return None
     return f"{opening}{cover(inside)}{closing}"
 
@@ -344,7 +371,7 @@ def _name_edit(text: str, at: int, cover: Cover) -> tuple[tuple[int, int, str] |
         cut = re.search(r"[&#]", value)
         if cut:
             value, value_end = value[: cut.start()], value_start + cut.start()
-    hidden = _hidden(value, cover)
+    hidden = _hidden(value, cover, weak=name.lower() in CODE_NAMES)
     return (None if hidden is None else (value_start, value_end, hidden)), value_end
 
 
@@ -461,12 +488,46 @@ def mask_secrets(value: Any, name: object = None) -> Any:
 
 
 def mask_values(values: Sequence[Any], names: Sequence[object] | None = None) -> list[Any]:
-    """mask_secrets of each JSON-like value (under its name, if any), their text masked by one mask_texts."""
+    """mask_secrets of each JSON-like value (under its name, if any), their text masked by one mask_texts.
+
+    A value that holds nothing to mask is given back as it is (the same object), not copied.
+    """
     texts: list[str] = []
+    spans, by_name = [], []
     for index, value in enumerate(values):
-        _walk(value, names[index] if names else None, texts.append)
-    masked = iter(mask_texts(texts))
-    return [_walk(value, names[index] if names else None, lambda text: next(masked)) for index, value in enumerate(values)]
+        start = len(texts)
+        by_name.append(_texts_of(value, names[index] if names else None, texts))
+        spans.append((start, len(texts)))
+    masked = mask_texts(texts)
+    result = []
+    for index, value in enumerate(values):
+        start, end = spans[index]
+        if not by_name[index] and all(masked[at] is texts[at] for at in range(start, end)):
+            result.append(value)
+        else:
+            pieces = iter(masked[start:end])
+            result.append(_walk(value, names[index] if names else None, lambda text: next(pieces)))
+    return result
+
+
+def _texts_of(value: Any, name: object, texts: list[str]) -> bool:
+    """Append the strings _walk gives `text_of`, in its order; whether a name masks something (a rebuild is needed)."""
+    if name is not None and is_secret_name(name) and not _nothing_to_hide(value):
+        return True
+    if isinstance(value, str):
+        texts.append(value)
+        return False
+    if isinstance(value, Mapping):
+        named = False
+        for key, item in value.items():
+            named |= _texts_of(item, key, texts)
+        return named or any(is_secret_name(value.get(label)) for label in ("name", "key", "header"))
+    if isinstance(value, (list, tuple)):
+        named = False
+        for item in value:
+            named |= _texts_of(item, None, texts)
+        return named or len(value) == 2 or isinstance(value, tuple)
+    return False
 
 
 def _walk(value: Any, name: object, text_of: Callable[[str], Any]) -> Any:

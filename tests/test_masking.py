@@ -33,6 +33,12 @@ NAMES = [
     ("secret_key", True),
     ("AWS_SECRET_ACCESS_KEY", True),
     ("auth_header", True),
+    ("TOOL_ROUTER_SECRET_SEED", True),  # "secret" names a secret wherever it stands
+    ("password_hash", False),
+    ("pad_token_id", False),  # "key", "token" and "auth" name one only last: code is full of these
+    ("IMAGE_TOKEN_ID", False),
+    ("KEY_RANGE", False),
+    ("key_states", False),
     ("model_name", False),
     ("temperature", False),
     (3, False),
@@ -124,6 +130,18 @@ NOT_SECRETS = [
     "the bearer of bad news",
     "api_key: null",
     '"api_key": "",',
+    # Code and prose from real tasks and trials.
+    "model openai/xai-grok-4-20-reasoning",
+    "image_token_id: int = 128815",
+    "labels[labels == self.tokenizer.pad_token_id] = -100",
+    "KEY_RANGE     = 50000",
+    "const uint8_t *key = buf;",
+    "def run_case(key: bytes, iv: bytes, pt: bytes) -> str:",
+    "# Different key: all-zero key, all-zero IV",
+    "public = [{key: value for key, value in t.items()} for t in tools]",
+    "def __init__(self, api_key: str, token: Optional[str] = None):",
+    'key = f"{prefix}.lora_down.weight"',
+    "usage: upload.py [--huggingface_token HUGGINGFACE_TOKEN] [--api-key API_KEY]",
 ]
 
 
