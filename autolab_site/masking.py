@@ -5,11 +5,12 @@ settings may carry an API key (in `agent.env`, a kwarg, a URL), and the
 agent may print one into its outputs, logs and messages. The rule:
 
 - a value is masked whole when its name, split into words (`_`, `-`, `.`,
-  spaces, camelCase), holds a secret word: key, apikey, token, secret,
-  password, passwd, credential(s), auth, authorization, cookie; unless its
-  last word says it holds something else, a count or a place
-  (`token_budget`, `key_count`, `api_key_env`, `key_path`); `max_tokens`
-  holds "tokens", a count, and stays;
+  spaces, camelCase), ends with a secret word (key, apikey, token, secret,
+  password, passwd, credential(s), auth, authorization, cookie), or holds
+  one of the strong ones (secret, password, credential, ...) anywhere,
+  unless its last word says it holds something else, a count or a place
+  (`password_length`, `api_key_env`, `pad_token_id`); `max_tokens` holds
+  "tokens", a count, and stays;
 - inside any text, what looks like a secret is masked where it stands: the
   prefixes providers give their keys (`sk-`, `sk-ant-`, `xai-`, `AIza`,
   `hf_`, `ghp_`, `gsk_`, `AKIA`, `glpat-`, a JWT, ...); `Bearer X` and
@@ -22,8 +23,9 @@ agent may print one into its outputs, logs and messages. The rule:
 
 What is kept: empty values, None, null and booleans ("not set" is worth
 seeing), references to a secret rather than the secret (`$OPENAI_API_KEY`,
-`os.environ["OPENAI_API_KEY"]`, `api_key=api_key`), and prose ("a basic
-idea", "Token expired", `--token-budget 5`).
+`os.environ["OPENAI_API_KEY"]`, `api_key=api_key`), code (`api_key: str`,
+`key = buf;`, `f"{prefix}.weight"`), and prose ("a basic idea", "Token
+expired", `--token-budget 5`).
 
 The text is the agent's and may be megabytes. Every pattern holds one of a
 few short pieces (TRIGGERS: `key`, `ecre` of secret, `://`, `sk-`, ...),
@@ -118,9 +120,12 @@ _QUOTE = r"""(?:\\*["'])"""
 # or a run up to a blank, a delimiter or an escape, which may start with an auth scheme (`Token X`).
 _QUOTED = r"""(?:[rbfuRBFU]{0,2}(?:\\+"[^"\n]*?\\+"|"[^"\n]*"|'[^'\n]*'))"""
 _SCHEME = r"(?i:bearer|basic|token|apikey|api-key|key|digest)"
-# A control character ends a value too (a binary file's strings stand between NULs).
+# What ends a bare value: a blank, a delimiter, a quote, a control character (a binary file's strings
+# stand between NULs), and a backslash that escapes (one that does not is part of the value).
+_STOP = r"""\s,;}\])"'\\\x00-\x1f\x7f"""
 _NOT_ESCAPE = r"""\\(?![ntr"'\\])"""
-_BARE = rf"""(?:{_SCHEME}[ \t]+)?(?:[^\s,;}}\])"'{{\[(\\\x00-\x1f\x7f]|{_NOT_ESCAPE})(?:[^\s,;}}\])"'\\\x00-\x1f\x7f]|{_NOT_ESCAPE})*"""
+_BARE_CHAR = rf"(?:[^{_STOP}]|{_NOT_ESCAPE})"
+_BARE = rf"""(?:{_SCHEME}[ \t]+)?(?:[^{_STOP}{{\[(]|{_NOT_ESCAPE}){_BARE_CHAR}*"""
 _VALUE = rf"(?P<value>{_QUOTED}|{_BARE})"
 
 # A name is a run of these; its start is looked for back from the trigger, at most NAME_CHARS back.
@@ -131,7 +136,7 @@ _NOT_BEFORE_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 # After a name: NAME=value, NAME: value, "NAME": value, env["NAME"] = value.
 _ASSIGNMENT_TAIL = re.compile(rf"""{_QUOTE}?\]?{_BLANK}[=:]{_BLANK}{_VALUE}""")
 # After a flag's name: --api-key X, --token=X (the value never a next flag).
-_FLAG_TAIL = re.compile(rf"""(?:=|[ \t]+)(?P<value>{_QUOTED}|(?:[^\s,;}}\])"'\-\\\x00-\x1f\x7f]|{_NOT_ESCAPE})(?:[^\s,;}}\])"'\\\x00-\x1f\x7f]|{_NOT_ESCAPE})*)""")
+_FLAG_TAIL = re.compile(rf"""(?:=|[ \t]+)(?P<value>{_QUOTED}|(?:[^{_STOP}\-]|{_NOT_ESCAPE}){_BARE_CHAR}*)""")
 # Before a quoted name: {"name": NAME, "value": X} (or "key", "header"), and [NAME, X].
 _LABEL_BEFORE = re.compile(rf"""{_QUOTE}?(?i:name|key|header){_QUOTE}?{_BLANK}[:=]{_BLANK}\Z""")
 _NAMED_VALUE_TAIL = re.compile(rf"""{_BLANK},{_BLANK}{_QUOTE}?(?i:value){_QUOTE}?{_BLANK}[:=]{_BLANK}{_VALUE}""")
