@@ -23,6 +23,7 @@ PURE_HELPERS = {
     "tasks.lib.numbers",
     "autolab_site.checksums",
     "autolab_site.gc_pause",
+    "autolab_site.masking",
     "autolab_site.safe_files",
     "trajectories.provenance",
 }

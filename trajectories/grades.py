@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from autolab_site.masking import mask_text
 from tasks import services as tasks
 from tasks.scoring import normalised_score
 from trajectories.analysis.curve import rescored
@@ -111,7 +112,7 @@ def fail_lost(stale_before) -> list[int]:
 def record_failed_regrade(grade: Grade, message: str) -> Grade:
     """The regrade produced no grade: why, kept in the history; the rollout is left as it was."""
     grade.state = Grade.State.FAILED
-    grade.message = message[:5000]
+    grade.message = mask_text(message)[:5000]  # a verifier's failure may quote what the trial printed
     grade.graded_at = timezone.now()
     grade.save(update_fields=["state", "message", "graded_at"])
     return grade

@@ -17,11 +17,15 @@ from typing import Any
 
 from django.utils import timezone
 
+from autolab_site.masking import mask_text
+
 from . import statuses
 from .models import Rollout, RolloutEvent
 
 # The statuses of an attempt under way: its worker's heartbeat says it is alive.
 IN_ATTEMPT = (statuses.PREPARING, statuses.RUNNING, statuses.VERIFYING)
+# Fields a change may set that hold text from the trial or its tools: masked as they are written.
+MASKED_FIELDS = ("exception_message", "exception_traceback")
 
 
 class TransitionError(ValueError):
@@ -31,7 +35,7 @@ class TransitionError(ValueError):
 def create_queued(*, detail: str = "", **fields: Any) -> Rollout:
     """A new rollout waiting for a worker, with its first event."""
     rollout = Rollout.objects.create(status=statuses.QUEUED, **fields)
-    RolloutEvent.objects.create(rollout=rollout, status=statuses.QUEUED, detail=detail[:2000])
+    RolloutEvent.objects.create(rollout=rollout, status=statuses.QUEUED, detail=mask_text(detail)[:2000])
     return rollout
 
 
@@ -44,6 +48,9 @@ def change(rollout: Rollout, to: str, detail: str = "", *, now: datetime | None 
     if not statuses.allowed(rollout.status, to):
         raise TransitionError(f"rollout {rollout.pk}: {rollout.status} -> {to} is not allowed")
     now = now or timezone.now()
+    # A reason or an exception may quote what the trial printed (an API client's error names its key).
+    detail = mask_text(detail)
+    fields = {name: mask_text(value) if name in MASKED_FIELDS and isinstance(value, str) else value for name, value in fields.items()}
     rollout.status = to
     # An attempt under way explains itself; an ended or re-queued rollout says why.
     rollout.status_reason = "" if to in IN_ATTEMPT else detail[:1000]
@@ -60,7 +67,7 @@ def change(rollout: Rollout, to: str, detail: str = "", *, now: datetime | None 
 
 def note(rollout: Rollout, detail: str) -> None:
     """An event that changes no status (a cancel asked of a running rollout)."""
-    RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=detail[:2000])
+    RolloutEvent.objects.create(rollout=rollout, status=rollout.status, detail=mask_text(detail)[:2000])
 
 
 def set_imported(rollout: Rollout, status: str) -> None:

@@ -12,7 +12,9 @@ import hashlib
 
 from django.db import transaction
 
+from autolab_site.masking import mask_text
 from trajectories.models import Review, ReviewCheck, Rollout
+from trajectories.reading.masked import mask_reading
 from trajectories.reading.review_data import Reading
 
 
@@ -33,7 +35,11 @@ def record_review(
     rollout: Rollout, reading: Reading, *, source: str, judge: str = "", rubric: str = "",
     rubric_text: str = "", requested_by=None, replace: bool = False,
 ) -> Review:
-    """Store `reading` as the rollout's review (its checks replaced whole); keep an existing one unless `replace`."""
+    """Store `reading` as the rollout's review (its checks replaced whole); keep an existing one unless `replace`.
+
+    Its prose is masked (autolab_site.masking): a reader quotes the trial it read.
+    """
+    reading = mask_reading(reading)
     key = {"rollout": rollout, "source": source, "judge": judge, "rubric_digest": rubric_digest(rubric_text)}
     review = Review.objects.select_for_update().filter(**key).first()
     if review is not None and review.state == Review.State.DONE and not replace:
@@ -70,7 +76,7 @@ def record_failed_review(
     review = review or Review(**key)
     review.rubric = rubric
     review.state = Review.State.FAILED
-    review.error = error
+    review.error = mask_text(error)  # a malformed answer is quoted in it
     review.summary = ""
     review.tokens_in, review.tokens_out, review.cost_usd = tokens_in, tokens_out, cost_usd
     review.requested_by = requested_by

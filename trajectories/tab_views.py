@@ -47,35 +47,24 @@ def _pretty(value) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _stored_text_tail(rollout: Rollout, path: str, size: int) -> tuple[str, bool] | None:
-    """The end of a stored text file, whole lines, secrets masked (a log may echo an API key)."""
-    found = artifacts.tail_bytes(rollout, path, size)
-    if found is None:
-        return None
-    data, cut = found
-    return mask_text(trial_tabs.whole_lines(data, cut)), cut
-
-
 def _verifier(rollout: Rollout, params: dict) -> dict:
     paths = _paths(rollout)
     streams = []
     for path in trial_tabs.verifier_streams(paths):
-        found = _stored_text_tail(rollout, path, trial_tabs.VIEW_BYTES)
+        found = artifacts.shown_tail(rollout, path, trial_tabs.VIEW_BYTES)
         if found is not None:
             streams.append({"path": path, "text": found[0], "cut": found[1]})
     stored_stdout = "verifier/test-stdout.txt" in {s["path"] for s in streams}
     stdout = rollout.verifier_stdout or ""
-    raw_reward = artifacts.head(rollout, trial_tabs.REWARD_JSON, JSON_BYTES) if trial_tabs.REWARD_JSON in paths else None
+    reward_json = artifacts.shown_head(rollout, trial_tabs.REWARD_JSON, JSON_BYTES) if trial_tabs.REWARD_JSON in paths else None
     anchors = explorer.rollout_anchors(rollout)
     return {
         "streams": streams,
         # The stdout imported with the trial, when the storage has no copy of it.
         "imported_stdout": "" if stored_stdout else mask_text(stdout[-trial_tabs.VIEW_BYTES:]),
         "imported_stdout_cut": not stored_stdout and len(stdout) > trial_tabs.VIEW_BYTES,
-        "reward_json": mask_text(raw_reward.decode("utf-8", "replace")) if raw_reward is not None else _pretty(
-            mask_secrets(rollout.verifier_fields or {})
-        ),
-        "reward_json_stored": raw_reward is not None,
+        "reward_json": (reward_json[0] or "") if reward_json is not None else _pretty(mask_secrets(rollout.verifier_fields or {})),
+        "reward_json_stored": reward_json is not None,
         "outputs": [(name, _pretty(mask_secrets(value))) for name, value in sorted((rollout.verifier_outputs or {}).items())],
         "anchors": anchors,
         "anchors_text": describe_anchors(anchors),
@@ -136,7 +125,7 @@ def _config(rollout: Rollout, params: dict) -> dict:
 def _log(rollout: Rollout, params: dict) -> dict:
     paths = _paths(rollout)
     path = trial_tabs.trial_log_path(paths)
-    found = _stored_text_tail(rollout, path, trial_tabs.LOG_BYTES) if path else None
+    found = artifacts.shown_tail(rollout, path, trial_tabs.LOG_BYTES) if path else None
     view = trial_tabs.filter_log(found[0], params.get("q") or "") if found else None
     return {
         "log_path": path if found else None,
@@ -150,7 +139,7 @@ def _log(rollout: Rollout, params: dict) -> dict:
 
 def _exception(rollout: Rollout, params: dict) -> dict:
     # Harbor writes the failure's whole text to exception.txt beside result.json.
-    found = _stored_text_tail(rollout, trial_tabs.EXCEPTION_FILE, trial_tabs.VIEW_BYTES)
+    found = artifacts.shown_tail(rollout, trial_tabs.EXCEPTION_FILE, trial_tabs.VIEW_BYTES)
     return {
         "exception_message": mask_text(rollout.exception_message),
         "exception_traceback": mask_text(rollout.exception_traceback),
@@ -186,18 +175,18 @@ def artifact_view(request, pk: int, path: str):
     """One stored file of the trial in a page: text escaped (its first VIEW_BYTES), a binary as a download link."""
     rollout = get_object_or_404(Rollout.objects.select_related("task__version", "model", "harness"), pk=pk)
     entry = artifacts.listed(rollout, path)
-    data = artifacts.head(rollout, path, trial_tabs.VIEW_BYTES) if entry is not None else None
-    if entry is None or data is None:
+    found = artifacts.shown_head(rollout, path, trial_tabs.VIEW_BYTES) if entry is not None else None
+    if entry is None or found is None:
         raise Http404(f"rollout {pk} has no file {path}")
-    text = trial_tabs.is_text(data[: trial_tabs.SNIFF_BYTES])
+    text, shown_bytes = found
     context = {
         "nav": "rollouts",
         "rollout": rollout,
         "task": rollout.task,
         "file": entry,
         # Every file is shown with secrets masked: config.json and result.json record the agent's env.
-        "text": mask_text(data.decode("utf-8", "replace")) if text else None,
-        "shown_bytes": len(data),
-        "partial": text and len(data) < entry.size,
+        "text": text,
+        "shown_bytes": shown_bytes,
+        "partial": text is not None and shown_bytes < entry.size,
     }
     return render(request, "trajectories/artifact_view.html", context)

@@ -39,6 +39,7 @@ from typing import Any
 
 from tasks.lib.numbers import as_float
 
+from trajectories.reading.masked import mask_folder
 from trajectories.reading.parsed import ParsedObservation, ParsedStep, ParsedToolCall, ParsedTrajectory
 from trajectories.reading.trial_folder import Phase, TrialFolder
 
@@ -95,7 +96,9 @@ def read_log(path: Path | str, scorer: str | None = None) -> list[TrialFolder]:
     for sample in log.samples:
         if sample.id is None or sample.id == "":
             raise InspectLogError(f"{path}: a sample has no id")
-        folders.append(_sample_folder(path, spec, solvers, sample, scorer))
+        folder = _sample_folder(path, spec, solvers, sample, scorer)
+        mask_folder(folder)
+        folders.append(folder)
     return folders
 
 

@@ -40,6 +40,7 @@ from trajectories.reading.atif import (
 from trajectories.reading.json_data import (
     BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
 )
+from trajectories.reading.masked import mask_folder
 from trajectories.reading.parsed import ParsedStep, ParsedTrajectory
 
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
@@ -362,6 +363,7 @@ def read_trial_folder(
         text = _read_text(path, "exception.txt")
         folder.exception_traceback = text
         folder.exception_type = _exception_type_from_traceback(text)
+    mask_folder(folder)
     return folder
 
 
@@ -908,6 +910,7 @@ def read_verification(path: Path) -> Verification:
     folder.warnings.extend(refusals(snapshot))
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
+    mask_folder(folder)
     return Verification(
         reward=folder.reward, reward_valid=folder.reward_valid, fields=folder.verifier_fields,
         stdout=folder.verifier_stdout, outputs=folder.verifier_outputs, exception_type=folder.exception_type,

@@ -36,8 +36,6 @@ SNIFF_BYTES = 8192
 VERIFIER_STREAM_NAMES = ("test-stdout.txt", "test-stderr.txt", "stdout.txt", "stderr.txt", "stdout.log", "stderr.log")
 REWARD_JSON = "verifier/reward.json"
 EXCEPTION_FILE = "exception.txt"  # Harbor's, on failure
-# Harbor's files that record the trial's settings, the agent's env included: masked even as downloads.
-SETTINGS_FILES = frozenset({"config.json", "result.json", "lock.json"})
 
 
 def trial_log_path(paths: Iterable[str]) -> str | None:

@@ -12,6 +12,13 @@ request names.
 Links, special files and hard links in the trial folder are never followed
 (it is written by the agent's sandbox, or brought by whoever imports it); a file larger than ARTIFACT_FILE_LIMIT
 keeps its head and tail and says so.
+
+The files are stored as the trial wrote them (a regrade runs the verifier
+on them again), so what a page or a download shows of one goes through
+the `shown_*` readers and `log_tails`, which mask secrets
+(autolab_site.masking): text a line at a time, a binary file byte for byte
+(each secret covered by as many `*`, so that its size and layout hold).
+Views read no stored file otherwise (tests/test_no_secret_leaves.py).
 """
 from __future__ import annotations
 
@@ -25,9 +32,11 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
 from autolab_site.checksums import tree_checksum
+from autolab_site.masking import mask_chunks, mask_text
 from autolab_site.safe_files import UnsafePath, read_file, read_tail
 
 from trajectories.models import Rollout
+from trajectories.reading.trial_tabs import SNIFF_BYTES, is_text, whole_lines
 
 # Bigger files keep their first and last half of this (a 12-hour training log).
 ARTIFACT_FILE_LIMIT = 64 * 1024 * 1024
@@ -117,8 +126,8 @@ LOG_FILES = ("trial.log", "agent/terminus_2.pane")
 
 
 def log_tails(rollout: Rollout, size: int = 16 * 1024) -> dict[str, str]:
-    """The tails of the rollout's stored logs, by file."""
-    return {name: text for name in LOG_FILES if (text := tail(rollout, name, size)) is not None}
+    """The tails of the rollout's stored logs, by file: whole lines, secrets masked (shown_tail)."""
+    return {name: found[0] for name in LOG_FILES if (found := shown_tail(rollout, name, size)) is not None}
 
 
 def listed(rollout: Rollout, relative: str) -> ArtifactFile | None:
@@ -165,19 +174,64 @@ def tail_bytes(rollout: Rollout, relative: str, size: int) -> tuple[bytes, bool]
             return data[-size:], len(data) > size
 
 
-def tail(rollout: Rollout, relative: str, size: int = 64 * 1024) -> str | None:
-    """The last `size` bytes of a stored file as text, or None."""
+# -- What pages and downloads show of a stored file: masked ------------------------------------------
+
+# Bytes read from storage at a time when a file is served whole.
+SERVED_CHUNK = 256 * 1024
+
+
+def shown_head(rollout: Rollout, relative: str, size: int) -> tuple[str | None, int] | None:
+    """(the text of a stored file's first `size` bytes, masked, or None when it is binary; the bytes read), or None."""
+    data = head(rollout, relative, size)
+    if data is None:
+        return None
+    if not is_text(data[:SNIFF_BYTES]):
+        return None, len(data)
+    if len(data) == size and b"\n" in data:
+        # The file goes on: its last line, cut, could show the start of a secret the rule cannot recognise yet.
+        data = data[: data.rfind(b"\n") + 1]
+    return mask_text(data.decode("utf-8", "replace")), len(data)
+
+
+def shown_tail(rollout: Rollout, relative: str, size: int) -> tuple[str, bool] | None:
+    """(the end of a stored text file, whole lines, masked; whether its start was left out), or None."""
+    found = tail_bytes(rollout, relative, size)
+    if found is None:
+        return None
+    data, cut = found
+    return mask_text(whole_lines(data, cut)), cut
+
+
+def shown_file(rollout: Rollout, relative: str):
+    """(the stored file's bytes with secrets masked, a piece at a time; whether it is text), or None.
+
+    Text (what trial_tabs.is_text makes of its first bytes) is masked a line
+    at a time; anything else is read a byte a character (Latin-1) and each
+    secret in it covered by as many `*`: a binary keeps its size, and what
+    it stores plainly (a pickle's strings, a log inside an archive that is
+    not compressed) loses its secrets. What is compressed cannot be read,
+    and is served as stored.
+    """
     handle = open_artifact(rollout, relative)
     if handle is None:
         return None
-    with handle:
+    try:
+        first = handle.read(SERVED_CHUNK)
+    except OSError:
+        handle.close()
+        return None
+    text = is_text(first[:SNIFF_BYTES])
+
+    def pieces():
         try:
-            end = handle.size
-            handle.seek(max(end - size, 0))
-        except (AttributeError, OSError, io.UnsupportedOperation):
-            data = handle.read()
-            return data[-size:].decode("utf-8", "replace")
-        return handle.read().decode("utf-8", "replace")
+            yield first
+            while piece := handle.read(SERVED_CHUNK):
+                yield piece
+        finally:
+            handle.close()
+
+    masked = mask_chunks(pieces()) if text else mask_chunks(pieces(), same_length=True, encoding="latin-1")
+    return masked, text
 
 
 def delete_files(rollout: Rollout) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from autolab_site.masking import mask_text
 from autolab_site.safe_files import read_file
 from trajectories import reviews
 from trajectories.models import JobReview, Rollout
@@ -84,7 +85,7 @@ def apply_job_analysis(job_dir: Path, trials: list[ImportedTrial]) -> str:
                     by_name.setdefault(key, (trial, rollout))
     with transaction.atomic():
         JobReview.objects.update_or_create(job_id=job_id, defaults={
-            "summary": job.summary, "cost_usd": job.cost_usd, "n_trials": len(job.trials), "error": "",
+            "summary": mask_text(job.summary), "cost_usd": job.cost_usd, "n_trials": len(job.trials), "error": "",
             "source_path": str(path)[:1000],
         })
         for entry in job.trials:

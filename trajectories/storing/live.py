@@ -30,7 +30,9 @@ from trajectories import provenance
 from trajectories.analysis.rollout import RolloutAnalyser
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutDocument, Step
 from trajectories.reading.atif import parse_steps
+from autolab_site.masking import mask_secrets
 from trajectories.reading.json_data import clean_json
+from trajectories.reading.masked import mask_steps
 from trajectories.reading.growing_trajectory import GrowingTrajectory, NotYet
 from trajectories.reading.trial_folder import (
     TrialFolder, is_subtrajectory_file, read_trial_folder, snapshot_folder,
@@ -101,6 +103,7 @@ class LiveImport:
         parsed = parse_steps(growth.steps, first_position=first, warnings=warnings)
         if parsed is None or any(o.subagent_ref for step in parsed for o in step.observations):
             return self._import_in_full()
+        mask_steps(parsed)  # as every reader of a trial does (reading.masked)
         try:
             stored = self._store(parsed, first, growth.tail, warnings)
         except _NoLongerLive as exc:
@@ -217,7 +220,7 @@ class LiveImport:
         rollout.checksum = ""
         final = tail.get("final_metrics")
         if isinstance(final, dict):
-            rollout.final_metrics = clean_json(final)
+            rollout.final_metrics = mask_secrets(clean_json(final))
             # The tail's totals, else what the rollout had, whichever of its fields (counted or reported) held it.
             reported = rollout.reported_usage if isinstance(rollout.reported_usage, dict) else {}
             had = {name: getattr(rollout, name) if getattr(rollout, name) is not None else reported.get(name)
@@ -230,6 +233,6 @@ class LiveImport:
             ))
             fields += ["final_metrics", *ingest.USAGE_FIELDS]
         if warnings:
-            rollout.validation_warnings = [*rollout.validation_warnings, *warnings][:MAX_WARNINGS]
+            rollout.validation_warnings = [*rollout.validation_warnings, *mask_secrets(warnings)][:MAX_WARNINGS]
             fields.append("validation_warnings")
         rollout.save(update_fields=fields)

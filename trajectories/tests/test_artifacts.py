@@ -65,7 +65,7 @@ def store_and_serve(tmp_path, settings) -> None:
     # A second store of an unchanged folder sends nothing again, and a grown file is sent again.
     (trial / "verifier" / "test-stdout.txt").write_text("graded 1.0\nand more\n")
     artifacts.store_files(rollout, trial)
-    assert artifacts.tail(rollout, "verifier/test-stdout.txt", 9) == "and more\n"
+    assert artifacts.shown_tail(rollout, "verifier/test-stdout.txt", 10) == ("and more\n", True)
     # The list is the Artifacts tab, fetched when opened: the rollout page itself does not carry it.
     assert f"/rollouts/{rollout.pk}/files/agent/huge.log" not in client.get(f"/rollouts/{rollout.pk}/").content.decode()
     listing = client.get(f"/rollouts/{rollout.pk}/tabs/artifacts/", HTTP_X_REQUESTED_WITH="fetch").content.decode()
@@ -134,3 +134,19 @@ def test_an_import_with_store_files_stores_and_serves_no_hard_link(tmp_path, set
         "agent/secret_key", "verifier/test-stdout.txt"}
     for path in ("agent/secret_key", "verifier/test-stdout.txt"):
         assert Client().get(f"/rollouts/{rollout.pk}/files/{path}").status_code == 404
+
+
+def test_what_is_shown_of_a_file_cut_short_ends_at_a_whole_line(tmp_path, settings):
+    """A head or a tail read from a longer file shows whole lines only: a cut line could hold the start (or
+    the end) of a key the rule cannot recognise in part."""
+    use_folder(settings, tmp_path / "artifacts")
+    trial = make_trial(tmp_path / "trials")
+    key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+    (trial / "agent" / "keys.log").write_text(f"first line\nthe key {key}\nlast line\n")
+    rollout = factories.make_rollout(trial_name=trial.name)
+    artifacts.store_files(rollout, trial)
+    rollout.refresh_from_db()
+    cut_inside_the_key = len("first line\nthe key sk-proj-abc")
+    assert artifacts.shown_head(rollout, "agent/keys.log", cut_inside_the_key) == ("first line\n", len("first line\n"))
+    assert artifacts.shown_tail(rollout, "agent/keys.log", len("uvwxyz0123\nlast line\n")) == ("last line\n", True)
+    assert artifacts.shown_head(rollout, "agent/keys.log", 1000)[0] == "first line\nthe key ********\nlast line\n"
