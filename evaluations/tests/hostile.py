@@ -151,7 +151,7 @@ if _os.fork() == 0:
     _os._exit(0)
 PY
 """,
-        "no_improvement",
+        "grading_disrupted",
         "daemons that keep writing reward 1.0, one of them forked by the graded solution",
     ),
     "grading_fork_bomb": Attack(

@@ -115,3 +115,17 @@ def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(setti
     run_campaign_sync(campaign)
     assert campaign.rollouts.get().reward == 1.0
 
+
+def test_a_grading_fork_bomb_leaves_the_verifier_room_on_every_backend():
+    """The candidate's process limit (tests/candidate.py) is far below its sandbox's, on every backend."""
+    import inspect
+    import re
+
+    from evaluations.sandbox.bubblewrap import BubblewrapEnvironment
+    from evaluations.sandbox.containers import DEFAULT_MAX_PROCESSES
+    from evaluations.tests.runner_helpers import EXAMPLES
+
+    text = (EXAMPLES / "count_primes" / "tests" / "candidate.py").read_text()
+    candidate_limit = int(re.search(r"^MAX_PROCESSES = (\d+)$", text, re.M).group(1))
+    bubblewrap = inspect.signature(BubblewrapEnvironment.__init__).parameters["max_processes"].default
+    assert 4 * candidate_limit <= min(bubblewrap, DEFAULT_MAX_PROCESSES), (candidate_limit, bubblewrap)
