@@ -99,6 +99,8 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path)
     grid = Client().get(f"/campaigns/{campaign.pk}/progress.json").json()
     labels = {row["task"]: row["cells"][0]["label"] for row in grid["rows"]}
     assert labels["kill_everything"] == labels["disk_fill"] == "finished (sandbox ended by the agent)", labels
+    assert labels["grading_stall"] == "failed (timed out in grading)", labels
+    assert labels["grading_fork_bomb"] == "finished (grading disrupted by the agent)", labels
 
 
 def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(settings, tmp_path):
