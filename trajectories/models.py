@@ -107,6 +107,9 @@ class Rollout(models.Model):
     reward = models.FloatField(null=True, blank=True, db_index=True)
     # Harbor 0.26's result.json says whether the reward counts; None when it does not say (0.25).
     reward_valid = models.BooleanField(null=True, blank=True)
+    # Where Harbor 0.26 ran the verifier (result.json): "separate" (an environment of its own, given only
+    # the agent's artifacts: sealed grading), "shared" (the agent's sandbox), or "" when it does not say.
+    verifier_mode = models.CharField(max_length=20, blank=True, default="", db_default="")
     # Every field of reward.json, numeric or not ("reason": "no_lora_file").
     verifier_fields = models.JSONField(default=dict, blank=True)
     verifier_stdout = models.TextField(blank=True)

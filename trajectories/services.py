@@ -63,7 +63,7 @@ from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import (
     cause_source, classify_and_store, effective_cause, failed_rollouts, with_effective_cause,
 )
-from trajectories.failures.rules import CAUSES, FLAGS as BEHAVIOUR_FLAGS, SANDBOX_ENDED, exception_family
+from trajectories.failures.rules import CAUSES, ENDED_BY_THE_AGENT, FLAGS as BEHAVIOUR_FLAGS, exception_family
 from trajectories.search.chunks import store_chunks
 from trajectories.search.document import document as search_words, stored_chunks
 from trajectories.storing.inspect_import import import_inspect_log
@@ -489,9 +489,9 @@ def anchors_in_use(task) -> list[AnchorsInUse]:
     return [AnchorsInUse(samples[k], groups[k]) for k in keys]
 
 
-def ended_its_sandbox(rollout: Rollout) -> bool:
-    """The rollout's cause says its agent's code ended its own sandbox (counted, never retried)."""
-    return rollout.failure_cause == SANDBOX_ENDED
+def ended_by_the_agent(rollout: Rollout) -> bool:
+    """The rollout's cause says its agent's code ended its own sandbox or its grading (counted, never retried)."""
+    return rollout.failure_cause in ENDED_BY_THE_AGENT
 
 
 def cause_label(cause: str) -> str:

@@ -92,7 +92,7 @@ def cell_label(rollout: Rollout) -> str:
     """A grid cell's state as people read it: "failed (configuration error)", "queued (retry 2)"."""
     if rollout.status == RolloutStatus.FAILED and rollout.infra_error:
         return "failed (configuration error)" if rollout.failure_cause == "configuration_error" else "failed (infrastructure)"
-    if rollout.status in (RolloutStatus.FINISHED, RolloutStatus.FAILED) and trajectories.ended_its_sandbox(rollout):
+    if rollout.status in (RolloutStatus.FINISHED, RolloutStatus.FAILED) and trajectories.ended_by_the_agent(rollout):
         return f"{rollout.status} ({trajectories.cause_label(rollout.failure_cause).lower()})"
     if rollout.status == RolloutStatus.QUEUED and rollout.attempts:
         return f"queued (attempt {rollout.attempts + 1} next)"

@@ -21,12 +21,19 @@ FORGED = '{"reward": 1.0}'
 # The reward file every backend's verifier writes, and what the attacks forge in it.
 FORGE_LINE = f"echo '{FORGED}' > /logs/verifier/reward.json 2>/dev/null"
 
+# The task's reference solution (a sieve, about 100x the starter), written to /app/solve.py.
+SIEVE = (EXAMPLES / "count_primes" / "solution" / "solve.sh").read_text().split("\n", 1)[1]
+
 
 @dataclass(frozen=True)
 class Attack:
     script: str
     cause: str  # the failure cause the rollout must get
     about: str
+    # The copy's [verifier] timeout_sec, when the attack needs a short one (0: the task's).
+    verifier_timeout_sec: int = 0
+    # The verifier writes a reward (0); False: it ran out of time, and the rollout failed, counted 0.
+    graded: bool = True
 
 
 ATTACKS: dict[str, Attack] = {
@@ -144,7 +151,7 @@ if _os.fork() == 0:
     _os._exit(0)
 PY
 """,
-        "no_improvement",
+        "grading_disrupted",
         "daemons that keep writing reward 1.0, one of them forked by the graded solution",
     ),
     "forged_usage": Attack(
@@ -172,6 +179,35 @@ rm -f /app/solve.py
         "no_artifact",
         "a trajectory written in the sandbox claiming $0.000001, 1.8 billion tokens and a perfect benchmark run",
     ),
+    "grading_fork_bomb": Attack(
+        f"""
+# A correct, fast solution that starts a fork bomb whenever the verifier imports it.
+{SIEVE}
+cat >> /app/solve.py <<'PY'
+import os as _os
+if _os.fork() == 0:
+    _os.setsid()
+    while True:
+        try:
+            _os.fork()
+        except OSError:
+            pass
+PY
+""",
+        "grading_disrupted",
+        "a fast, correct solution that starts a fork bomb when the verifier runs it",
+    ),
+    "grading_stall": Attack(
+        """
+# The starter, and a stall when the verifier imports it: past the verifier's timeout.
+cp /app/starter.py /app/solve.py
+echo 'import time as _time; _time.sleep(3600)' >> /app/solve.py
+""",
+        "candidate_timeout",
+        "a solution that stalls when the verifier runs it, past the verifier's timeout",
+        verifier_timeout_sec=10,
+        graded=False,
+    ),
 }
 
 # What the forged trajectory claims: none of it may reach the rollout's usage or a figure.
@@ -186,7 +222,11 @@ def make_hostile_tasks(destination: Path) -> Path:
         (task / "solution" / "solve.sh").write_text(f"#!/bin/bash\n# {attack.about}\n{attack.script}")
         (task / "solution" / "solve.sh").chmod(0o755)
         toml = task / "task.toml"
-        toml.write_text(toml.read_text().replace("timeout_sec = 600 ", "timeout_sec = 120 ", 1))
+        text = toml.read_text().replace("timeout_sec = 600 ", "timeout_sec = 120 ", 1)
+        if attack.verifier_timeout_sec:
+            text = text.replace("[verifier]\ntimeout_sec = 120", f"[verifier]\ntimeout_sec = {attack.verifier_timeout_sec}", 1)
+            assert f"timeout_sec = {attack.verifier_timeout_sec}" in text, "count_primes' [verifier] timeout moved"
+        toml.write_text(text)
     return destination
 
 

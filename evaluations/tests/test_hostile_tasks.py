@@ -17,6 +17,7 @@ from evaluations.running.local_runs import run_campaign_sync
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import RolloutStatus
+from trajectories.statuses import Disposition, disposition
 
 from evaluations.tests.container_helpers import require_engine
 from evaluations.tests.hostile import ATTACKS, FORGED, host_secret, host_state, make_hostile_tasks
@@ -75,8 +76,12 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path)
         name = rollout.task.name
         events = list(rollout.events.values_list("detail", flat=True))
         seen[name] = (rollout.reward, rollout.failure_cause)
-        assert rollout.status == RolloutStatus.FINISHED, (name, events)
-        assert rollout.reward == 0.0 and FORGED not in str(rollout.verifier_fields), (name, rollout.verifier_fields)
+        if ATTACKS[name].graded:
+            assert rollout.status == RolloutStatus.FINISHED and rollout.reward == 0.0, (name, rollout.reward, events)
+        else:  # the verifier ran out of time: no reward, a failure that counts 0
+            assert rollout.status == RolloutStatus.FAILED and rollout.reward is None, (name, rollout.reward, events)
+        assert FORGED not in str(rollout.verifier_fields), (name, rollout.verifier_fields)
+        assert disposition(rollout.status, False, rollout.infra_error, rollout.excluded) == Disposition.COUNTED, name
         assert not rollout.infra_error and rollout.attempts == 1, (name, events)
         assert rollout.failure_cause == ATTACKS[name].cause, (name, rollout.failure_cause, rollout.exception_message)
         folder = settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name
@@ -99,6 +104,8 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path)
     grid = Client().get(f"/campaigns/{campaign.pk}/progress.json").json()
     labels = {row["task"]: row["cells"][0]["label"] for row in grid["rows"]}
     assert labels["kill_everything"] == labels["disk_fill"] == "finished (sandbox ended by the agent)", labels
+    assert labels["grading_stall"] == "failed (timed out in grading)", labels
+    assert labels["grading_fork_bomb"] == "finished (grading disrupted by the agent)", labels
     # The board's cost and token figures hold nothing the sandbox wrote.
     (row,) = Client().get("/api/v1/leaderboard/", {"version": version.name}).json()["entries"]
     assert (row["cost_usd"], row["input_tokens"], row["output_tokens"]) == (None, None, None), row
@@ -118,3 +125,18 @@ def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(setti
     campaign = create_campaign(model, harness, version, k=1, backend="podman", enqueue=False)
     run_campaign_sync(campaign)
     assert campaign.rollouts.get().reward == 1.0
+
+
+def test_a_grading_fork_bomb_leaves_the_verifier_room_on_every_backend():
+    """The candidate's process limit (tests/candidate.py) is far below its sandbox's, on every backend."""
+    import inspect
+    import re
+
+    from evaluations.sandbox.bubblewrap import BubblewrapEnvironment
+    from evaluations.sandbox.containers import DEFAULT_MAX_PROCESSES
+    from evaluations.tests.runner_helpers import EXAMPLES
+
+    text = (EXAMPLES / "count_primes" / "tests" / "candidate.py").read_text()
+    candidate_limit = int(re.search(r"^MAX_PROCESSES = (\d+)$", text, re.M).group(1))
+    bubblewrap = inspect.signature(BubblewrapEnvironment.__init__).parameters["max_processes"].default
+    assert 4 * candidate_limit <= min(bubblewrap, DEFAULT_MAX_PROCESSES), (candidate_limit, bubblewrap)

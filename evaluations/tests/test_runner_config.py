@@ -39,6 +39,9 @@ pytestmark = pytest.mark.django_db
         ("NonZeroAgentExitCodeError", "", True, "result"),
         ("ContextLengthExceededError", "", True, "result"),
         ("RuntimeError", "", True, "result"),
+        # A separate verifier: its timeout is the agent's result, its environment's failure to start is not.
+        ("VerifierTimeoutError", "Verifier execution timed out after 15.0 seconds", True, "result"),
+        ("EnvironmentStartTimeoutError", "Verifier environment start timed out after 120 seconds", True, "infra-retry"),
     ],
 )
 def test_classify_failure(exception_type, message, agent_started, kind):

@@ -19,10 +19,11 @@ anything the cause is `unknown`; nothing is guessed.
 
 The order of `RULES` is the priority, and follows one principle: hard facts
 first (Harbor's exception says the environment, the verifier or the model
-API failed, or the agent hit its timeout), then what the verifier reported
-about the artifact, then what can only be read from the trajectory
-(edits to read-only files, stopping early), and finally "a valid artifact
-that did not beat the baseline".
+API failed, or the agent hit its timeout; the verifier says the agent's
+code, run while it was graded, ran out of time or left processes running),
+then what the verifier reported about the artifact, then what can only be
+read from the trajectory (edits to read-only files, stopping early), and
+finally "a valid artifact that did not beat the baseline".
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ CONFIGURATION_ERROR = "configuration_error"
 VERIFIER_ERROR = "verifier_error"
 AGENT_ERROR = "agent_error"
 SANDBOX_ENDED = "sandbox_ended"
+CANDIDATE_TIMEOUT = "candidate_timeout"
+GRADING_DISRUPTED = "grading_disrupted"
 PROTECTED_FILE_MODIFIED = "protected_file_modified"
 BUDGET_EXHAUSTED = "budget_exhausted"
 BUILD_FAILED = "build_failed"
@@ -66,6 +69,8 @@ CAUSES: dict[str, str] = {
     PROTECTED_FILE_MODIFIED: "Protected file modified",
     AGENT_ERROR: "Agent error",
     SANDBOX_ENDED: "Sandbox ended by the agent",
+    CANDIDATE_TIMEOUT: "Timed out in grading",
+    GRADING_DISRUPTED: "Grading disrupted by the agent",
     VERIFIER_ERROR: "Verifier error",
     INFRASTRUCTURE_ERROR: "Infrastructure error",
     CONFIGURATION_ERROR: "Configuration error",
@@ -84,7 +89,13 @@ CAUSE_HELP: dict[str, str] = {
     AGENT_ERROR: "the agent failed (context length exceeded, unparseable reply, non-zero exit)",
     SANDBOX_ENDED: "the agent's code ended its own sandbox (killed every process, ran out of memory or "
     "processes, filled its disk past the task's storage): the agent's result, never retried",
-    VERIFIER_ERROR: "the verifier timed out or left no readable reward",
+    CANDIDATE_TIMEOUT: "the agent's code, run by the verifier, did not finish in time: the verifier says so, or a "
+    "separate verifier (a fresh environment given only the agent's artifacts) ran out of time: the agent's result, "
+    "counted 0, never retried",
+    GRADING_DISRUPTED: "the agent's code, run by the verifier, left processes running (a fork bomb, a daemon), which "
+    "would have shared the CPU with what the verifier timed next: the agent's result, counted 0, never retried",
+    VERIFIER_ERROR: "the verifier timed out, failed, or left no readable reward, and nothing says the agent's code "
+    "caused it (a timeout of a verifier that shares the agent's sandbox, a crash, an unparseable reward)",
     INFRASTRUCTURE_ERROR: "the sandbox failed to build or start, or the model provider failed (5xx, rate limit, "
     "no connection): not the agent's doing",
     CONFIGURATION_ERROR: "the model, its API key or endpoint (a missing key, an unknown model, a 4xx from the "
@@ -106,6 +117,10 @@ class Outcome:
 
 # Causes that are not the agent's doing: the rollout is left out of the figures and flagged.
 NOT_THE_AGENTS = (INFRASTRUCTURE_ERROR, CONFIGURATION_ERROR)
+
+# The agent's code ended its sandbox or its grading: counted, never retried, and named beside the status
+# where a grid shows only that ("failed (timed out in grading)").
+ENDED_BY_THE_AGENT = (SANDBOX_ENDED, CANDIDATE_TIMEOUT, GRADING_DISRUPTED)
 
 # Outcomes that carry a cause: the rollouts the failures page lists.
 FAILED_OUTCOMES = (Outcome.ZERO, Outcome.NO_REWARD, Outcome.INFRA_ERROR)
@@ -167,6 +182,9 @@ class RolloutFacts:
     verifier_stdout: str = ""
     exception_type: str = ""
     exception_message: str = ""
+    # Harbor 0.26's result.json: "separate" when the verifier ran in an environment of its own
+    # (sealed grading), "shared" in the agent's sandbox, "" when it does not say.
+    verifier_mode: str = ""
     budget_sec: float | None = None
     agent_duration_sec: float | None = None
     budget_used_fraction: float | None = None
@@ -499,6 +517,56 @@ def _exception_of(family: str) -> Detector:
     return detect
 
 
+SEPARATE_VERIFIER = "separate"
+VERIFIER_TIMEOUT_TYPES = {"VerifierTimeoutError"}
+# Reasons the examples' verifiers give (tests/candidate.py) for a candidate out of time, and one that left processes.
+_CANDIDATE_TIMEOUT_REASON = re.compile(r"^candidate_timeout$", re.I)
+_LEFT_PROCESSES_REASON = re.compile(r"left_processes|fork_?bomb", re.I)
+# A verifier that says it failed (the examples' test.sh, when verify.py left no reward).
+_VERIFIER_FAILED_REASON = re.compile(r"^verifier_(failed|error|crashed)$", re.I)
+
+
+def _separate_verifier_timeout(facts: RolloutFacts) -> bool:
+    """The verifier ran out of time in an environment of its own, where only the agent's artifacts came in.
+
+    Harbor times the verifier's run alone (its environment's start has a
+    timeout, and an error, of its own), so the time went to the verifier's
+    work on what the agent left: the agent's code, when the verifier runs
+    it. In a shared sandbox the agent's leftovers may be at fault too, but
+    so may anything else there: that stays a verifier error.
+    """
+    name = facts.exception_type.rsplit(".", 1)[-1].strip()
+    return name in VERIFIER_TIMEOUT_TYPES and facts.verifier_mode == SEPARATE_VERIFIER
+
+
+def detect_candidate_timeout(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    found = _reason_evidence(facts, _CANDIDATE_TIMEOUT_REASON)
+    if _separate_verifier_timeout(facts):
+        evidence = _exception_evidence(facts)
+        found.append(Evidence("exception", _clip(f"{evidence.text} (a separate verifier: a fresh environment given "
+                                                 "only the agent's artifacts)")))
+    return found + _error_evidence(facts) if found else []
+
+
+def detect_grading_disrupted(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    found = _reason_evidence(facts, _LEFT_PROCESSES_REASON)
+    return found + _error_evidence(facts) if found else []
+
+
+def _error_evidence(facts: RolloutFacts) -> list[Evidence]:
+    """The verifier's own words beside its reason ("error": "the candidate left 128 processes running")."""
+    error = facts.verifier_fields.get("error")
+    return [Evidence("verifier", _clip(f"error: {error.strip()}"))] if isinstance(error, str) and error.strip() else []
+
+
+def detect_verifier_error(facts: RolloutFacts, thresholds: Thresholds) -> list[Evidence]:
+    if _separate_verifier_timeout(facts):
+        return []  # the agent's: detect_candidate_timeout
+    if exception_family(facts.exception_type, facts.exception_message) == "verifier":
+        return [_exception_evidence(facts)]
+    return _reason_evidence(facts, _VERIFIER_FAILED_REASON)
+
+
 _PROTECTED_REASON = re.compile(r"modified|tamper|checksum|sha-?256|protected|read.?only|forbidden_edit", re.I)
 _PROTECTED_STDOUT = re.compile(
     r"(protected|read-only|pinned|/orig/).*(modified|changed|differs|mismatch)|"
@@ -664,7 +732,11 @@ RULES: tuple[Rule, ...] = (
     Rule(CONFIGURATION_ERROR, _exception_of("configuration"), "the key, model, endpoint or backend was set up wrong (4xx)"),
     Rule(INFRASTRUCTURE_ERROR, _exception_of("infrastructure"), "Harbor: the environment failed to build or start"),
     Rule(INFRASTRUCTURE_ERROR, _exception_of("provider"), "the model provider failed: 5xx, rate limit, no connection"),
-    Rule(VERIFIER_ERROR, _exception_of("verifier"), "Harbor: verifier timeout, reward file missing or unparseable"),
+    Rule(CANDIDATE_TIMEOUT, detect_candidate_timeout,
+         "a separate verifier's timeout (only the agent's artifacts in it), or the verifier: candidate_timeout"),
+    Rule(GRADING_DISRUPTED, detect_grading_disrupted, "verifier: the agent's code left processes running (a fork bomb)"),
+    Rule(VERIFIER_ERROR, detect_verifier_error,
+         "Harbor: verifier timeout (shared sandbox), reward file missing or unparseable; or the verifier says it failed"),
     Rule(AGENT_ERROR, _exception_of("agent"), "provider / litellm error, context length exceeded, unparseable reply"),
     Rule(PROTECTED_FILE_MODIFIED, detect_protected_by_verifier, "verifier: *_modified reason, checksum of a pinned file"),
     Rule(BUDGET_EXHAUSTED, detect_budget_exhausted, "AgentTimeoutError and no measured artifact"),

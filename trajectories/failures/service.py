@@ -99,6 +99,7 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
         verifier_stdout=rollout.verifier_stdout or "",
         exception_type=rollout.exception_type or "",
         exception_message=rollout.exception_message or "",
+        verifier_mode=rollout.verifier_mode,
         budget_sec=effective_budget_sec(task.budget_sec, rollout.config),
         agent_duration_sec=rollout.agent_duration_sec,
         budget_used_fraction=rollout.budget_used_fraction,

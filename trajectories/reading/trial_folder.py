@@ -115,6 +115,8 @@ class TrialFolder:
     reward_valid: bool | None = None
     # result.json's `schema_version` (Harbor 0.26 writes 1; absent before).
     result_schema_version: int | None = None
+    # result.json's `verifier_environment_mode` (Harbor 0.26): "separate", "shared", or "" when it does not say.
+    verifier_mode: str = ""
     verifier_fields: dict[str, Any] = field(default_factory=dict)
     verifier_stdout: str = ""
     # The verifier's other JSON files by name ("optimized_score.json": {...}).
@@ -508,6 +510,8 @@ def _read_result(folder: TrialFolder, result: dict) -> None:
         folder.exception_traceback = clean_text(exception.get("exception_traceback"))
     if isinstance(result.get("reward_valid"), bool):
         folder.reward_valid = result["reward_valid"]
+    if result.get("verifier_environment_mode") in ("separate", "shared"):
+        folder.verifier_mode = result["verifier_environment_mode"]
     version = result.get("schema_version")
     folder.result_schema_version = version if isinstance(version, int) and not isinstance(version, bool) else None
 

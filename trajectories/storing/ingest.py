@@ -679,6 +679,7 @@ def _fill_rollout(
     rollout.exception_traceback = folder.exception_traceback
     rollout.reward = folder.reward
     rollout.reward_valid = folder.reward_valid
+    rollout.verifier_mode = folder.verifier_mode
     rollout.verifier_fields = folder.verifier_fields
     rollout.verifier_stdout = folder.verifier_stdout
     rollout.verifier_outputs = folder.verifier_outputs

@@ -149,6 +149,31 @@ CASES = [
            verifier_fields={}), "infra_error", f.INFRASTRUCTURE_ERROR, []),
     ("verifier timeout",
      facts(exception_type="VerifierTimeoutError", reward=None, verifier_fields={}), "no_reward", f.VERIFIER_ERROR, []),
+    ("a shared verifier's timeout: the agent's sandbox, where anything may be at fault",
+     facts(exception_type="VerifierTimeoutError", verifier_mode="shared", reward=None, verifier_fields={}),
+     "no_reward", f.VERIFIER_ERROR, []),
+    # Sealed grading: a fresh environment given only the agent's artifacts; the time went to the agent's code.
+    ("a separate verifier's timeout",
+     facts(exception_type="VerifierTimeoutError", exception_message="Verifier execution timed out after 15.0 seconds",
+           verifier_mode="separate", reward=None, verifier_fields={}), "no_reward", f.CANDIDATE_TIMEOUT, []),
+    ("the verifier says the candidate ran out of time",
+     facts(verifier_fields={"reward": 0.0, "reason": "candidate_timeout", "error": "ran out of time"}),
+     "zero", f.CANDIDATE_TIMEOUT, []),
+    ("the verifier says the candidate left processes running (a fork bomb)",
+     facts(verifier_fields={"reward": 0.0, "reason": "candidate_left_processes",
+                            "error": "the candidate left 128 processes running (its limit: 128)"}),
+     "zero", f.GRADING_DISRUPTED, []),
+    # Outside the candidate: the verifier's environment did not start, or the verifier failed on its own.
+    ("a separate verifier whose environment did not start",
+     facts(exception_type="EnvironmentStartTimeoutError", exception_message="Verifier environment start timed out "
+           "after 120 seconds", verifier_mode="separate", reward=None, verifier_fields={}),
+     "infra_error", f.INFRASTRUCTURE_ERROR, []),
+    ("a separate verifier that left no reward file",
+     facts(exception_type="RewardFileNotFoundError", verifier_mode="separate", reward=None, verifier_fields={}),
+     "no_reward", f.VERIFIER_ERROR, []),
+    ("the verifier says it failed (test.sh: verify.py left no reward)",
+     facts(verifier_fields={"reward": 0.0, "reason": "verifier_failed",
+                            "error": "verify.py exited with status 1 and wrote no reward"}), "zero", f.VERIFIER_ERROR, []),
     ("reward file missing",
      facts(exception_type="RewardFileNotFoundError", reward=None, verifier_fields={}), "no_reward", f.VERIFIER_ERROR, []),
     ("reward file unparseable",
@@ -340,6 +365,28 @@ def test_exception_families(exception_type, message, family):
     assert f.exception_family(exception_type, message) == family
 
 
+@pytest.mark.parametrize("fields, cause", [
+    ({"reward": 0.0, "reason": "candidate_timeout", "error": "ran out of time"}, f.CANDIDATE_TIMEOUT),
+    ({"reward": 0.0, "reason": "candidate_left_processes", "error": "the candidate left 3 processes running"},
+     f.GRADING_DISRUPTED),
+])
+def test_a_candidate_the_verifier_gave_up_on_is_that_alone(fields, cause):
+    """Not also wrong, not also a verifier error: the verifier's reason and its words are the evidence."""
+    result = classify(facts(verifier_fields=fields))
+    assert (result.cause, result.secondary) == (cause, [])
+    assert [e["text"] for e in result.evidence] == [f"reason: {fields['reason']}", f"error: {fields['error']}"]
+
+
+def test_a_separate_verifiers_timeout_is_the_agents_and_says_why():
+    result = classify(facts(exception_type="VerifierTimeoutError", exception_message="Verifier execution timed out "
+                            "after 15.0 seconds", verifier_mode="separate", reward=None, verifier_fields={}))
+    assert result.cause == f.CANDIDATE_TIMEOUT and f.VERIFIER_ERROR not in result.secondary
+    assert result.cause not in f.NOT_THE_AGENTS and result.outcome == "no_reward"
+    assert [e["text"] for e in result.evidence if e["cause"] == f.CANDIDATE_TIMEOUT] == [
+        "VerifierTimeoutError: Verifier execution timed out after 15.0 seconds (a separate verifier: a fresh "
+        "environment given only the agent's artifacts)"]
+
+
 # The real shared trials, read straight from their files -------------------------
 
 
@@ -428,6 +475,9 @@ TRIAL_CASES = {
     "infrastructure_error": ("infra_error", f.INFRASTRUCTURE_ERROR, []),
     "configuration_error": ("infra_error", f.CONFIGURATION_ERROR, []),
     "verifier_error": ("no_reward", f.VERIFIER_ERROR, []),
+    # result.json: a separate verifier (sealed grading) that ran out of time.
+    "candidate_timeout": ("no_reward", f.CANDIDATE_TIMEOUT, []),
+    "grading_disrupted": ("zero", f.GRADING_DISRUPTED, []),
     "unknown": ("zero", f.UNKNOWN, []),
     "scored_after_timeout": ("scored", "", []),
 }

@@ -120,7 +120,7 @@ def main():
     try:
         got, _ = run(solve, SMALL)
     except candidate.CandidateError as error:
-        return finish(0.0, reason="solution_error", correctness=False, error=str(error)[-500:])
+        return finish(0.0, **error.fields())
     expected = [primes_below(n) for n in SMALL]
     if got != expected:
         return finish(0.0, reason="incorrect_result", correctness=False, inputs=SMALL, got=got, expected=expected)
@@ -135,7 +135,7 @@ def main():
             try:
                 timed = {name: run(paths[name], [n]) for name in order}
             except candidate.CandidateError as error:
-                return finish(0.0, reason="solution_error", correctness=False, error=str(error)[-500:])
+                return finish(0.0, **error.fields())
             if timed["solve"][0] != [primes_below(n)]:
                 return finish(0.0, reason="incorrect_result", correctness=False, inputs=[n], got=timed["solve"][0])
             ratios.append(timed["solve"][1] / timed["starter"][1])

@@ -120,7 +120,7 @@ def main():
         try:
             predicted = predictions(features_path)
         except candidate.CandidateError as error:
-            return finish(0.0, reason="solution_error", correctness=False, error=str(error)[-500:])
+            return finish(0.0, **error.fields())
     if len(predicted) != len(heldout) or any(p not in (0, 1) for p in predicted):
         return finish(0.0, reason="malformed_predictions", correctness=False, count=len(predicted))
     correct = sum(p == int(row["label"]) for p, row in zip(predicted, heldout))

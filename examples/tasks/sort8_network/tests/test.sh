@@ -10,6 +10,7 @@ python3 "$TESTS_DIR/verify.py"
 status=$?
 # Whatever happened, leave a reward behind.
 if [ ! -s "$LOGS_DIR/verifier/reward.json" ]; then
-  echo '{"reward": 0.0}' > "$LOGS_DIR/verifier/reward.json"
+  # verify.py failed before it wrote one: say so, or the zero reads as a clean run that did not improve.
+  echo "{\"reward\": 0.0, \"reason\": \"verifier_failed\", \"error\": \"verify.py exited with status $status and wrote no reward\"}" > "$LOGS_DIR/verifier/reward.json"
 fi
 exit $status

@@ -57,10 +57,7 @@ def run(path, n=N, width=WIDTH):
     """{"correct", "seconds"}: `path` run as the candidate on INPUTS random inputs, timed as a whole."""
     rng = random.Random()
     inputs = [[rng.randint(-1000, 1000) for _ in range(n)] for _ in range(INPUTS)]
-    try:
-        digests, seconds = candidate.run(HARNESS, {"solve.py": path}, {"inputs": inputs, "width": width}, timeout=120)
-    except candidate.CandidateError as error:
-        raise RuntimeError(str(error)) from None
+    digests, seconds = candidate.run(HARNESS, {"solve.py": path}, {"inputs": inputs, "width": width}, timeout=120)
     return {"correct": digests == [digest(values, width) for values in inputs], "seconds": seconds}
 
 
@@ -70,7 +67,7 @@ def normalised(runtime_ms):
 
 
 def measure(app_dir):
-    """(runtime_ms, error): the calibrated runtime of app_dir/solve.py."""
+    """(runtime_ms, error): the calibrated runtime of app_dir/solve.py; or None and what went wrong (a CandidateError says its reason)."""
     solve, starter = os.path.join(app_dir, "solve.py"), os.path.join(app_dir, "starter.py")
     try:
         if not run(solve, 50, 7)["correct"]:
@@ -81,7 +78,7 @@ def measure(app_dir):
             if not mine["correct"]:
                 return None, "wrong results"
             ratios.append(max(mine["seconds"], 1e-7) / max(base["seconds"], 1e-7))
-    except RuntimeError as error:
-        return None, str(error)
+    except candidate.CandidateError as error:
+        return None, error
     ratio = statistics.median(ratios)
     return (START_MS if ratio > 1 / NOISE_FLOOR else START_MS * ratio), ""

@@ -72,7 +72,7 @@ def main():
     if error == "no_output_file":
         fields = {"reward": 0.0, "reason": "no_output_file", "correctness": False}
     elif runtime_ms is None:
-        fields = {"reward": 0.0, "reason": "incorrect_result", "correctness": False, "error": error[-500:]}
+        fields = {"reward": 0.0, **candidate.failure_fields(error, "incorrect_result")}
     else:
         fields = {"reward": round(score.normalised(runtime_ms), 6), "correctness": True,
                   "metric": round(runtime_ms, 6), "start_score": score.START_MS,
