@@ -7,8 +7,8 @@ from trajectories.storing.observation_text import compress
 
 from . import planted_secrets
 
-BEFORE = [("trajectories", "0033_rollout_usage_source")]
-AFTER = [("trajectories", "0034_mask_stored_secrets")]
+BEFORE = [("trajectories", "0034_rollout_verifier_mode")]
+AFTER = [("trajectories", "0035_mask_stored_secrets")]
 
 
 def old_rows(apps):

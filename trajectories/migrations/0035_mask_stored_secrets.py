@@ -118,6 +118,6 @@ def mask_stored(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("trajectories", "0033_rollout_usage_source")]
+    dependencies = [("trajectories", "0034_rollout_verifier_mode")]
 
     operations = [migrations.RunPython(mask_stored, migrations.RunPython.noop, elidable=True)]

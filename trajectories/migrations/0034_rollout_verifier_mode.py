@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
     # Where Harbor ran the verifier (result.json's verifier_environment_mode): a separate verifier's
     # timeout is the agent's (trajectories.failures.rules: candidate_timeout).
     dependencies = [
-        ('trajectories', '0034_mask_stored_secrets'),
+        ('trajectories', '0033_rollout_usage_source'),
     ]
 
     operations = [
