@@ -142,3 +142,21 @@ def test_import_names_each_gpu_task_this_machine_cannot_run_and_imports_it_all_t
         "  warning: needs 1 x H100 GPU, and this machine has no GPU (nvidia-smi is not installed and there is "
         "no /dev/nvidia* device): its rollouts run on a worker of the gpu queue that has it",
     ]
+
+
+# -- one rule: a guard that fails when a second reader of the machine's GPUs, or a second judge, appears --------
+
+GPU_READERS = {"tasks/hardware.py"}
+GPU_JUDGES = {"tasks/hardware.py", "tasks/services.py", "evaluations/sandbox/backends.py"}
+
+
+def test_only_tasks_hardware_reads_the_machines_gpus_and_two_modules_apply_its_rule():
+    from tests.test_status_writers import project_sources
+
+    # Running nvidia-smi (its query), or listing the /dev/nvidiaN devices: reading this machine's GPUs.
+    readers = {path for path, source in project_sources()
+               if "--query-gpu" in source or 'which("nvidia-smi")' in source or 'glob("nvidia' in source}
+    judges = {path for path, source in project_sources() if "gpu_shortfall(" in source}
+    assert readers == GPU_READERS
+    assert judges == GPU_JUDGES
+
