@@ -95,6 +95,7 @@ def test_preflight_on_a_worker_without_a_gpu_refuses_each_gpu_task_with_its_reas
         f"flux2_klein_lora: needs 1 x L40S GPU, and worker {HOST} has no GPU (nvidia-smi is not installed "
         "and there is no /dev/nvidia* device)",
     ]
+    assert backend.detail.endswith("; and 6 more")
     assert backends.get("docker").task_problems(real_tasks_dir / "discover_sorting") == []
 
 
