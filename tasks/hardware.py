@@ -109,12 +109,14 @@ def gpu_shortfall(need: GpuNeed, host: HostGpus, where: str = "this machine") ->
     given = host.names[:need.count]
     if len(given) < need.count:
         return f"needs {need}, and {where} has {host}"
-    if not need.types or all(need.accepts(name) for name in given if name):
-        if all(given) or not need.types:
-            return ""
+    if not need.types:
+        return ""
+    if not all(need.accepts(name) for name in given if name):
+        first = f" (a container is given the first {need.count})" if len(host.names) > need.count else ""
+        return f"needs {need}, and {where} has {host}{first}"
+    if not all(given):
         return f"needs {need}, and {where} has {host}: without nvidia-smi its type cannot be told"
-    first = f" (a container is given the first {need.count})" if len(host.names) > need.count else ""
-    return f"needs {need}, and {where} has {host}{first}"
+    return ""
 
 
 def _words(text: str) -> list[str]:
