@@ -11,6 +11,8 @@ ROOT = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("AUTOLAB_SHARED_DIR", ROOT.parent / "shared"))
 SHARED_TASKS = SHARED / "autolab" / "tasks"
 SHARED_TRIALS = SHARED / "autolab" / "trials"
+# AutoLab v1.1's own task directories, whole (33 of its 36: task.toml, environment/, tests/, solution/).
+SHARED_V11_TASKS = SHARED / "autolab-v1.1" / "tasks"
 EXAMPLE_TASKS = ROOT / "examples" / "tasks"
 
 
@@ -69,6 +71,13 @@ def shared_tasks_dir() -> Path:
     if not SHARED_TASKS.is_dir():
         pytest.skip(f"real AutoLab tasks not found at {SHARED_TASKS} (../shared is absent)")
     return SHARED_TASKS
+
+
+@pytest.fixture
+def real_tasks_dir() -> Path:
+    if not SHARED_V11_TASKS.is_dir():
+        pytest.skip(f"AutoLab v1.1's task directories not found at {SHARED_V11_TASKS} (../shared is absent)")
+    return SHARED_V11_TASKS
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from . import anchors as anchor_rule
 from .anchors import Anchors
 from .anchors import describe as describe_anchors
+from .hardware import GpuNeed, detect_host_gpus, gpu_shortfall
 from .models import BenchmarkVersion, ScoringConvention, Task, TaskRevision
 from .scoring import DEFAULT_RULE, REBENCH, rule_for
 from .spec import TaskSpec
@@ -59,7 +60,7 @@ class TaskImportResult:
     fields: dict[str, Any] = field(default_factory=dict)
     changed_fields: list[str] = field(default_factory=list)
     error: str = ""
-    # What the version's grading cannot honour of the task's declarations (imported all the same).
+    # What the version's grading, or this machine, cannot honour of the task's declarations (imported all the same).
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -212,8 +213,15 @@ def import_task_dir(directory: Path, version: BenchmarkVersion, seen: dict[str, 
         outcome,
         fields={key: getattr(parsed, key) for key in SUMMARY_FIELDS},
         changed_fields=changed,
-        warnings=grading_warnings(directory, version),
+        warnings=grading_warnings(directory, version) + hardware_warnings(parsed),
     )
+
+
+def hardware_warnings(parsed: ParsedTask) -> list[str]:
+    """What this machine lacks of the GPUs the task needs: information, as its rollouts run on a GPU worker."""
+    need = GpuNeed.from_stored(parsed.gpus, parsed.gpu_type)
+    shortfall = gpu_shortfall(need, detect_host_gpus()) if need.count else ""
+    return [f"{shortfall}: its rollouts run on a worker of the gpu queue that has it"] if shortfall else []
 
 
 def grading_warnings(directory: Path, version: BenchmarkVersion) -> list[str]:

@@ -252,7 +252,7 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
         cpus=reader.number(environment, "cpus", "[environment]"),
         memory_mb=reader.count(environment, "memory_mb", "[environment]"),
         storage_mb=reader.count(environment, "storage_mb", "[environment]"),
-        gpus=reader.count(environment, "gpus", "[environment]") or 0,
+        gpus=reader.gpus(environment),
         gpu_type=reader.gpu_type(environment),
         allow_internet=bool(environment.get("allow_internet", False)),
         instruction=instruction,
@@ -265,6 +265,14 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
         has_solution=(root / "solution").is_dir(),
         benchmark_commands=commands,
     )
+
+
+def read_gpus(root: Path) -> tuple[int, str]:
+    """The GPUs a task folder's task.toml asks for, read as parse_task_dir reads them: (count, type(s))."""
+    toml_path = root / TASK_TOML
+    reader = _Reader(toml_path, load_toml(toml_path))
+    environment = reader.table("environment")
+    return reader.gpus(environment), reader.gpu_type(environment)
 
 
 def load_toml(toml_path: Path) -> dict[str, Any]:
@@ -401,6 +409,9 @@ class _Reader:
         if value < 0:
             self.fail(f"{where} {key} must be >= 0, not {table[key]!r}")
         return int(round(value))
+
+    def gpus(self, environment: dict[str, Any]) -> int:
+        return self.count(environment, "gpus", "[environment]") or 0
 
     def gpu_type(self, environment: dict[str, Any]) -> str:
         """Harbor's `gpu_types = [...]` list, or the singular `gpu_type` some tasks use."""

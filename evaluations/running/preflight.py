@@ -166,5 +166,6 @@ def _backend_checks(name: str, task_dirs: list[str], host: str) -> list[Check]:
         for problem in backend.task_problems(Path(task_dir)):
             refused.append(f"{Path(task_dir).name}: {problem}")
     if refused:
-        return [Check("backend", False, f"{backend.label} cannot run {len(refused)} task(s): " + "; ".join(refused[:5]))]
+        more = f"; and {len(refused) - 5} more" if len(refused) > 5 else ""
+        return [Check("backend", False, f"{backend.label} cannot run {len(refused)} task(s): " + "; ".join(refused[:5]) + more)]
     return [Check("backend", True, f"{backend.label} works on {host}")]

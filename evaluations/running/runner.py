@@ -186,7 +186,7 @@ def check_can_run_here(rollout: Rollout) -> None:
         raise RunnerConfigError(f"{backend.name} unavailable on this worker: " + "; ".join(problems))
     problems = backend.task_problems(task_path(rollout))
     if problems:
-        raise RunnerConfigError("; ".join(problems))
+        raise RunnerConfigError(f"{rollout.task.name}: " + "; ".join(problems))
     if grades_sealed(rollout):
         from tasks.sealing import CannotSeal, seal_task_dir
 

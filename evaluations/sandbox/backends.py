@@ -13,10 +13,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tasks.hardware import GpuNeed
 
 CONTAINERS_MODULE = "evaluations.sandbox.containers"
 
@@ -104,17 +109,60 @@ def _docker_problems() -> list[str]:
     return problems
 
 
-def _podman_task_problems(task_dir: Path) -> list[str]:
-    gpus = _task_gpus(task_dir)
-    if gpus:
-        return [f"the task needs {gpus} GPU(s), which Harbor's Podman environment cannot reserve: use the docker backend"]
-    return []
+# -- GPUs ---------------------------------------------------------------------------
 
 
-def _task_gpus(task_dir: Path) -> int:
-    from harbor.models.task.task import Task as HarborTask
+def _gpu_problems(task_dir: Path, shortfall: Callable[[GpuNeed], str]) -> list[str]:
+    """A backend's GPU check of a task: `shortfall` of what it needs ("" when given), or why task.toml cannot be read."""
+    from tasks.hardware import task_gpu_need
+    from tasks.taskdir import TaskDirError
 
-    return int(HarborTask(task_dir=Path(task_dir)).config.environment.gpus or 0)
+    try:
+        need = task_gpu_need(task_dir)
+    except (TaskDirError, OSError) as exc:
+        return [str(exc)]
+    problem = shortfall(need) if need.count else ""
+    return [problem] if problem else []
+
+
+def _docker_gpu_shortfall(need: GpuNeed) -> str:
+    """Whether this worker can give the task its GPUs: tasks.hardware's rule, then the engine's toolkit.
+
+    Harbor's Docker environment says it gives GPUs wherever it runs (the
+    Compose device request is written either way); whether the host has
+    them is decided here, before a trial starts, so that a worker without
+    them refuses the task with its reason instead of failing at `up`.
+    """
+    from tasks.hardware import detect_host_gpus, gpu_shortfall
+
+    worker = socket.gethostname()
+    shortfall = gpu_shortfall(need, detect_host_gpus(), f"worker {worker}")
+    if shortfall or nvidia_container_toolkit():
+        return shortfall
+    return (f"needs {need}, and the Docker engine of worker {worker} cannot give containers GPUs: install the "
+            "NVIDIA Container Toolkit (no nvidia-container-runtime-hook on PATH, no nvidia runtime in docker info)")
+
+
+def nvidia_container_toolkit() -> bool:
+    """Whether this host's Docker engine can answer an NVIDIA device request.
+
+    dockerd registers its `nvidia` device driver when the toolkit's hook
+    (nvidia-container-runtime-hook, or nvidia-cdi-hook) is on its PATH;
+    a host set up with the toolkit's runtime lists `nvidia` in its runtimes.
+    """
+    if shutil.which("nvidia-container-runtime-hook") or shutil.which("nvidia-cdi-hook"):
+        return True
+    try:
+        info = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return info.returncode == 0 and "nvidia" in info.stdout
+
+
+def _no_gpus(label: str) -> Callable[[GpuNeed], str]:
+    """The GPU shortfall of a backend that gives no task GPUs at all."""
+    return lambda need: f"needs {need}, and {label} cannot give a task GPUs: run it on the docker backend, on a worker with the GPU"
 
 
 def _container_environment(class_name: str):
@@ -149,6 +197,10 @@ def _bubblewrap_host_problems() -> list[str]:
 def _bubblewrap_task_problems(task_dir: Path) -> list[str]:
     from evaluations.sandbox.bubblewrap import check_task_dir
 
+    # A GPU is the reason that matters: no host sandbox gives one, whatever else the task needs.
+    problems = _gpu_problems(task_dir, _no_gpus("the bubblewrap sandbox"))
+    if problems:
+        return problems
     problems = check_task_dir(task_dir)
     return ["needs a container backend: " + "; ".join(problems)] if problems else []
 
@@ -195,6 +247,7 @@ BACKENDS: dict[str, SandboxBackend] = {
             gpus=True,
             environment=_container_environment("DockerSandbox"),
             host_problems=_docker_problems,
+            task_problems=lambda task_dir: _gpu_problems(task_dir, _docker_gpu_shortfall),
             cleanup=lambda session_id: remove_session_containers("docker", session_id),
         ),
         SandboxBackend(
@@ -205,7 +258,7 @@ BACKENDS: dict[str, SandboxBackend] = {
             gpus=False,
             environment=_container_environment("PodmanSandbox"),
             host_problems=_podman_problems,
-            task_problems=_podman_task_problems,
+            task_problems=lambda task_dir: _gpu_problems(task_dir, _no_gpus("Harbor's Podman environment")),
             cleanup=lambda session_id: remove_session_containers("podman", session_id),
         ),
         SandboxBackend(

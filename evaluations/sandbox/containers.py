@@ -45,12 +45,14 @@ import asyncio
 import functools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.docker.docker import DockerEnvironment, _sanitize_docker_compose_project_name
 from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_runtime
@@ -342,7 +344,20 @@ class DockerSandbox(OfflineCompose, DockerEnvironment):
         # input device is not a TTY".
         if command[:1] == ["exec"] and "-T" not in command and compose_v1(type(self).runtime()):
             command = ["exec", "-T", *command[1:]]
+        if command[:1] == ["config"] and "--output" in command and compose_v1(type(self).runtime()):
+            return await self._config_to_file(command[command.index("--output") + 1], *args, **kwargs)
         return await super()._run_docker_compose_command(command, *args, **kwargs)
+
+    async def _config_to_file(self, output: str, *args, **kwargs):
+        """Compose v2's `config --format json --output FILE`, on compose v1 (which prints YAML, and only that).
+
+        Harbor asks for it when a GPU task brings its own compose file (7 of
+        AutoLab v1.1's 11 do), to see whether that file reserves the GPUs
+        already; v1 refused it and no such task started.
+        """
+        result = await super()._run_docker_compose_command(["config"], *args, **kwargs)
+        Path(output).write_text(json.dumps(compose_v1_config(result.stdout or "")))
+        return result
 
 
 def docker_runtime() -> ContainerRuntime:
@@ -361,6 +376,15 @@ def docker_runtime() -> ContainerRuntime:
         supports_compose_cp=False,
         supports_compose_project_directory=True,
     )
+
+
+def compose_v1_config(printed: str) -> dict:
+    """The configuration `docker-compose config` printed, without the warnings Harbor's capture mixes in."""
+    lines = [line for line in printed.splitlines() if not re.match(r"(WARNING|ERROR|INFO|DEBUG):", line)]
+    document = yaml.safe_load("\n".join(lines))
+    if not isinstance(document, dict) or not isinstance(document.get("services"), dict):
+        raise RuntimeError(f"docker-compose config printed no configuration: {printed[:500]}")
+    return document
 
 
 def compose_v1(runtime: ContainerRuntime) -> bool:

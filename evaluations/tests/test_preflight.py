@@ -117,7 +117,8 @@ def test_a_backend_this_worker_lacks_or_that_cannot_run_a_task(tmp_path):
 
     if not podman_problem():
         podman = by_name(run_checks(ModelSettings(harness="nop"), "podman", [str(gpu)]))["backend"]
-        assert not podman.ok and "Podman cannot run 1 task(s): gpu_task: the task needs 1 GPU(s)" in podman.detail
+        assert not podman.ok
+        assert "Podman cannot run 1 task(s): gpu_task: needs 1 GPU, and Harbor's Podman environment cannot give" in podman.detail
     unknown = by_name(run_checks(ModelSettings(harness="nop"), "kubernetes", []))["backend"]
     assert not unknown.ok and "unknown sandbox backend 'kubernetes'" in unknown.detail
 

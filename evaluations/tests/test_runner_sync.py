@@ -90,7 +90,7 @@ def test_task_needing_a_container_fails_clearly_without_retry(settings, tmp_path
     rollout.refresh_from_db()
     assert outcome.status == RolloutStatus.FAILED
     assert rollout.infra_error and rollout.attempts == 1
-    assert "needs a container backend" in rollout.events.last().detail
+    assert "sort8_network: needs 1 GPU, and the bubblewrap sandbox cannot give a task GPUs" in rollout.events.last().detail
 
 
 def free_port() -> int:

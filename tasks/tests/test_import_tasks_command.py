@@ -28,7 +28,8 @@ def run(*args) -> str:
 @pytest.mark.shared
 def test_imports_shared_tasks_with_one_line_each(shared_tasks_dir):
     output = run(shared_tasks_dir, "--version", "1.1")
-    lines = output.strip().splitlines()
+    # What this machine cannot honour (a GPU it lacks) follows a task's line, indented.
+    lines = [line for line in output.strip().splitlines() if not line.startswith("  warning: ")]
     assert len(lines) == 11
     assert (
         "flash_attention: imported, system_optimization, runtime_seconds (lower is better), 0.75 → 0.1, 2 h, CPU only"
