@@ -17,7 +17,7 @@ from evaluations.sandbox.bubblewrap import (
 )
 from tasks.dockerfile import CopyStep, RunStep, parse_dockerfile
 
-from evaluations.tests.sandbox_helpers import TINY_TASK, require_sandbox
+from evaluations.tests.sandbox_helpers import TINY_TASK, check_copy_out_stops_at_storage, require_sandbox
 
 # -- Dockerfile interpretation (pure) -----------------------------------------
 
@@ -381,3 +381,9 @@ def test_a_live_process_is_not_dying():
     from evaluations.sandbox.bubblewrap import dying
 
     assert not dying(Path(f"/proc/{os.getpid()}/status").read_text())
+
+
+@pytest.mark.sandbox
+def test_a_copy_out_stops_at_storage_mb_before_it_lands(tmp_path):
+    require_sandbox()
+    check_copy_out_stops_at_storage(make_env(tmp_path, storage_poll_sec=3600), tmp_path)
