@@ -32,9 +32,11 @@ import errno
 import os
 import secrets
 import stat
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 CHUNK = 1 << 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -53,11 +55,15 @@ class CopyReport:
     copied: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # "agent/x: a symbolic link"
     kept: list[str] = field(default_factory=list)  # targets the host wrote, left as they were
+    written: int = 0  # bytes written to the target
+    over_limit: bool = False  # the source held more than the copy's `max_bytes`
 
     def merge(self, other: "CopyReport") -> None:
         self.copied += other.copied
         self.refused += other.refused
         self.kept += other.kept
+        self.written += other.written
+        self.over_limit = self.over_limit or other.over_limit
 
 
 def open_dir(path: str | os.PathLike, *, dir_fd: int | None = None) -> int:
@@ -146,7 +152,8 @@ def copy_tree(
     (a file the host side wrote, which the sandbox must not replace);
     `select(relative)` filters files. `max_bytes` bounds the total copied (a
     sandbox can fill its log folder; the host's disk is not its to fill):
-    files past it are refused.
+    files past it are refused, and the report says `over_limit`. Copies
+    never carry setuid or setgid bits.
     """
     report = CopyReport()
     Path(target).mkdir(parents=True, exist_ok=True)
@@ -163,6 +170,56 @@ def copy_tree(
     finally:
         os.close(src_fd)
     return report
+
+
+def copy_tar(
+    stream: BinaryIO,
+    target: str | os.PathLike,
+    *,
+    keep: Callable[[str], bool] = lambda relative: False,
+    select: Callable[[str], bool] = lambda relative: True,
+    max_bytes: int | None = None,
+) -> CopyReport:
+    """`copy_tree`'s rules for a tar stream (a container engine's `cp CONTAINER:PATH -`), read once.
+
+    Regular files and folders are written below `target`; links, devices,
+    fifos and names that climb out ('..', absolute) are refused. At most
+    `max_bytes` of file content is written and at most `max_bytes` plus
+    TAR_SLACK of the stream is read: past either the copy stops there, with
+    `over_limit`, and leaves no partial file, so the host never holds more
+    than the limit whatever the archive claims (a sparse file arrives dense).
+    """
+    report = CopyReport()
+    Path(target).mkdir(parents=True, exist_ok=True)
+    source = _BoundedReader(stream, None if max_bytes is None else max_bytes + TAR_SLACK)
+    budget = [max_bytes]
+    try:
+        with tarfile.open(fileobj=source, mode="r|") as archive:
+            for member in archive:
+                relative = _member_name(member.name)
+                if relative is None:
+                    report.refused.append(f"{member.name}: a name outside the folder")
+                elif not relative:
+                    continue
+                elif member.isdir():
+                    _tar_folder(target, relative, report)
+                elif not member.isreg():
+                    report.refused.append(f"{relative}: {'a link' if member.issym() or member.islnk() else 'not a regular file'}")
+                elif select(relative):
+                    _tar_file(archive, member, target, relative, report, keep, budget)
+                if budget[0] == 0 and report.over_limit:
+                    break
+    except _TooBig:
+        report.refused.append("the archive: past the copy's size limit")
+        report.over_limit = True
+    except tarfile.TarError as exc:
+        report.refused.append(f"the archive: {exc}")
+    return report
+
+
+# Tar headers and padding beside the files' bytes (512 bytes a member and a
+# 10 KiB record): what a stream may hold beyond the files' own limit.
+TAR_SLACK = 16 << 20
 
 
 def copy_file(source: str | os.PathLike, target_root: str | os.PathLike, relative: str) -> None:
@@ -183,6 +240,56 @@ def copy_file(source: str | os.PathLike, target_root: str | os.PathLike, relativ
         try:
             _write_at(dir_fd, name, lambda out: _pump(src, out, None), info.st_mode & 0o777)
         finally:
+            os.close(dir_fd)
+
+
+def remove_files(root: str | os.PathLike, relatives: list[str]) -> None:
+    """Remove root/relative for each relative path (a copy taken back), never following a link below `root`."""
+    for relative in relatives:
+        folder, _, name = relative.strip("/").rpartition("/")
+        try:
+            dir_fd = open_dir_chain(root, folder)
+        except OSError:
+            continue
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+
+
+def shift_owners(root: str | os.PathLike, relative: str, base: int, count: int) -> None:
+    """Give root/relative and everything below it that a host id < `count` owns to `base` + that id, links not followed.
+
+    Files the host side wrote into a sandbox that runs in a user namespace
+    (ids 0..count-1 mapped to base..): the sandbox's root then owns what the
+    host's root wrote for it. Ids already shifted are left as they are (a
+    chown also clears setuid and setgid bits).
+    """
+    folder, _, name = relative.strip("/").rpartition("/")
+    stack = [(open_dir_chain(root, folder), iter([name or "."]))]
+    try:
+        while stack:
+            dir_fd, names = stack[-1]
+            entry = next(names, None)
+            if entry is None:
+                os.close(dir_fd)
+                stack.pop()
+                continue
+            try:
+                info = os.stat(entry, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if info.st_uid < count or info.st_gid < count:
+                uid = base + info.st_uid if info.st_uid < count else info.st_uid
+                gid = base + info.st_gid if info.st_gid < count else info.st_gid
+                os.chown(entry, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                child = open_dir(entry, dir_fd=dir_fd)
+                stack.append((child, iter(os.listdir(child))))
+    finally:
+        for dir_fd, _ in stack:
             os.close(dir_fd)
 
 
@@ -280,6 +387,60 @@ class _TooBig(Exception):
     pass
 
 
+class _BoundedReader:
+    """A stream that raises _TooBig once more than `limit` bytes were read from it."""
+
+    def __init__(self, stream: BinaryIO, limit: int | None):
+        self._stream = stream
+        self._left = limit
+
+    def read(self, size: int = -1) -> bytes:
+        if self._left is not None:
+            size = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
+        chunk = self._stream.read(size)
+        if self._left is not None:
+            self._left -= len(chunk)
+            if self._left < 0:
+                raise _TooBig
+        return chunk
+
+
+def _member_name(name: str) -> str | None:
+    """A tar member's path relative to the folder ("" for the folder itself), None when it climbs out."""
+    parts = [part for part in name.split("/") if part and part != "."]
+    if ".." in parts or name.startswith("/"):
+        return None
+    return "/".join(parts)
+
+
+def _tar_folder(target, relative: str, report: CopyReport) -> None:
+    try:
+        os.close(open_dir_chain(target, relative, create=True))
+    except OSError as exc:
+        report.refused.append(f"{relative}: {exc}")
+
+
+def _tar_file(archive, member, target, relative: str, report: CopyReport, keep, budget: list[int | None]) -> None:
+    folder, _, name = relative.rpartition("/")
+    try:
+        dir_fd = open_dir_chain(target, folder, create=True)
+    except OSError as exc:
+        report.refused.append(f"{relative}: {exc}")
+        return
+    try:
+        if _kept(dir_fd, name, relative, report, keep):
+            return
+        if budget[0] is not None and member.size > budget[0]:
+            # Known from its header: refused before a byte of it is read.
+            report.refused.append(f"{relative}: past the copy's size limit")
+            report.over_limit = True
+            budget[0] = 0
+            return
+        _write_counted(archive.extractfile(member), dir_fd, name, relative, member.mode, report, budget)
+    finally:
+        os.close(dir_fd)
+
+
 def _copy_dir(
     src_fd: int,
     dst_fd: int,
@@ -330,29 +491,43 @@ def _copy_subdir(src_fd, dst_fd, name, relative, report, keep, select, budget) -
 
 
 def _copy_entry(src_fd, dst_fd, name, relative, report, keep, budget) -> None:
-    if keep(relative):
-        try:
-            os.stat(name, dir_fd=dst_fd, follow_symlinks=False)
-            report.kept.append(relative)
-            return
-        except FileNotFoundError:
-            pass
+    if _kept(dst_fd, name, relative, report, keep):
+        return
     try:
         fd = _open_regular(name, src_fd, relative, hard_links=True)
     except (UnsafePath, OSError) as exc:
         report.refused.append(f"{relative}: {exc}")
         return
-    limit = budget[0]
+    with os.fdopen(fd, "rb") as source:
+        _write_counted(source, dst_fd, name, relative, os.fstat(fd).st_mode, report, budget)
+
+
+def _kept(dir_fd: int, name: str, relative: str, report: CopyReport, keep: Callable[[str], bool]) -> bool:
+    """Whether an existing target file stays as it is (`keep`): then it is reported kept."""
+    if not keep(relative):
+        return False
     try:
-        with os.fdopen(fd, "rb") as source:
-            counted = [0]
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    report.kept.append(relative)
+    return True
 
-            def write(out) -> None:
-                counted[0] = _pump(source, out, limit)
 
-            _write_at(dst_fd, name, write, os.fstat(source.fileno()).st_mode & 0o777 | 0o600)
+def _write_counted(source, dir_fd: int, name: str, relative: str, mode: int, report: CopyReport,
+                   budget: list[int | None]) -> None:
+    """`source` written to `name` (rename-safe, no setuid or setgid bit), within the copy's remaining bytes."""
+    limit = budget[0]
+    counted = [0]
+
+    def write(out) -> None:
+        counted[0] = _pump(source, out, limit)
+
+    try:
+        _write_at(dir_fd, name, write, mode & 0o777 | 0o600)
     except _TooBig:
         report.refused.append(f"{relative}: past the copy's size limit")
+        report.over_limit = True
         budget[0] = 0
         return
     except OSError as exc:
@@ -360,4 +535,5 @@ def _copy_entry(src_fd, dst_fd, name, relative, report, keep, budget) -> None:
         return
     if limit is not None:
         budget[0] = limit - counted[0]
+    report.written += counted[0]
     report.copied.append(relative)

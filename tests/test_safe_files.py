@@ -1,18 +1,24 @@
 """autolab_site.safe_files: no read, copy or write follows a link planted below a root."""
 from __future__ import annotations
 
+import io
 import os
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from autolab_site.safe_files import (
+    TAR_SLACK,
     UnsafePath,
     copy_file,
+    copy_tar,
     copy_tree,
     find_links,
     read_file,
     read_tail,
+    remove_files,
+    shift_owners,
     write_file,
 )
 
@@ -146,3 +152,106 @@ def test_reads_refuse_a_hard_link_to_a_file_outside_the_root(tmp_path, victim):
         with pytest.raises(UnsafePath, match="hard link"):
             read()
     assert read_file(root, "agent/note.txt") == b"agent note\n"
+
+
+def tar_stream(entries: list[tuple[str, bytes | str | None, int]]) -> io.BytesIO:
+    """A tar archive in memory: (name, content | link target | None for a folder, mode)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, content, mode in entries:
+            info = tarfile.TarInfo(name)
+            info.mode = mode
+            if content is None:
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            elif isinstance(content, str):
+                info.type = tarfile.SYMTYPE if not content.startswith("hard:") else tarfile.LNKTYPE
+                info.linkname = content.removeprefix("hard:")
+                archive.addfile(info)
+            else:
+                info.size = len(content)
+                archive.addfile(info, io.BytesIO(content))
+        fifo = tarfile.TarInfo("./agent/pipe")
+        fifo.type = tarfile.FIFOTYPE
+        archive.addfile(fifo)
+    buffer.seek(0)
+    return buffer
+
+
+def test_copy_tar_writes_files_and_folders_and_refuses_the_rest(tmp_path, victim):
+    stream = tar_stream([
+        ("./", None, 0o755),
+        ("./agent/", None, 0o777),
+        ("./agent/note.txt", b"agent note\n", 0o644),
+        ("./agent/sub/deep.txt", b"deep\n", 0o600),
+        ("./agent/bash", b"#!/bin/sh\n", 0o6755),
+        ("./agent/exit-code.txt", str(victim), 0o777),
+        ("./agent/hard", f"hard:{victim}", 0o644),
+        ("../host/secret.txt", b"pwned", 0o644),
+        ("/etc/evil", b"pwned", 0o644),
+    ])
+    target = tmp_path / "trial"
+    report = copy_tar(stream, target)
+    assert sorted(report.copied) == ["agent/bash", "agent/note.txt", "agent/sub/deep.txt"]
+    refused = sorted(entry.split(":")[0] for entry in report.refused)
+    assert refused == ["../host/secret.txt", "/etc/evil", "agent/exit-code.txt", "agent/hard", "agent/pipe"]
+    assert find_links(target) == [] and victim.read_text() == "host secret\n"
+    assert (target / "agent" / "note.txt").read_text() == "agent note\n"
+    assert (target / "agent" / "bash").stat().st_mode & 0o7777 == 0o755  # no setuid or setgid bit survives
+    assert report.written == len("agent note\n") + len("deep\n") + len("#!/bin/sh\n") and not report.over_limit
+
+
+class EndlessTar(io.RawIOBase):
+    """A tar stream announcing a 4 GiB file of zeros, made as it is read (what `cp` of a sparse file sends)."""
+
+    def __init__(self):
+        header = tarfile.TarInfo("./big")
+        header.size = 4 << 30
+        self.header = header.tobuf(format=tarfile.GNU_FORMAT)
+        self.sent = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        size = len(buffer)
+        chunk = self.header[self.sent:self.sent + size]
+        chunk += bytes(size - len(chunk))
+        buffer[:size] = chunk
+        self.sent += size
+        return size
+
+
+def test_copy_tar_stops_reading_at_its_limit_and_leaves_nothing_partial(tmp_path):
+    stream = EndlessTar()
+    report = copy_tar(stream, tmp_path / "trial", max_bytes=1 << 20)
+    assert report.over_limit and report.copied == []
+    assert stream.sent <= (1 << 20) + TAR_SLACK
+    assert list((tmp_path / "trial").iterdir()) == []
+
+
+def test_copy_tar_limit_counts_every_file(tmp_path):
+    stream = tar_stream([("a.log", b"x" * 600, 0o644), ("b.log", b"y" * 600, 0o644)])
+    report = copy_tar(stream, tmp_path / "trial", max_bytes=1000)
+    assert report.copied == ["a.log"] and report.over_limit
+    remove_files(tmp_path / "trial", report.copied)
+    assert list((tmp_path / "trial").iterdir()) == []
+
+
+def test_shift_owners_gives_host_files_to_the_shifted_ids_and_follows_no_link(tmp_path, victim):
+    root = planted(tmp_path, victim)
+    os.chown(root / "agent" / "note.txt", 1000, 1000)
+    os.chown(root / "agent" / "sub" / "deep.txt", 1_000_005, 1_000_005)  # shifted already
+    shift_owners(root, "agent", 1_000_000, 65536)
+    owners = {path.relative_to(root).as_posix(): (path.lstat().st_uid, path.lstat().st_gid)
+              for path in (root / "agent").rglob("*")}
+    assert owners == {
+        "agent/note.txt": (1_001_000, 1_001_000),
+        "agent/sub": (1_000_000, 1_000_000),
+        "agent/sub/deep.txt": (1_000_005, 1_000_005),
+        "agent/exit-code.txt": (1_000_000, 1_000_000),  # the link itself
+        "agent/hostdir": (1_000_000, 1_000_000),
+        "agent/pipe": (1_000_000, 1_000_000),
+    }
+    assert (root / "agent").stat().st_uid == 1_000_000 and root.stat().st_uid == 0
+    assert victim.stat().st_uid == 0 and victim.parent.stat().st_uid == 0

@@ -16,7 +16,9 @@ import math
 from typing import Any
 
 from harbor.models.verifier.result import VerifierResult
-from harbor.verifier.verifier import RewardFileEmptyError, Verifier, VerifierOutputParseError
+from harbor.verifier.verifier import DownloadVerifierDirError, RewardFileEmptyError, Verifier, VerifierOutputParseError
+
+from evaluations.sandbox.errors import SandboxEndedByAgentError
 
 
 def numeric_rewards(data: Any) -> tuple[dict[str, float], dict[str, Any]]:
@@ -42,7 +44,14 @@ class TolerantVerifier(Verifier):
         begin = getattr(self.environment, "begin_verification", None)
         if begin is not None:
             await begin()
-        return await super().verify()
+        try:
+            return await super().verify()
+        except DownloadVerifierDirError as exc:
+            # A sandbox whose files were too big to copy out is the agent's
+            # doing, not a verifier's fault (sandbox.staging.SafeTransfers).
+            if isinstance(exc.__cause__, SandboxEndedByAgentError):
+                raise exc.__cause__ from None
+            raise
 
     def _parse_reward_json(self) -> dict[str, float | int]:
         path = self.trial_paths.reward_json_path

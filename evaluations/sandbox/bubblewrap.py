@@ -12,6 +12,14 @@ How it works, and why:
   holder dies with the worker process (`--die-with-parent`), and the kernel
   kills every process of a pid namespace when its init dies, so nothing the
   agent started can outlive the trial, even when the worker is killed.
+- The holder runs in a user namespace of its own (userns.py): the
+  sandbox's ids 0-65535 are host ids from `userns.HOST_ID_BASE`, so its
+  root is never the host's root. What the agent leaves on the host (a
+  setuid copy of a shell) belongs to an id no one logs in as, and what the
+  host side writes into the sandbox (its root, uploads, log folders) is
+  given to the sandbox's ids (`_own`). Every bind is `nosuid,nodev`
+  (bwrap's), and the sandbox folder lies in a root only the worker enters
+  (staging.private_root).
 - `exec()` enters the holder's namespaces with `nsenter` (so a tmux server
   started by one exec is still there for the next), drops every capability
   with `setpriv`, clears the environment (the worker's API keys never reach
@@ -70,11 +78,10 @@ from harbor.environments.base import BaseEnvironment, ExecResult, SandboxBuildFa
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.task.config import NetworkMode, TaskOS
 
-from evaluations.sandbox import storage
+from evaluations.sandbox import storage, userns
 from tasks.dockerfile import DEFAULT_PATH, BuildPlan, CopyStep, RunStep, parse_dockerfile
-from evaluations.sandbox.errors import SandboxEndedByAgentError
 from evaluations.sandbox.staging import SafeTransfers, fresh_sandbox_folder, default_log_mounts, redirect_log_mounts, staging_dir
-from autolab_site.safe_files import UnsafePath, copy_file, copy_tree
+from autolab_site.safe_files import UnsafePath, copy_file, copy_tree, shift_owners
 
 logger = logging.getLogger(__name__)
 
@@ -125,17 +132,14 @@ def host_problems() -> list[str]:
 
 @functools.cache
 def _bwrap_probe() -> str:
-    """"" when bwrap can build a sandbox like ours on this host, else its error."""
+    """"" when bwrap can build a sandbox like ours on this host (in a user namespace of its own), else its error."""
     argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--ro-bind", "/usr", "/usr",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--proc", "/proc", "--dev", "/dev",
             "--", "/usr/bin/true"]
     if Path("/usr/lib64").exists():
         argv[argv.index("--proc"):argv.index("--proc")] = ["--symlink", "usr/lib64", "/lib64"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
+    with tempfile.TemporaryDirectory() as folder:
+        return userns.run(argv, Path(folder), timeout_sec=30)
 
 
 def task_problems(environment_dir: Path, env_config) -> list[str]:
@@ -339,6 +343,10 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         # own, never from the trial folder (see staging.py).
         kill_sandbox(kwargs["session_id"])  # an earlier attempt's, whose worker died
         fresh_sandbox_folder(self._sandbox_root / kwargs["session_id"], kwargs["trial_paths"].trial_dir.name)
+        # Entered (never listed) by the sandbox's root, which binds its
+        # folders from here (userns.py); the sandbox root above stays the
+        # worker's alone.
+        (self._sandbox_root / kwargs["session_id"]).chmod(0o711)
         self._staging_root = staging_dir(self._sandbox_root, kwargs["session_id"])
         mounts = kwargs.get("auto_mounts")
         if mounts is None:
@@ -346,17 +354,16 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         kwargs["auto_mounts"], self._staged = redirect_log_mounts(
             mounts, kwargs["trial_paths"].trial_dir, self._staging_root
         )
+        _own(self._staging_root)
         kwargs["auto_mounting"] = True
         super().__init__(*args, **kwargs)
         self._init_transfers(self.task_env_config.storage_mb)
-        self._ended = ""  # how the agent's code ended the sandbox ("" while it runs)
         self._watchdog: asyncio.Task | None = None
         self._built_bytes = 0  # the root's size before the agent ran
         self._marker = self.session_id
         self._base = self._sandbox_root / self.session_id
         self._rootfs = self._base / "rootfs"
         self._tests_dir = self._base / "tests"
-        self._private_dir = self._base / "private"
         # Harbor gives a separate verifier's environment no agent log folder.
         self._grades_only = not any(str(m.get("target", "")).rstrip("/") == "/logs/agent" for m in self._mounts)
 
@@ -401,8 +408,11 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             self._setup_cgroups()
         else:
             await self._apply_plan(self._plan)  # COPY steps only: written from the host side
+        self._own_root()
         await self._enter(first)
-        if self.task_env_config.storage_mb and first == "agent":
+        if self.task_env_config.storage_mb:
+            # Watched in every phase, from here to stop(): the agent's, and
+            # grading, where the graded code runs (a verifier's own root too).
             self._built_bytes = storage.folder_bytes(self._rootfs)
             self._watchdog = asyncio.create_task(
                 storage.watch(self.task_env_config.storage_mb, self._used_bytes, self._end, self._storage_poll_sec)
@@ -435,7 +445,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         if not self._ended and self._phase == "agent" and self._enter_pid is not None and not self._sandbox_alive():
             self._ended = "every process in it was killed, and the sandbox ended"
         if self._ended:
-            raise SandboxEndedByAgentError(self._ended)
+            raise self._ended_by_agent(self._ended)
 
     async def stop(self, delete: bool) -> None:
         self._stop_watching()
@@ -444,16 +454,20 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         self._cgroups = []
         if delete:
             shutil.rmtree(self._base, ignore_errors=True)
+        self._raise_if_ended()
 
     async def begin_verification(self) -> None:
         """Kill everything the agent started and remount for the verifier.
 
-        Idempotent. The verifier phase binds /logs/verifier writable and
-        /tests from a host folder created now, out of the agent's reach.
+        Idempotent. What the agent wrote since the watchdog's last look is
+        measured first, before anything is copied out. The verifier phase
+        binds /logs/verifier writable and /tests from a host folder created
+        now, out of the agent's reach; the watchdog keeps watching.
         """
-        self._stop_watching()
         if self._phase == "verify":
             return
+        if not self._ended and self.task_env_config.storage_mb:
+            await storage.check(self.task_env_config.storage_mb, self._used_bytes, self._end)
         await self._stop_holder()
         kill_sandbox(self._marker)
         self._setup_cgroups()
@@ -465,6 +479,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         if phase == "verify":
             shutil.rmtree(self._tests_dir, ignore_errors=True)
             self._tests_dir.mkdir(parents=True)
+            _own(self._tests_dir)
         await self._start_holder()
 
     async def exec(
@@ -508,11 +523,13 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         await self._maybe_begin_verification(target_path)
         root, relative = self._host_location(target_path, for_write=True)
         copy_file(source_path, root, relative)
+        _own(root, relative)
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
         await self._maybe_begin_verification(target_dir)
         root, relative = self._host_location(target_dir, for_write=True)
         report = copy_tree(source_dir, root, target_relative=relative)
+        _own(root, relative)
         if report.refused:
             raise UnsafePath(f"not uploaded to {target_dir}: " + "; ".join(report.refused[:20]))
 
@@ -533,6 +550,12 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
                 path.symlink_to(target)
         for path in self._read_only_paths:
             self._ro_dir(path).mkdir(parents=True, exist_ok=True)
+
+    def _own_root(self) -> None:
+        """The sandbox's root and read-only folders, as the host wrote them, given to the sandbox's own root."""
+        _own(self._rootfs)
+        for path in self._read_only_paths:
+            _own(self._ro_dir(path))
 
     def _ro_dir(self, sandbox_path: str) -> Path:
         return self._base / "ro" / sandbox_path.lstrip("/")
@@ -617,6 +640,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             if isinstance(step, CopyStep):
                 self._copy_step(step)
             elif isinstance(step, RunStep):
+                self._own_root()  # what the host wrote so far is the sandbox root's to change
                 variables = {**step.env, "HOME": step.env.get("HOME", "/root"), MARKER_VAR: self._marker}
                 result = await self._run_in_sandbox(step.command, workdir=step.workdir, variables=variables, timeout_sec=None)
                 if result.return_code != 0:
@@ -723,7 +747,8 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             argv.append("--unshare-net")
         argv += ["--info-fd", str(info_fd), "--hostname", "sandbox"]
         root, *_ = self._mount_table()
-        argv += ["--bind" if root[2] else "--ro-bind", str(self._rootfs), "/"]
+        # Sources as the helper sees them: this sandbox's folder at userns.FOLDER_INSIDE.
+        argv += ["--bind" if root[2] else "--ro-bind", userns.inside(self._rootfs, self._base), "/"]
         for path in HOST_RO_BINDS:
             argv += ["--ro-bind", path, path]
         argv += ["--proc", "/proc", "--dev", "/dev"]
@@ -731,26 +756,36 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
             source.mkdir(parents=True, exist_ok=True)
             # bwrap cannot make a mount point inside a read-only root.
             _make_folder(self._rootfs, target)
-            argv += ["--bind" if writable else "--ro-bind", str(source), target]
+            argv += ["--bind" if writable else "--ro-bind", userns.inside(source, self._base), target]
         argv += ["--clearenv", "--setenv", MARKER_VAR, self._marker, "--", "/usr/bin/sleep", "infinity"]
         return argv
 
     async def _start_holder(self) -> None:
         read_fd, write_fd = os.pipe()
+        go_read, go_write = os.pipe()
         try:
             self._holder = await asyncio.create_subprocess_exec(
                 *self._limit_prefix(),
+                *userns.helper_argv(go_read, str(self._base)),
                 *self._holder_argv(write_fd),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
-                pass_fds=(write_fd,),
+                pass_fds=(write_fd, go_read),
                 env=self._host_env(),
                 start_new_session=True,
             )
+        except BaseException:
+            os.close(go_write)
+            raise
         finally:
             os.close(write_fd)
+            os.close(go_read)
         loop = asyncio.get_running_loop()
+        try:
+            await asyncio.to_thread(userns.map_ids, self._holder.pid, go_write)
+        except (RuntimeError, TimeoutError, OSError):
+            pass  # the holder's own error follows, from its info pipe and stderr
         info = await loop.run_in_executor(None, _read_all, read_fd)
         try:
             self._holder_pid = int(json.loads(info.decode())["child-pid"])
@@ -797,7 +832,7 @@ class BubblewrapEnvironment(SafeTransfers, BaseEnvironment):
         argv = [
             *self._limit_prefix(),
             "nsenter", f"--target={self._enter_pid}",
-            "--mount", "--pid", "--net", "--ipc", "--uts", "--root", f"--wdns={workdir}",
+            "--user", "--mount", "--pid", "--net", "--ipc", "--uts", "--root", f"--wdns={workdir}",
             "--",
             "/usr/bin/setpriv", f"--bounding-set={VERIFY_CAPABILITIES if self._phase == 'verify' else '-all'}",
             "--inh-caps=-all", "--no-new-privs",
@@ -900,6 +935,11 @@ async def _wait_for_command(init_pid: int, command: bytes, timeout_sec: float = 
                 continue
         await asyncio.sleep(0.002)
     raise TimeoutError(f"the sandbox's command did not start within {timeout_sec} s")
+
+
+def _own(root: Path, relative: str = "") -> None:
+    """What the host wrote below root/relative, given to the sandbox's ids (its root's, for the host's root)."""
+    shift_owners(root, relative, userns.HOST_ID_BASE, userns.ID_COUNT)
 
 
 def _make_folder(root: Path, sandbox_path: str) -> None:

@@ -60,10 +60,10 @@ from harbor.environments.podman import PodmanEnvironment
 from harbor.models.task.config import NetworkMode
 
 from evaluations.sandbox import storage
-from evaluations.sandbox.errors import SandboxEndedByAgentError
 from evaluations.sandbox.staging import (
     VERIFIER_LOGS,
     SafeTransfers,
+    copy_from_command,
     default_log_mounts,
     empty_folder,
     fresh_sandbox_folder,
@@ -90,7 +90,6 @@ class OfflineCompose(SafeTransfers):
         self._max_processes = int(max_processes)
         self._storage_poll_sec = float(storage_poll_sec)
         self._base = self._sandbox_root / kwargs["session_id"]
-        self._private_dir = self._base / "private"
         fresh_sandbox_folder(self._base, kwargs["trial_paths"].trial_dir.name)
         staging_root = staging_dir(self._sandbox_root, kwargs["session_id"])
         mounts = kwargs.get("auto_mounts")
@@ -104,7 +103,6 @@ class OfflineCompose(SafeTransfers):
         self._overrides_compose = self._base / "overrides.compose.json"
         self._container = ""  # the main service's container, once started
         self._own_pids: set[int] = set()  # its init and keep-alive, as host pids
-        self._ended = ""  # how the agent's code ended the sandbox ("" while it runs)
         self._watchdog: asyncio.Task | None = None
 
     @classmethod
@@ -136,7 +134,7 @@ class OfflineCompose(SafeTransfers):
 
     async def start(self, force_build: bool) -> None:
         self._base.mkdir(parents=True, exist_ok=True)
-        main = {"pids_limit": self._max_processes}
+        main: dict = {"pids_limit": self._max_processes}
         if not self.task_env_config.docker_image:
             # Harbor's content-addressed name for the task's image; without it
             # compose names the image after the session, one per trial.
@@ -173,6 +171,7 @@ class OfflineCompose(SafeTransfers):
             finally:
                 if delete:
                     shutil.rmtree(self._base, ignore_errors=True)
+        self._raise_if_ended()
 
     async def exec(self, command: str, cwd: str | None = None, env: dict[str, str] | None = None,
                    timeout_sec: int | None = None, user: str | int | None = None):
@@ -184,27 +183,31 @@ class OfflineCompose(SafeTransfers):
         storage watchdog stopped it), and every later command says so too.
         """
         if self._ended:
-            raise SandboxEndedByAgentError(self._ended)
+            raise self._ended_by_agent(self._ended)
         result = await super().exec(command, cwd=cwd, env=env, timeout_sec=timeout_sec, user=user)  # type: ignore[misc]
         if result.return_code != 0 and self._container:
             how = await self._how_it_ended()
             if how:
-                self._ended = how
-                raise SandboxEndedByAgentError(how)
+                raise self._ended_by_agent(how)
         return result
 
     async def begin_verification(self) -> None:
-        """Before grading: kill every process the agent left running, and empty /logs/verifier.
+        """Before grading: the agent's disk measured once more, every process it left killed, /logs/verifier emptied.
 
-        From the host side, the container frozen meanwhile: a fork bomb that
-        holds every process slot leaves no room for a command inside, and a
-        frozen one cannot fork while it is killed. The container's own
-        processes (its init and keep-alive) stay. The agent could write
-        /logs/verifier (a container has no read-only phase for it): what it
-        left there, a link the verifier's output would follow included, is
-        removed.
+        The watchdog looks every few seconds: what the agent wrote since its
+        last look is measured now, before anything is copied out. Processes
+        are killed from the host side, the container frozen meanwhile: a
+        fork bomb that holds every process slot leaves no room for a command
+        inside, and a frozen one cannot fork while it is killed. The
+        container's own processes (its init and keep-alive) stay. The agent
+        could write /logs/verifier (a container has no read-only phase for
+        it): what it left there, a link the verifier's output would follow
+        included, is removed. The watchdog keeps watching through grading
+        (the graded code runs here too, or in the verifier's container,
+        watched from its start) until `stop()`.
         """
-        self._stop_watching()
+        if not self._ended and self._container and self.task_env_config.storage_mb:
+            await storage.check(self.task_env_config.storage_mb, self._used_bytes, self._end)
         if self._ended or not self._container:
             return
         await self._engine("pause", self._container)
@@ -223,6 +226,21 @@ class OfflineCompose(SafeTransfers):
         for staged in self._staged:
             if staged.target == VERIFIER_LOGS:
                 empty_folder(staged.staging)
+
+    async def _copy_out_of_engine(self, sandbox_path: str, target: Path, *, folder: bool, keep, select,
+                                  max_bytes: int):
+        """The engine's `cp CONTAINER:PATH -`, a tar stream read through the copy's limit (staging.copy_from_command).
+
+        The engine's own copy to a host folder writes every byte first (a
+        sparse file in full) and is checked only afterwards. The stream
+        comes from the engine, never from a program in the container, and a
+        stopped container (the watchdog's, or one that crashed) copies too.
+        """
+        if not self._container:
+            raise RuntimeError(f"{sandbox_path}: the sandbox has no container")
+        source = sandbox_path.rstrip("/") + "/." if folder else sandbox_path
+        argv = list(type(self).runtime().engine_cmd("cp", f"{self._container}:{source}", "-"))  # type: ignore[attr-defined]
+        return await asyncio.to_thread(copy_from_command, argv, target, keep=keep, select=select, max_bytes=max_bytes)
 
     # -- the container seen from the host ----------------------------------------------
 

@@ -19,20 +19,27 @@ exit-code.txt) is never replaced by the sandbox's file of the same name.
 """
 from __future__ import annotations
 
+import asyncio
+import fnmatch
+import functools
 import os
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from autolab_site.safe_files import CopyReport, copy_file, copy_tree
+from autolab_site.safe_files import TAR_SLACK, CopyReport, copy_tar, copy_tree, remove_files
+from evaluations.sandbox import storage
+from evaluations.sandbox.errors import SandboxEndedByAgentError
 
 LOGS_ROOT = PurePosixPath("/logs")
 VERIFIER_LOGS = LOGS_ROOT / "verifier"
 # A sandbox's files may not take more than this of the host's disk per
 # download, nor more than the task's storage_mb when it has one.
 DOWNLOAD_LIMIT_BYTES = 4 << 30
+MIB = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -49,15 +56,39 @@ OWNER_FILE = "trial"
 
 
 def fresh_sandbox_folder(folder: Path, trial_name: str) -> None:
-    """An empty sandbox folder that names its trial.
+    """An empty sandbox folder that names its trial, in a sandbox root no one else can enter.
 
     What an earlier attempt of the same trial left (its worker was killed:
     its staged logs, its root) is removed, so every attempt starts with
     empty log folders and the trial folder holds the attempt that counted.
     """
+    private_root(folder.parent)
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    folder.mkdir(mode=0o700)
     (folder / OWNER_FILE).write_text(trial_name)
+
+
+class SharedSandboxRoot(PermissionError):
+    """The sandbox root is a folder others share or own: it cannot be made the worker's alone."""
+
+
+def private_root(root: Path) -> None:
+    """The sandbox root (`AUTOLAB_SANDBOX_DIR`), made the worker's alone: mode 0700.
+
+    Below it lie files the agent made, as root of its sandbox (root of the
+    host, on rootful engines): its staged logs on every backend, its whole
+    root on bubblewrap. A setuid copy of a shell there, run by a local user
+    of the worker host while the trial lasts, was root. No one but the
+    worker can enter the root, so nothing below it can be run, read or
+    opened by anyone else, whatever its mode or owner. A world-writable or
+    foreign folder (/tmp itself) is refused rather than changed.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    info = root.stat()
+    if info.st_uid != os.geteuid() or info.st_mode & 0o002:
+        raise SharedSandboxRoot(f"{root}: the sandbox folder must be the worker's own, not a shared folder")
+    if info.st_mode & 0o777 != 0o700:
+        root.chmod(0o700)
 
 
 def folder_owner(folder: Path) -> str | None:
@@ -146,14 +177,23 @@ def empty_folder(folder: Path) -> None:
 
 
 class SafeTransfers:
-    """Downloads from the sandbox that never follow its links (a mixin for environments).
+    """Downloads from the sandbox that never follow its links and stop at its storage (a mixin for environments).
 
     A subclass sets `self._staged` (from `redirect_log_mounts`) and
     `self._private_dir` (a host folder the sandbox cannot see) and may
     override `_host_location` when the sandbox's files are on the host
-    anyway (bubblewrap). Anything else is fetched by the parent
-    environment's own `download_dir` / `download_file` into a private
-    temporary folder first, and copied from there with the same rules.
+    anyway (bubblewrap). Anything else comes from `_copy_out_of_engine`
+    (containers: the engine's `cp ... -` read as a tar stream), with the same
+    rules.
+
+    Everything copied out of one sandbox, over all its downloads, stays
+    within the task's `storage_mb` (DOWNLOAD_LIMIT_BYTES without one), and
+    is bounded as it is read: a sparse file the sandbox made arrives dense,
+    and is refused before the host holds more than the limit. A download
+    past it lands nothing, and the sandbox is the agent's
+    (SandboxEndedByAgentError, `self._ended`): Harbor swallows some download
+    errors (artifacts), so `stop()` raises it again (`_raise_if_ended`;
+    Harbor keeps the first exception of a trial).
     """
 
     _staged: list[StagedMount]
@@ -162,7 +202,9 @@ class SafeTransfers:
     def _init_transfers(self, storage_mb: int | None = None) -> None:
         self._written: set[str] = set()
         self.transfer_reports: list[CopyReport] = []
-        self._download_limit = min(DOWNLOAD_LIMIT_BYTES, storage_mb << 20) if storage_mb else DOWNLOAD_LIMIT_BYTES
+        self._storage_mb = storage_mb
+        self._copy_budget = min(DOWNLOAD_LIMIT_BYTES, storage_mb * MIB) if storage_mb else DOWNLOAD_LIMIT_BYTES
+        self._ended = ""  # how the agent's code ended the sandbox ("" while it runs)
 
     def _host_location(self, sandbox_path: str) -> tuple[Path, str] | None:
         return staged_location(self._staged, sandbox_path)
@@ -186,6 +228,10 @@ class SafeTransfers:
                 found.append(path.relative_to(root).as_posix())
         return sorted(found)
 
+    async def _copy_out_of_engine(self, sandbox_path: str, target: Path, *, folder: bool, keep, select,
+                                  max_bytes: int) -> CopyReport:
+        raise NotImplementedError(f"{sandbox_path} is not on the host")
+
     def _host_wrote(self, target: Path):
         """keep(relative) for copy_tree: an existing file that no download of ours wrote."""
         return lambda relative: str(target / relative) not in self._written
@@ -198,40 +244,54 @@ class SafeTransfers:
                 "refused to copy out of the sandbox: %s", "; ".join(report.refused[:20])
             )
 
-    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
-        target = Path(target_dir)
-        location = self._host_location(source_dir)
-        if location is not None:
-            root, relative = location
-            report = copy_tree(
-                root, target, source_relative=relative, keep=self._host_wrote(target), max_bytes=self._download_limit
+    def _ended_by_agent(self, how: str) -> SandboxEndedByAgentError:
+        self._ended = self._ended or how
+        return SandboxEndedByAgentError(self._ended)
+
+    def _raise_if_ended(self) -> None:
+        """At `stop()`: the agent's end of its sandbox, which a swallowed error may not have said."""
+        if self._ended:
+            raise self._ended_by_agent(self._ended)
+
+    async def _copy_out(self, sandbox_path: str, target: Path, *, folder: bool = True,
+                        select=lambda relative: True) -> CopyReport:
+        """A sandbox folder's contents (or one file, by its name) copied into `target`, within the budget."""
+        keep = self._host_wrote(target)
+        location = self._host_location(sandbox_path)
+        if location is None:
+            report = await self._copy_out_of_engine(
+                sandbox_path, target, folder=folder, keep=keep, select=select, max_bytes=self._copy_budget
             )
         else:
-            with self._private_folder() as fetched:
-                await super().download_dir(source_dir, fetched)  # type: ignore[misc]
-                report = copy_tree(fetched, target, keep=self._host_wrote(target), max_bytes=self._download_limit)
+            root, relative = location
+            if not folder:
+                relative, _, name = relative.rpartition("/")
+                select = functools.partial(_only, name, select)
+            report = await asyncio.to_thread(
+                copy_tree, root, target, source_relative=relative, keep=keep, select=select,
+                max_bytes=self._copy_budget,
+            )
+        self._copy_budget -= report.written
+        if report.over_limit:
+            remove_files(target, report.copied)
+            report.copied = []
+            self._record(target, report)
+            raise self._ended_by_agent(storage.copy_out_too_big(self._storage_mb, DOWNLOAD_LIMIT_BYTES))
         self._record(target, report)
+        return report
+
+    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
+        await self._copy_out(source_dir, Path(target_dir))
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
         target = Path(target_path)
-        location = self._host_location(source_path)
-        folder, _, name = str(source_path).rstrip("/").rpartition("/")
-        if location is not None:
-            root, relative = location
-            parent, _, name = relative.rpartition("/")
-            report = copy_tree(
-                root, target.parent, source_relative=parent, select=lambda rel: rel == name,
-                keep=self._host_wrote(target.parent),
-            )
-            if name in report.copied and name != target.name:
-                (target.parent / name).replace(target)
-                report.copied = [target.name if copied == name else copied for copied in report.copied]
-        else:
-            with self._private_folder() as fetched:
-                await super().download_file(source_path, fetched / name)  # type: ignore[misc]
-                copy_file(fetched / name, target.parent, target.name)
-                report = CopyReport(copied=[target.name])
-        self._record(target.parent, report)
+        name = str(source_path).rstrip("/").rpartition("/")[2]
+        report = await self._copy_out(source_path, target.parent, folder=False)
+        if name in report.copied and name != target.name:
+            (target.parent / name).replace(target)
+            # The file the sandbox wrote is now under its target's name (trajectories.provenance reads _written).
+            self._written.discard(str(target.parent / name))
+            self._written.add(str(target))
         if not target.exists():
             raise FileNotFoundError(f"{source_path}: not downloaded ({'; '.join(report.refused) or 'missing'})")
 
@@ -246,26 +306,58 @@ class SafeTransfers:
     ) -> None:
         from harbor.utils.path_filter import filter_paths_by_patterns
 
-        target = Path(target_dir)
-        with self._private_folder() as fetched:
-            await self.download_dir(source_dir, fetched)
-            files = [str(path.relative_to(fetched)) for path in fetched.rglob("*") if path.is_file()]
-            chosen = set(filter_paths_by_patterns(files, include=include, exclude=exclude))
-            chosen |= {path for path in files if path in (protect or ())}
-            report = copy_tree(fetched, target, select=lambda rel: rel in chosen, keep=self._host_wrote(target))
-        self._record(target, report)
+        def chosen(relative: str) -> bool:
+            return relative in (protect or ()) or bool(
+                filter_paths_by_patterns([relative], include=include, exclude=exclude)
+            )
 
-    def _private_folder(self):
-        self._private_dir.mkdir(parents=True, exist_ok=True)
-        return _TemporaryFolder(self._private_dir)
+        await self._copy_out(source_dir, Path(target_dir), select=chosen)
+
+    async def download_dir_with_exclusions(self, *, source_dir: str, target_dir: Path | str, exclude: list[str]) -> None:
+        """Harbor's artifact download with `exclude`, by the same copy (Harbor's runs `tar` in the sandbox)."""
+        await self._copy_out(source_dir, Path(target_dir), select=lambda relative: not tar_excluded(relative, exclude))
 
 
-class _TemporaryFolder:
-    def __init__(self, parent: Path):
-        self.path = Path(tempfile.mkdtemp(prefix="fetch-", dir=parent))
+def _only(name: str, select, relative: str) -> bool:
+    return relative == name and select(relative)
 
-    def __enter__(self) -> Path:
-        return self.path
 
-    def __exit__(self, *exc) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+def tar_excluded(relative: str, patterns: list[str]) -> bool:
+    """Whether GNU tar's `--exclude PATTERN` (unanchored) leaves out `relative`: a match on any run of its names."""
+    parts = relative.split("/")
+    return any(
+        fnmatch.fnmatchcase("/".join(parts[start:end]), pattern)
+        for pattern in patterns
+        for end in range(1, len(parts) + 1)
+        for start in range(end)
+    )
+
+
+def copy_from_command(argv: list[str], target: Path, *, keep, select, max_bytes: int) -> CopyReport:
+    """`copy_tar` of what `argv` prints (a container engine's `cp CONTAINER:PATH -`), stopped at `max_bytes`.
+
+    The command is killed once the copy is over its limit: the engine may
+    have more to send, which the host never receives.
+    """
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+        stdout = process.stdout
+        assert stdout is not None
+        try:
+            report = copy_tar(stdout, target, keep=keep, select=select, max_bytes=max_bytes)
+            if not report.over_limit:
+                # The archive's closing blocks, then the engine's exit status.
+                drained = 0
+                while drained < TAR_SLACK and (chunk := stdout.read(1 << 16)):
+                    drained += len(chunk)
+                process.wait(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            stdout.close()
+            process.wait()
+        if process.returncode != 0 and not report.over_limit:
+            errors.seek(0)
+            message = errors.read()[-2000:].decode(errors="replace").strip()
+            raise RuntimeError(f"{' '.join(argv[:2])} failed: {message or process.returncode}")
+    return report

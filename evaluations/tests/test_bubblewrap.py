@@ -17,7 +17,7 @@ from evaluations.sandbox.bubblewrap import (
 )
 from tasks.dockerfile import CopyStep, RunStep, parse_dockerfile
 
-from evaluations.tests.sandbox_helpers import TINY_TASK, require_sandbox
+from evaluations.tests.sandbox_helpers import TINY_TASK, check_copy_out_stops_at_storage, require_sandbox
 
 # -- Dockerfile interpretation (pure) -----------------------------------------
 
@@ -381,3 +381,34 @@ def test_a_live_process_is_not_dying():
     from evaluations.sandbox.bubblewrap import dying
 
     assert not dying(Path(f"/proc/{os.getpid()}/status").read_text())
+
+
+@pytest.mark.sandbox
+def test_a_copy_out_stops_at_storage_mb_before_it_lands(tmp_path):
+    require_sandbox()
+    check_copy_out_stops_at_storage(make_env(tmp_path, storage_poll_sec=3600), tmp_path)
+
+
+@pytest.mark.sandbox
+def test_the_sandboxs_root_is_not_the_hosts_root(tmp_path):
+    """Issue 43: the agent, root in its sandbox, was the host's root, and left root-owned setuid copies of bash."""
+    require_sandbox()
+    from evaluations.sandbox.userns import HOST_ID_BASE
+
+    env = make_env(tmp_path)
+
+    async def scenario() -> tuple[str, set[int]]:
+        await env.start(force_build=False)
+        try:
+            inside = await env.exec("cp /bin/bash /app/rootbash && chmod 6755 /app/rootbash; sleep 60 & id -u")
+            processes = {os.stat(f"/proc/{pid}").st_uid for pid in sandbox_pids(env.marker)}
+            return inside.stdout.strip(), processes
+        finally:
+            await env.stop(delete=False)
+
+    uid, processes = asyncio.run(scenario())
+    assert uid == "0"
+    assert processes and min(processes) >= HOST_ID_BASE, processes
+    planted = next((tmp_path / "sandboxes").glob("*/rootfs/app/rootbash")).stat()
+    assert planted.st_mode & 0o6000 and (planted.st_uid, planted.st_gid) == (HOST_ID_BASE, HOST_ID_BASE)
+    assert (tmp_path / "sandboxes").stat().st_mode & 0o777 == 0o700

@@ -14,7 +14,7 @@ from autolab_site.safe_files import find_links
 
 from evaluations.tests.container_helpers import containers_of, image_id, make_env, run_trial
 from evaluations.tests.escape import FORGED_REWARD, host_files, make_escape_task, make_victims
-from evaluations.tests.sandbox_helpers import TINY_TASK
+from evaluations.tests.sandbox_helpers import TINY_TASK, check_copy_out_stops_at_storage
 
 pytestmark = pytest.mark.containers
 
@@ -239,3 +239,8 @@ def test_podman_refuses_gpu_tasks_before_the_trial(tmp_path):
     )
     with pytest.raises(Exception, match="(?i)gpu"):
         asyncio.run(Trial.create(config))
+
+
+def test_a_copy_out_stops_at_storage_mb_before_it_lands(tmp_path, engine):
+    """The engine's own `cp` wrote a sparse file in full on the host, then applied the limit; the stream stops."""
+    check_copy_out_stops_at_storage(make_env(tmp_path, TINY_TASK, engine, storage_poll_sec=3600), tmp_path)

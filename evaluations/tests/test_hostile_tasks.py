@@ -3,10 +3,15 @@
 Each backend runs every attack once, as the oracle of a sealed version's
 campaign, and each rollout must end with the honest reward (0), counted,
 its cause named, in one attempt; the host's files must be as they were and
-its secrets nowhere in what the trial left.
+its secrets nowhere in what the trial left. Meanwhile a local user's view
+of the host is watched (hostile.HostWatch): no setuid file the sandboxes
+leave can be run, and no copy out holds more of the disk than the task's
+storage.
 """
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +25,7 @@ from trajectories.models import RolloutStatus
 from trajectories.statuses import Disposition, disposition
 
 from evaluations.tests.container_helpers import require_engine
-from evaluations.tests.hostile import ATTACKS, FORGED, host_secret, host_state, make_hostile_tasks
+from evaluations.tests.hostile import ATTACKS, FORGED, HostWatch, host_secret, host_state, make_hostile_tasks
 from evaluations.tests.runner_helpers import EVERY_BACKEND, runner_settings, utility_entry
 from evaluations.tests.sandbox_helpers import require_sandbox
 
@@ -40,8 +45,6 @@ def hostile_version(tmp_path: Path, *, sealed: bool = True, only: tuple[str, ...
     tasks = make_hostile_tasks(tmp_path / "hostile")
     for folder in tasks.iterdir():
         if only and folder.name not in only:
-            import shutil
-
             shutil.rmtree(folder)
     report = import_tasks(tasks, version="hostile")
     assert report.ok, report.summary()
@@ -52,15 +55,58 @@ def hostile_version(tmp_path: Path, *, sealed: bool = True, only: tuple[str, ...
     return version
 
 
+def outcome_problems(rollout, attack, folder: Path, secret: str) -> list[str]:
+    """What is wrong with an attack's rollout: anything but the honest zero, counted, its cause named, once."""
+    problems = []
+    if attack.graded and (rollout.status != RolloutStatus.FINISHED or rollout.reward != 0.0):
+        problems.append(f"{rollout.status}, reward {rollout.reward}: {rollout.verifier_fields}")
+    if not attack.graded and (rollout.status != RolloutStatus.FAILED or rollout.reward is not None):
+        # Ended while it was graded: no reward, and it counts (a zero).
+        problems.append(f"{rollout.status}, reward {rollout.reward}, not failed without one")
+    if FORGED in str(rollout.verifier_fields):
+        problems.append("the forged reward reached the verifier's fields")
+    if rollout.infra_error or rollout.attempts != 1:
+        problems.append(f"infra_error {rollout.infra_error}, {rollout.attempts} attempts")
+    if disposition(rollout.status, False, rollout.infra_error, rollout.excluded) != Disposition.COUNTED:
+        problems.append("not counted in the figures")
+    if rollout.failure_cause != attack.cause:
+        problems.append(f"cause {rollout.failure_cause!r}, not {attack.cause!r}: {rollout.exception_message[:300]}")
+    if secret and secret in trial_texts(folder):
+        problems.append("the host's secret is in the trial folder")
+    if attack.says not in rollout.exception_message:
+        problems.append(f"{attack.says!r} not said: {rollout.exception_message[:300]!r}")
+    if rollout.task.name == "forged_usage":
+        # The oracle calls no model: its usage is none, whatever its sandbox wrote; the steps are its own account.
+        if (rollout.cost_usd, rollout.n_input_tokens, rollout.n_output_tokens) != (None, None, None):
+            problems.append(f"usage taken from the sandbox: {rollout.cost_usd}, {rollout.n_input_tokens}")
+        if (rollout.usage_source, rollout.trajectory_source) != ("none", "agent") or not rollout.n_steps:
+            problems.append(f"sources {rollout.usage_source}, {rollout.trajectory_source}, {rollout.n_steps} steps")
+    if rollout.task.name == "disk_fill":
+        size = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+        if size >= 300 * MIB:
+            problems.append(f"the trial folder holds {size // MIB} MB of a 256 MB task")
+    return problems
+
+
 def trial_texts(folder: Path) -> str:
     return "\n".join(path.read_text(errors="replace") for path in folder.rglob("*") if path.is_file()
                      and not path.is_symlink() and path.stat().st_size < 50 * MIB)
 
 
+@pytest.fixture
+def reachable_sandbox_dir():
+    """A sandbox folder where a worker keeps it (/tmp/autolab-sandboxes): below folders every local user may enter."""
+    host_dir = Path(tempfile.mkdtemp(prefix="autolab-hostile-"))
+    host_dir.chmod(0o755)
+    yield host_dir / "sandboxes"
+    shutil.rmtree(host_dir, ignore_errors=True)
+
+
 @pytest.mark.parametrize("backend", EVERY_BACKEND)
-def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path):
+def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path, reachable_sandbox_dir):
     require_backend(backend)
     runner_settings(settings, tmp_path)
+    settings.SANDBOX_DIR = reachable_sandbox_dir
     settings.KEEP_TRIAL_FOLDERS = True
     version = hostile_version(tmp_path)
     assert version.sealed_grading, "new versions seal grading"
@@ -68,37 +114,35 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path)
     model, harness = utility_entry("oracle")
     campaign = create_campaign(model, harness, version, k=1, backend=backend, enqueue=False)
 
-    run_campaign_sync(campaign)
+    watch = HostWatch([settings.SANDBOX_DIR, settings.TRIALS_DIR], peak_of="sparse_copy__")
+    watch.start()
+    try:
+        run_campaign_sync(campaign)
+    finally:
+        watch.stop()
 
     assert host_state() == before
-    seen = {}
+    # Every attack's outcome is checked before the test fails, so one run names every attack that worked.
+    failed: dict[str, list[str]] = {}
     for rollout in campaign.rollouts.select_related("task"):
         name = rollout.task.name
-        events = list(rollout.events.values_list("detail", flat=True))
-        seen[name] = (rollout.reward, rollout.failure_cause)
-        if ATTACKS[name].graded:
-            assert rollout.status == RolloutStatus.FINISHED and rollout.reward == 0.0, (name, rollout.reward, events)
-        else:  # the verifier ran out of time: no reward, a failure that counts 0
-            assert rollout.status == RolloutStatus.FAILED and rollout.reward is None, (name, rollout.reward, events)
-        assert FORGED not in str(rollout.verifier_fields), (name, rollout.verifier_fields)
-        assert disposition(rollout.status, False, rollout.infra_error, rollout.excluded) == Disposition.COUNTED, name
-        assert not rollout.infra_error and rollout.attempts == 1, (name, events)
-        assert rollout.failure_cause == ATTACKS[name].cause, (name, rollout.failure_cause, rollout.exception_message)
         folder = settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name
-        if secret:
-            assert secret not in trial_texts(folder), name
-        if name == "disk_fill":
-            assert "storage_mb" in rollout.exception_message
-            size = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
-            assert size < 300 * MIB, f"the trial folder holds {size // MIB} MB of a 256 MB task"
-        if name == "kill_everything":
-            assert "ended its sandbox" in rollout.exception_message
-        if name == "forged_usage":
-            # The oracle calls no model: its usage is none, whatever its sandbox wrote; the steps are its own account.
-            assert (rollout.cost_usd, rollout.n_input_tokens, rollout.n_output_tokens) == (None, None, None)
-            assert (rollout.usage_source, rollout.trajectory_source) == ("none", "agent"), rollout.validation_warnings
-            assert rollout.n_steps > 0  # read, and shown as the agent's own account
-    assert sorted(seen) == sorted(ATTACKS)
+        problems = outcome_problems(rollout, ATTACKS[name], folder, secret)
+        if problems:
+            failed[name] = problems + [f"events: {list(rollout.events.values_list('detail', flat=True))}"]
+    assert sorted(campaign.rollouts.values_list("task__name", flat=True)) == sorted(ATTACKS)
+    # The copy out of 4 GiB of sparse files never held more than the task's storage on the host.
+    if watch.peak >= 300 * MIB:
+        failed.setdefault("sparse_copy", []).append(f"the host held {watch.peak // MIB} MB of a 256 MB task's files")
+    # The setuid copies of bash were there while the trial lasted, and no local user could run them.
+    run = {path: out for path, out in watch.ran.items() if out.isdigit()}
+    if run or not any(path.endswith("rootbash") for path in watch.ran):
+        failed.setdefault("setuid_root", []).append(f"run by nobody (path: uid): {run or 'no setuid file seen'}")
+    setuid_left = [str(path) for path in settings.TRIALS_DIR.rglob("*")
+                   if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o6000]
+    if setuid_left:
+        failed.setdefault("setuid_root", []).append(f"setuid files in the trial folders: {setuid_left}")
+    assert failed == {}
     assert list(settings.SANDBOX_DIR.iterdir()) == []
     # The grid and the failure taxonomy name the new cause.
     grid = Client().get(f"/campaigns/{campaign.pk}/progress.json").json()
