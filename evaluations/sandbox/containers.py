@@ -29,8 +29,10 @@ follows:
   container is gone, while the engine answers, raises
   SandboxEndedByAgentError (errors.py): the agent's code killed every
   process, ran out of memory, or passed `storage_mb`, which a watchdog
-  checks every few seconds (storage.py) since overlay without quotas
-  cannot cap it. Downloads stop at `storage_mb` too.
+  checks every few seconds in every phase (storage.py) since overlay
+  without quotas cannot cap it. Downloads read the engine's
+  `cp CONTAINER:PATH -` as a tar stream and stop at `storage_mb` as they
+  are read (the engine's own copy to disk wrote every byte first).
 - **Compose v1** (Debian's docker-compose): `exec -T`, and no SELinux
   labels on binds, which it refuses.
 
@@ -134,7 +136,7 @@ class OfflineCompose(SafeTransfers):
 
     async def start(self, force_build: bool) -> None:
         self._base.mkdir(parents=True, exist_ok=True)
-        main: dict = {"pids_limit": self._max_processes}
+        main = {"pids_limit": self._max_processes}
         if not self.task_env_config.docker_image:
             # Harbor's content-addressed name for the task's image; without it
             # compose names the image after the session, one per trial.

@@ -179,8 +179,7 @@ def empty_folder(folder: Path) -> None:
 class SafeTransfers:
     """Downloads from the sandbox that never follow its links and stop at its storage (a mixin for environments).
 
-    A subclass sets `self._staged` (from `redirect_log_mounts`) and
-    `self._private_dir` (a host folder the sandbox cannot see) and may
+    A subclass sets `self._staged` (from `redirect_log_mounts`) and may
     override `_host_location` when the sandbox's files are on the host
     anyway (bubblewrap). Anything else comes from `_copy_out_of_engine`
     (containers: the engine's `cp ... -` read as a tar stream), with the same
@@ -197,7 +196,6 @@ class SafeTransfers:
     """
 
     _staged: list[StagedMount]
-    _private_dir: Path
 
     def _init_transfers(self, storage_mb: int | None = None) -> None:
         self._written: set[str] = set()
