@@ -5,6 +5,9 @@ worker's would be.
 """
 from __future__ import annotations
 
+import time
+from collections import deque
+
 from trajectories.models import RolloutStatus
 
 from evaluations.models import Campaign
@@ -12,25 +15,54 @@ from evaluations.running import lifecycle
 from evaluations.running.runner import RETRY, RunOutcome, run_rollout
 
 
-def run_campaign_sync(campaign: Campaign, *, own_process: bool = False) -> dict[str, int]:
+def run_campaign_sync(campaign: Campaign, *, own_process: bool = False, concurrency: int = 1) -> dict[str, int]:
     """Run every queued rollout of a campaign here, not on a worker; retries inline.
 
     `own_process` (`evaluate --sync`) runs each rollout in a process of its
     own, forked from this one, as a worker would: a trial's event loop,
-    threads, memory and a crash stay its own.
+    threads, memory and a crash stay its own. `concurrency` runs that many
+    such processes at once, as a worker's `--concurrency` does (a trial
+    mostly waits on its sandbox: starting, copying, the agent's commands).
     """
-    import time
-
-    run = run_rollout_in_child if own_process else run_rollout
-    outcomes: dict[str, int] = {}
-    for rollout_id in campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True):
-        while True:
-            outcome = run(rollout_id)
-            if outcome.status != RETRY:
-                break
-            time.sleep(min(outcome.retry_in, 5))
-        outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
+    ids = list(campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True))
+    if concurrency > 1:
+        outcomes = _run_at_once(ids, concurrency)
+    else:
+        outcomes = {}
+        run = run_rollout_in_child if own_process else run_rollout
+        for rollout_id in ids:
+            while True:
+                outcome = run(rollout_id)
+                if outcome.status != RETRY:
+                    break
+                time.sleep(min(outcome.retry_in, 5))
+            outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
     lifecycle.refresh_campaign(campaign.pk)
+    return outcomes
+
+
+def _run_at_once(ids: list[int], concurrency: int) -> dict[str, int]:
+    """Each rollout in a forked process of its own, `concurrency` of them at a time; a retry waits its turn again."""
+    from multiprocessing.connection import wait
+
+    waiting: deque[tuple[int, float]] = deque((rollout_id, 0.0) for rollout_id in ids)
+    running: dict = {}  # receiver -> (rollout id, process)
+    outcomes: dict[str, int] = {}
+    while waiting or running:
+        while waiting and len(running) < concurrency and waiting[0][1] <= time.monotonic():
+            rollout_id, _ = waiting.popleft()
+            receiver, child = _start_child(rollout_id)
+            running[receiver] = (rollout_id, child)
+        if not running:
+            time.sleep(max(waiting[0][1] - time.monotonic(), 0.05))
+            continue
+        for receiver in wait(list(running), timeout=1.0):
+            rollout_id, child = running.pop(receiver)
+            outcome = _outcome_of_child(receiver, child)
+            if outcome.status == RETRY:
+                waiting.append((rollout_id, time.monotonic() + min(outcome.retry_in, 5)))
+            else:
+                outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
     return outcomes
 
 
@@ -40,6 +72,10 @@ def run_rollout_in_child(rollout_id: int) -> RunOutcome:
     A child that dies without an answer leaves its rollout to the reaper
     (its heartbeat stops), as a dead worker does.
     """
+    return _outcome_of_child(*_start_child(rollout_id))
+
+
+def _start_child(rollout_id: int):
     import multiprocessing
 
     from django.db import connections
@@ -50,10 +86,16 @@ def run_rollout_in_child(rollout_id: int) -> RunOutcome:
     child = context.Process(target=_run_and_report, args=(rollout_id, sender), name=f"rollout-{rollout_id}")
     child.start()
     sender.close()
+    return receiver, child
+
+
+def _outcome_of_child(receiver, child) -> RunOutcome:
     try:
         status, detail, retry_in = receiver.recv()
     except EOFError:
         status, detail, retry_in = RolloutStatus.FAILED, "", 0.0
+    finally:
+        receiver.close()
     child.join()
     if not detail and child.exitcode:
         detail = f"the rollout's process died (exit code {child.exitcode}); the reaper takes it from here"

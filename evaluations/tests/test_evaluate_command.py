@@ -103,7 +103,10 @@ def test_reap_rollouts_requeues_then_fails_a_stale_rollout(settings):
 @pytest.mark.sandbox
 @pytest.mark.worker
 def test_evaluate_sync_runs_each_rollout_in_a_process_of_its_own_and_sends_none(worker_env, worker, tmp_path):
-    """A worker running beside `evaluate --sync` once took rollouts of its campaign: nothing may reach the broker."""
+    """A worker running beside `evaluate --sync` once took rollouts of its campaign: nothing may reach the broker.
+
+    With `--concurrency 2` two of them run at a time, each once.
+    """
     from evaluations.tests.worker_helpers import manage
 
     require_sandbox()
@@ -111,13 +114,17 @@ def test_evaluate_sync_runs_each_rollout_in_a_process_of_its_own_and_sends_none(
     import_examples()
     utility_entry("nop")
     done = manage(worker_env, "evaluate", "--model", "nop", "--harness", "nop", "--version", "examples", "--tasks",
-                  "sort8_network,ring_classifier", "--k", "2", "--backend", "bubblewrap", "--sync", timeout=600)
+                  "sort8_network,ring_classifier", "--k", "2", "--backend", "bubblewrap", "--sync", "--concurrency", "2",
+                  timeout=600)
     assert done.returncode == 0, done.stderr
     assert "4 finished" in done.stdout
     rollouts = list(Campaign.objects.get().rollouts.all())
     assert {r.status for r in rollouts} == {RolloutStatus.FINISHED} and all(r.reward == 0.0 for r in rollouts)
     pids = [r.worker.rpartition(":")[2] for r in rollouts]
     assert len(set(pids)) == 4, pids  # one process each
+    assert all(r.attempts == 1 for r in rollouts)
+    spans = sorted((r.agent_started_at, r.finished_at) for r in rollouts)
+    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])), spans  # two at a time
     assert not any(r.celery_task_id for r in rollouts)
     worker.check()
     assert "evaluations.run_rollout[" not in worker.output()  # "Task evaluations.run_rollout[id] received"

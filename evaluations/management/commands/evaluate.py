@@ -33,6 +33,10 @@ class Command(BenchmarkCommand):
             help="run the rollouts here, each in a process of its own, instead of on Celery workers",
         )
         parser.add_argument(
+            "--concurrency", type=int, default=1,
+            help="with --sync: how many rollouts run at once, each in a process of its own (default 1)",
+        )
+        parser.add_argument(
             "--supersede", action="store_true",
             help="re-evaluate: earlier rollouts of this model, harness and tasks leave the figures "
             "(default: the new rollouts add to them)",
@@ -43,6 +47,8 @@ class Command(BenchmarkCommand):
         )
 
     def handle(self, *args, **options):
+        if options["concurrency"] < 1:
+            raise CommandError(f"--concurrency must be 1 or more, not {options['concurrency']}")
         model = AgentModel.objects.filter(name=normalise_model_name(options["model"])).first()
         if model is None:
             raise CommandError(f"no model {options['model']!r}; register it in the admin (Agent models) first")
@@ -81,7 +87,7 @@ class Command(BenchmarkCommand):
         if report is not None and report.unsent:
             self.stderr.write(self.style.WARNING(report.message))
         if options["sync"]:
-            outcomes = run_campaign_sync(campaign, own_process=True)
+            outcomes = run_campaign_sync(campaign, own_process=True, concurrency=options["concurrency"])
             self.stdout.write(", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())))
         elif options["wait"]:
             self.wait(campaign)
