@@ -117,7 +117,7 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path,
     watch = HostWatch([settings.SANDBOX_DIR, settings.TRIALS_DIR], peak_of="sparse_copy__")
     watch.start()
     try:
-        run_campaign_sync(campaign)
+        run_campaign_sync(campaign, own_process=True, concurrency=3)
     finally:
         watch.stop()
 
