@@ -420,6 +420,9 @@ def rollout_row(r: Rollout) -> dict:
         "reported_usage": r.reported_usage or {},
         # harness, agent (written inside its sandbox: its own account, counted nowhere) or trial.
         "trajectory_source": r.trajectory_source,
+        # The image it ran in (engine, image, image_id) and each base image the worker substituted
+        # (requested, used: a stand-in is not the published environment); {} for an imported folder.
+        "environment": r.environment or {},
         "agent_seconds": r.agent_duration_sec,
         "n_steps": r.n_steps,
         "n_benchmark_calls": r.n_benchmark_calls,

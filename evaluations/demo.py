@@ -25,9 +25,7 @@ DEMO_HARNESSES = [
 
 def demo_backend() -> tuple[str, str]:
     """(backend, why) for the demo: podman when it works here, else bubblewrap; ("", why not) for neither."""
-    podman = backends.get("podman").host_problems() or backends.missing_images(
-        "podman", [examples_dir() / name / "environment" / "Dockerfile" for name in ("count_primes",)]
-    )
+    podman = backends.get("podman").host_problems() or backends.get("podman").task_problems(examples_dir() / "count_primes")
     if not podman:
         return "podman", "podman is installed: the demo runs in containers"
     bubblewrap = backends.get("bubblewrap").host_problems()

@@ -68,11 +68,37 @@ class BuildPlan:
     unsupported: list[str] = field(default_factory=list)
 
 
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
+
 def logical_lines(text: str) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs, with continuations joined and comments dropped."""
+    """(INSTRUCTION, arguments) pairs, with continuations joined and comments dropped.
+
+    A heredoc (`RUN python3 <<'EOF'` ... `EOF`, BuildKit's syntax, which
+    real tasks use) belongs to its instruction, lines and all: a body line
+    that reads `from pathlib import Path` is Python, not a FROM.
+    """
     lines: list[tuple[str, str]] = []
     pending = ""
-    for raw in text.splitlines():
+    raw_lines = text.splitlines()
+    index = 0
+
+    def finish(logical: str) -> None:
+        nonlocal index
+        instruction, _, rest = logical.strip().partition(" ")
+        rest = rest.strip()
+        for match in HEREDOC.finditer(rest):
+            body = []
+            while index < len(raw_lines) and raw_lines[index].strip() != match.group(2):
+                body.append(raw_lines[index])
+                index += 1
+            index += 1  # the terminator
+            rest += "\n" + "\n".join(body) + "\n" + match.group(2)
+        lines.append((instruction.upper(), rest))
+
+    while index < len(raw_lines):
+        raw = raw_lines[index]
+        index += 1
         stripped = raw.strip()
         if not pending and (not stripped or stripped.startswith("#")):
             continue
@@ -83,12 +109,10 @@ def logical_lines(text: str) -> list[tuple[str, str]]:
             continue
         pending += stripped
         if pending.strip():
-            instruction, _, rest = pending.strip().partition(" ")
-            lines.append((instruction.upper(), rest.strip()))
+            finish(pending)
         pending = ""
     if pending.strip():
-        instruction, _, rest = pending.strip().partition(" ")
-        lines.append((instruction.upper(), rest.strip()))
+        finish(pending)
     return lines
 
 

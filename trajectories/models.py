@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from trajectories import provenance, statuses
+from trajectories import provenance, run_environment, statuses
 from trajectories.search.fields import SearchDocumentField
 
 
@@ -110,6 +110,8 @@ class Rollout(models.Model):
     # Where Harbor 0.26 ran the verifier (result.json): "separate" (an environment of its own, given only
     # the agent's artifacts: sealed grading), "shared" (the agent's sandbox), or "" when it does not say.
     verifier_mode = models.CharField(max_length=20, blank=True, default="", db_default="")
+    # The image the trial ran in and the base images the worker substituted (trajectories.run_environment).
+    environment = models.JSONField(default=dict, blank=True)
     # Every field of reward.json, numeric or not ("reason": "no_lora_file").
     verifier_fields = models.JSONField(default=dict, blank=True)
     verifier_stdout = models.TextField(blank=True)
@@ -191,6 +193,11 @@ class Rollout(models.Model):
     def usage_label(self) -> str:
         """Where its tokens and cost come from, in words (trajectories.provenance)."""
         return provenance.USAGE_LABELS.get(self.usage_source, "")
+
+    @property
+    def environment_substitutions(self) -> str:
+        """The base images the worker built from instead of the task's, in words ("" when none: trajectories.run_environment)."""
+        return run_environment.summary(self.environment)
 
     @property
     def trajectory_label(self) -> str:

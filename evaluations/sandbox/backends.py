@@ -165,6 +165,30 @@ def _no_gpus(label: str) -> Callable[[GpuNeed], str]:
     return lambda need: f"needs {need}, and {label} cannot give a task GPUs: run it on the docker backend, on a worker with the GPU"
 
 
+def _container_task_problems(engine: str, gpu_shortfall: Callable[[GpuNeed], str]) -> Callable[[Path], list[str]]:
+    """A container backend's check of a task: its GPUs first (the reason that matters), then its image.
+
+    The image: whether this worker's engine can build it here, with the
+    worker's mirror map (tasks.worker_images: a base image neither present
+    nor mapped, a stand-in not built, a package the stand-in's archive
+    lacks, a dependency download with no way out).
+    """
+
+    def problems(task_dir: Path) -> list[str]:
+        from tasks import images, worker_images
+
+        found = _gpu_problems(task_dir, gpu_shortfall)
+        if found:
+            return found
+        try:
+            mirrors = images.MirrorMap.from_environment()
+        except images.ImageMirrorError as exc:
+            return [str(exc)]
+        return worker_images.environment_problems(engine, task_dir, mirrors)
+
+    return problems
+
+
 def _container_environment(class_name: str):
     def configure(sandbox_root: Path):
         from harbor.models.trial.config import EnvironmentConfig
@@ -247,7 +271,7 @@ BACKENDS: dict[str, SandboxBackend] = {
             gpus=True,
             environment=_container_environment("DockerSandbox"),
             host_problems=_docker_problems,
-            task_problems=lambda task_dir: _gpu_problems(task_dir, _docker_gpu_shortfall),
+            task_problems=_container_task_problems("docker", _docker_gpu_shortfall),
             cleanup=lambda session_id: remove_session_containers("docker", session_id),
         ),
         SandboxBackend(
@@ -258,7 +282,7 @@ BACKENDS: dict[str, SandboxBackend] = {
             gpus=False,
             environment=_container_environment("PodmanSandbox"),
             host_problems=_podman_problems,
-            task_problems=lambda task_dir: _gpu_problems(task_dir, _no_gpus("Harbor's Podman environment")),
+            task_problems=_container_task_problems("podman", _no_gpus("Harbor's Podman environment")),
             cleanup=lambda session_id: remove_session_containers("podman", session_id),
         ),
         SandboxBackend(
@@ -293,25 +317,6 @@ BACKENDS: dict[str, SandboxBackend] = {
         ),
     )
 }
-
-
-def missing_images(engine: str, dockerfiles: list[Path]) -> list[str]:
-    """The base images these Dockerfiles build FROM that the engine does not have (it cannot pull offline)."""
-    missing = []
-    for dockerfile in dockerfiles:
-        try:
-            lines = Path(dockerfile).read_text().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            words = line.split()
-            if len(words) >= 2 and words[0].upper() == "FROM":
-                image = words[1]
-                # `podman image exists`; Docker has no such command, but `image inspect` says the same.
-                found = subprocess.run([engine, "image", "inspect", image], capture_output=True, timeout=60)
-                if found.returncode != 0:
-                    missing.append(f"the base image {image} is not built (scripts/build-base-image.sh)")
-    return missing
 
 
 class UnknownBackend(KeyError):

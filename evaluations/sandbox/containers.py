@@ -21,6 +21,12 @@ follows:
   content-addressed name (compose would name it after the trial's session)
   and is not deleted at the end (Harbor's `down --rmi local` would): a
   second trial of the same task reuses it.
+- **Base images through the worker's mirror map** (tasks.images): a FROM
+  the map names is built from its target, through a copy of the Dockerfile
+  outside the task directory; the image's name says which map it came from.
+  What was built, from what, is written at the trial folder's root
+  (`ENVIRONMENT_FILE`) for the rollout's page. A failed build is one
+  readable line (the image, the package), not a compose command line.
 - **Nothing the agent started survives into grading.** `begin_verification`
   (the runner calls it at AGENT_END) freezes the container and kills every
   process in it but its init and keep-alive, from the host side: a fork
@@ -45,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import json
 import os
 import re
@@ -55,13 +62,17 @@ import sys
 from pathlib import Path
 
 import yaml
+from harbor.environments.base import SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.docker.docker import DockerEnvironment, _sanitize_docker_compose_project_name
 from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_runtime
 from harbor.environments.podman import PodmanEnvironment
 from harbor.models.task.config import NetworkMode
+from tasks import images
+from trajectories.run_environment import FILE_NAME as ENVIRONMENT_FILE
 
 from evaluations.sandbox import storage
+from tasks import worker_images
 from evaluations.sandbox.staging import (
     VERIFIER_LOGS,
     SafeTransfers,
@@ -104,6 +115,7 @@ class OfflineCompose(SafeTransfers):
         self._init_transfers(self.task_env_config.storage_mb)
         self._overrides_compose = self._base / "overrides.compose.json"
         self._container = ""  # the main service's container, once started
+        self._substitutions: list[images.Substitution] = []  # the mirror map's, for this trial's build
         self._own_pids: set[int] = set()  # its init and keep-alive, as host pids
         self._watchdog: asyncio.Task | None = None
 
@@ -136,14 +148,16 @@ class OfflineCompose(SafeTransfers):
 
     async def start(self, force_build: bool) -> None:
         self._base.mkdir(parents=True, exist_ok=True)
-        main = {"pids_limit": self._max_processes}
+        main: dict = {"pids_limit": self._max_processes}
         if not self.task_env_config.docker_image:
+            main.update(self._mirrored_build())
             # Harbor's content-addressed name for the task's image; without it
             # compose names the image after the session, one per trial.
             main["image"] = self._main_image_name  # type: ignore[attr-defined]
         self._overrides_compose.write_text(json.dumps({"services": {"main": main}}))
         await super().start(force_build)  # type: ignore[misc]
         self._container = await self._main_container()
+        self._record_environment()
         # The container's own processes (its init and keep-alive): killing
         # the keep-alive would stop the container.
         self._own_pids = set(await self._host_pids())
@@ -151,6 +165,68 @@ class OfflineCompose(SafeTransfers):
             self._watchdog = asyncio.create_task(
                 storage.watch(self.task_env_config.storage_mb, self._used_bytes, self._end, self._storage_poll_sec)
             )
+
+    def _mirrored_build(self) -> dict:
+        """The compose build settings that apply the worker's mirror map ({} when it maps none of the task's images).
+
+        The copy of the Dockerfile lives in the session's own folder; the
+        build context stays the task's environment directory, unchanged.
+        The image is named after the map's targets (their ids included): a
+        task built once from a stand-in and once from the published image
+        are two images, never one reused for the other.
+        """
+        dockerfile = Path(self.environment_dir) / "Dockerfile"  # type: ignore[attr-defined]
+        if not dockerfile.is_file():
+            return {}
+        try:
+            mirrors = images.MirrorMap.from_environment()
+        except images.ImageMirrorError as exc:
+            raise SandboxBuildFailedError(str(exc)) from None
+        text, pairs = images.mirrored_dockerfile(dockerfile.read_text(), mirrors)
+        if not pairs:
+            return {}
+        engine = type(self).runtime().engine[0]  # type: ignore[attr-defined]
+        self._substitutions = [
+            images.Substitution(requested=requested, used=used, image_id=worker_images.image_id(engine, used),
+                                stand_in_for=worker_images.image_label(engine, used, worker_images.STANDIN_LABEL))
+            for requested, used in pairs
+        ]
+        copy = self._base / "Dockerfile.mirrored"
+        copy.write_text(text)
+        digest = hashlib.sha256(json.dumps([s.as_dict() for s in self._substitutions]).encode()).hexdigest()[:10]
+        self._env_vars.main_image_name = f"{self._main_image_name}__mirror-{digest}"  # type: ignore[attr-defined]
+        return {"build": {"context": str(self.environment_dir), "dockerfile": str(copy)}}  # type: ignore[attr-defined]
+
+    def _record_environment(self) -> None:
+        """What the trial ran in, at the trial folder's root: the image, its id, the substitutions made."""
+        engine = type(self).runtime().engine[0]  # type: ignore[attr-defined]
+        image = self.task_env_config.docker_image or self._main_image_name  # type: ignore[attr-defined]
+        record = {
+            "writer": "autolab-site sandbox",
+            "engine": engine,
+            "image": image,
+            "image_id": worker_images.image_id(engine, image),
+            "substitutions": [substitution.as_dict() for substitution in self._substitutions],
+        }
+        path = self.trial_paths.trial_dir / ENVIRONMENT_FILE  # type: ignore[attr-defined]
+        path.write_text(json.dumps(record, indent=2))
+
+    async def _run_docker_compose_command(self, command: list[str], *args, **kwargs):
+        """Harbor's compose call; a failed `build` is SandboxBuildFailedError with one readable line.
+
+        Harbor's own message is the whole compose command line and its
+        output (a 900-character line ending mid-word); the operator needs
+        the image or the package at fault, and the output stays in the
+        trial's log.
+        """
+        if command[:1] != ["build"]:
+            return await super()._run_docker_compose_command(command, *args, **kwargs)  # type: ignore[misc]
+        try:
+            return await super()._run_docker_compose_command(command, *args, **kwargs)  # type: ignore[misc]
+        except RuntimeError as exc:
+            self.logger.warning("image build failed: %s", exc)  # type: ignore[attr-defined]
+            used = [substitution.used for substitution in self._substitutions]
+            raise SandboxBuildFailedError(images.build_failure(str(exc), used)) from None
 
     async def stop(self, delete: bool) -> None:
         """Remove the containers at once and keep the task's image for the next trial.

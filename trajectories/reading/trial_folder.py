@@ -32,6 +32,7 @@ from autolab_site.safe_files import HARD_LINK, open_below, read_file
 from tasks.lib.numbers import as_float
 
 import trajectories.provenance as provenance
+import trajectories.run_environment as run_environment
 
 from trajectories.reading import analysis_file, native_formats
 from trajectories.reading.atif import (
@@ -60,6 +61,7 @@ TRIAL_FILES = ("config.json", "result.json", "agent/trajectory.json")
 # The files read_trial_folder decodes whole (besides agent/trajectory.*.json).
 DECODED_FILES = frozenset({
     "config.json", "result.json", "agent/trajectory.json", "verifier/reward.json", "analysis.json", provenance.FILE_NAME,
+    run_environment.FILE_NAME,
 })
 
 
@@ -143,6 +145,8 @@ class TrialFolder:
     analysis_error: str = ""
     # Where its usage and steps come from (our runner's provenance file; an imported folder's own report else).
     provenance: provenance.Provenance = provenance.IMPORTED
+    # The image it ran in, and the base images our sandbox substituted (trajectories.run_environment); {} unknown.
+    environment: dict[str, Any] = field(default_factory=dict)
 
     @property
     def agent_started_at(self) -> datetime | None:
@@ -355,6 +359,7 @@ def read_trial_folder(
     )
     folder.warnings.extend(refusals(snapshot))
     folder.provenance = _read_provenance(folder, snapshot)
+    folder.environment = _read_environment(folder, snapshot)
     _read_agent(folder, config, result)
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
@@ -394,6 +399,18 @@ def _read_provenance(folder: TrialFolder, snapshot: FolderSnapshot) -> provenanc
     except provenance.ProvenanceError as exc:
         folder.warnings.append(f"{exc}; its usage and steps are taken as the trial reports them")
         return provenance.IMPORTED
+
+
+def _read_environment(folder: TrialFolder, snapshot: FolderSnapshot) -> dict[str, Any]:
+    """Our sandbox's record of the image the trial ran in; {} for a folder without one (or one that cannot be read)."""
+    raw = snapshot.files.get(run_environment.FILE_NAME)
+    if raw is None:
+        return {}
+    try:
+        return run_environment.parse(raw)
+    except run_environment.RunEnvironmentError as exc:
+        folder.warnings.append(str(exc))
+        return {}
 
 
 def _harness_files(folder: TrialFolder, snapshot: FolderSnapshot) -> FolderSnapshot:

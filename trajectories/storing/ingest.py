@@ -680,6 +680,7 @@ def _fill_rollout(
     rollout.reward = folder.reward
     rollout.reward_valid = folder.reward_valid
     rollout.verifier_mode = folder.verifier_mode
+    rollout.environment = folder.environment
     rollout.verifier_fields = folder.verifier_fields
     rollout.verifier_stdout = folder.verifier_stdout
     rollout.verifier_outputs = folder.verifier_outputs

@@ -8,8 +8,10 @@ from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
 
+from tasks.images import ImageMirrorError, MirrorMap
 from tasks.lib.numbers import format_number
 from tasks.services import FAILED, TaskImportResult, import_tasks
+from tasks.worker_images import answering_engines, environment_problems
 
 JSON_FIELDS = ("category", "metric", "direction", "baseline_score", "reference_score", "budget_sec", "gpus", "gpu_type")
 
@@ -39,6 +41,9 @@ class Command(BenchmarkCommand):
         version = options["version"]
         clip_rewards = False if options["no_clip"] else None
         report = import_tasks(options["path"], version=version, clip_rewards=clip_rewards, benchmark=options["benchmark"])
+        for result in report.results:
+            if result.outcome != FAILED:
+                result.warnings += image_warnings(Path(result.path), bool(result.fields.get("gpus")))
         if options["json"]:
             self.stdout.write(dumps(json_document(report)))
         else:
@@ -48,6 +53,23 @@ class Command(BenchmarkCommand):
             self.stdout.write(self.style.SUCCESS(summary) if report.ok else self.style.ERROR(summary))
         if not report.ok:
             raise CommandError(f"{report.counts[FAILED]} task(s) failed to import", returncode=1)
+
+
+def image_warnings(task_dir: Path, needs_gpu: bool) -> list[str]:
+    """What this machine's container engines cannot build of the task's image (tasks.worker_images), per engine.
+
+    Information, like the GPU warning: the task is imported all the same,
+    and a worker set up otherwise (a registry, a mirror map, stand-ins) can
+    run it. A GPU task's image is a GPU worker's business.
+    """
+    if needs_gpu:
+        return []
+    try:
+        mirrors = MirrorMap.from_environment()
+    except ImageMirrorError as exc:
+        return [str(exc)]
+    return [f"{engine} here cannot build its image: {problem}"
+            for engine in answering_engines() for problem in environment_problems(engine, task_dir, mirrors)]
 
 
 def dumps(document) -> str:
