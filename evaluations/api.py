@@ -383,6 +383,8 @@ def rollout_row(r: Rollout) -> dict:
         # "atif", "converted from <native format>", "none" (no trajectory: reward and result only), "" (not recorded).
         "trajectory": r.trajectory_format,
         "reward": r.reward,
+        # The task's metric as the verifier measured it (reward.json; tasks.anchors.verifier_metric), null without one.
+        "metric": trajectories.rollout_metric(r),
         # The version's convention: the reward (AutoLab) or the best of the score log (RE-Bench).
         "score": lb.counted_score(
             {"reward": r.reward, "score_log": r.score_log}, r.task.final_only, r.task.version.scoring,

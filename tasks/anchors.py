@@ -13,8 +13,8 @@ The rule (`resolve`):
    fields of reward.json, the `score` of its `baseline*.json` files) and
    task.toml's baseline; the same for references (`reference*`). Equal values
    are one candidate with all their sources.
-2. The verifier's metric: reward.json's `metric`, else `optimized_score`,
-   else the `score` of `optimized_score.json`.
+2. The verifier's metric (`verifier_metric`, the one owner of it: the API,
+   the rollout page and its plot read it there too).
 3. Every (baseline, reference) pair whose reference beats its baseline in
    the task's direction is scored under the task's rule, with the version's
    clipping and without it (a verifier may write a reward above 1 that the
@@ -126,9 +126,32 @@ def candidates(prefix: str, task_value: float | None, fields: Mapping, outputs: 
     return found
 
 
-def verifier_metric(fields: Mapping, outputs: Mapping) -> tuple[float | None, str]:
-    """The metric the verifier scored, and where it was read."""
-    for key in METRIC_FIELDS:
+def verifier_metric(fields: Mapping, outputs: Mapping, name: str = "") -> tuple[float | None, str]:
+    """The metric the verifier scored, and where it was read; (None, "") when it wrote none.
+
+    `name` is the task's metric (task.toml's `[optimization] metric`).
+    AutoLab v1.1's verifiers write it in one of these places, read in this
+    order (the first finite number wins; null, text and booleans are no
+    metric):
+
+    1. reward.json's `metric` (most tasks: discover_sorting writes
+       `{"reward": 1.0, "metric": 60, "correctness": true}`);
+    2. reward.json's key named after the task's metric (adaptive_compression's
+       `bits_per_byte`, scaling_law's `perplexity`, moving_mnist_world_model's
+       `psnr`), never `reward`;
+    3. `optimized_score` (flux2_klein_lora);
+    4. `score`, only when `metric` holds the metric's name instead of its
+       value (the CUDA tasks: `"metric": "runtime_ms", "score": 12.3`): a
+       bare `score` may be a normalised one;
+    5. the `score` of optimized_score.json.
+    """
+    keys = [METRIC_FIELDS[0]]
+    if name and name not in ("reward", *METRIC_FIELDS):
+        keys.append(name)
+    keys += METRIC_FIELDS[1:]
+    if isinstance(fields.get("metric"), str) and fields["metric"]:
+        keys.append("score")
+    for key in keys:
         value = as_float(fields.get(key))
         if value is not None:
             return value, f"reward.json {key}"
@@ -138,6 +161,14 @@ def verifier_metric(fields: Mapping, outputs: Mapping) -> tuple[float | None, st
         if value is not None:
             return value, METRIC_FILE
     return None, ""
+
+
+def describe_metric(value: float | None, name: str, direction: str) -> str:
+    """The verifier's metric as the rollout page says it: "comparator_count 60 (lower is better)"; "" without one."""
+    if value is None:
+        return ""
+    text = f"{name or 'metric'} {format_number(value)}"
+    return f"{text} ({direction} is better)" if direction in ("lower", "higher") else text
 
 
 def resolve(
@@ -152,11 +183,12 @@ def resolve(
     tolerance: float = TOLERANCE,
     transform: str = "identity",
     offset: float = 0.0,
+    metric_name: str = "",
 ) -> Anchors:
     """The anchors that turn the verifier's metric into its reward (see the module doc)."""
     fields = fields if isinstance(fields, Mapping) else {}
     outputs = outputs if isinstance(outputs, Mapping) else {}
-    metric, metric_source = verifier_metric(fields, outputs)
+    metric, metric_source = verifier_metric(fields, outputs, metric_name)
     reward = as_float(reward)
     task = {"task_baseline": as_float(task_baseline), "task_reference": as_float(task_reference)}
     found = {"metric": metric, "metric_source": metric_source, "reward": reward, **task}

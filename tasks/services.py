@@ -3,6 +3,9 @@
 - import_tasks: read Harbor task directories into BenchmarkVersion/Task rows.
 - task_spec: the ORM-free TaskSpec of a task, for scoring and analysis.
 - rollout_anchors: the anchors a rollout's reward was computed with.
+- verifier_metric, describe_verifier_metric: the metric a rollout's verifier
+  scored (reward.json's, read under the task's metric name), and as the
+  rollout page says it.
 - match_task: the Task a Harbor trial ran, from the trial's task name.
 - benchmark_commands: a task's explicit local benchmark commands, if any.
 """
@@ -318,7 +321,20 @@ def rollout_anchors(task: Task, reward: float | None, fields: dict | None, outpu
         outputs,
         transform=task.transform or "identity",
         offset=task.transform_offset or 0.0,
+        metric_name=task.metric,
     )
+
+
+def verifier_metric(task: Task, fields: dict | None, outputs: dict | None) -> float | None:
+    """The metric a rollout's verifier scored, read from its fields under `task`'s metric name (tasks.anchors)."""
+    return anchor_rule.verifier_metric(
+        fields if isinstance(fields, dict) else {}, outputs if isinstance(outputs, dict) else {}, task.metric
+    )[0]
+
+
+def describe_verifier_metric(task: Task, value: float | None) -> str:
+    """"comparator_count 60 (lower is better)": the metric with the task's name and direction; "" without one."""
+    return anchor_rule.describe_metric(value, task.metric, task.direction)
 
 
 def stored_anchors(task: Task, stored: dict | None) -> Anchors:
@@ -377,6 +393,7 @@ __all__ = [
     "TaskNotFound",
     "benchmark_commands",
     "describe_anchors",
+    "describe_verifier_metric",
     "ensure_version",
     "import_task_dir",
     "import_tasks",
@@ -385,6 +402,7 @@ __all__ = [
     "scoring_rule",
     "stored_anchors",
     "task_spec",
+    "verifier_metric",
 ]
 
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from autolab_site.durations import format_duration
 from tasks.lib.numbers import as_float
-from tasks.services import describe_anchors, stored_anchors
+from tasks.services import describe_anchors, describe_verifier_metric, stored_anchors, verifier_metric
 
 from trajectories.analysis import folding
 from trajectories.analysis.curve import decimate_curve
@@ -286,6 +286,21 @@ def compact_outline(steps) -> dict[str, Any]:
     return {"ids": runs, "t": times, "k": "".join(digits), "kinds": STEP_KINDS}
 
 
+def rollout_metric(rollout) -> float | None:
+    """The metric the rollout's verifier scored (tasks.anchors.verifier_metric), read from its stored fields.
+
+    Read now rather than from the stored anchors: a regrade rewrites the
+    fields, and rollouts imported before the task's own metric name was
+    read keep the anchors they were stored with.
+    """
+    return verifier_metric(rollout.task, rollout.verifier_fields, rollout.verifier_outputs)
+
+
+def rollout_metric_text(rollout) -> str:
+    """The verifier's metric as the result card says it, beside the reward: "comparator_count 60 (lower is better)"."""
+    return describe_verifier_metric(rollout.task, rollout_metric(rollout))
+
+
 def rollout_anchors(rollout):
     """The anchors the rollout's scores use: those its reward was computed with (tasks.anchors)."""
     return stored_anchors(rollout.task, rollout.anchors)
@@ -320,7 +335,7 @@ def plot_data(rollout, steps) -> dict[str, Any]:
         "anchors_text": describe_anchors(anchors),
         "budget": task.budget_sec,
         "final_score": rollout.reward,
-        "final_metric": as_float((rollout.verifier_fields or {}).get("metric")),
+        "final_metric": rollout_metric(rollout),
         "end_t": rollout.agent_duration_sec or (timed[-1].elapsed_sec if timed else None),
         "end_step": steps[-1].step_id if steps else None,
     }

@@ -13,6 +13,7 @@
 - exception_family: what kind of fault a trial's exception is (the runner's
   retry rule and the failure classifier read the same table).
 - anchors_in_use: the anchors a task's verifier scored its rollouts with.
+- rollout_metric: the metric a rollout's verifier scored (tasks.anchors).
 - effective_cause, cause_source, with_effective_cause, failed_rollouts,
   BEHAVIOUR_FLAGS: a rollout's failure cause (a staff label's first) and
   the failures list (trajectories.failures).
@@ -56,6 +57,7 @@ from autolab_site.safe_files import write_file
 from tasks.services import stored_anchors
 
 from trajectories import provenance
+from trajectories.explorer import rollout_metric
 
 from trajectories.storing import artifacts, bulk, job_analysis, uploads
 from trajectories.reading import native_formats
@@ -446,6 +448,7 @@ __all__ = [
     "record_failed_review",
     "existing_review",
     "review_records",
+    "rollout_metric",
     "with_reviews",
     "job_summary",
     "job_review",

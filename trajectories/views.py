@@ -225,6 +225,7 @@ def rollout_detail(request, pk: int):
         # A reward the version clips: shown as the verifier wrote it, beside what the board counts.
         "counted_reward": counted_reward(rollout.reward, rollout.task.version.clip_rewards)
         if clipped(rollout.reward, rollout.task.version.clip_rewards) else None,
+        "metric_text": explorer.rollout_metric_text(rollout),
         "verifier_fields": sorted((rollout.verifier_fields or {}).items()),
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,

@@ -41,10 +41,14 @@ follows:
   are read (the engine's own copy to disk wrote every byte first).
 - **Compose v1** (Debian's docker-compose): `exec -T`, and no SELinux
   labels on binds, which it refuses.
+- **Uploads without `compose cp`.** podman-compose and compose v1 have no
+  `cp`; Harbor tries it for every upload anyway and logs the frontend's
+  whole usage text before its tar-stream fallback works. Here such a
+  frontend goes to that tar stream at once.
 
 `_docker_compose_paths`, `_egress_control_kernel_support`,
-`_run_docker_compose_command` and Harbor's compose project naming are
-Harbor internals: the Harbor version is pinned (pyproject) and tests cover
+`_run_docker_compose_command`, the Unix platform's tar uploads and Harbor's
+compose project naming are Harbor internals: the Harbor version is pinned (pyproject) and tests cover
 them on both engines.
 """
 from __future__ import annotations
@@ -65,6 +69,7 @@ import yaml
 from harbor.environments.base import SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.docker.docker import DockerEnvironment, _sanitize_docker_compose_project_name
+from harbor.environments.docker.docker_unix import UnixOps
 from harbor.environments.docker.runtime import ContainerRuntime, resolve_podman_runtime
 from harbor.environments.podman import PodmanEnvironment
 from harbor.models.task.config import NetworkMode
@@ -250,6 +255,31 @@ class OfflineCompose(SafeTransfers):
                 if delete:
                     shutil.rmtree(self._base, ignore_errors=True)
         self._raise_if_ended()
+
+    async def upload_file(self, source_path: Path | str, target_path: str) -> None:
+        """Harbor's upload; on a frontend without `compose cp`, the tar stream Harbor falls back to, at once.
+
+        Harbor tries `compose cp` whatever the runtime declares (its
+        downloads look at `supports_compose_cp`, its uploads do not), and
+        logs the frontend's usage text when it fails: five screens in every
+        sealed trial's log on podman. The result is the same files, owned
+        by root, as after Harbor's own fallback.
+        """
+        if self._without_compose_cp:
+            await self._platform._upload_file_with_tar(source_path, target_path)  # type: ignore[attr-defined]
+        else:
+            await super().upload_file(source_path, target_path)  # type: ignore[misc]
+
+    async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
+        """Harbor's upload of a folder's contents; without `compose cp`, its tar stream at once (see upload_file)."""
+        if self._without_compose_cp:
+            await self._platform._upload_dir_with_tar(source_dir, target_dir)  # type: ignore[attr-defined]
+        else:
+            await super().upload_dir(source_dir, target_dir)  # type: ignore[misc]
+
+    @property
+    def _without_compose_cp(self) -> bool:
+        return not type(self).runtime().supports_compose_cp and isinstance(self._platform, UnixOps)  # type: ignore[attr-defined]
 
     async def exec(self, command: str, cwd: str | None = None, env: dict[str, str] | None = None,
                    timeout_sec: int | None = None, user: str | int | None = None):

@@ -85,6 +85,20 @@ def probe_task(tmp_path: Path, port: int, *, allow_internet: bool) -> Path:
     return task
 
 
+def test_a_trial_log_holds_no_usage_text_of_a_command_the_frontend_lacks(tmp_path, engine):
+    """podman-compose and compose v1 have no `compose cp`: uploads go the way that works, not after a failed try.
+
+    Harbor tried `compose cp` for every upload and fell back to a tar stream
+    only after it failed, logging the frontend's whole usage text each time
+    (five screens per sealed trial on podman).
+    """
+    result, trial_dir = run_trial(tmp_path, TINY_TASK, engine, sealed=True)
+    assert result.verifier_result.rewards["reward"] == 1.0
+    log = (trial_dir / "trial.log").read_text()
+    assert "usage:" not in log.lower() and "Commands:" not in log, log[:3000]
+    assert "compose cp failed" not in log and " cp " not in log, log[:3000]
+
+
 def test_a_task_without_internet_cannot_reach_the_host(tmp_path, engine):
     """allow_internet = false: the main service has no network, proven against a control run with one."""
     listener = Listener()

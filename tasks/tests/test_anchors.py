@@ -116,6 +116,59 @@ def test_resolve_log_stretch(fields, task, clip, expected):
     assert (found.status, found.baseline, found.reference) == expected
 
 
+@pytest.mark.parametrize(
+    "fields, outputs, name, expected",
+    [
+        # discover_sorting and most AutoLab v1.1 tasks: the metric under `metric`.
+        ({"reward": 1.0, "metric": 60, "correctness": True}, {}, "comparator_count", (60.0, "reward.json metric")),
+        ({"reward": 0.5, "metric": 1.25}, {}, "", (1.25, "reward.json metric")),
+        # No metric: a failed check writes none, or null.
+        ({"reward": 0.0, "reason": "build_file_modified"}, {}, "runtime_seconds", (None, "")),
+        ({"reward": 0.0, "metric": None, "correctness": False}, {}, "comparator_count", (None, "")),
+        ({}, {}, "", (None, "")),
+        # Not a number: text, a boolean, a nested value, NaN.
+        ({"reward": 0.0, "metric": "fast"}, {}, "", (None, "")),
+        ({"reward": 1.0, "metric": True}, {}, "", (None, "")),
+        ({"reward": 1.0, "metric": {"raw": 3}}, {}, "", (None, "")),
+        ({"reward": 1.0, "metric": float("nan")}, {}, "", (None, "")),
+        # Under the task's own metric name (adaptive_compression, scaling_law, moving_mnist_world_model).
+        ({"reward": 0.8, "correctness": True, "bits_per_byte": 2.113}, {}, "bits_per_byte",
+         (2.113, "reward.json bits_per_byte")),
+        ({"reward": 0.4, "perplexity": 31.5, "test_loss": 3.45}, {}, "perplexity", (31.5, "reward.json perplexity")),
+        ({"reward": 0.4, "perplexity": None}, {}, "perplexity", (None, "")),
+        # `metric` naming the metric, its value in `score` (the CUDA tasks: icp_correspondence_step_cuda).
+        ({"reward": 0.5, "score": 12.5, "metric": "runtime_ms", "speedup": 5.2}, {}, "runtime_ms",
+         (12.5, "reward.json score")),
+        # A bare `score` may be anything (a normalised one): not read without that label.
+        ({"reward": 0.5, "score": 0.5}, {}, "runtime_ms", (None, "")),
+        # `metric` wins over the named key; the reward is never the metric, whatever the task calls it.
+        ({"reward": 0.9, "metric": 2.0, "bits_per_byte": 2.1}, {}, "bits_per_byte", (2.0, "reward.json metric")),
+        ({"reward": 0.9}, {}, "reward", (None, "")),
+        # flux2_klein_lora: `optimized_score`, and its optimized_score.json.
+        ({"reward": 0.91, "optimized_score": 0.5643}, {}, "composite_quality", (0.5643, "reward.json optimized_score")),
+        ({"reward": 0.91}, {"optimized_score.json": {"score": 0.5643}}, "composite_quality",
+         (0.5643, "optimized_score.json")),
+    ],
+)
+def test_verifier_metric(fields, outputs, name, expected):
+    assert anchors.verifier_metric(fields, outputs, name) == expected
+
+
+def test_describe_metric():
+    assert anchors.describe_metric(60.0, "comparator_count", "lower") == "comparator_count 60 (lower is better)"
+    assert anchors.describe_metric(0.81641234, "psnr", "higher") == "psnr 0.816412 (higher is better)"
+    assert anchors.describe_metric(2.5, "", "") == "metric 2.5"
+    assert anchors.describe_metric(None, "psnr", "higher") == ""
+
+
+def test_the_task_named_metric_resolves_the_anchors():
+    """adaptive_compression writes `bits_per_byte`, no `metric`: its reward is still checked against its anchors."""
+    fields = {"reward": 0.5, "bits_per_byte": 2.0}
+    found = anchors.resolve(ANCHORED_LINEAR, "lower", True, 3.0, 1.0, 0.5, fields, {}, metric_name="bits_per_byte")
+    assert (found.status, found.metric, found.metric_source) == (anchors.REPRODUCED, 2.0, "reward.json bits_per_byte")
+    assert anchors.resolve(ANCHORED_LINEAR, "lower", True, 3.0, 1.0, 0.5, fields, {}).status == anchors.UNCHECKED
+
+
 def test_round_trip_through_json():
     found = resolve(FLUX_FIELDS, FLUX_OUTPUTS)
     again = anchors.Anchors.from_dict(json.loads(json.dumps(found.as_dict())))
@@ -142,7 +195,7 @@ def test_every_real_trial_reward_is_reproduced_by_its_anchors(shared_tasks_dir, 
         outputs = {p.name: json.loads(p.read_text()) for p in verifier.glob("*.json") if p.name != "reward.json"}
         rule = ANCHORED_LINEAR if task.category == "model_development" else LOG_STRETCH
         found = anchors.resolve(rule, task.direction, True, task.baseline_score, task.reference_score,
-                                fields["reward"], fields, outputs)
+                                fields["reward"], fields, outputs, metric_name=task.metric)
         if found.metric is None:
             assert found.status == anchors.UNCHECKED  # grok: no LoRA, no metric
             continue
