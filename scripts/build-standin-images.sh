@@ -49,6 +49,7 @@ if ! base_id=$($ENGINE image inspect --format '{{.Id}}' "$BASE" 2>"$context/insp
   exit 1
 fi
 
+cp "$HERE/standins/setup-archive.sh" "$context/"
 mkdir "$context/ca-certificates"
 if [ -d "$CA_DIR" ]; then
   # -L: a CA installed as a link must arrive as its content.
@@ -58,12 +59,12 @@ fi
 for name in $STANDINS; do
   image=localhost/autolab-standin-$name:bookworm
   cp "$HERE/standins/$name.Dockerfile" "$context/"
-  # The recipe is what the image is made of: its Dockerfile, the base image it
-  # was built on and the CAs baked in. An image whose label differs is stale
+  # The recipe is what the image is made of: its Dockerfile and the archive
+  # set-up it runs, the base image it was built on and the CAs baked in. An image whose label differs is stale
   # (a rebuilt base, a new CA, an edited Dockerfile) and is built again, so an
   # old stand-in never outlives the change that should have replaced it.
   recipe=$({
-    cat "$context/$name.Dockerfile"
+    cat "$context/$name.Dockerfile" "$context/setup-archive.sh"
     echo "$base_id"
     (cd "$context/ca-certificates" && find . -type f | LC_ALL=C sort | xargs -r sha256sum)
   } | sha256sum | cut -c1-16)
