@@ -24,7 +24,15 @@ def run_campaign_sync(campaign: Campaign, *, own_process: bool = False, concurre
     such processes at once, as a worker's `--concurrency` does (a trial
     mostly waits on its sandbox: starting, copying, the agent's commands).
     """
-    ids = list(campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True))
+    return run_campaigns_sync([campaign], own_process=own_process, concurrency=concurrency)
+
+
+def run_campaigns_sync(campaigns: list[Campaign], *, own_process: bool = False, concurrency: int = 1) -> dict[str, int]:
+    """`run_campaign_sync` for several campaigns sharing one pool, as one worker serves several (oracle and nop)."""
+    ids = [
+        rollout_id for campaign in campaigns
+        for rollout_id in campaign.rollouts.filter(status=RolloutStatus.QUEUED).order_by("pk").values_list("pk", flat=True)
+    ]
     if concurrency > 1:
         outcomes = _run_at_once(ids, concurrency)
     else:
@@ -37,7 +45,8 @@ def run_campaign_sync(campaign: Campaign, *, own_process: bool = False, concurre
                     break
                 time.sleep(min(outcome.retry_in, 5))
             outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
-    lifecycle.refresh_campaign(campaign.pk)
+    for campaign in campaigns:
+        lifecycle.refresh_campaign(campaign.pk)
     return outcomes
 
 

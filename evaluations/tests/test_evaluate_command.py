@@ -57,10 +57,11 @@ def test_evaluate_enqueues_and_waits(settings, tmp_path, eager_celery):
     require_sandbox()
     runner_settings(settings, tmp_path)
     import_examples()
-    utility_entry("oracle")
+    # Harbor's oracle needs no registration: `--model oracle --harness oracle` registers it (the README's recipe).
     output = run("--model", "oracle", "--harness", "oracle", "--version", "examples", "--tasks", "sort8_network",
                  "--k", "2", "--backend", "bubblewrap", "--wait")
     campaign = Campaign.objects.get()
+    assert (campaign.model.name, campaign.harness.name) == ("oracle", "oracle")
     assert f"campaign {campaign.pk}: 2 rollouts" in output
     assert "2/2 done finished=2" in output
     assert campaign.status == Campaign.Status.FINISHED

@@ -9,7 +9,9 @@ from autolab_site.commands import BenchmarkCommand
 
 from evaluations.running.campaign_progress import campaign_progress
 from evaluations.running.campaigns import CampaignError, create_campaign, launch, preflight_here, resolve_tasks
+from evaluations.demo import DEMO_HARNESSES, demo_model_and_harness
 from evaluations.running.local_runs import run_campaign_sync
+from evaluations.running.runner import MODEL_FREE_AGENTS
 from agents.models import AgentModel, Harness
 from evaluations.models import Backend, Campaign
 from agents.services import normalise_model_name
@@ -49,6 +51,9 @@ class Command(BenchmarkCommand):
     def handle(self, *args, **options):
         if options["concurrency"] < 1:
             raise CommandError(f"--concurrency must be 1 or more, not {options['concurrency']}")
+        if options["model"] == options["harness"] and options["model"] in MODEL_FREE_AGENTS:
+            # `--model oracle --harness oracle`: Harbor's reference-solution and no-op agents need no registration.
+            demo_model_and_harness(*next(entry for entry in DEMO_HARNESSES if entry[0] == options["model"]))
         model = AgentModel.objects.filter(name=normalise_model_name(options["model"])).first()
         if model is None:
             raise CommandError(f"no model {options['model']!r}; register it in the admin (Agent models) first")
