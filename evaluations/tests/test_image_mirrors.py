@@ -151,3 +151,21 @@ def test_the_rollout_page_and_api_say_a_stand_in_ran(tmp_path, client):
     api = next(row for row in rows if row["id"] == rollout.pk)
     assert api["environment"]["image"] == "hb__demo__mirror-1234"
     assert api["environment"]["substitutions"][0]["requested"] == PUBLISHED
+
+
+def test_the_preflight_names_the_task_and_its_image_before_a_launch(tmp_path, engine, monkeypatch):
+    """The check a campaign's queue runs before any rollout exists (evaluations.running.preflight)."""
+    from evaluations.running.preflight import ModelSettings, run_checks
+
+    monkeypatch.setenv(images.MIRRORS_VARIABLE, f"{PUBLISHED} = {BASE_IMAGE}")
+    runnable = task_from(tmp_path / "a")
+    unmapped = task_from(tmp_path / "b", base="python:3.11-slim")
+    if worker_images.registry_reachable("python:3.11-slim"):
+        pytest.skip("Docker Hub is reachable from here: python:3.11-slim would be pulled")
+    report = run_checks(ModelSettings(harness="oracle"), engine, [str(runnable), str(unmapped)])
+    backend = {check.name: check for check in report.checks}["backend"]
+    label = backends.get(engine).label
+    assert not report.ok and backend.detail == (
+        f"{label} cannot run 1 task(s): task: the base image python:3.11-slim is not in {engine}'s store nor mapped "
+        f"in {images.MIRRORS_VARIABLE}, and its registry docker.io cannot be reached from this worker"
+    )
