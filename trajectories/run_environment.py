@@ -44,10 +44,5 @@ def parse(raw: bytes | str) -> dict[str, Any]:
 
 def summary(record: dict[str, Any]) -> str:
     """One line for the page and the API: what was built instead of what (or "" when nothing was substituted)."""
-    parts = []
-    for item in (record or {}).get("substitutions") or []:
-        what = f"{item.get('used')} instead of {item.get('requested')}"
-        if item.get("stand_in_for"):
-            what += " (a stand-in)"
-        parts.append(what)
-    return "; ".join(parts)
+    return "; ".join(f"{item.get('used')} instead of {item.get('requested')}"
+                     for item in (record or {}).get("substitutions") or [])

@@ -146,7 +146,7 @@ def test_the_rollout_page_and_api_say_a_stand_in_ran(tmp_path, client):
     assert rollout.environment["substitutions"][0]["used"] == "localhost/autolab-standin-ubuntu:bookworm"
     page = client.get(f"/rollouts/{rollout.pk}/").content.decode()
     assert 'id="run-environment"' in page and "stand-in</span> built from localhost/autolab-standin-ubuntu:bookworm " \
-        f"instead of {PUBLISHED} (a stand-in): not the published environment" in page
+        f"instead of {PUBLISHED}: not the published environment" in page
     rows = client.get("/api/v1/rollouts/").json()["results"]
     api = next(row for row in rows if row["id"] == rollout.pk)
     assert api["environment"]["image"] == "hb__demo__mirror-1234"
