@@ -470,6 +470,9 @@ class DockerSandbox(OfflineCompose, DockerEnvironment):
         # input device is not a TTY".
         if command[:1] == ["exec"] and "-T" not in command and compose_v1(type(self).runtime()):
             command = ["exec", "-T", *command[1:]]
+        if command[:1] == ["build"] and compose_v1(type(self).runtime()):
+            # The classic builder keeps the containers of a failed step (one per failed build, forever).
+            command = ["build", "--force-rm", *command[1:]]
         if command[:1] == ["config"] and "--output" in command and compose_v1(type(self).runtime()):
             return await self._config_to_file(command[command.index("--output") + 1], *args, **kwargs)
         return await super()._run_docker_compose_command(command, *args, **kwargs)

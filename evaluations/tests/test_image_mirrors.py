@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -79,8 +80,14 @@ def test_a_package_the_archive_lacks_fails_the_build_in_one_line(tmp_path, engin
         finally:
             await env.stop(delete=True)
 
+    def stopped_containers() -> set[str]:
+        listed = subprocess.run([engine, "ps", "-a", "-q", "--filter", "status=exited"], capture_output=True, text=True)
+        return set(listed.stdout.split())
+
+    before = stopped_containers()
     with pytest.raises(SandboxBuildFailedError) as raised:
         asyncio.run(scenario())
+    assert stopped_containers() - before == set()  # the failed step's container is not left behind
     message = str(raised.value)
     assert message == (f"building the task's image failed: apt found no package linux-tools-generic in the archive of "
                        f"{BASE_IMAGE} (a stand-in's archive may lack a package of the published image's)")
