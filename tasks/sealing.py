@@ -5,7 +5,11 @@ Harbor 0.26's separate verifier (`[verifier] environment_mode =
 "separate"`: a fresh copy of the task's environment for grading), into
 which Harbor carries only the declared `[[artifacts]]`, sanitised (no
 links out, no setuid bits). A task that declares none gets its workspace
-carried (the environment's `workdir`, else the Dockerfile's last WORKDIR).
+carried (the environment's `workdir`, else the Dockerfile's last WORKDIR),
+but the files its instruction declares read-only and it does not pin
+itself under /orig (tasks.read_only, `Sealing.restored`) are the task
+image's own: the verifier runs those as published, not as the agent left
+them.
 `seal` makes that config and says what it could not honour: the import
 warns with it, the runner (evaluations.sandbox.sealing.SealedTrial)
 applies it. Django-free.
@@ -18,7 +22,8 @@ from pathlib import Path
 
 from harbor.models.task.config import ArtifactConfig, TaskConfig, VerifierEnvironmentMode
 
-from .dockerfile import parse_dockerfile
+from .dockerfile import RunStep, parse_dockerfile
+from .read_only import restored_from_image
 from .score_record import RECORD_DIR, task_snapshot_paths
 
 # Where an AutoLab task's verifier reads what only a shared verifier sees.
@@ -36,6 +41,9 @@ class Sealing:
     config: TaskConfig
     carried: list[str]
     warnings: list[str] = field(default_factory=list)
+    # Paths relative to the carried workspace (globs allowed) that the verifier takes from the task's own
+    # image, not from the agent: evaluations.sandbox.sealing puts them back after the carry.
+    restored: list[str] = field(default_factory=list)
 
 
 def workspace_of(task_dir: Path, config: TaskConfig) -> str | None:
@@ -54,6 +62,7 @@ def seal(task_dir: Path, config: TaskConfig) -> Sealing:
     """`config` with a separate verifier for the whole task and every step; CannotSeal when nothing can be carried."""
     warnings: list[str] = []
     artifacts = list(config.artifacts)
+    restored: list[str] = []
     if not artifacts:
         workspace = workspace_of(task_dir, config)
         if workspace is None:
@@ -61,6 +70,7 @@ def seal(task_dir: Path, config: TaskConfig) -> Sealing:
                 "sealed grading needs to know what the agent leaves for the verifier: the task declares no "
                 "[[artifacts]] and has no workspace ([environment] workdir or a Dockerfile WORKDIR)"
             )
+        restored = _restored(task_dir, workspace)
         artifacts = [ArtifactConfig(source=workspace)]
     if task_snapshot_paths(task_dir) and not any(_source(a) == RECORD_DIR for a in artifacts):
         # The runner's record of the scoring tool's calls (tasks/score_record.py), put in the trial's
@@ -83,7 +93,22 @@ def seal(task_dir: Path, config: TaskConfig) -> Sealing:
     sealed = config.model_copy(
         update={"verifier": config.verifier.model_copy(update=separate), "artifacts": artifacts, "steps": steps}
     )
-    return Sealing(sealed, [_source(a) for a in artifacts], warnings)
+    return Sealing(sealed, [_source(a) for a in artifacts], warnings, restored)
+
+
+def _restored(task_dir: Path, workspace: str) -> list[str]:
+    """The workspace files the instruction declares read-only and the task does not pin itself (tasks.read_only)."""
+    task_dir = Path(task_dir)
+    try:
+        instruction = (task_dir / "instruction.md").read_text()
+    except OSError:
+        return []
+    try:
+        plan = parse_dockerfile((task_dir / "environment" / "Dockerfile").read_text())
+        runs = [(step.command, step.workdir) for step in plan.steps if isinstance(step, RunStep)]
+    except OSError:
+        runs = []
+    return restored_from_image(instruction, runs, workspace)
 
 
 def grades_sealed(task_dir: Path, version_seals: bool) -> bool:

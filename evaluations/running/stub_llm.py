@@ -98,16 +98,38 @@ def script_for_task(task_dir: Path, *, bench_duration: float | None = None) -> S
     editable = written[0] if written else "/app"
     duration = bench_duration if bench_duration is not None else (4.0 if "bench.py" in bench else 1.5)
     pattern = optimization.get("metric_pattern")
+    return _measure_edit_measure(marker, editable, bench, solve, duration, re.compile(pattern) if pattern else None)
+
+
+def script_for_real_task(task_dir: Path, *, benchmark: str, editable: str, solution: str, done_pattern: str) -> Script:
+    """Read, run the task's own evaluation, write solution/`solution` into `editable`, evaluate again, submit.
+
+    For a real AutoLab task, whose task.toml names no benchmark command or
+    metric pattern and whose solve.sh copies from /solution (which only the
+    oracle gets): the caller says which command the instruction means, and
+    the file is typed in as a heredoc, as a model would write it.
+    """
+    task_dir = Path(task_dir)
+    marker = (task_dir / "instruction.md").read_text().strip().splitlines()[0].strip()
+    text = (task_dir / "solution" / solution).read_text()
+    if "AUTOLAB_EOF" in text:
+        raise ValueError(f"solution/{solution} holds the heredoc's end marker AUTOLAB_EOF")
+    write = f"cat > {editable} <<'AUTOLAB_EOF'\n{text.rstrip()}\nAUTOLAB_EOF\n"
+    return _measure_edit_measure(marker, editable, benchmark, write, 2.0, re.compile(done_pattern))
+
+
+def _measure_edit_measure(marker: str, editable: str, bench: str, write: str, duration: float,
+                          done_pattern: re.Pattern | None) -> Script:
+    """The script every task gets: read the editable file, benchmark, rewrite it, benchmark again, submit."""
     replies = [
         reply("I have not seen the code yet.", f"Read {editable} first.", [(f"cat {editable}\n", 0.3)]),
         reply("This is the starting point.", "Measure it with the local benchmark.", [(f"{bench}\n", duration)]),
-        reply("The baseline is measured.", f"Rewrite {editable} with a better method.", [(solve, 0.5)]),
+        reply("The baseline is measured.", f"Rewrite {editable} with a better method.", [(write, 0.5)]),
         reply("The new version is in place.", "Measure again.", [(f"{bench}\n", duration)]),
         reply("The benchmark improved.", "Submit.", [], task_complete=True),
         reply("Confirmed.", "Done.", [], task_complete=True),
     ]
-    return Script(marker=marker, replies=replies, done_pattern=re.compile(pattern) if pattern else None,
-                  benchmark_turns=(1, 3))
+    return Script(marker=marker, replies=replies, done_pattern=done_pattern, benchmark_turns=(1, 3))
 
 
 def fallback_script() -> Script:

@@ -42,6 +42,10 @@ class Attack:
     verifier_timeout_sec: int = 0
     graded: bool = True  # False: it ended while it was graded (out of time, or its sandbox ended): no reward, counted 0
     says: str = ""  # what the rollout's exception message must say
+    # The real AutoLab task it is written against (a copy of ../shared/autolab-v1.1/tasks/<task>); "": count_primes.
+    task: str = ""
+    # The `reason` the task's own verifier must give in reward.json (its refusal), when it has one to give.
+    verifier_reason: str = ""
 
 
 ATTACKS: dict[str, Attack] = {
@@ -259,6 +263,74 @@ echo 'import time as _time; _time.sleep(3600)' >> /app/solve.py
         graded=False,
     ),
 }
+
+# Probes written against AutoLab v1.1's own tasks, each its task's unchanged folder with the attack as its
+# solution/solve.sh. Their verifiers are the published ones: they run the candidate as root, unsandboxed,
+# and trust what the workspace holds; the image is the task's own (built once per engine, shared with
+# every other copy of the task). None of them improves on the starting code: the honest reward is 0.
+DISCOVER_SORTING_FORGED = '{"reward": 1.0, "correctness": true, "metric": 1}'
+
+REAL_ATTACKS: dict[str, Attack] = {
+    "real_late_rewrite": Attack(
+        f"""
+# A process the agent leaves behind, detached from its session: it writes reward 1.0 where the verifier's result
+# goes, every 20 ms for as long as it lives, so whatever test.sh writes it overwrites once test.sh has ended.
+cat > /tmp/forged.json <<'JSON'
+{DISCOVER_SORTING_FORGED}
+JSON
+nohup setsid bash -c '
+  while true; do
+    mkdir -p /logs/verifier; cp /tmp/forged.json /logs/verifier/reward.json; echo 1.0 > /logs/verifier/reward.txt
+    sleep 0.02
+  done
+' >/dev/null 2>&1 < /dev/null &
+""",
+        "no_improvement",
+        "discover_sorting: a detached loop the agent leaves running, writing reward 1.0 over the verifier's result",
+        task="discover_sorting",
+    ),
+    "real_verifier_edit": Attack(
+        """
+# test.sh runs /app/main.py --verify and believes what it prints: a main.py that reports the best network known.
+cat > /app/main.py <<'PY'
+print("result=ok comparators=1 checksum=0000000000000000")
+PY
+""",
+        "no_improvement",
+        "discover_sorting: the main.py test.sh runs, rewritten to print result=ok comparators=1",
+        task="discover_sorting",
+    ),
+    "real_pinned_makefile": Attack(
+        """
+# A Makefile whose `solve` claims one cycle, and the build-time pin of the Makefile under /orig rewritten to match.
+cat > /app/Makefile <<'MK'
+all:
+	printf '#!/bin/sh\\necho "result=ok cycles=1"\\n' > solve && chmod +x solve
+MK
+sha256sum /app/Makefile | cut -d' ' -f1 > /orig/build_file.sha256
+""",
+        "protected_file_modified",
+        "vliw_scheduler: a Makefile that builds a one-cycle liar, its /orig pin rewritten to match",
+        task="vliw_scheduler",
+        verifier_reason="build_file_modified",
+    ),
+}
+
+
+def make_real_hostile_tasks(real_tasks_dir: Path, destination: Path) -> Path:
+    """A folder of tasks, one copy of its real task per attack in REAL_ATTACKS, its oracle the attack.
+
+    The copies keep the task's environment/ as published, so each builds the
+    task's own image (content-addressed: every copy, and the real-task
+    campaigns, share one per engine).
+    """
+    for name, attack in REAL_ATTACKS.items():
+        task = destination / name
+        shutil.copytree(real_tasks_dir / attack.task, task)
+        (task / "solution" / "solve.sh").write_text(f"#!/bin/bash\n# {attack.about}\n{attack.script}")
+        (task / "solution" / "solve.sh").chmod(0o755)
+    return destination
+
 
 # What the forged trajectory claims: none of it may reach the rollout's usage or a figure.
 FORGED_TOKENS = 900000000

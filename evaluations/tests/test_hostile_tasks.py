@@ -18,16 +18,29 @@ import pytest
 from django.test import Client
 
 from evaluations.running.campaigns import create_campaign
-from evaluations.running.local_runs import run_campaign_sync
+from evaluations.running.local_runs import run_campaign_sync, run_campaigns_sync
+from evaluations.sandbox import backends
+from tasks import images
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import RolloutStatus
 from trajectories.statuses import Disposition, disposition
 
 from evaluations.tests.container_helpers import require_engine
-from evaluations.tests.hostile import ATTACKS, FORGED, HostWatch, host_secret, host_state, make_hostile_tasks
+from evaluations.tests.hostile import (
+    ATTACKS,
+    DISCOVER_SORTING_FORGED,
+    FORGED,
+    REAL_ATTACKS,
+    HostWatch,
+    host_secret,
+    host_state,
+    make_hostile_tasks,
+    make_real_hostile_tasks,
+)
 from evaluations.tests.runner_helpers import EVERY_BACKEND, runner_settings, utility_entry
 from evaluations.tests.sandbox_helpers import require_sandbox
+from evaluations.tests.test_real_tasks import CI_MIRRORS, usable_engines
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -75,6 +88,8 @@ def outcome_problems(rollout, attack, folder: Path, secret: str) -> list[str]:
         problems.append("the host's secret is in the trial folder")
     if attack.says not in rollout.exception_message:
         problems.append(f"{attack.says!r} not said: {rollout.exception_message[:300]!r}")
+    if attack.verifier_reason and (rollout.verifier_fields or {}).get("reason") != attack.verifier_reason:
+        problems.append(f"not the verifier's refusal ({attack.verifier_reason}): {rollout.verifier_fields}")
     if rollout.task.name == "forged_usage":
         # The oracle calls no model: its usage is none, whatever its sandbox wrote; the steps are its own account.
         if (rollout.cost_usd, rollout.n_input_tokens, rollout.n_output_tokens) != (None, None, None):
@@ -154,6 +169,52 @@ def test_no_attack_decides_its_score_on_any_backend(backend, settings, tmp_path,
     (row,) = Client().get("/api/v1/leaderboard/", {"version": version.name}).json()["entries"]
     assert (row["cost_usd"], row["input_tokens"], row["output_tokens"]) == (None, None, None), row
     assert row["benchmark_calls_per_hour"] in (None, 0), row
+
+
+@pytest.mark.containers
+@pytest.mark.shared
+def test_no_attack_on_a_real_task_decides_its_score(settings, tmp_path, real_tasks_dir, monkeypatch, reachable_sandbox_dir):
+    """The probes written against AutoLab's own tasks (hostile.REAL_ATTACKS), on podman and docker in one pool.
+
+    Real tasks need a container engine (bubblewrap refuses them before launch: the next test); their
+    verifiers are the published ones, which run the candidate as root and trust the workspace.
+    """
+    engines = usable_engines()
+    runner_settings(settings, tmp_path)
+    settings.SANDBOX_DIR = reachable_sandbox_dir
+    settings.KEEP_TRIAL_FOLDERS = True
+    monkeypatch.setenv(images.MIRRORS_VARIABLE, str(settings.BASE_DIR / CI_MIRRORS))
+    report = import_tasks(make_real_hostile_tasks(real_tasks_dir, tmp_path / "real_hostile"), version="real-hostile")
+    assert report.ok, report.summary()
+    version = BenchmarkVersion.objects.get(name="real-hostile")
+    assert version.sealed_grading
+    secret = host_secret()
+    model, harness = utility_entry("oracle")
+    campaigns = [create_campaign(model, harness, version, k=1, backend=engine, enqueue=False) for engine in engines]
+    run_campaigns_sync(campaigns, own_process=True, concurrency=4)
+
+    failed: dict[tuple[str, str], list[str]] = {}
+    for campaign in campaigns:
+        assert sorted(campaign.rollouts.values_list("task__name", flat=True)) == sorted(REAL_ATTACKS)
+        for rollout in campaign.rollouts.select_related("task"):
+            name = rollout.task.name
+            folder = settings.TRIALS_DIR / str(campaign.pk) / rollout.trial_name
+            problems = outcome_problems(rollout, REAL_ATTACKS[name], folder, secret)
+            if DISCOVER_SORTING_FORGED in str(rollout.verifier_fields) or rollout.verifier_fields.get("metric") == 1:
+                problems.append(f"the forged result reached the verifier's fields: {rollout.verifier_fields}")
+            if problems:
+                failed[(campaign.backend, name)] = problems + [f"events: {list(rollout.events.values_list('detail', flat=True))}"]
+    assert failed == {}
+    assert list(settings.SANDBOX_DIR.iterdir()) == []
+
+
+@pytest.mark.shared
+def test_the_real_task_probes_are_refused_on_bubblewrap_before_launch(tmp_path, real_tasks_dir):
+    """Why the real-task probes run on the container engines only: bubblewrap says, per task, that it cannot build them."""
+    tasks = make_real_hostile_tasks(real_tasks_dir, tmp_path / "real_hostile")
+    refusals = {task.name: backends.get("bubblewrap").task_problems(task) for task in sorted(tasks.iterdir())}
+    assert set(refusals) == set(REAL_ATTACKS)
+    assert all(any(problem.startswith("needs a container backend") for problem in found) for found in refusals.values()), refusals
 
 
 def test_without_sealed_grading_the_shared_verifier_runs_the_agents_python(settings, tmp_path):

@@ -1,9 +1,10 @@
 """Sealed grading: what `tasks.sealing.seal` makes of a task, and a real trial on every backend under it.
 
 The trial's oracle leaves its work in /app and marks the places it was
-root in (/tmp, /root, /var/tmp); the verifier scores 1.0 only when the
-work is there and no mark is: its root is fresh, and only what was carried
-over reached it.
+root in (/tmp, /root, /var/tmp), and rewrites the benchmark the instruction
+says not to edit; the verifier scores 1.0 only when the work is there, no
+mark is and the benchmark is the image's own: its root is fresh, only what
+was carried over reached it, and not the read-only file the agent changed.
 """
 from __future__ import annotations
 
@@ -101,6 +102,8 @@ n = int(sys.argv[1])
 print(n * (n + 1) // 2)
 PY
 echo agent > /tmp/agent-was-here; echo agent > /root/agent-was-here; echo agent > /var/tmp/agent-was-here
+# The instruction says not to edit bench.py: the verifier must get the image's own.
+echo 'print("runtime_seconds: 0.000001")' > /app/bench.py
 """
 
 FRESH_ROOT_TASK_TEST = """#!/bin/bash
@@ -108,8 +111,9 @@ python3 - <<'PY'
 import json, os
 marks = [p for p in ("/tmp/agent-was-here", "/root/agent-was-here", "/var/tmp/agent-was-here") if os.path.exists(p)]
 work = os.path.exists("/app/sum.py") and "n * (n + 1)" in open("/app/sum.py").read()
-json.dump({"reward": 1.0 if work and not marks else 0.0, "marks": marks, "work": work, "uid": os.getuid()},
-          open("/logs/verifier/reward.json", "w"))
+bench = open("/app/bench.py").read() == open("/orig/bench.py").read()
+json.dump({"reward": 1.0 if work and bench and not marks else 0.0, "marks": marks, "work": work, "bench": bench,
+           "uid": os.getuid()}, open("/logs/verifier/reward.json", "w"))
 PY
 """
 
@@ -151,6 +155,6 @@ def test_the_sealed_verifier_runs_in_a_fresh_root_with_what_was_carried(tmp_path
     result = asyncio.run(run())
     fields = json.loads((tmp_path / "trials" / config.trial_name / "verifier" / "reward.json").read_text())
     assert result.exception_info is None, result.exception_info
-    assert fields == {"reward": 1.0, "marks": [], "work": True, "uid": 0}
+    assert fields == {"reward": 1.0, "marks": [], "work": True, "bench": True, "uid": 0}
     assert result.verifier_environment_mode == "separate"
     assert list((tmp_path / "sandboxes").iterdir()) == []

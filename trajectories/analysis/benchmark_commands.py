@@ -10,7 +10,11 @@ or executable name, whatever the interpreter, directory or arguments
 
 Sources, in order: the task's own regex (`TaskSpec.benchmark_pattern`),
 explicit commands from task.toml (`TaskSpec.benchmark_commands`), commands
-found in the instruction, then generic names (evaluate*.py, bench*, score*).
+found in the instruction, scripts the instruction's file table calls the
+local verifier or evaluator ("| `main.py` | Local verifier (read-only) |":
+AutoLab's discover_sorting, fredkin_sort_network and resnet_bit_flip name
+no command, only that file), then generic names (evaluate*.py, bench*,
+score*).
 """
 from __future__ import annotations
 
@@ -140,6 +144,7 @@ def _matcher(pattern: str, explicit: tuple[str, ...], instruction: str) -> Bench
     invocations: set[Invocation] = set()
     for text in commands:
         invocations.update(_command_invocations(text))
+    invocations.update(Invocation("script", name) for name in evaluator_scripts_from_instruction(instruction))
     return BenchmarkMatcher(pattern=compiled, invocations=invocations)
 
 
@@ -241,3 +246,43 @@ def _names_benchmark(command: str) -> bool:
         if call and call.kind == "script" and GENERIC_NAME.match(call.name):
             return True
     return False
+
+
+# A script file named alone in inline code: `main.py`, `/app/main.py` (not `python3 /app/main.py`, a command).
+_SCRIPT_FILE = re.compile(r"^(?:[\w./-]*/)?([\w.-]+\.(?:py|sh|js|rb|pl))$")
+# What a line must call the file for it to be the local evaluator. Narrower than _CONTEXT: a file table
+# also says "Training script run once at build time", and "time" there is no benchmark.
+_EVALUATOR = re.compile(r"verif|evaluat|\beval\b|benchmark|\bbench\b|harness|simulator|scorer", re.IGNORECASE)
+# A line that tells the agent to edit the file names the solution, whatever else it says of it.
+_EDITABLE = re.compile(r"\bedit", re.IGNORECASE)
+
+
+def evaluator_scripts_from_instruction(text: str) -> list[str]:
+    """Names of the scripts an instruction calls its local verifier or evaluator, in order.
+
+    AutoLab's file tables name the local evaluator as a file, not a command
+    ("| `main.py` | Local verifier (read-only) |"); running it, with whatever
+    interpreter and arguments, is the agent's benchmark call. Only table
+    rows count: prose says "the benchmark times the untouched starter
+    (`/app/starter.py`)" of a file that is no evaluator. Never a row that
+    tells the agent to edit the file (that file is the solution).
+    """
+    if not text:
+        return []
+    found: list[str] = []
+    fenced = [(match.start(), match.end()) for match in _FENCE.finditer(text)]
+    for match in _INLINE.finditer(text):
+        if any(start <= match.start() < end for start, end in fenced):
+            continue
+        script = _SCRIPT_FILE.match(match.group(1).strip())
+        if script is None:
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        line = text[line_start : line_end if line_end != -1 else len(text)]
+        if not line.lstrip().startswith("|"):
+            continue
+        line = line.replace(match.group(0), " ")
+        if _EVALUATOR.search(line) and not _EDITABLE.search(line) and script.group(1) not in found:
+            found.append(script.group(1))
+    return found

@@ -43,6 +43,10 @@ CASES = [
     ("markov_order1 bpb: 1.912\nperiodic_clean bpb: 0.102\nOverall bpb: 2.134\n", BPB, (2.134, "", "Overall bpb")),
     ("bits per byte = 3.5\n", BPB, (3.5, "", "bits per byte")),
     ("Comparators: 60\nCorrect: 65536/65536\n", SORTING, (60.0, "", "Comparators")),
+    # discover_sorting's own main.py --verify, as the real task prints it (its checksum may be all digits).
+    ("result=ok comparators=80 checksum=9f1c2d3e4a5b6c7d\n", SORTING, (80.0, "", "comparators")),
+    ("root@box:/app# python3 /app/main.py --verify\nresult=ok comparators=60 checksum=1234567890123456\n", SORTING,
+     (60.0, "", "comparators")),
     ("Median runtime: 0.87 s\n", NTT, (870.0, "ms", "Median runtime")),
     ("step 900 loss=3.41\nTest perplexity: 29.84\n", PPL, (29.84, "", "Test perplexity")),
     ("val_ppl=31.2\nTest perplexity: 29.84\n", PPL, "unparseable"),  # two perplexities: not guessed

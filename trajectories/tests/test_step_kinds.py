@@ -4,7 +4,11 @@ from __future__ import annotations
 import pytest
 
 from tasks.spec import TaskSpec
-from trajectories.analysis.benchmark_commands import benchmark_commands_from_instruction, matcher_for
+from trajectories.analysis.benchmark_commands import (
+    benchmark_commands_from_instruction,
+    evaluator_scripts_from_instruction,
+    matcher_for,
+)
 from trajectories.reading.parsed import ParsedToolCall
 from trajectories.analysis.step_kinds import RULES, Context, StepKind, call_kinds, union
 
@@ -228,3 +232,63 @@ def test_benchmark_commands_of_the_real_instructions(shared_tasks_dir):
     # Tasks whose instruction names no command get none; never a training script.
     assert found["hash_join"] == []
     assert all("train.sh" not in command for commands in found.values() for command in commands)
+
+
+# AutoLab's file tables name the local evaluator as a file only (discover_sorting, fredkin_sort_network, resnet_bit_flip).
+EVALUATOR_SCRIPTS = [
+    ("| `solve.py` | **Edit this file only** |\n| `main.py` | Local verifier (read-only) |", ["main.py"]),
+    ("| `circuit.txt` | **Edit this file only** |\n| `main.py` | Simulator/verifier (read-only) |", ["main.py"]),
+    ("| `main.py` | Harness: selects sample, calls `find_bit_flips`, evaluates full test set (read-only) |\n"
+     "| `train_model.py` | Training script run once at build time (read-only) |", ["main.py"]),
+    ("| `/app/main.py`      | Read-only — local evaluator |", ["main.py"]),
+    # A compiled harness is no script; the program it builds is what runs.
+    ("| `main.c`  | Program generator + correctness checker (read-only) |", []),
+    # Prose naming a file beside the word benchmark: not the evaluator (count_primes' starter).
+    ("the benchmark times the untouched starter (`/app/starter.py`) on the same input", []),
+    # The file to edit is the solution, whatever its row says of the verifier.
+    ("| `/app/solve.py` | **Edit**: the verifier imports it |", []),
+    # A command is for benchmark_commands_from_instruction, not a file name.
+    ("| Local eval | `python3 /app/evaluate_local.py` |", []),
+    ("```\n| `main.py` | Local verifier |\n```\n", []),
+]
+
+
+@pytest.mark.parametrize("text,expected", EVALUATOR_SCRIPTS)
+def test_evaluator_scripts_from_instruction(text, expected):
+    assert evaluator_scripts_from_instruction(text) == expected
+
+
+SORTING = TaskSpec(
+    name="discover_sorting",
+    metric="comparator_count",
+    direction="lower",
+    instruction="| File | Role |\n|------|------|\n| `solve.py` | **Edit this file only** |\n"
+    "| `main.py` | Local verifier (read-only) |\n",
+)
+
+
+@pytest.mark.parametrize(
+    "keys,expected",
+    [
+        ("python3 /app/main.py --verify\n", ["benchmark"]),
+        ("cd /app && python3 main.py --verify 2>&1 | tail -3\n", ["benchmark"]),
+        ("cat /app/main.py\n", ["inspect"]),  # reading the verifier is not running it
+        ("python3 /app/solve.py\n", ["other"]),  # the solution itself, run: not the verifier
+    ],
+)
+def test_a_file_tables_local_verifier_is_a_benchmark_call(keys, expected):
+    assert kinds_of(keys, SORTING) == expected
+
+
+def test_the_real_tasks_that_name_only_their_verifiers_file(real_tasks_dir):
+    found = {
+        folder.name: evaluator_scripts_from_instruction((folder / "instruction.md").read_text())
+        for folder in sorted(real_tasks_dir.iterdir())
+        if (folder / "instruction.md").exists()
+    }
+    assert {name: scripts for name, scripts in found.items() if scripts} == {
+        "adaptive_compression": ["main.py"],
+        "discover_sorting": ["main.py"],
+        "fredkin_sort_network": ["main.py"],
+        "resnet_bit_flip": ["main.py"],
+    }
