@@ -60,6 +60,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -242,7 +243,8 @@ class Run:
     wall: float  # the whole process, seconds
     reward: float | None = None
     metric: float | None = None
-    error: str = ""
+    error: str = ""  # the run gave no reward
+    note: str = ""  # it did, but the side said something (Harbor's verifier refusing a field of reward.json)
     trial: dict[str, float] = field(default_factory=dict)  # phases of the trial, seconds
     process: dict[str, float] = field(default_factory=dict)  # the process around the trial, seconds
 
@@ -365,7 +367,13 @@ def run_harbor(task: TaskInfo, copy: Path, engine: str, agent: str, env: dict[st
     run.metric = metric_of(fields, task)
     if result.get("exception_info"):
         info = result["exception_info"]
-        run.error = f"{info.get('exception_type')}: {info.get('exception_message', '')}"[:300]
+        said = f"{info.get('exception_type')}: {info.get('exception_message', '')}"[:300]
+        if run.reward is not None and info.get("exception_type") == "VerifierOutputParseError":
+            # Harbor 0.26's verifier refuses a reward.json with a non-numeric field ("speedup": null), which
+            # AutoLab's verifiers write; the verifier's own reward is still in the file.
+            run.note = "Harbor's verifier refused reward.json (a non-numeric field); reward read from the file"
+        else:
+            run.error = said
     trial_start, trial_end = _when(result.get("started_at")), _when(result.get("finished_at"))
     if trial_start and trial_end:
         run.process = {"to trial start": trial_start - started, "after trial": started + wall - trial_end}
@@ -417,7 +425,7 @@ def reward_verdict(ours: list[float | None], harbor: list[float | None]) -> str:
 
 
 def median_of(runs: list[Run], key: str | None = None) -> float | None:
-    values = [(r.wall if key is None else r.trial.get(key)) for r in runs if r.timed and not r.error]
+    values = [(r.wall if key is None else r.trial.get(key)) for r in runs if r.timed and r.trial and not r.error]
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
 
@@ -432,7 +440,8 @@ def make_row(task: TaskInfo, engine: str, agent: str, runs: list[Run]) -> Row:
         verdict=reward_verdict([r.reward for r in ours], [r.reward for r in harbor]),
         ours_wall=median_of(ours), harbor_wall=median_of(harbor),
         ours_trial=median_of(ours, "trial"), harbor_trial=median_of(harbor, "trial"),
-        errors=[f"{r.side}: {r.error}" for r in ours + harbor if r.error],
+        errors=[f"{r.side}: {r.error}" for r in ours + harbor if r.error]
+        + sorted({f"{r.side}: {r.note}" for r in ours + harbor if r.note}),
     )
 
 
@@ -457,7 +466,7 @@ def print_rows(rows: list[Row]) -> None:
               f"{reference:>7} {metric:<22}{_seconds(row.ours_wall):>13}{_seconds(row.harbor_wall):>8}{ratio:>7}"
               f"{trial_ratio:>12}  {row.verdict}")
         for error in row.errors:
-            print(f"{'':<37}error: {error}")
+            print(f"{'':<37}{error}")
 
 
 PHASES = ("environment", "agent", "agent->verifier", "verifier", "after verifier", "trial")
@@ -467,7 +476,7 @@ def print_phases(task: str, engine: str, runs: list[Run]) -> None:
     """Where a trial's time goes, each side (medians of the timed runs, every agent)."""
     print(f"  {task} on {engine}: median seconds per timed run")
     for side in ("ours", "harbor"):
-        mine = [r for r in runs if r.side == side and r.timed and not r.error]
+        mine = [r for r in runs if r.side == side and r.timed and r.trial and not r.error]
         if not mine:
             continue
         trial = "  ".join(f"{name} {statistics.median(r.trial[name] for r in mine if name in r.trial):.1f}"
@@ -581,6 +590,8 @@ def main() -> int:
             say(f"  {task.name:<24}{engine:<8}{state}")
 
     work = Path(tempfile.mkdtemp(prefix="real-tasks-bench-"))
+    # Stopped with SIGTERM, the run still removes its Harbor images and its scratch folder (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rows: list[Row] = []
     all_runs: dict[tuple[str, str], list[Run]] = {}
     changes: dict[str, list[str]] = {}
@@ -605,7 +616,7 @@ def main() -> int:
                         runs.append(run)
                         say(f"  {engine:<7}{agent:<7}{side:<7}{'timed' if timed else 'warm-up':<8}"
                             f"{run.wall:7.1f} s  reward {run.reward}  metric {run.metric}"
-                            + (f"  error: {run.error}" if run.error else ""), flush=True)
+                            + (f"  error: {run.error}" if run.error else "") + (f"  ({run.note})" if run.note else ""), flush=True)
 
                 pair(agents[0], timed=False)  # each side builds its image here, once
                 for agent in agents:
