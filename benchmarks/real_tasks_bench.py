@@ -418,6 +418,8 @@ def reward_verdict(ours: list[float | None], harbor: list[float | None]) -> str:
         return "equal"
     noise = max(max(ours) - min(ours), max(harbor) - min(harbor))
     difference = abs(statistics.median(ours) - statistics.median(harbor))
+    if min(len(ours), len(harbor)) < 2:
+        return f"differ by {difference:.4g} (one run on a side: the verifier's noise is not measured)"
     if noise == 0:
         return f"DIFFERENT (deterministic on each side, {difference:.4g} apart)"
     within = "within noise" if difference <= noise else "OUTSIDE noise"
