@@ -418,6 +418,8 @@ def reward_verdict(ours: list[float | None], harbor: list[float | None]) -> str:
         return "equal"
     noise = max(max(ours) - min(ours), max(harbor) - min(harbor))
     difference = abs(statistics.median(ours) - statistics.median(harbor))
+    if min(len(ours), len(harbor)) < 2:
+        return f"differ by {difference:.4g} (one run on a side: the verifier's noise is not measured)"
     if noise == 0:
         return f"DIFFERENT (deterministic on each side, {difference:.4g} apart)"
     within = "within noise" if difference <= noise else "OUTSIDE noise"
@@ -454,19 +456,25 @@ def _seconds(value: float | None) -> str:
 
 
 def print_rows(rows: list[Row]) -> None:
-    print(f"\n{'task':<22}{'engine':<8}{'agent':<7}{'ours reward':<20}{'Harbor reward':<20}{'ref':>7} "
-          f"{'metric ours/Harbor':<22}{'s/trial ours':>13}{'Harbor':>8}{'ratio':>7}{'trial ratio':>12}  verdict")
+    header = ("task", "engine", "agent", "ours reward", "Harbor reward", "reference", "metric ours / Harbor",
+              "s/trial ours", "Harbor", "ratio", "trial ratio", "verdict")
+    table = [header]
     for row in rows:
-        metric = f"{_rewards(sorted(set(m for m in row.metric_ours if m is not None)))} / " \
-                 f"{_rewards(sorted(set(m for m in row.metric_harbor if m is not None)))}"
-        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
-        trial_ratio = "-" if row.trial_ratio is None else f"{row.trial_ratio:.2f}"
-        reference = "-" if row.reference is None else f"{row.reference:g}"
-        print(f"{row.task:<22}{row.engine:<8}{row.agent:<7}{_rewards(row.ours):<20}{_rewards(row.harbor):<20}"
-              f"{reference:>7} {metric:<22}{_seconds(row.ours_wall):>13}{_seconds(row.harbor_wall):>8}{ratio:>7}"
-              f"{trial_ratio:>12}  {row.verdict}")
-        for error in row.errors:
-            print(f"{'':<37}{error}")
+        metric = (f"{_rewards(sorted(set(m for m in row.metric_ours if m is not None)))} / "
+                  f"{_rewards(sorted(set(m for m in row.metric_harbor if m is not None)))}")
+        table.append((
+            row.task, row.engine, row.agent, _rewards(row.ours), _rewards(row.harbor),
+            "-" if row.reference is None else f"{row.reference:g}", metric, _seconds(row.ours_wall),
+            _seconds(row.harbor_wall), "-" if row.ratio is None else f"{row.ratio:.2f}",
+            "-" if row.trial_ratio is None else f"{row.trial_ratio:.2f}", row.verdict,
+        ))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
+    print()
+    for line, row in zip(table, [None, *rows]):
+        print("  ".join(cell.rjust(width) if 7 <= i <= 10 else cell.ljust(width)
+                        for i, (cell, width) in enumerate(zip(line, widths))) + "  " + line[-1])
+        for note in (row.errors if row else []):
+            print(f"{'':<6}{note}")
 
 
 PHASES = ("environment", "agent", "agent->verifier", "verifier", "after verifier", "trial")

@@ -66,7 +66,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from harbor.environments.base import SandboxBuildFailedError
+from harbor.environments.base import ExecResult, SandboxBuildFailedError
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.environments.docker.docker import DockerEnvironment, _sanitize_docker_compose_project_name
 from harbor.environments.docker.docker_unix import UnixOps
@@ -123,6 +123,7 @@ class OfflineCompose(SafeTransfers):
         self._substitutions: list[images.Substitution] = []  # the mirror map's, for this trial's build
         self._own_pids: set[int] = set()  # its init and keep-alive, as host pids
         self._watchdog: asyncio.Task | None = None
+        self._removed = False  # stop() removed the containers: nothing is left to run a command in
 
     @classmethod
     def _compose_mounts(cls, mounts: list[dict]) -> list[dict]:
@@ -224,6 +225,9 @@ class OfflineCompose(SafeTransfers):
         the image or the package at fault, and the output stays in the
         trial's log.
         """
+        if command[:1] == ["down"] and self._removed:
+            # Harbor's stop() downs the project again after ours: nothing is left, and a compose call costs seconds.
+            return ExecResult(stdout="", stderr="", return_code=0)
         if command[:1] != ["build"]:
             return await super()._run_docker_compose_command(command, *args, **kwargs)  # type: ignore[misc]
         try:
@@ -240,16 +244,22 @@ class OfflineCompose(SafeTransfers):
         every trial of a task would build it again; and the keep-alive, the
         container's PID 1, ignores SIGTERM, so a plain `down` waits out its
         10 s grace on every trial. Nothing in the container needs a clean
-        shutdown once the trial is over.
+        shutdown once the trial is over. Harbor's own stop then only clears
+        its compose files: its chown of the log binds and its second `down`
+        would each be a compose call into containers that are gone (seconds
+        apiece, twice per sealed trial), so they are skipped.
         """
         self._stop_watching()
+        down = None
         try:
-            await self._run_docker_compose_command(  # type: ignore[attr-defined]
+            down = await self._run_docker_compose_command(  # type: ignore[attr-defined]
                 ["down", "--volumes", "--remove-orphans", "-t", "0"], check=False
             )
         finally:
+            # A `down` that failed leaves Harbor's own to try again.
+            self._removed = down is not None and down.return_code == 0
             try:
-                # Harbor's bookkeeping (its compose files); its `down` finds nothing left.
+                # Harbor's bookkeeping (its compose files).
                 await super().stop(False)  # type: ignore[misc]
             finally:
                 if delete:
@@ -280,6 +290,17 @@ class OfflineCompose(SafeTransfers):
     @property
     def _without_compose_cp(self) -> bool:
         return not type(self).runtime().supports_compose_cp and isinstance(self._platform, UnixOps)  # type: ignore[attr-defined]
+
+    async def prepare_logs_for_host(self) -> None:
+        """Harbor's chown of the log binds from inside the container; nothing once stop() has removed it.
+
+        Harbor's stop() calls it first, and ours has already removed the
+        containers: each chown would be a failing exec (and an inspect of how
+        the container ended); it never ran in a live container before either.
+        """
+        if self._removed:
+            return
+        await super().prepare_logs_for_host()  # type: ignore[misc]
 
     async def exec(self, command: str, cwd: str | None = None, env: dict[str, str] | None = None,
                    timeout_sec: int | None = None, user: str | int | None = None):

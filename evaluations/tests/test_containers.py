@@ -168,6 +168,37 @@ def test_a_second_trial_of_a_task_reuses_its_image(tmp_path, engine):
     assert image_id(engine, name) == first  # the same image, not a new build
 
 
+def test_stop_removes_the_containers_with_one_compose_call(tmp_path, engine, monkeypatch):
+    """No grace for the keep-alive, and nothing sent into the removed containers afterwards.
+
+    Harbor's own stop() (which ours calls for its bookkeeping) would chown
+    the log binds inside the container and `down` the project again: each
+    a compose call costing seconds, into containers that are gone.
+    """
+    from harbor.environments.docker.docker import DockerEnvironment
+
+    env = make_env(tmp_path, TINY_TASK, engine)
+    sent: list[list[str]] = []
+    spawn = DockerEnvironment._run_docker_compose_command
+
+    async def recorded(self, command, *args, **kwargs):  # Harbor's call, the one that starts compose
+        if self is env:
+            sent.append(list(command))
+        return await spawn(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(DockerEnvironment, "_run_docker_compose_command", recorded)
+
+    async def scenario():
+        await env.start(force_build=False)
+        assert containers_of(env.session_id, engine)
+        sent.clear()
+        await env.stop(delete=True)
+
+    asyncio.run(scenario())
+    assert sent == [["down", "--volumes", "--remove-orphans", "-t", "0"]]
+    assert containers_of(env.session_id, engine) == []
+
+
 def test_agent_processes_are_killed_before_grading(tmp_path, engine):
     env = make_env(tmp_path, TINY_TASK, engine)
 
