@@ -26,6 +26,7 @@ PURE_HELPERS = {
     "autolab_site.masking",
     "autolab_site.safe_files",
     "trajectories.provenance",
+    "trajectories.run_environment",
 }
 
 
