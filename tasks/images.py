@@ -229,19 +229,23 @@ def apt_packages(text: str) -> list[str]:
     return packages
 
 
-def dependency_downloads(environment_dir: Path) -> list[str]:
-    """What a Go or Rust build in this environment fetches from the network (no vendored copy): ["Go modules", ...]."""
+# The registry each language's build downloads its dependencies from, unless vendored.
+DEPENDENCY_HOSTS = {"Go": "proxy.golang.org", "Rust": "index.crates.io"}
+
+
+def dependency_downloads(environment_dir: Path) -> list[tuple[str, str]]:
+    """What a Go or Rust build here fetches from the network (no vendored copy): (language, what), in that order."""
     found = []
     go_mod = environment_dir / "go.mod"
     if go_mod.is_file() and not (environment_dir / "vendor").is_dir():
         if re.search(r"^\s*require\b", go_mod.read_text(errors="replace"), re.MULTILINE):
-            found.append("Go modules (go.mod requires modules, with no vendor/ folder)")
+            found.append(("Go", "Go modules (go.mod requires modules, with no vendor/ folder)"))
     cargo = environment_dir / "Cargo.toml"
     if cargo.is_file() and not (environment_dir / "vendor").is_dir():
         text = cargo.read_text(errors="replace")
         section = re.search(r"^\[(?:dev-|build-)?dependencies\]\s*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
         if section and re.search(r"^\s*[A-Za-z0-9_-]+\s*=", section.group(1), re.MULTILINE):
-            found.append("Rust crates (Cargo.toml has dependencies, with no vendor/ folder)")
+            found.append(("Rust", "Rust crates (Cargo.toml has dependencies, with no vendor/ folder)"))
     return found
 
 

@@ -35,7 +35,6 @@ STANDIN_PACKAGES = "/usr/share/autolab-standin/packages"
 STANDIN_LABEL = "org.autolab.standin.for"
 # Where the registries that serve a reference's host answer (Docker Hub's API is not docker.io).
 REGISTRY_ENDPOINTS = {"docker.io": "registry-1.docker.io"}
-DEPENDENCY_HOSTS = {"Go": "proxy.golang.org", "Rust": "index.crates.io"}
 PROBE_TIMEOUT_SEC = 3.0
 PROBE_TTL_SEC = 60.0
 _probes: dict[str, tuple[float, bool]] = {}
@@ -151,9 +150,8 @@ def environment_problems(engine: str, task_dir: Path, mirrors: MirrorMap) -> lis
     unreachable = [host for host in images.download_hosts(text) if not reachable(host)]
     if unreachable:
         problems.append(f"the build downloads from {', '.join(unreachable)}, which cannot be reached from this worker")
-    for download in images.dependency_downloads(environment):
-        language = download.split()[0]
-        host = DEPENDENCY_HOSTS.get(language, "")
-        if host and not reachable(host):
+    for language, download in images.dependency_downloads(environment):
+        host = images.DEPENDENCY_HOSTS[language]
+        if not reachable(host):
             problems.append(f"the build downloads {download}, and {host} cannot be reached from this worker (no proxy)")
     return problems

@@ -133,7 +133,7 @@ def test_dependency_downloads(tmp_path, files, expected):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert [found.split(" (")[0] for found in images.dependency_downloads(tmp_path)] == expected
+    assert [what.split(" (")[0] for _, what in images.dependency_downloads(tmp_path)] == expected
 
 
 PODMAN_APT = """STEP 2/9: RUN apt-get update && apt-get install -y tmux gcc linux-tools-generic
