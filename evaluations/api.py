@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from tasks.scoring import clipped
-from trajectories import services as trajectories, statuses
+from trajectories import services as trajectories, statuses, verdict
 from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
@@ -386,15 +386,15 @@ def rollout_row(r: Rollout) -> dict:
         # The task's metric as the verifier measured it (reward.json; tasks.anchors.verifier_metric), null without one.
         "metric": trajectories.rollout_metric(r),
         # The version's convention: the reward (AutoLab) or the best of the score log (RE-Bench).
-        "score": lb.counted_score(
-            {"reward": r.reward, "score_log": r.score_log}, r.task.final_only, r.task.version.scoring,
-            r.task.version.clip_rewards,
+        "score": verdict.counted_score(
+            r.reward, score_log=[score for _, score in verdict.score_points(r.score_log)], final_only=r.task.final_only,
+            convention=r.task.version.scoring, clip=r.task.version.clip_rewards,
         ),
         "score_log": list(r.score_log or []),
         # The version clipped the verifier's reward to [0, 1] for the figures ("score" is the clipped one).
         "clipped": clipped(r.reward, r.task.version.clip_rewards),
         "kind": r.model.kind,
-        "counted": statuses.disposition(r.status, r.superseded, r.infra_error, r.excluded),
+        "counted": verdict.verdict(r.status, superseded=r.superseded, infra_error=r.infra_error, excluded=r.excluded).disposition,
         "excluded": r.excluded,
         "superseded": r.superseded,
         "infra_error": r.infra_error,

@@ -9,6 +9,12 @@ Three kinds of change, one function each:
   Inspect log, a human baseline, synthetic data), by `statuses.IMPORTS`.
 Nothing else writes `Rollout.status`: tests/test_status_writers.py reads the
 source and fails on a second writer.
+
+It is also the one writer of a rollout's verdict fields, as
+`trajectories.verdict` decides them: the flag that says its end was not the
+agent's doing (`infra_error`: a runner's `fault` on a change, a cause that
+stands in `settle_cause`) and its outcome (`settle_cause`).
+tests/test_verdict.py fails on a second writer.
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ from django.utils import timezone
 
 from autolab_site.masking import mask_text
 
-from . import statuses
+from . import statuses, verdict
 from .models import Rollout, RolloutEvent
 
 # The statuses of an attempt under way: its worker's heartbeat says it is alive.
@@ -39,10 +45,14 @@ def create_queued(*, detail: str = "", **fields: Any) -> Rollout:
     return rollout
 
 
-def change(rollout: Rollout, to: str, detail: str = "", *, now: datetime | None = None, **fields: Any) -> None:
+def change(
+    rollout: Rollout, to: str, detail: str = "", *, now: datetime | None = None, fault: str | None = None, **fields: Any
+) -> None:
     """Move a rollout the caller locked to `to`: its status, `fields`, timestamps and event.
 
-    Raises TransitionError for a change the runner's table forbids, before
+    `fault` (a `verdict.Fault`) is whose doing the end was, as the runner
+    read it; a new attempt (preparing) starts with none. Raises
+    TransitionError for a change the runner's table forbids, before
     anything is written.
     """
     if not statuses.allowed(rollout.status, to):
@@ -56,6 +66,10 @@ def change(rollout: Rollout, to: str, detail: str = "", *, now: datetime | None 
     rollout.status_reason = "" if to in IN_ATTEMPT else detail[:1000]
     for name, value in fields.items():
         setattr(rollout, name, value)
+    if to == statuses.PREPARING:
+        rollout.infra_error = False
+    if fault is not None:
+        rollout.infra_error = verdict.not_the_agents(fault)
     if to in IN_ATTEMPT:
         rollout.heartbeat_at = now
     elif to not in statuses.ACTIVE and rollout.finished_at is None:
@@ -84,3 +98,21 @@ def set_imported(rollout: Rollout, status: str) -> None:
         rollout.status_reason = statuses.INCOMPLETE_REASON
     elif rollout.status_reason == statuses.INCOMPLETE_REASON:
         rollout.status_reason = ""
+
+
+def settle_cause(rollout: Rollout, classified: str, *, cause: str, cause_was: str = "") -> list[str]:
+    """Write the outcome and the not-the-agent's flag once a rollout's effective cause stands (the caller saves).
+
+    `classified` is the failure classifier's outcome, `cause` the effective
+    cause now (a staff label's, else the classifier's) and `cause_was` the
+    one before. Returns the fields that changed.
+    """
+    was, now = cause_was in verdict.NOT_THE_AGENTS, cause in verdict.NOT_THE_AGENTS
+    values = {
+        "outcome": verdict.outcome(classified, rollout.reward, now),
+        "infra_error": verdict.infra_flag(rollout.infra_error, cause_was_not_the_agents=was, cause_is_not_the_agents=now),
+    }
+    changed = [name for name, value in values.items() if getattr(rollout, name) != value]
+    for name in changed:
+        setattr(rollout, name, values[name])
+    return changed

@@ -38,7 +38,8 @@
   rollouts (trajectories.judge), run by a Celery worker for the staff's button.
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
-  asks through evaluations.running.lifecycle).
+  asks through evaluations.running.lifecycle); settle_cause: its outcome
+  and not-the-agent's flag once a cause stands (trajectories.verdict decides).
 """
 from __future__ import annotations
 
@@ -85,7 +86,9 @@ from trajectories.grades import beat as regrade_heartbeat, fail_lost as fail_los
 from trajectories.grades import history as grade_history, mark_running as mark_regrade_running
 from trajectories.grades import record_failed_regrade, record_regrade, start_regrade
 from trajectories.reading.trial_folder import Verification, read_verification
-from trajectories.lifecycle import TransitionError, change as change_status, create_queued, note as note_event, set_imported
+from trajectories.lifecycle import (
+    TransitionError, change as change_status, create_queued, note as note_event, set_imported, settle_cause,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -429,6 +432,7 @@ __all__ = [
     "create_queued",
     "note_event",
     "set_imported",
+    "settle_cause",
     "import_path",
     "classify",
     "effective_cause",

@@ -22,10 +22,10 @@ from django.views.decorators.http import require_GET
 
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
-from tasks.scoring import clipped, counted_reward, run_score
+from tasks.scoring import clipped, counted_reward
 
 from trajectories.storing import artifacts
-from trajectories import explorer
+from trajectories import explorer, verdict
 from trajectories.failures.rules import CAUSES, FLAGS
 from trajectories.grades import history as grade_history
 from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters, SearchForm
@@ -246,7 +246,8 @@ def _score_log_summary(rollout: Rollout) -> dict | None:
         return None
     entries = [e for e in rollout.score_log or [] if isinstance(e, dict) and isinstance(e.get("score"), (int, float))]
     return {
-        "score": run_score(version.scoring, rollout.reward, [e["score"] for e in entries], rollout.task.final_only),
+        "score": verdict.run_score(rollout.reward, score_log=[e["score"] for e in entries],
+                                   final_only=rollout.task.final_only, convention=version.scoring),
         "entries": entries,
         "final_only": rollout.task.final_only,
     }

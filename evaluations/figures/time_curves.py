@@ -35,6 +35,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from tasks.scoring import BEST_OF_SCORE_LOG, run_score
+
 from evaluations.figures.aggregation import expected_best_of_k
 
 
@@ -50,14 +52,13 @@ class Run:
 
 def score_at(run: Run, cut: float | Fraction) -> float:
     """The run's score had it stopped at `cut` seconds (see the module doc); float and Fraction compare exactly."""
-    seen = [(t, s) for t, s in sorted(run.points) if t <= cut]
-    if cut >= run.end and run.final is not None:
-        seen.append((run.end, run.final))
-    if not seen:
-        return 0.0
+    seen = [s for t, s in sorted(run.points) if t <= cut]
+    final = run.final if cut >= run.end else None
     if run.final_only:
-        return max(0.0, seen[-1][1])
-    return max(0.0, max(s for _, s in seen))
+        # Only a submission counts: the last one up to the cut, the final one from the run's end on.
+        final = final if final is not None else (seen[-1] if seen else None)
+        seen = []
+    return run_score(BEST_OF_SCORE_LOG, final, seen, run.final_only) or 0.0
 
 
 def budget_ks(runs: Mapping[Hashable, Sequence[Run]]) -> list[int]:

@@ -17,6 +17,7 @@ from tasks.scoring import normalised_score
 from tasks.services import task_spec
 from trajectories.models import Rollout, RolloutStatus
 from trajectories import services as trajectories
+from trajectories.verdict import Outcome
 
 from evaluations.results.human_baselines import Attempt, HumanBaselineError, read_attempts
 from agents.services import ensure_human_cohort
@@ -85,6 +86,7 @@ def _store(attempt: Attempt, task: Task, model, harness, version: BenchmarkVersi
     rollout.source_path = "human baseline CSV"
     rollout.checksum = checksum
     rollout.schema_version = "human-baseline-csv"
-    rollout.outcome = "scored" if (attempt.final or 0) > 0 else "zero"
+    # A human's attempt has no failure cause: scored or zero, by its final score.
+    trajectories.settle_cause(rollout, Outcome.SCORED if (attempt.final or 0) > 0 else Outcome.ZERO, cause="")
     rollout.save()
     return outcome

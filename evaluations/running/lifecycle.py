@@ -27,6 +27,7 @@ from django.utils import timezone
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories import services as trajectories
 from trajectories.services import TransitionError
+from trajectories.verdict import AfterLoss, after_loss  # noqa: F401  (a lost attempt's fate: the verdict's rule)
 
 from evaluations.models import Campaign
 
@@ -68,28 +69,6 @@ def max_attempts() -> int:
 def is_stale(heartbeat_at: datetime | None, now: datetime, stale_after: float) -> bool:
     """No heartbeat for `stale_after` seconds: its worker is gone."""
     return heartbeat_at is None or heartbeat_at < now - timedelta(seconds=stale_after)
-
-
-@dataclass(frozen=True)
-class AfterLoss:
-    """What becomes of a rollout whose attempt ended without a result of its own."""
-
-    status: str
-    infra_error: bool
-    reason: str
-
-
-def after_loss(attempts: int, limit: int, *, cancel_requested: bool) -> AfterLoss:
-    """A lost attempt (worker died, infrastructure fault): cancelled, failed for good, or another try.
-
-    The one rule for the reaper, for a claim that takes over an abandoned
-    rollout and for the runner's retries.
-    """
-    if cancel_requested:
-        return AfterLoss(S.CANCELLED, False, "cancelled")
-    if attempts >= limit:
-        return AfterLoss(S.FAILED, True, f"{attempts} of {limit} attempts used")
-    return AfterLoss(S.QUEUED, False, f"attempt {attempts + 1} of {limit} next")
 
 
 @dataclass(frozen=True)
@@ -178,14 +157,14 @@ def claim(rollout_id: int, *, celery_task_id: str = "", worker: str = "") -> Rol
             _change(rollout, S.CANCELLED, "cancelled before it started", now=now)
             return None
         if fate.status == S.FAILED:
-            _change(rollout, S.FAILED, f"gave up: {fate.reason}", now=now, infra_error=True)
+            _change(rollout, S.FAILED, f"gave up: {fate.reason}", now=now, fault=fate.fault)
             return None
         detail = f"attempt {rollout.attempts + 1} on {worker or 'a worker'}"
         if previous != S.QUEUED:
             detail += f" (taken over from {previous})"
         _change(
             rollout, S.PREPARING, detail, now=now, attempts=rollout.attempts + 1,
-            celery_task_id=celery_task_id or rollout.celery_task_id, infra_error=False, worker=worker[:200],
+            celery_task_id=celery_task_id or rollout.celery_task_id, worker=worker[:200],
         )
     return rollout
 

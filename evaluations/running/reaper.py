@@ -107,7 +107,7 @@ def reap_stale(report: ReapReport, *, stale_after: float | None = None) -> None:
         _clean_here(rollout)
         done = lifecycle.transition(
             rollout.pk, fate.status, detail, only_from=[rollout.status],
-            infra_error=fate.infra_error, celery_task_id="" if fate.status == RolloutStatus.QUEUED else rollout.celery_task_id,
+            fault=fate.fault, celery_task_id="" if fate.status == RolloutStatus.QUEUED else rollout.celery_task_id,
         )
         if done is None:
             continue  # it moved meanwhile (its worker woke up, a cancel)

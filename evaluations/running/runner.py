@@ -34,6 +34,7 @@ from autolab_site.safe_files import read_tail
 from trajectories import provenance
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories.services import classify, exception_family
+from trajectories.verdict import Decision, Fault, fault_of_decision, runner_decision
 
 from evaluations.running import lifecycle, workspace
 from evaluations.running.stub_llm import StubPortTaken, ensure_stub_server
@@ -47,9 +48,6 @@ MODEL_FREE_AGENTS = {"oracle", "nop"}
 # terminus-2 takes these sampling settings as its own arguments; everything
 # else in AgentModel.sampling_params goes to litellm's completion call.
 TERMINUS_ARGUMENTS = {"temperature", "reasoning_effort", "max_thinking_tokens", "max_turns", "model_info"}
-
-# Infrastructure that trying again will not mend: the task's own image does not build.
-FINAL_INFRA_ERRORS = {"SandboxBuildFailedError"}
 
 RETRY = "retry"
 SKIPPED = "skipped"
@@ -78,25 +76,13 @@ def retry_backoff_sec(attempt: int) -> float:
     return base * (2 ** max(attempt - 1, 0))
 
 
-# What the runner does with a failed attempt, by the kind of its exception.
-CONFIG = "config"  # fail now, with the reason: a wrong key, model or backend does not mend itself
-INFRA_FINAL = "infra-final"  # fail now: not the agent's doing, and another attempt would fail the same
-INFRA_RETRY = "infra-retry"  # transient (5xx, timeouts, a sandbox that did not start): retry with backoff
-RESULT = "result"  # the agent's doing: a result, never retried
+# What the runner does with a failed attempt (trajectories.verdict decides).
+CONFIG, INFRA_FINAL, INFRA_RETRY, RESULT = Decision.CONFIG, Decision.INFRA_FINAL, Decision.INFRA_RETRY, Decision.RESULT
 
 
 def classify_failure(exception_type: str, message: str = "", *, agent_started: bool) -> str:
     """CONFIG, INFRA_FINAL, INFRA_RETRY or RESULT for a trial's exception (trajectories' exception families)."""
-    family = exception_family(exception_type, message)
-    if family == "configuration":
-        return CONFIG
-    if exception_type.rsplit(".", 1)[-1] in FINAL_INFRA_ERRORS:
-        return INFRA_FINAL
-    if family in ("provider", "infrastructure"):
-        return INFRA_RETRY
-    if not agent_started and family == "":
-        return INFRA_RETRY  # it broke before the agent ran: not the agent's
-    return RESULT
+    return runner_decision(exception_family(exception_type, message), exception_type, agent_started=agent_started)
 
 
 # -- TrialConfig -----------------------------------------------------------------
@@ -438,8 +424,8 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
     except (RunnerConfigError, StubPortTaken) as exc:
         # Recorded as the rollout's exception, so that its page, its cause and
         # the runner's decision all say the same.
-        kind = "configuration error" if isinstance(exc, RunnerConfigError) else "infrastructure error"
-        return _finish(rollout, RolloutStatus.FAILED, f"{kind}: {exc}", infra_error=True,
+        fault = Fault.CONFIGURATION if isinstance(exc, RunnerConfigError) else Fault.INFRASTRUCTURE
+        return _finish(rollout, RolloutStatus.FAILED, f"{fault} error: {exc}", fault=fault,
                        exception_type=type(exc).__name__, exception_message=str(exc)[:5000])
 
     watcher = Watcher(rollout.pk, trial_dir, heartbeat_sec())
@@ -487,11 +473,10 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
                 )
                 return RunOutcome(RETRY, message, retry_in=delay)
         _publish_trial_folder(rollout, trial_dir)
-        if kind == CONFIG:
-            return _finish(rollout, RolloutStatus.FAILED, f"configuration error: {message}", infra_error=True)
-        if kind != RESULT:
-            return _finish(rollout, RolloutStatus.FAILED, f"infrastructure error: {message}", infra_error=True)
-        return _finish(rollout, RolloutStatus.FAILED, f"{exception_type}: {message}")
+        fault = fault_of_decision(kind)
+        if fault == Fault.AGENT:
+            return _finish(rollout, RolloutStatus.FAILED, f"{exception_type}: {message}", fault=fault)
+        return _finish(rollout, RolloutStatus.FAILED, f"{fault} error: {message}", fault=fault)
     _publish_trial_folder(rollout, trial_dir)
     detail = f"reward {rollout.reward}" if rollout.reward is not None else "finished"
     return _finish(rollout, RolloutStatus.FINISHED, detail)
@@ -528,11 +513,10 @@ def serve_scripted_stub(model) -> None:
         ensure_stub_server(port)
 
 
-def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = False, **fields: Any) -> RunOutcome:
+def _finish(rollout: Rollout, status: str, detail: str, *, fault: str | None = None, **fields: Any) -> RunOutcome:
+    """End the rollout; `fault` is whose doing a failure was (`trajectories.verdict.Fault`), as the runner read it."""
     fields["finished_at"] = rollout.finished_at or timezone.now()
-    if infra_error:
-        fields["infra_error"] = True
-    ended = lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, **fields)
+    ended = lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, fault=fault, **fields)
     if ended is not None:
         # The import classified it while it was still verifying: once more, ended.
         classify(ended)

@@ -36,12 +36,18 @@ from typing import Any
 from tasks.lib.numbers import as_float
 
 from trajectories import statuses
+from trajectories.verdict import (  # the verdict's vocabulary, which the causes below feed
+    CONFIGURATION_ERROR,
+    FAILED_OUTCOMES,
+    INFRASTRUCTURE_ERROR,
+    NOT_THE_AGENTS,
+    Outcome,
+)
+from trajectories.verdict import outcome as labelled_outcome  # noqa: F401  (the outcome once a cause stands)
 from trajectories.analysis.diffs import files_in_diff
 
 # Causes ----------------------------------------------------------------------
 
-INFRASTRUCTURE_ERROR = "infrastructure_error"
-CONFIGURATION_ERROR = "configuration_error"
 VERIFIER_ERROR = "verifier_error"
 AGENT_ERROR = "agent_error"
 SANDBOX_ENDED = "sandbox_ended"
@@ -104,26 +110,9 @@ CAUSE_HELP: dict[str, str] = {
 }
 
 
-class Outcome:
-    SCORED = "scored"
-    ZERO = "zero"
-    NO_REWARD = "no_reward"
-    RUNNING = "running"
-    CANCELLED = "cancelled"
-    INCOMPLETE = "incomplete"
-    INFRA_ERROR = "infra_error"
-    EXCLUDED = "excluded"  # its source leaves it out (an Inspect sample that errored): no cause, not counted
-
-
-# Causes that are not the agent's doing: the rollout is left out of the figures and flagged.
-NOT_THE_AGENTS = (INFRASTRUCTURE_ERROR, CONFIGURATION_ERROR)
-
 # The agent's code ended its sandbox or its grading: counted, never retried, and named beside the status
 # where a grid shows only that ("failed (timed out in grading)").
 ENDED_BY_THE_AGENT = (SANDBOX_ENDED, CANDIDATE_TIMEOUT, GRADING_DISRUPTED)
-
-# Outcomes that carry a cause: the rollouts the failures page lists.
-FAILED_OUTCOMES = (Outcome.ZERO, Outcome.NO_REWARD, Outcome.INFRA_ERROR)
 
 # Behaviour flags.
 TIMED_OUT_BUT_SCORED = "timed_out_but_scored"
@@ -835,25 +824,6 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
     else:
         outcome = Outcome.ZERO
     return Classification(outcome=outcome, cause=cause, secondary=secondary, evidence=evidence, flags=flags)
-
-
-def labelled_outcome(classified: str, reward: float | None, infra: bool) -> str:
-    """A rollout's outcome once its effective cause (a staff label's, else the classifier's) stands.
-
-    `infra`: that cause is not the agent's (NOT_THE_AGENTS). A label can make
-    a failed or scored rollout an infrastructure error, or call the
-    classifier's infrastructure error the agent's own result; other outcomes
-    (running, cancelled, incomplete, excluded) are not a cause's to change.
-    """
-    if classified not in (Outcome.SCORED, *FAILED_OUTCOMES):
-        return classified
-    if infra:
-        return Outcome.INFRA_ERROR
-    if classified == Outcome.INFRA_ERROR:
-        if reward is None:
-            return Outcome.NO_REWARD
-        return Outcome.SCORED if reward > 0 else Outcome.ZERO
-    return classified
 
 
 # Small helpers ------------------------------------------------------------------

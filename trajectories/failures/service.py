@@ -29,20 +29,18 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
-from trajectories import provenance
+from trajectories import lifecycle, provenance
 from trajectories.failures import judge_service
 from trajectories.failures.rules import (
     CAUSE_HELP,
     CAUSES,
     FAILED_OUTCOMES,
     FLAGS,
-    NOT_THE_AGENTS,
     Classification,
     RolloutFacts,
     StepFacts,
     Thresholds,
     classify,
-    labelled_outcome,
 )
 from trajectories.analysis.diffs import files_in_diff
 from trajectories.models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
@@ -117,16 +115,14 @@ def classify_rollout(
 ) -> tuple[Classification, list[str]]:
     """Set `rollout`'s outcome, cause, evidence and flags, unsaved: (result, changed fields)."""
     result = classify(facts_for(rollout, steps), limits or thresholds())
-    was_infra = _is_infra(rollout)
+    cause_was = effective_cause(rollout)
     rollout.failure_cause = result.cause
     rollout.failure_secondary = result.secondary
     rollout.failure_evidence = result.evidence
     rollout.behaviour_flags = result.flags
-    rollout.outcome = labelled_outcome(result.outcome, rollout.reward, _is_infra(rollout))
+    changed = lifecycle.settle_cause(rollout, result.outcome, cause=effective_cause(rollout), cause_was=cause_was)
     update = ["outcome", "failure_cause", "failure_secondary", "failure_evidence", "behaviour_flags"]
-    if _sync_infra_flag(rollout, was_infra):
-        update.append("infra_error")
-    return result, update
+    return result, update + [name for name in changed if name not in update]
 
 
 def classify_and_store(rollout: Rollout, limits: Thresholds | None = None) -> Classification:
@@ -143,22 +139,6 @@ def _label_of(rollout: Rollout) -> FailureLabel | None:
         return rollout.label
     except FailureLabel.DoesNotExist:
         return None
-
-
-def _is_infra(rollout: Rollout) -> bool:
-    return effective_cause(rollout) in NOT_THE_AGENTS
-
-
-def _sync_infra_flag(rollout: Rollout, was_infra: bool) -> bool:
-    """Keep infra_error in step with the effective cause; True when it changed."""
-    now_infra = _is_infra(rollout)
-    if now_infra and not rollout.infra_error:
-        rollout.infra_error = True
-        return True
-    if was_infra and not now_infra and rollout.infra_error:
-        rollout.infra_error = False
-        return True
-    return False
 
 
 def reclassify(queryset: QuerySet[Rollout] | None = None, batch_size: int = 200) -> Counter[str]:
@@ -249,7 +229,7 @@ def set_label(rollout: Rollout, user, cause: str = "", notes: str = "", tags: st
     old = label_values(label)
     if old == new:
         return label
-    was_infra = _is_infra(rollout)
+    cause_was = effective_cause(rollout)
     if new:
         label = label or FailureLabel(rollout=rollout)
         label.cause, label.notes, label.tags = new["cause"], new["notes"], new["tags"]
@@ -262,12 +242,9 @@ def set_label(rollout: Rollout, user, cause: str = "", notes: str = "", tags: st
         # Forget the cached reverse one-to-one so effective_cause sees no label.
         rollout._state.fields_cache.pop("label", None)
     LabelChange.objects.create(rollout=rollout, user=user, old=old, new=new)
-    changed = ["infra_error"] if _sync_infra_flag(rollout, was_infra) else []
     # The outcome follows the cause that now stands; what the classifier said comes from classifying again.
-    outcome = labelled_outcome(classify(facts_for(rollout), thresholds()).outcome, rollout.reward, _is_infra(rollout))
-    if outcome != rollout.outcome:
-        rollout.outcome = outcome
-        changed.append("outcome")
+    classified = classify(facts_for(rollout), thresholds()).outcome
+    changed = lifecycle.settle_cause(rollout, classified, cause=effective_cause(rollout), cause_was=cause_was)
     if changed:
         rollout.save(update_fields=changed)
     return label
