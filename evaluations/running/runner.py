@@ -31,6 +31,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from autolab_site.safe_files import read_tail
+from tasks.sealing import CannotSeal, grades_sealed, seal_task_dir
 from trajectories import provenance
 from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
 from trajectories.services import classify, exception_family
@@ -124,8 +125,12 @@ def agent_config(rollout: Rollout):
 
 
 def environment_config(backend: str):
+    return _backend(backend).environment(workspace.sandbox_root())
+
+
+def _backend(name: str) -> backends.SandboxBackend:
     try:
-        return backends.get(backend).environment(workspace.sandbox_root())
+        return backends.get(name)
     except backends.UnknownBackend as exc:
         raise RunnerConfigError(str(exc.args[0])) from None
 
@@ -143,41 +148,59 @@ def backend_of(rollout: Rollout) -> str:
     return rollout.campaign.backend if rollout.campaign_id else "bubblewrap"
 
 
+@dataclass(frozen=True)
+class TrialPlan:
+    """What a rollout's trial needs, found once before it runs: its task folder, sandbox backend and grading."""
+
+    task_dir: Path
+    backend: backends.SandboxBackend
+    sealed: bool  # graded sealed: its version seals grading, or its task keeps a score record
+
+
+def plan_trial(rollout: Rollout) -> TrialPlan:
+    """The rollout's plan; RunnerConfigError when its task folder or backend is not there."""
+    task_dir = task_path(rollout)
+    return TrialPlan(task_dir, _backend(backend_of(rollout)), grades_sealed(task_dir, bool(rollout.task.version.sealed_grading)))
+
+
 def build_trial_config(rollout: Rollout):
+    """The TrialConfig the rollout would run with (RunnerConfigError when it cannot)."""
+    return trial_config(rollout, plan_trial(rollout))
+
+
+def trial_config(rollout: Rollout, plan: TrialPlan):
     from harbor.models.trial.config import TaskConfig, TrialConfig, VerifierConfig
 
     return TrialConfig(
-        task=TaskConfig(path=task_path(rollout)),
+        task=TaskConfig(path=plan.task_dir),
         trials_dir=workspace.trials_dir(rollout),
         trial_name=rollout.trial_name,
         agent=agent_config(rollout),
-        environment=environment_config(backend_of(rollout)),
+        environment=plan.backend.environment(workspace.sandbox_root()),
         verifier=VerifierConfig(import_path=VERIFIER_IMPORT_PATH),
     )
 
 
 def check_can_run_here(rollout: Rollout) -> None:
     """RunnerConfigError when this worker, or the backend, cannot run the rollout's task at all."""
+    check_plan(rollout, plan_trial(rollout))
+
+
+def check_plan(rollout: Rollout, plan: TrialPlan) -> None:
     model = rollout.model
     if rollout.harness.name not in MODEL_FREE_AGENTS and model.api_key_env and not os.environ.get(model.api_key_env):
         raise RunnerConfigError(
             f"the API key variable {model.api_key_env} is not set on worker {workspace.worker_name()}"
         )
-    try:
-        backend = backends.get(backend_of(rollout))
-    except backends.UnknownBackend as exc:
-        raise RunnerConfigError(str(exc.args[0])) from None
-    problems = backend.host_problems()
+    problems = plan.backend.host_problems()
     if problems:
-        raise RunnerConfigError(f"{backend.name} unavailable on this worker: " + "; ".join(problems))
-    problems = backend.task_problems(task_path(rollout))
+        raise RunnerConfigError(f"{plan.backend.name} unavailable on this worker: " + "; ".join(problems))
+    problems = plan.backend.task_problems(plan.task_dir)
     if problems:
         raise RunnerConfigError(f"{rollout.task.name}: " + "; ".join(problems))
-    if grades_sealed(rollout):
-        from tasks.sealing import CannotSeal, seal_task_dir
-
+    if plan.sealed:
         try:
-            seal_task_dir(task_path(rollout))
+            seal_task_dir(plan.task_dir)
         except CannotSeal as exc:
             raise RunnerConfigError(str(exc)) from None
 
@@ -298,16 +321,9 @@ def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: A
         connection.close()
 
 
-def grades_sealed(rollout: Rollout) -> bool:
-    """Whether the rollout's trial is graded sealed (its version seals grading, or its task keeps a score record)."""
-    from tasks.sealing import grades_sealed as task_grades_sealed
-
-    return task_grades_sealed(Path(rollout.task.source_path or ""), bool(rollout.task.version.sealed_grading))
-
-
-def trial_class(rollout: Rollout):
+def trial_class(plan: TrialPlan):
     """Harbor's Trial, or SealedTrial when the rollout is graded sealed (sandbox/sealing.py)."""
-    if grades_sealed(rollout):
+    if plan.sealed:
         from evaluations.sandbox.sealing import SealedTrial
 
         return SealedTrial
@@ -418,8 +434,9 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
     workspace.set_aside_attempt(rollout, rollout.attempts - 1)
     trial_dir = workspace.trial_dir(rollout)
     try:
-        config = build_trial_config(rollout)
-        check_can_run_here(rollout)
+        plan = plan_trial(rollout)
+        config = trial_config(rollout, plan)
+        check_plan(rollout, plan)
         _serve_scripted_stub(rollout)
     except (RunnerConfigError, StubPortTaken) as exc:
         # Recorded as the rollout's exception, so that its page, its cause and
@@ -433,7 +450,7 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
     error: BaseException | None = None
     cancelled = False
     try:
-        asyncio.run(_run_trial(trial_class(rollout), config, rollout.pk, watcher))
+        asyncio.run(_run_trial(trial_class(plan), config, rollout.pk, watcher))
     except asyncio.CancelledError:
         cancelled = True
     except Exception as exc:  # noqa: BLE001  (Trial.create refused the trial, say)
