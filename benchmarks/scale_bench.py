@@ -30,7 +30,7 @@ target and their ratio:
 - the first leaderboard view after one new rollout of that version (target
   <= 3x warm, and <= 2x the 25-entry figure), and the first view of the
   *other* version after it (per-version invalidation: it stays warm). The
-  site runs as deployed (README, "Scaling"): a shared cache, --cache (Redis
+  site runs as deployed (docs/scaling.md): a shared cache, --cache (Redis
   database 13 unless CACHE_URL says otherwise, emptied first), where a board
   of more than AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS rollouts is served as it
   was, with its age, and the boards worker updates it; --cache local runs
@@ -103,7 +103,7 @@ from leaderboard_bench import setup_bench  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/autolab_bench_scale"
-# A deployment's shared cache (README, "Scaling"), a database of its own: emptied at the start.
+# A deployment's shared cache (docs/scaling.md), a database of its own: emptied at the start.
 DEFAULT_CACHE = "redis://127.0.0.1:6379/13"
 SIZES = (25, 100)
 WARM_TARGET_MS = 150.0

@@ -45,6 +45,7 @@ echo "Celery worker started, pid $(cat data/worker.pid) (log: data/worker.log)"
 
 echo
 echo "autolab-site is running at http://$HOST:$PORT/"
+echo "Staff pages need an account: .venv/bin/python manage.py createsuperuser, then log in at http://$HOST:$PORT/login/"
 echo "Stop with Ctrl-C."
 trap '[ -f data/worker.pid ] && kill "$(cat data/worker.pid)" 2>/dev/null; exit 0' INT TERM
 exec_gunicorn() {

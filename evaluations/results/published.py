@@ -61,7 +61,7 @@ FIGURE_KEYS = ("model", "harness", "version", "source")
 # Columns a row's identity comes from, besides its figures (never a model of a wide table).
 META_COLUMNS = ("model", "harness", "version", "source", "set", "task", "rollout_index", "score")
 SETS = {"main": False, "ablation": True, "ablations": True}
-# How papers name AutoLab's categories in their column headers (README: Leaderboard).
+# How papers name AutoLab's categories in their column headers (docs/leaderboard.md).
 SCOPE_ALIASES = {
     "modeldev": "model_development", "model_dev": "model_development", "model": "model_development",
     "ml": "model_development", "system": "system_optimization", "systems": "system_optimization",

@@ -4,7 +4,7 @@ Each backend says how to configure Harbor's environment for a trial, what
 a worker host needs and how to check it (the preflight), whether a task can
 run on it at all (checked before a trial starts), and how to remove what a
 dead worker left behind. The runner, the reaper, the launch form and the
-README's worker table all read this one table.
+worker table of docs/operators.md all read this one table.
 
 Django-free: paths come in as arguments.
 """
@@ -31,7 +31,7 @@ class SandboxBackend:
     name: str
     label: str
     help: str
-    # What a worker host needs, in words (the README and the launch page).
+    # What a worker host needs, in words (docs/operators.md and the launch page).
     host_needs: str
     # Whether tasks that need GPUs can run on it.
     gpus: bool

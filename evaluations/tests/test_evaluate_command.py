@@ -57,7 +57,7 @@ def test_evaluate_enqueues_and_waits(settings, tmp_path, eager_celery):
     require_sandbox()
     runner_settings(settings, tmp_path)
     import_examples()
-    # Harbor's oracle needs no registration: `--model oracle --harness oracle` registers it (the README's recipe).
+    # Harbor's oracle needs no registration: `--model oracle --harness oracle` registers it (docs/operators.md's recipe).
     output = run("--model", "oracle", "--harness", "oracle", "--version", "examples", "--tasks", "sort8_network",
                  "--k", "2", "--backend", "bubblewrap", "--wait")
     campaign = Campaign.objects.get()
