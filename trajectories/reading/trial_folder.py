@@ -624,7 +624,7 @@ def _read_analysis(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
         raw = snapshot.files.get(name)
         if raw is None:
             raw = read_file(folder.path, name)
-        folder.analysis = analysis_file.read_trial_analysis(analysis_file.decode(raw))
+        folder.analysis = analysis_file.read_trial_file(raw)
     except (analysis_file.AnalysisFileError, OSError) as exc:
         folder.analysis_error = str(exc) if isinstance(exc, analysis_file.AnalysisFileError) else f"{name}: cannot be read ({exc})"
         folder.warnings.append(f"{folder.analysis_error}; Harbor's analysis is not shown")
