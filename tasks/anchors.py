@@ -26,6 +26,9 @@ The rule (`resolve`):
    metric or no reward to check against, task.toml's (UNCHECKED); when no
    pair reproduces the reward, task.toml's too, and the pages say that the
    curve and the reward disagree (MISMATCH).
+
+`for_task` is the one call for a rollout of a task: it looks up the task's
+scoring rule and resolves; `stored` reads back what was resolved at import.
 """
 from __future__ import annotations
 
@@ -35,7 +38,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .lib.numbers import as_float, format_number
-from .scoring import anchors_agree, raw_score, score_with
+from .scoring import DEFAULT_RULE, anchors_agree, raw_score, rule_for, score_with
+from .spec import TaskSpec
 
 TOLERANCE = 5e-4  # AutoLab verifiers round rewards to 4 decimals
 
@@ -103,26 +107,33 @@ class Anchors:
         return cls(**values)
 
 
-def _add(found: list[Candidate], value: float | None, source: str) -> None:
-    if value is None:
-        return
-    for i, candidate in enumerate(found):
-        if math.isclose(candidate.value, value, rel_tol=0, abs_tol=1e-12):
-            found[i] = Candidate(candidate.value, (*candidate.sources, source))
-            return
-    found.append(Candidate(value, (source,)))
-
-
 def candidates(prefix: str, task_value: float | None, fields: Mapping, outputs: Mapping) -> list[Candidate]:
     """`prefix` ("baseline" or "reference") anchors: the verifier's, in order, then task.toml's."""
+    reported = [
+        (as_float(value), f"reward.json {key}")
+        for key, value in fields.items() if isinstance(key, str) and key.lower().startswith(prefix)
+    ]
+    reported += [
+        (as_float(content.get("score")), name)
+        for name, content in outputs.items()
+        if isinstance(name, str) and name.lower().startswith(prefix) and isinstance(content, Mapping)
+    ]
+    reported.append((as_float(task_value), TASK_TOML))
+    return _grouped(reported)
+
+
+def _grouped(reported: list[tuple[float | None, str]]) -> list[Candidate]:
+    """One candidate for each value reported (equal within 1e-12), with all its sources, in the order first reported."""
     found: list[Candidate] = []
-    for key, value in fields.items():
-        if isinstance(key, str) and key.lower().startswith(prefix):
-            _add(found, as_float(value), f"reward.json {key}")
-    for name, content in outputs.items():
-        if isinstance(name, str) and name.lower().startswith(prefix) and isinstance(content, Mapping):
-            _add(found, as_float(content.get("score")), name)
-    _add(found, as_float(task_value), TASK_TOML)
+    for value, source in reported:
+        if value is None:
+            continue
+        for i, candidate in enumerate(found):
+            if math.isclose(candidate.value, value, rel_tol=0, abs_tol=1e-12):
+                found[i] = Candidate(candidate.value, (*candidate.sources, source))
+                break
+        else:
+            found.append(Candidate(value, (source,)))
     return found
 
 
@@ -190,22 +201,15 @@ def resolve(
     outputs = outputs if isinstance(outputs, Mapping) else {}
     metric, metric_source = verifier_metric(fields, outputs, metric_name)
     reward = as_float(reward)
-    task = {"task_baseline": as_float(task_baseline), "task_reference": as_float(task_reference)}
-    found = {"metric": metric, "metric_source": metric_source, "reward": reward, **task}
-    fallback = Anchors(
-        baseline=task["task_baseline"],
-        reference=task["task_reference"],
-        status=UNCHECKED,
-        baseline_sources=(TASK_TOML,) if task["task_baseline"] is not None else (),
-        reference_sources=(TASK_TOML,) if task["task_reference"] is not None else (),
-        **found,
-    )
+    fallback = unchecked(task_baseline, task_reference, metric=metric, metric_source=metric_source, reward=reward)
     if metric is None or reward is None:
         return fallback
+    baselines = candidates("baseline", task_baseline, fields, outputs)
+    references = candidates("reference", task_reference, fields, outputs)
     matches = []
     tried = 0
-    for b_order, baseline in enumerate(candidates("baseline", task_baseline, fields, outputs)):
-        for r_order, reference in enumerate(candidates("reference", task_reference, fields, outputs)):
+    for b_order, baseline in enumerate(baselines):
+        for r_order, reference in enumerate(references):
             if not anchors_agree(direction, baseline.value, reference.value):
                 continue
             tried += 1
@@ -221,15 +225,71 @@ def resolve(
     if not matches:
         return replace(fallback, status=MISMATCH, tried=tried)
     *_, baseline, reference = min(matches, key=lambda m: m[:3])
-    return Anchors(
+    return replace(
+        fallback,
         baseline=baseline.value,
         reference=reference.value,
         status=REPRODUCED,
         baseline_sources=baseline.sources,
         reference_sources=reference.sources,
         tried=tried,
-        **found,
     )
+
+
+def unchecked(
+    task_baseline: float | None,
+    task_reference: float | None,
+    *,
+    metric: float | None = None,
+    metric_source: str = "",
+    reward: float | None = None,
+) -> Anchors:
+    """task.toml's anchors, taken without a check: what a rollout uses when its reward cannot confirm any pair."""
+    baseline, reference = as_float(task_baseline), as_float(task_reference)
+    return Anchors(
+        baseline=baseline,
+        reference=reference,
+        status=UNCHECKED,
+        baseline_sources=(TASK_TOML,) if baseline is not None else (),
+        reference_sources=(TASK_TOML,) if reference is not None else (),
+        metric=metric,
+        metric_source=metric_source,
+        reward=reward,
+        task_baseline=baseline,
+        task_reference=reference,
+    )
+
+
+def task_rule(spec: TaskSpec) -> str:
+    """The rule `spec`'s task is scored by: its own, else its category's; the default for a rule no longer known."""
+    try:
+        return rule_for(spec.category, spec.scoring_rule)
+    except ValueError:
+        return DEFAULT_RULE
+
+
+def for_task(spec: TaskSpec, reward: float | None, fields: Mapping | None, outputs: Mapping | None) -> Anchors:
+    """The anchors of a rollout of the task `spec` describes with task.toml's anchors: its rule looked up, then `resolve`."""
+    return resolve(
+        task_rule(spec),
+        spec.direction,
+        spec.clip,
+        spec.baseline_score,
+        spec.reference_score,
+        reward,
+        fields,
+        outputs,
+        transform=spec.transform,
+        offset=spec.transform_offset,
+        metric_name=spec.metric,
+    )
+
+
+def stored(data: Mapping[str, Any] | None, task_baseline: float | None, task_reference: float | None) -> Anchors:
+    """A rollout's anchors as its import stored them; task.toml's, unchecked, for a rollout stored before they were resolved."""
+    if data:
+        return Anchors.from_dict(data)
+    return unchecked(task_baseline, task_reference)
 
 
 def describe(anchors: Anchors) -> str:

@@ -22,7 +22,7 @@ from .anchors import Anchors
 from .anchors import describe as describe_anchors
 from .hardware import GpuNeed, detect_host_gpus, gpu_shortfall
 from .models import BenchmarkVersion, ScoringConvention, Task, TaskRevision
-from .scoring import DEFAULT_RULE, REBENCH, rule_for
+from .scoring import REBENCH
 from .spec import TaskSpec
 from .taskdir import ParsedTask, TaskDirError, find_task_dirs, parse_task_dir
 
@@ -300,29 +300,10 @@ def task_spec(task: Task, anchors: Anchors | None = None) -> TaskSpec:
     )
 
 
-def scoring_rule(task: Task) -> str:
-    """The rule `task` is scored by (tasks.scoring), its category's when not set."""
-    try:
-        return rule_for(task.category, task.scoring_rule)
-    except ValueError:
-        return DEFAULT_RULE
-
-
 def rollout_anchors(task: Task, reward: float | None, fields: dict | None, outputs: dict | None) -> Anchors:
     """The anchors that turn the verifier's metric into its reward (tasks.anchors)."""
-    return anchor_rule.resolve(
-        scoring_rule(task),
-        task.direction,
-        task.version.clip_rewards,
-        task.baseline_score,
-        task.reference_score,
-        reward,
-        fields,
-        outputs,
-        transform=task.transform or "identity",
-        offset=task.transform_offset or 0.0,
-        metric_name=task.metric,
-    )
+    spec = task_spec(task)
+    return anchor_rule.for_task(spec, reward, fields, outputs)
 
 
 def verifier_metric(task: Task, fields: dict | None, outputs: dict | None) -> float | None:
@@ -339,9 +320,7 @@ def describe_verifier_metric(task: Task, value: float | None) -> str:
 
 def stored_anchors(task: Task, stored: dict | None) -> Anchors:
     """A rollout's stored anchors; task.toml's, unchecked, for rollouts stored before they were resolved."""
-    if stored:
-        return Anchors.from_dict(stored)
-    return anchor_rule.resolve(scoring_rule(task), task.direction, True, task.baseline_score, task.reference_score, None)
+    return anchor_rule.stored(stored, task.baseline_score, task.reference_score)
 
 
 def match_task(trial_task_name: str, version: str | None = None) -> Task:
@@ -399,7 +378,6 @@ __all__ = [
     "import_tasks",
     "match_task",
     "rollout_anchors",
-    "scoring_rule",
     "stored_anchors",
     "task_spec",
     "verifier_metric",

@@ -81,6 +81,12 @@ def decode(raw: bytes | str) -> Any:
         raise AnalysisFileError(f"{FILE_NAME} is not JSON ({exc})") from exc
 
 
+def read_trial_file(raw: bytes | str) -> TrialAnalysis:
+    """A trial folder's analysis.json, its bytes decoded and read; AnalysisFileError naming the fault."""
+    data = decode(raw)
+    return read_trial_analysis(data)
+
+
 def read_trial_analysis(data: Any, *, where: str = FILE_NAME) -> TrialAnalysis:
     """A trial's AnalyzeResult (a decoded JSON object) as a Reading; AnalysisFileError naming the fault."""
     if not isinstance(data, dict):

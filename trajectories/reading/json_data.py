@@ -69,6 +69,20 @@ def read_json_file(
     return read_json(Path(path), attempts=attempts, delay=delay, first_read=first_read, read=read).data
 
 
+def read_json_object(path: Path, *, first_read: bytes | None = None) -> dict:
+    """read_json_file's document, which must be a JSON object: any other value is a JsonFileError that names its type."""
+    data = read_json_file(path, first_read=first_read)
+    if not isinstance(data, dict):
+        raise JsonFileError(str(path), f"is not a JSON object (a {type(data).__name__})")
+    return data
+
+
+def read_storable_json(path: Path, *, first_read: bytes | None = None) -> Any:
+    """read_json_file's document made storable as it is read (clean_json); at little cost when decoding found every string storable."""
+    decoded = read_json(Path(path), first_read=first_read)
+    return clean_storable_json(decoded.data) if decoded.storable else clean_json(decoded.data)
+
+
 def read_json(
     path: Path, *, attempts: int = 1, delay: float = 0.1, first_read: bytes | None = None, read: Callable[[], bytes] | None = None
 ) -> Decoded:

@@ -39,7 +39,7 @@ from trajectories.reading.atif import (
     AtifError, StreamError, parse_trajectory_data, parse_trajectory_file, parse_trajectory_stream, stream_steps,
 )
 from trajectories.reading.json_data import (
-    BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_file, storable_int,
+    BIGINT_LIMIT, JsonFileError, clean_json, clean_text, parse_timestamp, read_json_object, read_storable_json, storable_int,
 )
 from trajectories.reading.masked import mask_folder
 from trajectories.reading.parsed import ParsedStep, ParsedTrajectory
@@ -207,10 +207,8 @@ def is_trial_dir(path: Path) -> bool:
     for name in ("config.json", "result.json"):
         if _is_regular(path / name):
             try:
-                data = read_json_file(path / name, read=lambda name=name: read_file(path, name))
+                data = read_json_object(path / name, first_read=read_file(path, name))
             except (JsonFileError, OSError):
-                return True
-            if not isinstance(data, dict):
                 return True
             if "trial_name" in data or ("task" in data and "job_name" not in data):
                 return True
@@ -311,6 +309,23 @@ def _decoded_by_reader(relative: str) -> bool:
 def is_subtrajectory_file(name: str) -> bool:
     """agent/trajectory.*.json: summarisation subagents and continuations (what the glob would match)."""
     return name.startswith("trajectory.") and name.endswith(".json") and len(name) >= len("trajectory..json")
+
+
+def peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
+    """The trial's name as config.json or result.json gives it in `snapshot` (else the folder's), without reading the trial.
+
+    Enough for an import to find the trial's stored row, and skip a trial
+    whose checksum has not changed.
+    """
+    for name in ("config.json", "result.json"):
+        if name in snapshot.files:
+            try:
+                data = read_json_object(path / name, first_read=snapshot.files[name])
+            except JsonFileError:
+                continue
+            if isinstance(data.get("trial_name"), str):
+                return data["trial_name"]
+    return path.name
 
 
 def read_trial_folder(
@@ -455,12 +470,13 @@ def _json_object(folder: Path, relative: str, snapshot: FolderSnapshot) -> dict 
     if raw is None and relative not in snapshot.names:
         return None
     try:
-        data = read_json_file(path, first_read=raw, read=_reader(folder, relative))
+        if raw is None:
+            raw = read_file(folder, relative)
+        return read_json_object(path, first_read=raw)
+    except OSError as exc:
+        raise TrialFolderError(str(path), f"cannot be read ({exc.strerror or exc})") from exc
     except JsonFileError as exc:
         raise TrialFolderError(str(path), exc.problem) from exc
-    if not isinstance(data, dict):
-        raise TrialFolderError(str(path), f"is not a JSON object (a {type(data).__name__})")
-    return data
 
 
 def _task_name(config: dict, result: dict, trial_name: str) -> str:
@@ -594,7 +610,7 @@ def _read_verifier_outputs(folder: TrialFolder, snapshot: FolderSnapshot) -> Non
             folder.warnings.append(f"{relative}: larger than {VERIFIER_OUTPUT_LIMIT // 1024} KB, not kept")
             continue
         try:
-            folder.verifier_outputs[name] = clean_json(read_json_file(folder.path / relative, first_read=raw))
+            folder.verifier_outputs[name] = read_storable_json(folder.path / relative, first_read=raw)
         except JsonFileError as exc:
             folder.warnings.append(f"{relative}: {exc.problem}")
 
@@ -608,7 +624,7 @@ def _read_analysis(folder: TrialFolder, snapshot: FolderSnapshot) -> None:
         raw = snapshot.files.get(name)
         if raw is None:
             raw = read_file(folder.path, name)
-        folder.analysis = analysis_file.read_trial_analysis(analysis_file.decode(raw))
+        folder.analysis = analysis_file.read_trial_file(raw)
     except (analysis_file.AnalysisFileError, OSError) as exc:
         folder.analysis_error = str(exc) if isinstance(exc, analysis_file.AnalysisFileError) else f"{name}: cannot be read ({exc})"
         folder.warnings.append(f"{folder.analysis_error}; Harbor's analysis is not shown")

@@ -50,7 +50,8 @@ from trajectories.reading.parsed import FileChange, ParsedStep, ParsedTrajectory
 from trajectories.search.chunks import store_chunks
 from trajectories.search.document import TrajectoryDocuments
 from trajectories.reading.trial_folder import (
-    FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, read_trial_folder, score_log_entries, snapshot_folder,
+    FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, peek_trial_name, read_trial_folder, score_log_entries,
+    snapshot_folder,
 )
 
 logger = logging.getLogger(__name__)
@@ -161,7 +162,7 @@ def _ingest_trial_dir(
             snapshot = _snapshot(path, live=live)
         existing = rollout
         if existing is None:
-            name = _peek_trial_name(path, snapshot)
+            name = peek_trial_name(path, snapshot)[:TRIAL_NAME_LENGTH]
             existing = _stored_as(name) if name else None
         if existing is not None and existing.checksum == snapshot.checksum and not force:
             return describe(outcome, _rollouts().get(pk=existing.pk) if rollout is None else existing, UNCHANGED)
@@ -214,21 +215,6 @@ def read_ahead(path: Path) -> ReadAhead | None:
         return ReadAhead(snapshot, read_trial_folder(path, snapshot=snapshot, consume=True))
     except Exception:  # noqa: BLE001  (reported by the import itself, in its words)
         return None
-
-
-def _peek_trial_name(path: Path, snapshot: FolderSnapshot) -> str:
-    """The trial name from config.json or result.json, as the snapshot holds them."""
-    from trajectories.reading.json_data import JsonFileError, read_json_file
-
-    for name in ("config.json", "result.json"):
-        if name in snapshot.files:
-            try:
-                data = read_json_file(path / name, first_read=snapshot.files[name])
-            except JsonFileError:
-                continue
-            if isinstance(data, dict) and isinstance(data.get("trial_name"), str):
-                return data["trial_name"][:TRIAL_NAME_LENGTH]
-    return path.name[:TRIAL_NAME_LENGTH]
 
 
 def _rollouts():
