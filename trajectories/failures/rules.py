@@ -137,7 +137,6 @@ FLAGS: dict[str, str] = {
     REGRESSED_AFTER_BEST: "finished worse than its best-so-far",
 }
 
-_ACTIVE_STATUSES = statuses.ACTIVE
 
 
 # Inputs and outputs -------------------------------------------------------------
@@ -170,7 +169,7 @@ class StepFacts:
 class RolloutFacts:
     """Everything the rules look at, as plain values."""
 
-    status: str = "finished"
+    status: str = statuses.FINISHED
     reward: float | None = None
     # Why the run's source leaves it out of the figures ("" when it counts).
     excluded: str = ""
@@ -811,7 +810,7 @@ def regressed_after_best(facts: RolloutFacts, thresholds: Thresholds = Threshold
 
 
 def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Classification:
-    if facts.status in _ACTIVE_STATUSES:
+    if facts.status in statuses.ACTIVE:
         return Classification(outcome=Outcome.RUNNING)
     if facts.status == statuses.CANCELLED:
         return Classification(outcome=Outcome.CANCELLED)
