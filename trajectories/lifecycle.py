@@ -22,8 +22,6 @@ from autolab_site.masking import mask_text
 from . import statuses
 from .models import Rollout, RolloutEvent
 
-# The statuses of an attempt under way: its worker's heartbeat says it is alive.
-IN_ATTEMPT = (statuses.PREPARING, statuses.RUNNING, statuses.VERIFYING)
 # Fields a change may set that hold text from the trial or its tools: masked as they are written.
 MASKED_FIELDS = ("exception_message", "exception_traceback")
 
@@ -53,10 +51,10 @@ def change(rollout: Rollout, to: str, detail: str = "", *, now: datetime | None 
     fields = {name: mask_text(value) if name in MASKED_FIELDS and isinstance(value, str) else value for name, value in fields.items()}
     rollout.status = to
     # An attempt under way explains itself; an ended or re-queued rollout says why.
-    rollout.status_reason = "" if to in IN_ATTEMPT else detail[:1000]
+    rollout.status_reason = "" if to in statuses.IN_ATTEMPT else detail[:1000]
     for name, value in fields.items():
         setattr(rollout, name, value)
-    if to in IN_ATTEMPT:
+    if to in statuses.IN_ATTEMPT:
         rollout.heartbeat_at = now
     elif to not in statuses.ACTIVE and rollout.finished_at is None:
         rollout.finished_at = now

@@ -31,8 +31,8 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from autolab_site.safe_files import read_tail
-from trajectories import provenance
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories import provenance, statuses
+from trajectories.models import Rollout, RolloutStatus
 from trajectories.services import classify, exception_family
 
 from evaluations.running import lifecycle, workspace
@@ -307,7 +307,7 @@ class Watcher(threading.Thread):
 
 def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: Any) -> None:
     try:
-        lifecycle.transition(rollout_id, status, detail, only_from=ACTIVE_STATUSES, **fields)
+        lifecycle.transition(rollout_id, status, detail, only_from=statuses.ACTIVE, **fields)
     finally:
         connection.close()
 
@@ -483,7 +483,7 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
                 delay = retry_backoff_sec(rollout.attempts)
                 lifecycle.transition(
                     rollout.pk, RolloutStatus.QUEUED, f"infrastructure error, retry in {delay:.0f}s: {message}",
-                    only_from=ACTIVE_STATUSES, celery_task_id="",
+                    only_from=statuses.ACTIVE, celery_task_id="",
                 )
                 return RunOutcome(RETRY, message, retry_in=delay)
         _publish_trial_folder(rollout, trial_dir)
@@ -532,7 +532,7 @@ def _finish(rollout: Rollout, status: str, detail: str, *, infra_error: bool = F
     fields["finished_at"] = rollout.finished_at or timezone.now()
     if infra_error:
         fields["infra_error"] = True
-    ended = lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, **fields)
+    ended = lifecycle.transition(rollout.pk, status, detail, only_from=statuses.ACTIVE, **fields)
     if ended is not None:
         # The import classified it while it was still verifying: once more, ended.
         classify(ended)

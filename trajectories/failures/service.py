@@ -29,7 +29,7 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
-from trajectories import provenance
+from trajectories import provenance, statuses
 from trajectories.failures import judge_service
 from trajectories.failures.rules import (
     CAUSE_HELP,
@@ -45,7 +45,7 @@ from trajectories.failures.rules import (
     labelled_outcome,
 )
 from trajectories.analysis.diffs import files_in_diff
-from trajectories.models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
+from trajectories.models import FailureLabel, LabelChange, Rollout
 
 # Classification ---------------------------------------------------------------
 
@@ -295,7 +295,7 @@ def with_effective_cause(rollouts: QuerySet[Rollout]) -> QuerySet[Rollout]:
 
 def _ended() -> QuerySet[Rollout]:
     """Non-superseded rollouts that have ended, with `effective_cause`: what the failures page counts."""
-    return with_effective_cause(Rollout.objects.filter(superseded=False).exclude(status__in=ACTIVE_STATUSES))
+    return with_effective_cause(Rollout.objects.filter(superseded=False).exclude(status__in=statuses.ACTIVE))
 
 
 def failed_rollouts(filters: Filters) -> QuerySet[Rollout]:
@@ -307,7 +307,7 @@ def failed_rollouts(filters: Filters) -> QuerySet[Rollout]:
 
 
 def unclassified_count() -> int:
-    return Rollout.objects.filter(outcome="").exclude(status__in=ACTIVE_STATUSES).count()
+    return Rollout.objects.filter(outcome="").exclude(status__in=statuses.ACTIVE).count()
 
 
 def filter_options(version: str = "") -> dict[str, list]:
