@@ -10,8 +10,8 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from autolab_site.staff import is_staff, staff_required
-from trajectories import services as trajectories
-from trajectories.models import ACTIVE_STATUSES, Rollout
+from trajectories import services as trajectories, statuses
+from trajectories.models import Rollout
 
 from evaluations import launch_form
 from evaluations.running import campaigns
@@ -91,7 +91,7 @@ def campaign_new(request):
 @staff_required
 def campaign_cancel(request, pk: int):
     campaign = get_object_or_404(Campaign.objects.select_related("model", "harness"), pk=pk)
-    active = campaign.rollouts.filter(status__in=ACTIVE_STATUSES).count()
+    active = campaign.rollouts.filter(status__in=statuses.ACTIVE).count()
     ended = not active and campaign.status not in (Campaign.Status.CHECKING, Campaign.Status.PENDING)
     ended_text = f"has ended ({campaign.get_status_display().lower()}): there is nothing to cancel."
     if request.method != "POST":

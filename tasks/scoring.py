@@ -87,10 +87,14 @@ def _check_finite(**values: float) -> None:
             raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
+def _clip(reward: float) -> float:
+    """The clip of a clipping version: into [0, 1]."""
+    return min(1.0, max(0.0, reward))
+
+
 def _bounded(reward: float, clip: bool) -> float:
     """No credit below the baseline; at most 1 when the version clips."""
-    reward = max(0.0, reward)
-    return min(1.0, reward) if clip else reward
+    return _clip(reward) if clip else max(0.0, reward)
 
 
 def counted_reward(reward: float | None, clip: bool) -> float:
@@ -101,9 +105,7 @@ def counted_reward(reward: float | None, clip: bool) -> float:
     """
     if reward is None or not math.isfinite(reward):
         return 0.0
-    if clip:
-        return min(1.0, max(0.0, reward))
-    return float(reward)
+    return _clip(reward) if clip else float(reward)
 
 
 def clipped(reward: float | None, clip: bool) -> bool:
@@ -128,8 +130,12 @@ def log_stretch(value: float, baseline: float, reference: float, clip: bool = Tr
         if reference > baseline:
             return 0.0
         raise ValueError(f"log-stretch needs a positive score for a lower-is-better metric, not {value}")
-    reward = 0.5 * math.log(baseline / value) / math.log(baseline / reference)
-    return _bounded(reward, clip)
+    return _bounded(_log_stretch_raw(value, baseline, reference), clip)
+
+
+def _log_stretch_raw(value: float, baseline: float, reference: float) -> float:
+    """Log-stretch's formula itself, for positive numbers and distinct anchors."""
+    return 0.5 * math.log(baseline / value) / math.log(baseline / reference)
 
 
 def anchored_linear(value: float, baseline: float, reference: float, clip: bool = True) -> float:
@@ -141,8 +147,12 @@ def anchored_linear(value: float, baseline: float, reference: float, clip: bool 
     _check_finite(value=value, baseline=baseline, reference=reference)
     if baseline == reference:
         raise ValueError(f"baseline and reference are equal ({baseline}); the rule is undefined")
-    reward = (value - baseline) / (reference - baseline)
-    return _bounded(reward, clip)
+    return _bounded(_linear_raw(value, baseline, reference), clip)
+
+
+def _linear_raw(value: float, baseline: float, reference: float) -> float:
+    """Anchored-linear's formula itself, for distinct anchors."""
+    return (value - baseline) / (reference - baseline)
 
 
 def anchors_agree(direction: str, baseline: float, reference: float) -> bool:
@@ -191,8 +201,8 @@ def raw_score(
         if rule == LOG_STRETCH:
             if min(value, baseline, reference) <= 0:
                 return None
-            return 0.5 * math.log(baseline / value) / math.log(baseline / reference)
-        return (value - baseline) / (reference - baseline)
+            return _log_stretch_raw(value, baseline, reference)
+        return _linear_raw(value, baseline, reference)
     except (ValueError, TypeError, ZeroDivisionError):
         return None
 

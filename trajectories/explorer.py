@@ -17,11 +17,12 @@ from tasks.services import describe_anchors, describe_verifier_metric, stored_an
 from trajectories.analysis import folding
 from trajectories.analysis.curve import decimate_curve
 from trajectories.analysis.diffs import diff_lines, files_in_diff
+from trajectories.analysis.step_kinds import ORDER, StepKind
 
 # Step kinds written by trajectories.analysis.rollout, in the order a mark's colour
 # is chosen when a step has several (a benchmark run that also edits shows
 # as a benchmark).
-STEP_KINDS = ["benchmark", "edit", "build", "inspect", "wait", "submit"]
+STEP_KINDS = [kind for kind in ORDER if kind != StepKind.OTHER.value]
 
 
 def _rank(kind: str) -> int:
@@ -38,7 +39,7 @@ def primary_kind(kinds: Iterable[str]) -> str:
     for kind in STEP_KINDS:
         if kind in kinds:
             return kind
-    return "other"
+    return StepKind.OTHER.value
 
 
 def parse_only(value: str | None) -> list[str]:
@@ -316,7 +317,7 @@ def plot_data(rollout, steps) -> dict[str, Any]:
     unparsed = [
         {"step_id": s.step_id, "t": s.elapsed_sec}
         for s in steps
-        if "benchmark" in s.kind_list and s.step_id not in measured
+        if StepKind.BENCHMARK.value in s.kind_list and s.step_id not in measured
     ]
     timed = [s for s in steps if s.elapsed_sec is not None]
     return {
@@ -600,7 +601,7 @@ class Fold:
     @property
     def kind(self) -> str:
         """"wait" when it only waits, else "check": the class and the kinds keys jump by."""
-        return "wait" if all(_waits(s) for s in self.steps) else "check"
+        return StepKind.WAIT.value if all(_waits(s) for s in self.steps) else "check"
 
     @property
     def kinds(self) -> str:

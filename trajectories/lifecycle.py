@@ -28,8 +28,6 @@ from autolab_site.masking import mask_text
 from . import statuses, verdict
 from .models import Rollout, RolloutEvent
 
-# The statuses of an attempt under way: its worker's heartbeat says it is alive.
-IN_ATTEMPT = (statuses.PREPARING, statuses.RUNNING, statuses.VERIFYING)
 # Fields a change may set that hold text from the trial or its tools: masked as they are written.
 MASKED_FIELDS = ("exception_message", "exception_traceback")
 
@@ -63,14 +61,14 @@ def change(
     fields = {name: mask_text(value) if name in MASKED_FIELDS and isinstance(value, str) else value for name, value in fields.items()}
     rollout.status = to
     # An attempt under way explains itself; an ended or re-queued rollout says why.
-    rollout.status_reason = "" if to in IN_ATTEMPT else detail[:1000]
+    rollout.status_reason = "" if to in statuses.IN_ATTEMPT else detail[:1000]
     for name, value in fields.items():
         setattr(rollout, name, value)
     if to == statuses.PREPARING:
         rollout.infra_error = False
     if fault is not None:
         rollout.infra_error = verdict.not_the_agents(fault)
-    if to in IN_ATTEMPT:
+    if to in statuses.IN_ATTEMPT:
         rollout.heartbeat_at = now
     elif to not in statuses.ACTIVE and rollout.finished_at is None:
         rollout.finished_at = now

@@ -27,7 +27,6 @@ class RolloutStatus(models.TextChoices):
     INCOMPLETE = statuses.INCOMPLETE
 
 
-ACTIVE_STATUSES = tuple(status for status in RolloutStatus if status.value in statuses.ACTIVE)
 
 
 class Rollout(models.Model):

@@ -22,6 +22,8 @@ INCOMPLETE = "incomplete"
 ALL = (QUEUED, PREPARING, RUNNING, VERIFYING, FINISHED, FAILED, CANCELLED, INCOMPLETE)
 # Still going on our runner: the page follows them, the figures wait for them.
 ACTIVE = frozenset({QUEUED, PREPARING, RUNNING, VERIFYING})
+# An attempt under way: a worker has it, and its heartbeat says it is alive (the reaper watches these).
+IN_ATTEMPT = ACTIVE - {QUEUED}
 # Left out of the figures as unfinished.
 UNFINISHED = ACTIVE | {INCOMPLETE}
 
@@ -40,6 +42,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     INCOMPLETE: frozenset(),
 }
 ENDED = (FINISHED, FAILED, CANCELLED)
+# Ended by its run rather than by a cancel: the agent's result, or the failure that stopped it.
+RAN = frozenset({FINISHED, FAILED})
 
 # An import's changes: status ("" for a new rollout) -> what its source may
 # make of it. A trial folder read again may have finished, or changed; a

@@ -7,12 +7,11 @@ from django.utils import timezone
 
 from autolab_site.durations import format_duration
 
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
-from trajectories import services as trajectories
+from trajectories.models import Rollout, RolloutStatus
+from trajectories import services as trajectories, statuses
 
 from evaluations.models import Campaign
 from evaluations.running.campaigns import needed_queues
-from evaluations.running.lifecycle import TERMINAL
 
 
 def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
@@ -30,7 +29,7 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         used = _agent_seconds(rollout, now)
         if budget:
             budget_total += budget
-            budget_used += min(used, budget) if rollout.status not in TERMINAL else budget
+            budget_used += min(used, budget) if rollout.status not in statuses.ENDED else budget
         row = rows.setdefault(rollout.task.name, {"task": rollout.task.name, "task_id": rollout.task_id, "cells": []})
         row["cells"].append(
             {
@@ -47,14 +46,14 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
                 "reason": rollout.status_reason if rollout.status != RolloutStatus.FINISHED else "",
                 "elapsed_sec": round(used, 1) if used else None,
                 "budget_sec": budget or None,
-                "remaining_sec": round(max(budget - used, 0.0), 1) if budget and rollout.status in ACTIVE_STATUSES else None,
+                "remaining_sec": round(max(budget - used, 0.0), 1) if budget and rollout.status in statuses.ACTIVE else None,
                 "elapsed": format_duration(used) if used else "",
-                "remaining": format_duration(max(budget - used, 0.0)) if budget and rollout.status in ACTIVE_STATUSES else "",
+                "remaining": format_duration(max(budget - used, 0.0)) if budget and rollout.status in statuses.ACTIVE else "",
                 "url": f"/rollouts/{rollout.pk}/",
             }
         )
     total = len(rollouts)
-    done = sum(counts[status] for status in TERMINAL)
+    done = sum(counts[status] for status in statuses.ENDED)
     elapsed = (now - campaign.started_at).total_seconds() if campaign.started_at else 0.0
     if campaign.finished_at and campaign.started_at:
         elapsed = (campaign.finished_at - campaign.started_at).total_seconds()
@@ -84,7 +83,7 @@ def campaign_progress(campaign: Campaign, now=None) -> dict[str, Any]:
         # Harbor's job line ("36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h") and the rewards' histogram.
         "job_line": summary.text,
         "reward_bins": [{"low": b.low, "high": b.high, "count": b.count} for b in summary.bins],
-        "active": checking or any(status in ACTIVE_STATUSES for status in (r.status for r in rollouts)),
+        "active": checking or any(status in statuses.ACTIVE for status in (r.status for r in rollouts)),
     }
 
 
@@ -92,11 +91,11 @@ def cell_label(rollout: Rollout) -> str:
     """A grid cell's state as people read it: "failed (configuration error)", "queued (retry 2)"."""
     if rollout.status == RolloutStatus.FAILED and rollout.infra_error:
         return "failed (configuration error)" if rollout.failure_cause == "configuration_error" else "failed (infrastructure)"
-    if rollout.status in (RolloutStatus.FINISHED, RolloutStatus.FAILED) and trajectories.ended_by_the_agent(rollout):
+    if rollout.status in statuses.RAN and trajectories.ended_by_the_agent(rollout):
         return f"{rollout.status} ({trajectories.cause_label(rollout.failure_cause).lower()})"
     if rollout.status == RolloutStatus.QUEUED and rollout.attempts:
         return f"queued (attempt {rollout.attempts + 1} next)"
-    if rollout.cancel_requested and rollout.status in ACTIVE_STATUSES:
+    if rollout.cancel_requested and rollout.status in statuses.ACTIVE:
         return f"{rollout.status} (cancelling)"
     return rollout.status
 
@@ -120,5 +119,5 @@ def preflight_rows(campaign: Campaign) -> list[dict[str, Any]]:
 def _agent_seconds(rollout: Rollout, now) -> float:
     if not rollout.agent_started_at:
         return 0.0
-    end = rollout.agent_finished_at or (now if rollout.status in ACTIVE_STATUSES else rollout.finished_at) or now
+    end = rollout.agent_finished_at or (now if rollout.status in statuses.ACTIVE else rollout.finished_at) or now
     return max((end - rollout.agent_started_at).total_seconds(), 0.0)

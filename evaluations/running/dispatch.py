@@ -25,6 +25,7 @@ from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from trajectories import statuses
 from trajectories.models import Rollout
 
 logger = logging.getLogger(__name__)
@@ -248,7 +249,7 @@ def lost_messages(now=None, grace_sec: float | None = None) -> list[Rollout] | N
     """
     now = now or timezone.now()
     grace = float(grace_sec if grace_sec is not None else getattr(settings, "RUNNER_RESEND_GRACE_SEC", 120))
-    queued = list(Rollout.objects.filter(status="queued", cancel_requested=False).select_related("task"))
+    queued = list(Rollout.objects.filter(status=statuses.QUEUED, cancel_requested=False).select_related("task"))
     unsent = [rollout for rollout in queued if not rollout.celery_task_id]
     late = [
         rollout for rollout in queued

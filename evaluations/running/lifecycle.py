@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
-from trajectories import services as trajectories
+from trajectories.models import Rollout, RolloutStatus
+from trajectories import services as trajectories, statuses
 from trajectories.services import TransitionError
 from trajectories.verdict import AfterLoss, after_loss  # noqa: F401  (a lost attempt's fate: the verdict's rule)
 
@@ -33,8 +33,6 @@ from evaluations.models import Campaign
 
 S = RolloutStatus
 C = Campaign.Status
-
-TERMINAL = (S.FINISHED, S.FAILED, S.CANCELLED)
 
 # A campaign's status ("" before it exists) -> what it may become. It is
 # checked first (its preflight) or starts at once; once started, its
@@ -87,7 +85,7 @@ def campaign_status(rollouts: Iterable[RolloutState], *, cancelled: bool) -> str
     states = list(rollouts)
     if cancelled:
         return Campaign.Status.CANCELLED
-    if any(state.status in ACTIVE_STATUSES for state in states):
+    if any(state.status in statuses.ACTIVE for state in states):
         return Campaign.Status.RUNNING if any(state.started for state in states) else Campaign.Status.PENDING
     finished = sum(state.status == S.FINISHED for state in states)
     failed = sum(state.status == S.FAILED for state in states)
@@ -147,7 +145,7 @@ def claim(rollout_id: int, *, celery_task_id: str = "", worker: str = "") -> Rol
             .filter(pk=rollout_id)
             .first()
         )
-        if rollout is None or rollout.status not in ACTIVE_STATUSES:
+        if rollout is None or rollout.status not in statuses.ACTIVE:
             return None
         previous = rollout.status
         if previous != S.QUEUED and not is_stale(rollout.heartbeat_at, now, stale_after_sec()):
@@ -176,7 +174,7 @@ def cancel(rollout_id: int, detail: str = "cancelled by staff") -> Rollout | Non
     """
     with transaction.atomic():
         rollout = Rollout.objects.select_for_update(of=("self",)).get(pk=rollout_id)
-        if rollout.status not in ACTIVE_STATUSES:
+        if rollout.status not in statuses.ACTIVE:
             return None
         if rollout.status == S.QUEUED:
             _change(rollout, S.CANCELLED, detail, cancel_requested=True)
@@ -274,7 +272,7 @@ def cancel_campaign(campaign: Campaign, detail: str = "campaign cancelled by sta
     if not _set_campaign(campaign, C.CANCELLED, status_reason=detail[:1000], finished_at=timezone.now()):
         return []
     changed = []
-    for rollout_id in campaign.rollouts.filter(status__in=ACTIVE_STATUSES).values_list("pk", flat=True):
+    for rollout_id in campaign.rollouts.filter(status__in=statuses.ACTIVE).values_list("pk", flat=True):
         rollout = cancel(rollout_id, detail)
         if rollout is not None:
             changed.append(rollout)

@@ -27,7 +27,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from trajectories import services as trajectories
+from trajectories import services as trajectories, statuses
 from trajectories.models import Grade, Rollout, RolloutStatus
 
 from evaluations.running import campaigns, dispatch, lifecycle, workspace
@@ -91,9 +91,7 @@ def reap(*, stale_after: float | None = None, enqueue: bool = True, preflights: 
 def reap_stale(report: ReapReport, *, stale_after: float | None = None) -> None:
     now = timezone.now()
     limit = stale_after if stale_after is not None else lifecycle.stale_after_sec()
-    candidates = Rollout.objects.filter(
-        status__in=[RolloutStatus.PREPARING, RolloutStatus.RUNNING, RolloutStatus.VERIFYING]
-    ).select_related("campaign")
+    candidates = Rollout.objects.filter(status__in=statuses.IN_ATTEMPT).select_related("campaign")
     for rollout in candidates:
         if not lifecycle.is_stale(rollout.heartbeat_at, now, limit):
             continue

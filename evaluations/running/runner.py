@@ -32,8 +32,8 @@ from django.utils import timezone
 
 from autolab_site.safe_files import read_tail
 from tasks.sealing import CannotSeal, grades_sealed, seal_task_dir
-from trajectories import provenance
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories import provenance, statuses
+from trajectories.models import Rollout, RolloutStatus
 from trajectories.services import classify, exception_family
 from trajectories.verdict import Decision, Fault, fault_of_decision, runner_decision
 
@@ -316,7 +316,7 @@ class Watcher(threading.Thread):
 
 def _transition_in_thread(rollout_id: int, status: str, detail: str, **fields: Any) -> None:
     try:
-        lifecycle.transition(rollout_id, status, detail, only_from=ACTIVE_STATUSES, **fields)
+        lifecycle.transition(rollout_id, status, detail, only_from=statuses.ACTIVE, **fields)
     finally:
         connection.close()
 
@@ -486,7 +486,7 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
                 delay = retry_backoff_sec(rollout.attempts)
                 lifecycle.transition(
                     rollout.pk, RolloutStatus.QUEUED, f"infrastructure error, retry in {delay:.0f}s: {message}",
-                    only_from=ACTIVE_STATUSES, celery_task_id="",
+                    only_from=statuses.ACTIVE, celery_task_id="",
                 )
                 return RunOutcome(RETRY, message, retry_in=delay)
         _publish_trial_folder(rollout, trial_dir)
@@ -533,7 +533,7 @@ def serve_scripted_stub(model) -> None:
 def _finish(rollout: Rollout, status: str, detail: str, *, fault: str | None = None, **fields: Any) -> RunOutcome:
     """End the rollout; `fault` is whose doing a failure was (`trajectories.verdict.Fault`), as the runner read it."""
     fields["finished_at"] = rollout.finished_at or timezone.now()
-    ended = lifecycle.transition(rollout.pk, status, detail, only_from=ACTIVE_STATUSES, fault=fault, **fields)
+    ended = lifecycle.transition(rollout.pk, status, detail, only_from=statuses.ACTIVE, fault=fault, **fields)
     if ended is not None:
         # The import classified it while it was still verifying: once more, ended.
         classify(ended)

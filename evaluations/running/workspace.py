@@ -18,7 +18,8 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories import statuses
+from trajectories.models import Rollout, RolloutStatus
 
 from evaluations.sandbox import backends
 
@@ -136,7 +137,7 @@ def sweep_sandboxes() -> list[str]:
     names = sessions_by_trial()
     running_here = {
         trial_name for trial_name, worker in
-        Rollout.objects.filter(trial_name__in=names, status__in=ACTIVE_STATUSES).values_list("trial_name", "worker")
+        Rollout.objects.filter(trial_name__in=names, status__in=statuses.ACTIVE).values_list("trial_name", "worker")
         if this_host(worker)
     }
     swept = []

@@ -17,7 +17,8 @@ from evaluations.models import Campaign
 from evaluations.running.reaper import reap
 from evaluations.running.stub_llm import start_stub_server
 from tasks.services import import_tasks
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
+from trajectories import statuses
+from trajectories.models import Rollout, RolloutStatus, Step
 
 from evaluations.tests.container_helpers import containers_of
 from evaluations.tests.runner_helpers import import_examples, utility_entry
@@ -44,8 +45,8 @@ def test_example_campaign_in_containers_through_a_worker(worker_env, tmp_path, s
         stub = Rollout.objects.filter(model__name="scripted-stub")
         live_steps = 0
         deadline = time.monotonic() + 900
-        while Rollout.objects.filter(status__in=ACTIVE_STATUSES).exists():
-            if Step.objects.filter(rollout__in=stub.filter(status__in=ACTIVE_STATUSES)).exists():
+        while Rollout.objects.filter(status__in=statuses.ACTIVE).exists():
+            if Step.objects.filter(rollout__in=stub.filter(status__in=statuses.ACTIVE)).exists():
                 live_steps = max(live_steps, Step.objects.filter(rollout__in=stub).count())
             assert time.monotonic() < deadline, worker.output()
             worker.check()
@@ -106,7 +107,7 @@ def test_a_worker_killed_mid_trial_leaves_no_container_and_its_rollout_runs_once
 
     second = Worker(worker_env, tmp_path / "worker-2.log")
     try:
-        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status not in ACTIVE_STATUSES, second, 300,
+        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status not in statuses.ACTIVE, second, 300,
                  "the re-queued rollout to finish")
     finally:
         second.kill()

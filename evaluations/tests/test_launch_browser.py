@@ -10,7 +10,8 @@ from evaluations.running import campaigns
 from agents.models import AgentModel, Harness
 from evaluations.models import Campaign
 from tasks.services import import_tasks
-from trajectories.models import ACTIVE_STATUSES, RolloutStatus
+from trajectories import statuses
+from trajectories.models import RolloutStatus
 from trajectories.tests.test_failures_browser import login
 
 from evaluations.tests.runner_helpers import utility_entry
@@ -36,7 +37,7 @@ def launch_from_the_page(page, live_server, model: str, harness: str, version: s
 
 def wait_until_idle(campaign: Campaign, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
-    while campaign.rollouts.filter(status__in=ACTIVE_STATUSES).exists():
+    while campaign.rollouts.filter(status__in=statuses.ACTIVE).exists():
         assert time.monotonic() < deadline, "the campaign's rollouts did not stop"
         time.sleep(0.5)
 

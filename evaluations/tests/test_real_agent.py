@@ -30,7 +30,8 @@ from evaluations.running.stub_llm import script_for_real_task, start_stub_server
 from tasks import images
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks, verifier_metric
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
+from trajectories import statuses
+from trajectories.models import Rollout, RolloutStatus, Step
 from trajectories.statuses import Disposition, disposition
 
 from evaluations.tests.runner_helpers import runner_settings
@@ -87,7 +88,7 @@ class LiveSteps(threading.Thread):
 
         try:
             while not self._done.wait(0.3):
-                for rollout_id in Rollout.objects.filter(status__in=ACTIVE_STATUSES).values_list("pk", flat=True):
+                for rollout_id in Rollout.objects.filter(status__in=statuses.ACTIVE).values_list("pk", flat=True):
                     count = Step.objects.filter(rollout_id=rollout_id).count()
                     self.seen[rollout_id] = max(self.seen.get(rollout_id, 0), count)
         finally:

@@ -12,7 +12,8 @@ from evaluations.demo import demo_model_and_harness
 from evaluations.running.campaigns import create_campaign
 from evaluations.running.runner import run_rollout
 from evaluations.running.stub_llm import start_stub_server
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
+from trajectories import statuses
+from trajectories.models import Rollout, RolloutStatus, Step
 
 from evaluations.tests.runner_helpers import import_examples, runner_settings
 from evaluations.tests.sandbox_helpers import require_sandbox
@@ -52,7 +53,7 @@ def test_terminus_with_the_stub_streams_steps_and_scores(settings, tmp_path, mon
     deadline = time.monotonic() + 120
     while thread.is_alive() and time.monotonic() < deadline:
         status = Rollout.objects.filter(pk=rollout.pk).values_list("status", flat=True).get()
-        if status in ACTIVE_STATUSES:
+        if status in statuses.ACTIVE:
             live_steps = max(live_steps, Step.objects.filter(rollout_id=rollout.pk).count())
         time.sleep(0.2)
     thread.join(timeout=60)

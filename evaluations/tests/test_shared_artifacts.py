@@ -9,7 +9,8 @@ import pytest
 from django.test import Client
 
 from tasks.services import import_tasks
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus
+from trajectories import statuses
+from trajectories.models import Rollout, RolloutStatus
 
 from evaluations.tests.runner_helpers import utility_entry
 from evaluations.tests.sandbox_helpers import require_sandbox
@@ -34,7 +35,7 @@ def test_two_workers_trial_files_are_on_the_pages_of_a_web_process_that_shares_n
         for worker in workers:
             worker.wait_ready()
         evaluate(worker_env, "--model", "oracle", "--harness", "oracle", "--version", "slow", k=2)
-        wait_for(lambda: not Rollout.objects.filter(status__in=ACTIVE_STATUSES).exists(), workers[0], 300,
+        wait_for(lambda: not Rollout.objects.filter(status__in=statuses.ACTIVE).exists(), workers[0], 300,
                  "both rollouts to end")
     finally:
         for worker in workers:

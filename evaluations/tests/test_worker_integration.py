@@ -16,7 +16,8 @@ from evaluations.running.reaper import reap
 from evaluations.running.stub_llm import start_stub_server
 from evaluations.sandbox.bubblewrap import sandbox_pids
 from tasks.services import import_tasks
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutStatus, Step
+from trajectories import statuses
+from trajectories.models import Rollout, RolloutStatus, Step
 
 from evaluations.tests.runner_helpers import import_examples, utility_entry
 from evaluations.tests.sandbox_helpers import TASKS, require_sandbox
@@ -48,7 +49,7 @@ def test_worker_runs_terminus_and_streams_steps(worker, worker_env):
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             status = Rollout.objects.filter(pk=rollout.pk).values_list("status", flat=True).get()
-            if status not in ACTIVE_STATUSES:
+            if status not in statuses.ACTIVE:
                 break
             live_steps = max(live_steps, Step.objects.filter(rollout_id=rollout.pk).count())
             worker.check()
@@ -128,7 +129,7 @@ def test_the_scripted_stub_launches_with_a_preflight_no_stub_server_running(work
         evaluate(worker_env, "--model", "scripted-stub", "--harness", "terminus-2", "--version", "examples",
                  "--tasks", "sort8_network")  # waits for the preflight, which must pass
         rollout = Rollout.objects.get()
-        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status not in ACTIVE_STATUSES, worker, 240,
+        wait_for(lambda: Rollout.objects.get(pk=rollout.pk).status not in statuses.ACTIVE, worker, 240,
                  "the stub's rollout to end")
         rollout.refresh_from_db()
         assert rollout.status == RolloutStatus.FINISHED and rollout.reward == pytest.approx(1.0), worker.output()

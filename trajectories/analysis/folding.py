@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from trajectories.analysis.step_kinds import StepKind
+
 FOLD_MIN_STEPS = 3
 # Kinds that say nothing on their own: a step of only these folds.
-FOLDABLE_KINDS = frozenset({"wait"})
+FOLDABLE_KINDS = frozenset({StepKind.WAIT.value})
 # A check repeated (Step.repeats: the same look as the step before) of only these folds too.
-REPEATED_KINDS = frozenset({"inspect", "wait"})
+REPEATED_KINDS = frozenset({StepKind.INSPECT.value, StepKind.WAIT.value})
 
 
 def only_waits(kinds: Iterable[str]) -> bool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from math import ceil
 
 from trajectories.analysis import folding
+from trajectories.analysis.step_kinds import StepKind
 
 # The token budgets staff may set (`analyze_rollouts --max-tokens`, the button's field): the default, the
 # least (the instructions and the default rubric take about 1,100 of it) and the most.
@@ -33,7 +34,9 @@ MIN_BUDGET = 4_000
 MAX_BUDGET = 1_000_000
 
 # Kinds that decide a verdict: shown in full for as long as the budget allows.
-KEY_KINDS = frozenset({"benchmark", "edit", "submit"})
+KEY_KINDS = frozenset({StepKind.BENCHMARK.value, StepKind.EDIT.value, StepKind.SUBMIT.value})
+# Of those, the ones that run or end the task (the rest are edits).
+_CALL_KINDS = frozenset({StepKind.BENCHMARK.value, StepKind.SUBMIT.value})
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,8 +325,8 @@ def compress(header: DigestHeader, steps: list[DigestStep], budget: int) -> Dige
     # (a benchmark call's metric says more than a one-line edit), the first and last of each kept.
     level = LEVELS[-1]
     keys = [unit for unit in folded_units if isinstance(unit, DigestStep) and unit.is_key]
-    calls = [step.step_id for step in keys if {"benchmark", "submit"} & set(step.kinds)]
-    edits = [step.step_id for step in keys if not {"benchmark", "submit"} & set(step.kinds)]
+    calls = [step.step_id for step in keys if _CALL_KINDS & set(step.kinds)]
+    edits = [step.step_id for step in keys if not _CALL_KINDS & set(step.kinds)]
     plans = [(keep, len(calls)) for keep in _halvings(len(edits)) + [0]]
     plans += [(0, keep) for keep in _halvings(len(calls)) + [0]]
     for keep_edits, keep_calls in plans:

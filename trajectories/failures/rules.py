@@ -45,6 +45,7 @@ from trajectories.verdict import (  # the verdict's vocabulary, which the causes
 )
 from trajectories.verdict import outcome as labelled_outcome  # noqa: F401  (the outcome once a cause stands)
 from trajectories.analysis.diffs import files_in_diff
+from trajectories.analysis.step_kinds import StepKind
 
 # Causes ----------------------------------------------------------------------
 
@@ -125,7 +126,6 @@ FLAGS: dict[str, str] = {
     REGRESSED_AFTER_BEST: "finished worse than its best-so-far",
 }
 
-_ACTIVE_STATUSES = statuses.ACTIVE
 
 
 # Inputs and outputs -------------------------------------------------------------
@@ -158,7 +158,7 @@ class StepFacts:
 class RolloutFacts:
     """Everything the rules look at, as plain values."""
 
-    status: str = "finished"
+    status: str = statuses.FINISHED
     reward: float | None = None
     # Why the run's source leaves it out of the figures ("" when it counts).
     excluded: str = ""
@@ -575,7 +575,7 @@ def detect_protected_by_edit(facts: RolloutFacts, thresholds: Thresholds) -> lis
         return []
     found = []
     for step in facts.steps:
-        if "edit" not in step.kinds:
+        if StepKind.EDIT.value not in step.kinds:
             continue
         for path in step.edited_files or files_in_diff(step.diff):
             rule = protected_match(path, protected)
@@ -675,7 +675,7 @@ def detect_premature_termination(facts: RolloutFacts, thresholds: Thresholds) ->
         return []
     if facts.n_benchmark_calls > thresholds.premature_max_benchmark_calls:
         return []
-    submits = [s for s in facts.steps if "submit" in s.kinds]
+    submits = [s for s in facts.steps if StepKind.SUBMIT.value in s.kinds]
     last = submits[-1] if submits else (facts.steps[-1] if facts.steps else None)
     budget = f" of its {_minutes(facts.budget_sec)} budget" if facts.budget_sec else " of its budget"
     calls = f"{facts.n_benchmark_calls} benchmark call{'s' if facts.n_benchmark_calls != 1 else ''}"
@@ -799,7 +799,7 @@ def regressed_after_best(facts: RolloutFacts, thresholds: Thresholds = Threshold
 
 
 def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Classification:
-    if facts.status in _ACTIVE_STATUSES:
+    if facts.status in statuses.ACTIVE:
         return Classification(outcome=Outcome.RUNNING)
     if facts.status == statuses.CANCELLED:
         return Classification(outcome=Outcome.CANCELLED)

@@ -29,7 +29,7 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
-from trajectories import lifecycle, provenance
+from trajectories import lifecycle, provenance, statuses
 from trajectories.failures import judge_service
 from trajectories.failures.rules import (
     CAUSE_HELP,
@@ -43,7 +43,7 @@ from trajectories.failures.rules import (
     classify,
 )
 from trajectories.analysis.diffs import files_in_diff
-from trajectories.models import ACTIVE_STATUSES, FailureLabel, LabelChange, Rollout
+from trajectories.models import FailureLabel, LabelChange, Rollout
 
 # Classification ---------------------------------------------------------------
 
@@ -272,7 +272,7 @@ def with_effective_cause(rollouts: QuerySet[Rollout]) -> QuerySet[Rollout]:
 
 def _ended() -> QuerySet[Rollout]:
     """Non-superseded rollouts that have ended, with `effective_cause`: what the failures page counts."""
-    return with_effective_cause(Rollout.objects.filter(superseded=False).exclude(status__in=ACTIVE_STATUSES))
+    return with_effective_cause(Rollout.objects.filter(superseded=False).exclude(status__in=statuses.ACTIVE))
 
 
 def failed_rollouts(filters: Filters) -> QuerySet[Rollout]:
@@ -284,7 +284,7 @@ def failed_rollouts(filters: Filters) -> QuerySet[Rollout]:
 
 
 def unclassified_count() -> int:
-    return Rollout.objects.filter(outcome="").exclude(status__in=ACTIVE_STATUSES).count()
+    return Rollout.objects.filter(outcome="").exclude(status__in=statuses.ACTIVE).count()
 
 
 def filter_options(version: str = "") -> dict[str, list]:

@@ -26,9 +26,9 @@ from pathlib import Path
 from django.db import transaction
 
 from tasks import services as tasks
-from trajectories import provenance
+from trajectories import provenance, statuses
 from trajectories.analysis.rollout import RolloutAnalyser
-from trajectories.models import ACTIVE_STATUSES, Rollout, RolloutDocument, Step
+from trajectories.models import Rollout, RolloutDocument, Step
 from trajectories.reading.atif import parse_steps
 from autolab_site.masking import mask_secrets
 from trajectories.reading.json_data import clean_json
@@ -129,7 +129,7 @@ class LiveImport:
         self.full_imports += 1
         rollout = Rollout.objects.select_related("task").get(pk=self.rollout_id)
         outcome = ingest.TrialOutcome(path=str(self.trial_dir))
-        if rollout.status not in ACTIVE_STATUSES:
+        if rollout.status not in statuses.ACTIVE:
             outcome.error = str(_NoLongerLive(rollout))
             return outcome
         try:
@@ -188,7 +188,7 @@ class LiveImport:
             rollout = (
                 Rollout.objects.select_for_update(of=("self",)).select_related("task", "model", "harness").get(pk=self.rollout_id)
             )
-            if rollout.status not in ACTIVE_STATUSES:
+            if rollout.status not in statuses.ACTIVE:
                 raise _NoLongerLive(rollout)
             if rollout.n_steps != first or rollout.agent_started_at != known.agent_started_at:
                 return None  # another import wrote this rollout meanwhile

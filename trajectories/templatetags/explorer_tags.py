@@ -11,6 +11,7 @@ from autolab_site.durations import format_duration
 
 from trajectories import ansi, explorer
 from trajectories.analysis import diffs
+from trajectories.analysis.step_kinds import StepKind
 
 register = template.Library()
 
@@ -93,7 +94,7 @@ def timeline_marks(timeline, page_step_ids, only_param: str = ""):
         href = f"#step-{step_id}" if step_id in page_step_ids else f"?step={step_id}{only}"
         when = format_duration(mark["elapsed"])
         if mark["count"] > 1:
-            title = f"#{mark['first']}–#{mark['last']}, {mark['count']} steps ({mark['kinds'] or 'other'}) around {when}"
+            title = f"#{mark['first']}–#{mark['last']}, {mark['count']} steps ({mark['kinds'] or StepKind.OTHER.value}) around {when}"
             span = f' data-first="{mark["first"]}" data-last="{mark["last"]}"'
         else:
             title = f"#{step_id} {mark['kinds'] or 'step'} at {when}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from trajectories import statuses as s
-from trajectories.models import ACTIVE_STATUSES, RolloutStatus
+from trajectories.models import RolloutStatus
 
 CASES = [
     # finished, exception, reward, reward_valid, previous, runner_active -> status
@@ -33,7 +33,8 @@ def test_imported_status(finished, exception, reward, valid, previous, runner, e
 
 def test_every_status_is_a_model_choice_and_the_sets_agree():
     assert {choice.value for choice in RolloutStatus} == set(s.ALL)
-    assert {status.value for status in ACTIVE_STATUSES} == s.ACTIVE
+    # The model's choices are statuses' constants, member for member (one vocabulary, no second spelling).
+    assert [(choice.name, choice.value) for choice in RolloutStatus] == [(value.upper(), value) for value in s.ALL]
     assert s.INCOMPLETE not in s.ACTIVE and s.UNFINISHED == s.ACTIVE | {s.INCOMPLETE}
 
 

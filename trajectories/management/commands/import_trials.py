@@ -21,6 +21,7 @@ from autolab_site.commands import BenchmarkCommand
 from autolab_site.durations import format_duration
 from tasks.lib.numbers import format_number
 
+from trajectories import statuses
 from trajectories.services import FAILED, ImportReport, TrialOutcome, import_path
 
 
@@ -151,7 +152,7 @@ def describe(outcome: TrialOutcome) -> str:
         steps = "NO TRAJECTORY (reward and result only)"
     elif outcome.trajectory.startswith("converted "):
         steps += f" ({outcome.trajectory})"
-    if outcome.status == "incomplete":
+    if outcome.status == statuses.INCOMPLETE:
         extra += f"; INCOMPLETE: {outcome.status_reason}"
     return (
         f"{outcome.trial_name}: {outcome.outcome}: {outcome.task}, {outcome.model}, {outcome.harness}, "
@@ -170,7 +171,7 @@ def summary_line(report: ImportReport) -> str:
     notes = [
         (sum(o.trajectory == "none" for o in stored), "without a trajectory"),
         (sum(o.trajectory.startswith("converted ") for o in stored), "converted from a native agent log"),
-        (sum(o.status == "incomplete" for o in stored), "incomplete (no result.json)"),
+        (sum(o.status == statuses.INCOMPLETE for o in stored), "incomplete (no result.json)"),
     ]
     for n, what in notes:
         if n:
