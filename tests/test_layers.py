@@ -31,7 +31,7 @@ def test_the_layers_hold():
 
 PROBES = [
     # An upward import: trajectories reaching into evaluations.
-    ("trajectories/probe.py", "from evaluations.boards import leaderboard  # noqa: F401\n",
+    ("trajectories/probe.py", "from evaluations.boards import serving  # noqa: F401\n",
      "trajectories is not allowed to import evaluations"),
     # The leaderboard's arithmetic reaching for Django.
     ("evaluations/figures/probe.py", "from django.db import models  # noqa: F401\n",

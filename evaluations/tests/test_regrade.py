@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from django.forms.models import model_to_dict
 from django.test import Client
 
-from evaluations.boards import leaderboard
+from evaluations.boards import serving
 from evaluations.regrades.regrading import verifier_version
 from evaluations.running.campaigns import create_campaign
 from evaluations.running.local_runs import run_campaign_sync
@@ -69,7 +69,7 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     rollout, task_dir = oracle_rollout(tmp_path, backend)
     assert rollout.reward == pytest.approx(1.0)
     version = rollout.task.version
-    assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(1.0)
+    assert serving.board(version).entries[0].overall.avg == pytest.approx(1.0)
     before = verifier_version(task_dir)
 
     (task_dir / "tests" / "test.sh").write_text(NEW_TEST_SH)
@@ -88,7 +88,7 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     assert regrade.verifier_version == verifier_version(task_dir) != before
     assert regrade.graded_at >= original.graded_at
     # The board reads the latest grade, without waiting for its cache.
-    assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(0.25)
+    assert serving.board(version).entries[0].overall.avg == pytest.approx(0.25)
 
     response = Client().get(f"/rollouts/{rollout.pk}/")
     assert response.status_code == 200, response.status_code
