@@ -302,8 +302,8 @@ def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_
 
 def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
     """A worker ending a trial sweeps sandboxes of no running rollout: a regrade's has none, and must survive it."""
-    from evaluations.regrades.regrading import grade_of_trial, regrade_trial_name
     from evaluations.running import workspace
+    from evaluations.running.workspace import grade_of_trial, regrade_trial_name
     from trajectories import services
     from trajectories.tests import factories
 
