@@ -28,9 +28,9 @@ def plain_static_files(settings):
 
 @pytest.fixture(autouse=True)
 def no_recent_boards():
-    """Each test starts without the boards an earlier test's process kept (evaluations.boards.leaderboard's
+    """Each test starts without the boards an earlier test's process kept (evaluations.boards.serving's
     recent boards: a rolled-back database may give a new version an old one's id and generation)."""
-    from evaluations.boards.leaderboard import forget_recent_boards
+    from evaluations.boards.serving import forget_recent_boards
 
     forget_recent_boards()
     yield

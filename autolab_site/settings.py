@@ -196,7 +196,7 @@ AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900
 AUTOLAB_JUDGE_MODEL = os.environ.get("AUTOLAB_JUDGE_MODEL", "")
 AUTOLAB_JUDGE_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_JUDGE_TIMEOUT_SEC", "300"))
 AUTOLAB_JUDGE_QUEUE = os.environ.get("AUTOLAB_JUDGE_QUEUE", "cpu")
-# Boards (evaluations.boards.leaderboard): a board that read more rollouts than this
+# Boards (evaluations.boards.serving): a board that read more rollouts than this
 # is never recomputed in a request: the page serves the last one with its age
 # and the task evaluations.rebuild_board, on this queue, brings it up to date.
 # (With a shared cache only.) The bound is the worst request, not the usual one:

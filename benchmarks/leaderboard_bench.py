@@ -119,7 +119,7 @@ def setup_bench(
 def recompute_after_new_rollout(version) -> float:
     """Seconds to recompute the board once a new rollout arrives (the signal bumps the
     generation, the next read recomputes); the rollout is deleted again afterwards."""
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import serving
     from trajectories.models import Rollout
 
     template = Rollout.objects.filter(task__version=version).first()
@@ -128,7 +128,7 @@ def recompute_after_new_rollout(version) -> float:
     template.index = 99
     template.save()
     start = time.perf_counter()
-    lb.board(version)
+    serving.board(version)
     seconds = time.perf_counter() - start
     Rollout.objects.filter(pk=template.pk).delete()
     return seconds
@@ -139,7 +139,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import serving
     from trajectories.models import Rollout
 
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")

@@ -36,7 +36,7 @@ target and their ratio:
   was, with its age, and the boards worker updates it; --cache local runs
   the embedded default's per-process cache, where the first view updates
   the board in the request (the update figure below);
-- the board update after a new rollout (leaderboard.rebuild: what the
+- the board update after a new rollout (serving.rebuild: what the
   boards worker runs, incremental), the first view of the board it made
   (from the shared cache, its rows rendered: what each web process pays
   once per board), and once the full recompute
@@ -172,13 +172,13 @@ REAL_MODEL_NAME = "openai/xai-grok-4-20-reasoning"
 def label_models_as_real_ones() -> None:
     """Give every synthetic model a label as long as a real model's (the pages show labels)."""
     from agents.models import AgentModel
-    from evaluations.boards import leaderboard
+    from evaluations.boards import invalidation
 
     models = list(AgentModel.objects.filter(name__startswith="synthetic-model-"))
     for model in models:
         model.display_name = f"{REAL_MODEL_NAME}-{model.name.rsplit('-', 1)[-1]}"
     AgentModel.objects.bulk_update(models, ["display_name"])
-    leaderboard.invalidate()
+    invalidation.invalidate()
 
 
 def load_corpus(copies: int, reuse: bool, work: Path) -> None:
@@ -280,7 +280,7 @@ def search_outcome(client, url: str) -> str:
 def server_figures(args, versions, real_rollout_pk: int) -> list:
     from django.test import Client
 
-    from evaluations.boards import leaderboard
+    from evaluations.boards import compute, serving
 
     from trajectories.models import Rollout
 
@@ -306,16 +306,16 @@ def server_figures(args, versions, real_rollout_pk: int) -> list:
             other_first[size].append(timed_ms(client, f"/?version={other}"))
             # What the boards worker runs after a rollout (with a per-process cache the first view above
             # already did it: another rollout for it to update).
-            if not leaderboard.shared_cache():
+            if not serving.shared_cache():
                 added.append(new_rollout(versions[size]))
             start = time.perf_counter()
-            leaderboard.rebuild(versions[size].id)
+            serving.rebuild(versions[size].id)
             update[size].append((time.perf_counter() - start) * 1000)
             after_update[size].append(timed_ms(client, f"/?version={name}"))
     Rollout.objects.filter(pk__in=added).delete()
     for size in SIZES:
         start = time.perf_counter()
-        leaderboard.compute_board(versions[size])
+        compute.compute_board(versions[size])
         full[size] = (time.perf_counter() - start) * 1000
 
     rows = []
@@ -648,10 +648,10 @@ def main() -> None:
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
     from django.core.cache import cache
 
-    from evaluations.boards import leaderboard
+    from evaluations.boards import serving
 
     cache.clear()  # nothing a board of an earlier run left
-    print(f"cache: {os.environ['CACHE_URL'] if leaderboard.shared_cache() else 'per process (LocMemCache)'}")
+    print(f"cache: {os.environ['CACHE_URL'] if serving.shared_cache() else 'per process (LocMemCache)'}")
     if connection.vendor != "postgresql":
         print("note: not PostgreSQL; issue 27's figures are PostgreSQL's (no COPY floor here)")
     call_command("migrate", verbosity=0)

@@ -8,7 +8,7 @@ from evaluations.models import Campaign, Entry, PublishedFigure, PublishedResult
 from evaluations.running import lifecycle
 
 
-# --- Leaderboard settings and published results (evaluations.boards.leaderboard) ---
+# --- Leaderboard settings and published results (read by evaluations.boards.compute and published_entries) ---
 
 
 @admin.register(Entry)

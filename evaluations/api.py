@@ -1,6 +1,6 @@
 """Read-only JSON API (v1) and CSV export of the leaderboard tables.
 
-The figures are the pages' own (`evaluations.boards.leaderboard.board`), flattened
+The figures are the pages' own (`evaluations.boards.serving.board`), flattened
 into rows; `?format=csv` (or the `.csv` URLs) gives the same rows as CSV.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from trajectories import services as trajectories, statuses, verdict
 from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import counting, serving, sorting
 from evaluations.boards.board import Board, PublishedEntry, measure_value, to_json
 from evaluations.figures.ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES
 from evaluations.forms import BoardFilters
@@ -82,7 +82,7 @@ def leaderboard_rows(data: Board, filters: dict) -> list[dict]:
     """One flat row per entry: overall figures (or the category's), per-category Avg, usage."""
     category = data.shown_category(filters["category"])
     rows = []
-    entries = lb.sort_entries(data.entries, "avg", True, category)
+    entries = sorting.sort_entries(data.entries, "avg", True, category)
     for entry in entries:
         figures = entry.figures(category)
         scope = entry.scope(category)
@@ -165,7 +165,7 @@ def published_rows(data: Board, filters: dict) -> list[dict]:
 
 
 def board_view(build):
-    """An API view of the served board (leaderboard.served_board) for the request's filters, its age in the headers.
+    """An API view of the served board (serving.served_board) for the request's filters, its age in the headers.
 
     `build(request, filters, data, csv_url)` makes the response; a bad
     filter's JSON error is answered before. X-Board-Computed-At (ISO 8601)
@@ -178,7 +178,7 @@ def board_view(build):
         filters = api_filters(request)
         if isinstance(filters, JsonResponse):
             return filters
-        data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
+        data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
         response = build(request, filters, data, csv_url)
         response["X-Board-Computed-At"] = freshness.computed.isoformat()
         response["X-Board-Stale"] = "1" if freshness.stale else "0"

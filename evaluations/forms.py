@@ -1,7 +1,7 @@
 """The boards' GET filters: the leaderboard, the heatmap, and the API's leaderboard, heatmap and time curves.
 
 A board is computed for a version, a harness and a choice of weights
-(`leaderboard.board`) and shown for one category, so these filters narrow
+(`serving.board`) and shown for one category, so these filters narrow
 no queryset: their cleaned values are the board's arguments. Pages and API
 read them here alone, so a query string means one board everywhere.
 """
@@ -13,7 +13,7 @@ from autolab_site.filters import FilterForm
 from tasks.models import BenchmarkVersion
 from trajectories.forms import Known
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import queries
 from agents.models import Harness
 
 WEIGHTS = {"1": True, "true": True, "0": False, "false": False}
@@ -34,7 +34,7 @@ class BoardFilters(FilterForm):
         name = self.cleaned_data["version"]
         if not name:
             # None asked for: the newest release with results (None when there is no version at all).
-            return lb.default_version()
+            return queries.default_version()
         version = BenchmarkVersion.objects.filter(name=name).first()
         if version is None:
             raise forms.ValidationError(f"no benchmark version {name!r}", code="invalid_choice")
@@ -78,7 +78,7 @@ class HeatmapFilters(BoardFilters):
 
 class LeaderboardFilters(BoardFilters):
     """The leaderboard's page of entries beside the board's filters: `entries`, LEADERBOARD_ROWS at a time in
-    the order asked for (?sort=, read by leaderboard.parse_sort); its charts still draw every entry."""
+    the order asked for (?sort=, read by sorting.parse_sort); its charts still draw every entry."""
 
     entries = forms.IntegerField(required=False, min_value=1, error_messages={"invalid": "entries is a page number: 1, 2, ..."})
 

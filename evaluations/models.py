@@ -168,7 +168,7 @@ class BoardGeneration(models.Model):
     """The boards' cache generation, in the database so that every process reads the same one.
 
     Each process caches boards under keys that carry the generation
-    (evaluations.boards.leaderboard); a change any process commits bumps it here, so
+    (evaluations.boards.invalidation); a change any process commits bumps it here, so
     the next request of every web worker recomputes. In a per-process cache
     (the embedded default's LocMemCache) the counter itself once lived in
     the cache: a worker's import never reached the site's board.

@@ -12,7 +12,7 @@ from tasks.scoring import describe_rule
 from tasks.services import task_spec
 from trajectories.services import anchors_in_use
 
-from evaluations.boards.leaderboard import task_results
+from evaluations.boards.queries import task_results
 
 
 def task_detail(request: HttpRequest, version: str, name: str) -> HttpResponse:

@@ -65,8 +65,8 @@ def reap_rollouts_task() -> str:
 
 @shared_task(name="evaluations.rebuild_board", acks_late=True)
 def rebuild_board_task(version_id: int, harness: int | None = None, open_weight: bool | None = None) -> str:
-    """A board brought up to date off the web process (queue AUTOLAB_BOARD_QUEUE); see leaderboard.served_board."""
-    from evaluations.boards.leaderboard import rebuild
+    """A board brought up to date off the web process (queue AUTOLAB_BOARD_QUEUE); see boards.serving.served_board."""
+    from evaluations.boards.serving import rebuild
 
     return rebuild(version_id, harness, open_weight)
 

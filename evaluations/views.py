@@ -1,7 +1,7 @@
 """Leaderboard, per-task heatmap, model page and the published-results upload.
 
 Views only read GET filters (`forms.BoardFilters`), ask
-`evaluations.boards.leaderboard` for the (cached) board and shape it for
+`evaluations.boards.serving` for the (cached) board and shape it for
 templates; figures are computed in `evaluations.figures.aggregation`.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
 from evaluations.boards import board_html
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import queries, serving, sorting
 from evaluations.boards.board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
 from evaluations.forms import BoardFilters, HeatmapFilters, LeaderboardFilters
 from evaluations.links import rollout_url, rollouts_url
@@ -43,7 +43,7 @@ def board_filters(request: HttpRequest, form_class: type[BoardFilters] = BoardFi
 
 def filter_choices(data: Board) -> dict:
     harnesses = {e.harness_id: e.harness for e in data.entries}
-    versions = lb.versions_with_results() or list(BenchmarkVersion.objects.all())
+    versions = queries.versions_with_results() or list(BenchmarkVersion.objects.all())
     if all(version.pk != data.version.id for version in versions):
         # Shown, so chosen: else the browser shows the first as chosen and Apply switches to it.
         versions = [*versions, BenchmarkVersion.objects.get(pk=data.version.id)]
@@ -77,7 +77,7 @@ def sort_headers(request: HttpRequest, current: str, columns: list[tuple[str, st
     base = query_without(request, "sort", "entries")  # a new order starts at its first page
     headers = []
     for key, label in columns:
-        first = f"-{key}" if key in lb.DESCENDING_FIRST or key.startswith("cat:") else key
+        first = f"-{key}" if key in sorting.DESCENDING_FIRST or key.startswith("cat:") else key
         if current.lstrip("-") == key:
             target = key if current.startswith("-") else f"-{key}"
             state = "descending" if current.startswith("-") else "ascending"
@@ -252,10 +252,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data
     if filters["version"] is None:
         return empty_page(request, "evaluations/leaderboard.html")
-    data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
-    sort_key, descending = lb.parse_sort(request.GET.get("sort"), data.categories)
-    rows = lb.sort_entries(data.entries, sort_key, descending, category)
+    sort_key, descending = sorting.parse_sort(request.GET.get("sort"), data.categories)
+    rows = sorting.sort_entries(data.entries, sort_key, descending, category)
     context = leaderboard_page(request, data, rows, category, ("-" if descending else "") + sort_key, filters["entries"])
     if wants_part(request):
         # A sort or page click on a paged table: its parts alone, from the same cached board.
@@ -439,9 +439,9 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data
     if filters["version"] is None:
         return empty_page(request, "evaluations/heatmap.html")
-    data, freshness = lb.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
-    ranked = lb.sort_entries(data.entries, "avg", True, category)
+    ranked = sorting.sort_entries(data.entries, "avg", True, category)
     page = entry_page(len(ranked), filters["columns"], HEATMAP_COLUMNS)
     entries = ranked[page.first - 1:page.last]
     order = filters["order"]
@@ -474,7 +474,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
 
 def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     model = get_object_or_404(AgentModel, name=name)
-    found = lb.model_board(model)
+    found = queries.model_board(model)
     sections = []
     for item in found:
         entry, data = item.entry, item.board
@@ -533,7 +533,7 @@ def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[Publ
     versions = set(PublishedResult.objects.filter(model=model).values_list("version", flat=True))
     versions |= set(PublishedFigure.objects.filter(model=model).values_list("version", flat=True))
     for version in BenchmarkVersion.objects.filter(id__in=versions - seen_versions):
-        rows.extend(p for p in lb.board(version).published if p.model == model.name)
+        rows.extend(p for p in serving.board(version).published if p.model == model.name)
     return rows
 
 

@@ -3,6 +3,10 @@
 evaluations (leaderboard, runner) over trajectories (rollouts and steps) over
 agents and tasks (who is evaluated, on what) over autolab_site (the project's
 library). Tests are held to it too: a test may reach down, never up.
+Inside evaluations the same holds by package (results over boards and
+regrades over running over sandbox), and inside its boards by module. An
+import inside a function counts as one at the top of a module: hiding an
+upward import in a function does not pass.
 """
 from __future__ import annotations
 
@@ -31,15 +35,23 @@ def test_the_layers_hold():
 
 PROBES = [
     # An upward import: trajectories reaching into evaluations.
-    ("trajectories/probe.py", "from evaluations.boards import leaderboard  # noqa: F401\n",
+    ("trajectories/probe.py", "from evaluations.boards import serving  # noqa: F401\n",
      "trajectories is not allowed to import evaluations"),
     # The leaderboard's arithmetic reaching for Django.
     ("evaluations/figures/probe.py", "from django.db import models  # noqa: F401\n",
      "evaluations.figures is not allowed to import django"),
+    # The sandbox reaching up into regrades, hidden in a function.
+    ("evaluations/sandbox/probe.py", "def hidden():\n    from evaluations.regrades import regrading  # noqa: F401\n",
+     "evaluations.sandbox is not allowed to import evaluations.regrades"),
+    # What a rollout contributes reaching up for the cache (the module replaced by the probe).
+    ("evaluations/boards/counting.py", "def hidden():\n    from evaluations.boards import serving  # noqa: F401\n",
+     "evaluations.boards.counting is not allowed to import evaluations.boards.serving"),
 ]
 
 
-@pytest.mark.parametrize("probe, source, message", PROBES, ids=["upward", "figures-django"])
+@pytest.mark.parametrize(
+    "probe, source, message", PROBES, ids=["upward", "figures-django", "function-level-upward", "boards-upward"]
+)
 def test_a_breaking_import_breaks_them(tmp_path, probe, source, message):
     """The contracts can fail: a copy of the project with one import they forbid."""
     for package in PACKAGES:

@@ -7,7 +7,7 @@ provenance (the verifier's version, when, by whom, on which backend), as a
 entry, written the first time anything is regraded. The rollout's own
 reward columns always hold its latest done grade: `record_regrade` writes
 them with one `save()`, whose post_save signal marks the boards stale the
-way an import's save does (evaluations.boards.leaderboard.on_rollout_saved), and
+way an import's save does (evaluations.boards.invalidation.on_rollout_saved), and
 classifies the rollout again. A regrade that fails leaves the rollout as it
 was; its reason is kept in the history.
 

@@ -1,4 +1,4 @@
-"""The board's shape: what `leaderboard.board(version)` returns, written once.
+"""The board's shape: what `serving.board(version)` returns, written once.
 
 Every reader of a board (the leaderboard, heatmap, model and task pages,
 their templates, the API and CSV exports, the import report) reads these
@@ -130,6 +130,17 @@ EMPTY_SCOPE = EntryScope(
     usage=UsageFigures.of(agg.Usage()), medals=None, score_at_k=[], budget_curve=[], pareto_cost=False,
     pareto_tokens=False,
 )
+
+
+def entry_key(model_id: int, harness_id: int) -> str:
+    """An entry's key (`BoardEntry.key`): what a board's rows, cells and counts and an entry's cache counter are keyed by."""
+    return f"m{model_id}-h{harness_id}"
+
+
+def entry_pair(key: str) -> tuple[int, int]:
+    """entry_key's (model id, harness id) back."""
+    model, harness = key.split("-")
+    return int(model[1:]), int(harness[1:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +300,7 @@ class Board:
     scoring: str
     human_hourly_rate_usd: float | None
     time_curves: dict[str, TimeCurveScope] | None  # by scope ("" all tasks); None unless scored by score logs
-    # The database's generation the board was computed at (leaderboard.generation: global and version
+    # The database's generation the board was computed at (invalidation.generation: global and version
     # counters), and when: a page serving the last board while a newer one is computed shows its age.
     generation: str = ""
     computed_at: float = 0.0

@@ -4,7 +4,7 @@ Definitions (the leaderboard page and the API documentation repeat them):
 
 - An *entry* is (model, harness, benchmark version); a *comparison set* is the
   entries that compete with each other (not ablations, not taken out by staff).
-- Which rollouts count (`trajectories.statuses.disposition`): finished or failed rollouts count;
+- Which rollouts count (`trajectories.verdict`): finished or failed rollouts count;
   superseded rollouts, unfinished ones (queued ... verifying) and cancelled
   ones do not; infrastructure errors do not count and are reported apart. An
   agent failure (reward missing or 0) counts as 0.

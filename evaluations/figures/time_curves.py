@@ -1,6 +1,6 @@
 """RE-Bench's curves from score logs: score@k by total time budget, score over elapsed time, score against cost.
 
-Pure functions over plain runs (no ORM, no HTTP); `evaluations.boards.leaderboard`
+Pure functions over plain runs (no ORM, no HTTP); `evaluations.boards.compute`
 feeds them every counted rollout of a version scored by the best of its
 score log. Definitions, as RE-Bench's paper plots them:
 

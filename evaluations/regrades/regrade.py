@@ -170,7 +170,7 @@ def _grade(grade: Grade) -> Grade:
     problems = check(rollout)
     if problems:
         return services.record_failed_regrade(grade, "; ".join(problems))
-    name = regrading.regrade_trial_name(rollout.trial_name, grade.pk)
+    name = workspace.regrade_trial_name(rollout.trial_name, grade.pk)
     work = Path(settings.TRIALS_DIR) / "_regrades" / str(grade.pk)
     shutil.rmtree(work, ignore_errors=True)
     try:
@@ -231,7 +231,7 @@ def _trial_config(rollout: Rollout, grade: Grade, source: Path, trials_dir: Path
 
 
 async def _run_trial(config, *, sealed: bool):
-    from evaluations.sandbox.sealing import regrade_trial
+    from evaluations.regrades.trial import regrade_trial
 
     trial = await regrade_trial(config, sealed=sealed)
     return await trial.run()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from harbor.models.task.artifacts import effective_artifact_service, with_convention_entry
 from harbor.models.task.config import ArtifactConfig, TaskConfig, VerifierEnvironmentMode
@@ -125,16 +125,3 @@ def coverage_problems(
         problems.append("no result.json among its recorded files: the trial did not finish")
     return problems
 
-
-def regrade_trial_name(trial_name: str, grade_id: int) -> str:
-    """The regrade's own trial (and sandbox) name: never the rollout's, whose folder it must not touch."""
-    return f"{PurePosixPath(trial_name).name}__regrade-{grade_id}"
-
-
-REGRADE_SUFFIX = "__regrade-"
-
-
-def grade_of_trial(trial_name: str) -> int | None:
-    """The grade a regrade's trial name belongs to, or None for a rollout's own trial."""
-    head, sep, tail = trial_name.rpartition(REGRADE_SUFFIX)
-    return int(tail) if sep and head and tail.isdigit() else None

@@ -47,7 +47,7 @@ from django.db import transaction
 from tasks.lib.numbers import parse_number_cell
 from tasks.models import BenchmarkVersion, Task
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import invalidation, published_entries, serving
 from evaluations.figures import aggregation as agg
 from agents.models import AgentModel, Harness
 from agents.services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
@@ -106,7 +106,7 @@ class ImportReport:
     updated: int = 0
     sources: set[str] = field(default_factory=set)
     checks: list[str] = field(default_factory=list)
-    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(lb.FIGURE_VERDICTS, 0))
+    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(published_entries.FIGURE_VERDICTS, 0))
 
     def summary(self) -> str:
         what = "published figures" if self.kind == "figures" else "published scores"
@@ -115,7 +115,7 @@ class ImportReport:
         if self.dry_run:
             text = "dry run, nothing written: " + text
         if self.checks:
-            text += "; " + ", ".join(f"{n} {lb.FIGURE_VERDICTS[status]}" for status, n in self.verdicts.items())
+            text += "; " + ", ".join(f"{n} {published_entries.FIGURE_VERDICTS[status]}" for status, n in self.verdicts.items())
         return text
 
     def lines(self) -> list[str]:
@@ -429,7 +429,7 @@ def _written(run, dry_run: bool) -> ImportReport:
         if dry_run:
             transaction.set_rollback(True)
     if dry_run:
-        lb.invalidate()
+        invalidation.invalidate()
     return report
 
 
@@ -482,7 +482,7 @@ def _import_figures(rows: list[tuple[str, dict]], header: list[str], defaults: D
 def check_figures(report: ImportReport, touched: set[tuple[int, int, int]]) -> None:
     """Add to `report` a verdict on every published figure of the touched (model, harness, version)."""
     for version in BenchmarkVersion.objects.filter(id__in={v for _, _, v in touched}).order_by("name"):
-        for group in lb.board(version).published:
+        for group in serving.board(version).published:
             if (group.model_id, group.harness_id, version.id) not in touched:
                 continue
             for figure in group.paper:

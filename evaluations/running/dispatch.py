@@ -127,7 +127,7 @@ REBUILD_TASK = "evaluations.rebuild_board"
 
 
 def send_rebuild(version_id: int, harness: int | None, open_weight: bool | None) -> str:
-    """Ask a worker of AUTOLAB_BOARD_QUEUE for a board brought up to date (leaderboard.rebuild); the task id."""
+    """Ask a worker of AUTOLAB_BOARD_QUEUE for a board brought up to date (boards.serving.rebuild); the task id."""
     result = _signature(REBUILD_TASK, args=[version_id, harness, open_weight]).apply_async(
         queue=settings.AUTOLAB_BOARD_QUEUE, retry_policy=RETRY_POLICY
     )

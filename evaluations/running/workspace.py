@@ -13,13 +13,13 @@ import os
 import shutil
 import socket
 from datetime import timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.utils import timezone
 
 from trajectories import statuses
-from trajectories.models import Rollout, RolloutStatus
+from trajectories.models import Grade, Rollout, RolloutStatus
 
 from evaluations.sandbox import backends
 
@@ -42,6 +42,21 @@ def session_id(trial_name: str) -> str:
 def trial_name_of_session(session: str) -> str:
     """The trial of a sandbox folder that does not say (sandbox.staging.folder_owner): by Harbor's naming."""
     return session.split("__verifier__", 1)[0].removesuffix("__env")
+
+
+def regrade_trial_name(trial_name: str, grade_id: int) -> str:
+    """A regrade's own trial (and sandbox) name (evaluations.regrades.regrade): never the rollout's, whose folder
+    it must not touch."""
+    return f"{PurePosixPath(trial_name).name}__regrade-{grade_id}"
+
+
+REGRADE_SUFFIX = "__regrade-"
+
+
+def grade_of_trial(trial_name: str) -> int | None:
+    """The grade a regrade's trial name belongs to, or None for a rollout's own trial."""
+    head, sep, tail = trial_name.rpartition(REGRADE_SUFFIX)
+    return int(tail) if sep and head and tail.isdigit() else None
 
 
 def sessions_by_trial() -> dict[str, list[str]]:
@@ -113,10 +128,6 @@ def remove_session(session: str) -> None:
 
 def _regrading(trial_name: str) -> bool:
     """Whether the sandbox is a regrade's still under way (evaluations.regrades.regrade), which has no rollout of its own."""
-    from trajectories.models import Grade
-
-    from evaluations.regrades.regrading import grade_of_trial
-
     grade = grade_of_trial(trial_name)
     # A day bounds it: a regrade whose worker died is not protected for ever.
     recent = timezone.now() - timedelta(days=1)

@@ -28,9 +28,9 @@ def test_embedded_chart_data_change_with_the_category(client, world):
     from trajectories.models import Rollout
 
     Rollout.objects.filter(model=world["models"]["A"], task__category="beta").update(cost_usd=2.0)
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import invalidation
 
-    lb.invalidate()
+    invalidation.invalidate()
     everything = charts(client.get(reverse("evaluations:leaderboard")))
     alpha = charts(client.get(reverse("evaluations:leaderboard"), {"category": "alpha"}))
     # Bars: the category's Avg@k (A .35, B .3, C .1 on alpha).
@@ -95,11 +95,11 @@ def decimals(value: float) -> int:
 def test_the_charts_carry_the_boards_scores_as_the_tables_show_them(client, world):
     """Hover shows three decimals, as the tables do: the 17 digits of a float's repr made the charts'
     data 144 KB of a 100-entry page's 240 (every entry is drawn), digits no one saw."""
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import serving
     from evaluations.templatetags.board import score
 
     make_rollout(world["tasks"]["t1"], world["models"]["A"], world["harness"], 1 / 3, index=5)  # 0.333...: a long repr
-    data = lb.board(world["version"])
+    data = serving.board(world["version"])
     got = charts(client.get(reverse("evaluations:leaderboard")))
     entries = {f"{e.model_label} / {e.harness}": e for e in data.entries}
     assert len(got["bars"]) == len(entries)

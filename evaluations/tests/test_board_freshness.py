@@ -7,7 +7,7 @@ import time
 import pytest
 
 from evaluations.boards import board as board_shape
-from evaluations.boards import leaderboard
+from evaluations.boards import compute, serving
 from trajectories.models import Rollout
 
 from evaluations.tests.board_factories import hand_table, make_rollout
@@ -24,7 +24,7 @@ def redis_cache(settings, redis_broker):
     redis.Redis.from_url(url).flushdb()
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
     settings.AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS = 0  # every board counts as large
-    leaderboard.forget_recent_boards()
+    serving.forget_recent_boards()
     yield url
     redis.Redis.from_url(url).flushdb()
 
@@ -49,13 +49,13 @@ def test_the_last_board_is_served_with_its_age_while_a_worker_rebuilds(client, r
     assert client.get("/heatmap/", {"version": "1.1"}).content.decode().count(NOTICE) == 1
 
     # What the worker runs.
-    assert "rollouts read" in leaderboard.rebuild(world["version"].id, None, None)
+    assert "rollouts read" in serving.rebuild(world["version"].id, None, None)
     assert NOTICE not in client.get("/", {"version": "1.1"}).content.decode()
     api = client.get("/api/v1/leaderboard/", {"version": "1.1"})
     assert api["X-Board-Stale"] == "0"
     after = {e["model"]: e["avg"] for e in api.json()["entries"]}
     assert after["model-a"] > before["model-a"]
-    assert after == {e.model: e.overall.avg for e in leaderboard.compute_board(world["version"]).entries}
+    assert after == {e.model: e.overall.avg for e in compute.compute_board(world["version"]).entries}
 
 
 @pytest.mark.django_db
@@ -63,17 +63,17 @@ def test_the_last_board_a_process_holds_is_served_without_reading_it_again(redis
     """A new rollout moves the generation: the page serves the last board, which this process made or read
     already. It is served as the object in hand, not unpickled from the cache again (~25 ms at 100 entries)."""
     world = hand_table()
-    first, freshness = leaderboard.served_board(world["version"])
+    first, freshness = serving.served_board(world["version"])
     assert not freshness.stale
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
     time.sleep(0.01)
-    stale, freshness = leaderboard.served_board(world["version"])
+    stale, freshness = serving.served_board(world["version"])
     assert freshness.stale and stale is first
 
     # A board another process stored (a worker's) is not in this one's memory: read from the cache.
-    leaderboard.rebuild(world["version"].id, None, None)
-    leaderboard.forget_recent_boards()
-    rebuilt, freshness = leaderboard.served_board(world["version"])
+    serving.rebuild(world["version"].id, None, None)
+    serving.forget_recent_boards()
+    rebuilt, freshness = serving.served_board(world["version"])
     assert not freshness.stale and rebuilt is not first
     assert rebuilt.n_rollouts == first.n_rollouts + 1
 
@@ -94,17 +94,17 @@ def test_a_worker_pickles_the_board_it_stores_once(redis_cache, redis_app, monke
         return dumps(self, obj)
 
     monkeypatch.setattr(redis_backend.RedisSerializer, "dumps", counted)
-    leaderboard.rebuild(world["version"].id, None, None)
+    serving.rebuild(world["version"].id, None, None)
     assert len(pickled) == 1
 
     # Another process, holding no board, serves the stored one as current; after a new rollout, as the last
     # one, read through the name its entry holds.
-    leaderboard.forget_recent_boards()
-    current, freshness = leaderboard.served_board(world["version"])
+    serving.forget_recent_boards()
+    current, freshness = serving.served_board(world["version"])
     assert current == pickled[0] and current is not pickled[0] and not freshness.stale
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
-    leaderboard.forget_recent_boards()
-    last, freshness = leaderboard.served_board(world["version"])
+    serving.forget_recent_boards()
+    last, freshness = serving.served_board(world["version"])
     assert freshness.stale and last == pickled[0]
     assert len(pickled) == 1  # serving stores nothing
 
@@ -115,9 +115,9 @@ def test_a_per_process_cache_keeps_no_pickled_board(settings):
     from django.core.cache import cache
 
     world = hand_table()
-    leaderboard.served_board(world["version"])
-    key = leaderboard.board_key(world["version"].id)
-    assert leaderboard._recalled(key) is not None and cache.get(key) is None
+    serving.served_board(world["version"])
+    key = serving.board_key(world["version"].id)
+    assert serving._recalled(key) is not None and cache.get(key) is None
 
 
 @pytest.mark.django_db
@@ -138,7 +138,7 @@ def test_the_embedded_default_computes_in_the_request(client, settings):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
     response = client.get("/api/v1/leaderboard/", {"version": "1.1"})
     assert response["X-Board-Stale"] == "0"
-    assert response.json()["entries"][0]["avg"] == leaderboard.compute_board(world["version"]).entries[0].overall.avg
+    assert response.json()["entries"][0]["avg"] == compute.compute_board(world["version"]).entries[0].overall.avg
 
 
 @pytest.mark.django_db(transaction=True)
@@ -160,7 +160,7 @@ def test_a_real_worker_on_the_boards_queue_brings_the_page_up_to_date(client, re
             time.sleep(0.5)
         else:
             pytest.fail(f"the board was not rebuilt: {worker.output()[-2000:]}")
-        assert Rollout.objects.count() == leaderboard.board(world["version"]).n_rollouts
+        assert Rollout.objects.count() == serving.board(world["version"]).n_rollouts
         assert "rollouts read" in worker.output()
     finally:
         worker.kill()

@@ -8,7 +8,7 @@ import pytest
 from django.template.loader import get_template
 from django.test import Client
 
-from evaluations.boards import board_html, leaderboard
+from evaluations.boards import board_html, serving
 
 from evaluations.tests.board_factories import hand_table, make_rollout
 from evaluations.tests.test_heatmap_view import hundred_entries
@@ -56,7 +56,7 @@ def around_a_new_rollout(path: str):
     before = page(client, path, version="1.1")
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
     after = page(client, path, version="1.1")
-    data = leaderboard.board(world["version"])
+    data = serving.board(world["version"])
     return before, after, data, next(e for e in data.entries if e.model == "model-a")
 
 

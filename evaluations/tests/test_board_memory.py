@@ -1,4 +1,4 @@
-"""A large board is put out of the cyclic collector's reach once (leaderboard._freeze), not at every recall."""
+"""A large board is put out of the cyclic collector's reach once (serving._freeze), not at every recall."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from evaluations.boards import leaderboard
+from evaluations.boards import compute, serving
 
 from evaluations.tests.board_factories import hand_table
 
@@ -25,27 +25,27 @@ def freezes(monkeypatch):
         real()
 
     gc.unfreeze()
-    monkeypatch.setattr(leaderboard, "_frozen", None, raising=False)
+    monkeypatch.setattr(serving, "_frozen", None, raising=False)
     monkeypatch.setattr(gc, "freeze", freeze)
     yield calls
     gc.unfreeze()
-    leaderboard.forget_recent_boards()
+    serving.forget_recent_boards()
 
 
 def test_a_large_board_is_frozen_once_however_often_it_is_recalled(freezes):
     world = hand_table()
-    board = dataclasses.replace(leaderboard.compute_board(world["version"]), n_rollouts=leaderboard.FREEZE_MIN_ROLLOUTS)
-    leaderboard._remember("a", board)
+    board = dataclasses.replace(compute.compute_board(world["version"]), n_rollouts=serving.FREEZE_MIN_ROLLOUTS)
+    serving._remember("a", board)
     assert len(freezes) == 1 and gc.get_freeze_count() > 0
     # A stale board is read from the cache again every STALE_RECALL_SEC: a new object, the same board.
     for _ in range(3):
-        leaderboard._remember("a", pickle.loads(pickle.dumps(board)), leaderboard.STALE_RECALL_SEC)
+        serving._remember("a", pickle.loads(pickle.dumps(board)), serving.STALE_RECALL_SEC)
     assert len(freezes) == 1
-    leaderboard._remember("b", dataclasses.replace(board, computed_at=board.computed_at + 1))
+    serving._remember("b", dataclasses.replace(board, computed_at=board.computed_at + 1))
     assert len(freezes) == 2
 
 
 def test_a_small_board_is_not_frozen(freezes):
     world = hand_table()
-    leaderboard._remember("a", leaderboard.compute_board(world["version"]))
+    serving._remember("a", compute.compute_board(world["version"]))
     assert freezes == [] and gc.get_freeze_count() == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import compute, serving
 from agents.models import AgentModel
 from tasks.models import BenchmarkVersion
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def test_entries_with_distinct_intervals_get_distinct_ranks_on_the_synthetic_board():
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
-    data = lb.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
+    data = compute.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
     ranked = [e.overall for e in data.entries if e.overall.rank is not None]
     assert len(ranked) == 17
     separated = 0
@@ -35,7 +35,7 @@ def test_an_entry_with_no_counted_rollout_is_listed_but_unranked(world):
     only_infra = AgentModel.objects.create(name="model-infra")
     for task in world["tasks"].values():
         make_rollout(task, only_infra, world["harness"], None, infra_error=True)
-    data = lb.board(world["version"])
+    data = serving.board(world["version"])
     entry = next(e for e in data.entries if e.model == "model-infra")
     assert entry.overall.n_rollouts == 0 and entry.excluded == {"infra": 4}
     assert entry.overall.rank is None
@@ -53,7 +53,7 @@ def test_a_rank_outside_its_resampled_range_says_why(client):
     import re
 
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
-    data = lb.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
+    data = compute.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
     outside = [e for e in data.entries if e.overall.rank and not e.overall.rank_range[0] <= e.overall.rank <= e.overall.rank_range[1]]
     assert outside  # the case exists on this board
     page = html.unescape(client.get("/?version=synthetic").content.decode())

@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 
 from evaluations.boards import board
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import compute, serving
 from evaluations.models import PublishedFigure
 
 from evaluations.tests.board_factories import hand_table
@@ -87,7 +87,7 @@ def test_to_json_keeps_field_order_and_aggregations_own_figures():
 
 @pytest.mark.django_db
 def test_a_board_is_frozen_and_pickles_whole():
-    data = lb.compute_board(hand_table()["version"])
+    data = compute.compute_board(hand_table()["version"])
     assert isinstance(data, board.Board) and all(isinstance(e, board.BoardEntry) for e in data.entries)
     with pytest.raises(dataclasses.FrozenInstanceError):
         data.entries[0].comparison = False
@@ -99,10 +99,10 @@ def test_a_board_is_frozen_and_pickles_whole():
 @pytest.mark.django_db
 def test_the_cache_key_carries_the_shape_and_no_other_shape_is_read():
     version = hand_table()["version"]
-    key = lb.board_key(version.pk)
+    key = serving.board_key(version.pk)
     assert f":{board.SHAPE}:" in key
     # A board cached as a dict (code from before the shape, sharing the cache) under this very key.
     cache.set(key, {"entries": [], "cells": {}}, 60)
-    data = lb.board(version)
+    data = serving.board(version)
     assert isinstance(data, board.Board) and len(data.entries) == 3
-    assert lb.board(version) == data  # cached now: read back from the (pickling) cache, equal
+    assert serving.board(version) == data  # cached now: read back from the (pickling) cache, equal

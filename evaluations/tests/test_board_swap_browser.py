@@ -22,10 +22,10 @@ DOM_BUDGET = 2_500
 
 @pytest.fixture
 def big_board():
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import serving
 
     world = hundred_entries(100)
-    lb.board(world["version"])  # computed before the browser asks (a loaded host takes seconds at 100 entries)
+    serving.board(world["version"])  # computed before the browser asks (a loaded host takes seconds at 100 entries)
     return world
 
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import queries
 from agents.models import AgentModel
 from tasks.models import BenchmarkVersion, Task
 from tasks.services import ensure_version
@@ -25,7 +25,7 @@ def rollouts_on(version: BenchmarkVersion, world, n: int) -> None:
 def test_the_example_tasks_with_more_rollouts_are_not_the_default(client, world):
     examples = ensure_version("examples", benchmark="autolab-site", demo=True)
     rollouts_on(examples, world, 60)  # more than the 33 + 4 of version 1.1
-    assert lb.default_version() == world["version"]
+    assert queries.default_version() == world["version"]
     response = client.get(reverse("evaluations:leaderboard"))
     assert response.context["data"].version.name == "1.1"
 
@@ -33,7 +33,7 @@ def test_the_example_tasks_with_more_rollouts_are_not_the_default(client, world)
 def test_synthetic_data_is_not_the_default(client, world):
     call_command("generate_synthetic", "--entries", "2", "--tasks", "4", "--rollouts", "1", "--steps", "0", stdout=open("/dev/null", "w"))
     assert BenchmarkVersion.objects.get(name="synthetic").demo
-    assert lb.default_version() == world["version"]
+    assert queries.default_version() == world["version"]
 
 
 @pytest.mark.parametrize("page", ["evaluations:leaderboard", "evaluations:heatmap"])
@@ -52,9 +52,9 @@ def test_the_version_shown_is_the_one_chosen_in_its_filter(client, world, page):
 
 def test_the_newest_release_wins_whatever_the_import_order(world):
     rollouts_on(ensure_version("1.0"), world, 50)
-    assert lb.default_version().name == "1.1"
+    assert queries.default_version().name == "1.1"
     rollouts_on(ensure_version("1.10"), world, 1)
-    assert lb.default_version().name == "1.10"  # 1.10 is newer than 1.9 and 1.1
+    assert queries.default_version().name == "1.10"  # 1.10 is newer than 1.9 and 1.1
 
 
 def test_only_demo_content_still_gets_a_board(client):
@@ -62,7 +62,7 @@ def test_only_demo_content_still_gets_a_board(client):
     from agents.models import Harness
 
     rollouts_on(version, {"harness": Harness.objects.create(name="oracle")}, 2)
-    assert lb.default_version() == version
+    assert queries.default_version() == version
 
 
 @pytest.mark.parametrize(
@@ -74,4 +74,4 @@ def test_only_demo_content_still_gets_a_board(client):
     ],
 )
 def test_release_order(names, newest_first):
-    assert sorted(names, key=lb.release_key, reverse=True) == newest_first
+    assert sorted(names, key=queries.release_key, reverse=True) == newest_first

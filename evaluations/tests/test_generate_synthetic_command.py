@@ -5,7 +5,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import invalidation, serving
 from tasks.models import BenchmarkVersion
 from trajectories.models import Rollout, Step
 
@@ -26,7 +26,7 @@ def test_creates_entries_tasks_rollouts_and_steps(capsys):
     hits = search.search_steps("inspect and edit", limit=1000)
     assert all(h.where == "message" and h.rank == 1.0 for h in hits)
     assert len(hits) == min(search.CANDIDATES, Step.objects.filter(message__contains="inspect and edit").count())
-    data = lb.board(version)
+    data = serving.board(version)
     assert len(data.entries) == 3
     assert len(data.categories) == 4
     for entry in data.entries:
@@ -48,7 +48,7 @@ def test_refuses_to_overwrite_unless_asked():
     call_command("generate_synthetic", "--entries", "1", "--tasks", "2", "--rollouts", "1", "--steps", "0")
     with pytest.raises(CommandError, match="--replace"):
         call_command("generate_synthetic", "--entries", "1", "--tasks", "2", "--rollouts", "1", "--steps", "0")
-    generation = lb.generation()
+    generation = invalidation.generation()
     call_command("generate_synthetic", "--entries", "2", "--tasks", "2", "--rollouts", "1", "--steps", "0", "--replace")
     assert Rollout.objects.count() == 4
-    assert lb.generation() > generation  # bulk writes still invalidate the cache
+    assert invalidation.generation() > generation  # bulk writes still invalidate the cache

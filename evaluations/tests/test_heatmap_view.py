@@ -121,7 +121,7 @@ def test_column_pages(n_entries, number, expected):
 def hundred_entries(n_entries: int = 100) -> dict:
     """100 entries x 36 tasks x 1 rollout, written in bulk (the scale the heatmap must stay light at)."""
     from agents.models import AgentModel, Harness
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import invalidation
     from tasks.models import BenchmarkVersion, Task
     from trajectories.models import Rollout
 
@@ -137,7 +137,7 @@ def hundred_entries(n_entries: int = 100) -> dict:
                 reward=((m * 7 + t * 13) % 100) / 100)
         for m, model in enumerate(models) for t, task in enumerate(tasks)
     )
-    lb.invalidate()
+    invalidation.invalidate()
     return {"version": version, "models": models}
 
 
@@ -188,12 +188,12 @@ def test_a_heatmap_page_weighs_the_same_whatever_the_models_are_called(client):
     hundred_entries(100)
     short = client.get(url, {"version": "big"}).content
     from agents.models import AgentModel
-    from evaluations.boards import leaderboard
+    from evaluations.boards import invalidation
 
     for model in AgentModel.objects.all():
         model.name = model.name.replace("model-", REAL_LONG_NAME)
         model.save()
-    leaderboard.invalidate()
+    invalidation.invalidate()
     long = client.get(url, {"version": "big"}).content
     assert long.count(REAL_LONG_NAME.encode()) == 25  # each column's header
     assert len(long) - len(short) == 25 * (len(REAL_LONG_NAME) - len("model-"))

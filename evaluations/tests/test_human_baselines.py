@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import compute
 from evaluations.results.human_baselines import HumanBaselineError
 from evaluations.results.human_import import import_human_csv
 from agents.models import AgentModel, Harness
@@ -63,7 +63,7 @@ def test_attempts_become_rollouts_of_the_cohort(version):
 
 def test_the_board_scores_humans_by_their_convention_and_keeps_them_apart(version):
     import_human_csv(CSV, version)
-    data = lb.compute_board(version)
+    data = compute.compute_board(version)
     human = next(e for e in data.entries if e.human)
     assert human.comparison is False
     cells = data.cells
@@ -84,10 +84,10 @@ def test_staff_may_put_humans_in_the_agents_dominance_set(version):
     model, harness = AgentModel.objects.create(name="agent-x"), Harness.objects.create(name="inspect")
     make_rollout(version.tasks.get(name="window_sums"), model, harness, 0.5)
     human = Rollout.objects.filter(model__kind="human").first().model
-    assert lb.compute_board(version).n_comparison == 1
+    assert compute.compute_board(version).n_comparison == 1
     Entry.objects.create(model=human, harness=Rollout.objects.filter(model=human).first().harness, version=version,
                          humans_compete=True)
-    data = lb.compute_board(version)
+    data = compute.compute_board(version)
     assert data.n_comparison == 2
     assert next(e for e in data.entries if e.human).overall.dominance is not None
 
@@ -134,7 +134,7 @@ def test_the_papers_human_figures_are_published_results(version, tmp_path):
     call_command("import_results", str(table), stdout=io.StringIO())
     figure = PublishedFigure.objects.get(model__name="Human experts, 8 h")
     assert figure.value == 0.64 and figure.model.kind == "human" and str(figure.harness) == "human"
-    published = lb.compute_board(version).published
+    published = compute.compute_board(version).published
     assert {p.model for p in published} == {"Human experts, 8 h", "Human experts, 8 h (professional networks)"}
     assert all(p.human and p.source.startswith("RE-Bench") for p in published)
 
@@ -143,7 +143,7 @@ def test_the_agent_filters_keep_the_human_reference(version):
     import_human_csv(CSV, version)
     model, harness = AgentModel.objects.create(name="agent-x", open_weight=False), Harness.objects.create(name="inspect")
     make_rollout(version.tasks.get(name="window_sums"), model, harness, 0.5)
-    for data in (lb.compute_board(version, harness=harness.id), lb.compute_board(version, open_weight=False)):
+    for data in (compute.compute_board(version, harness=harness.id), compute.compute_board(version, open_weight=False)):
         assert {e.model for e in data.entries} == {"agent-x", "Human experts, 8 h"}
         assert data.n_comparison == 1
         assert set(data.time_curves[""].entries) == {e.key for e in data.entries}

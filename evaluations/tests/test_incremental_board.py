@@ -108,7 +108,7 @@ import random  # noqa: E402
 import pytest  # noqa: E402
 
 from agents.models import AgentModel, Harness  # noqa: E402
-from evaluations.boards import leaderboard  # noqa: E402
+from evaluations.boards import compute  # noqa: E402
 from evaluations.models import Entry  # noqa: E402
 from trajectories.models import Rollout  # noqa: E402
 
@@ -159,17 +159,17 @@ def test_the_updated_board_equals_the_full_recompute_after_random_changes(seed):
     newcomer = AgentModel.objects.create(name="model-n", display_name="Model N", open_weight=True)
     models = [*world["models"].values(), newcomer]
     harnesses = [world["harness"], other]
-    leaderboard.updated_board(version)
-    leaderboard.updated_board(version, harness=world["harness"].id)
+    compute.updated_board(version)
+    compute.updated_board(version, harness=world["harness"].id)
     for step in range(25):
         change_something(rng, world, harnesses, models)
         if step == 12:  # staff take an entry out of the comparison: every entry's Dominance moves
             Entry.objects.create(model=world["models"]["B"], harness=world["harness"], version=version, in_comparison=False)
-        same(leaderboard.updated_board(version), leaderboard.compute_board(version))
+        same(compute.updated_board(version), compute.compute_board(version))
         if step % 5 == 0:
             same(
-                leaderboard.updated_board(version, harness=world["harness"].id),
-                leaderboard.compute_board(version, harness=world["harness"].id),
+                compute.updated_board(version, harness=world["harness"].id),
+                compute.compute_board(version, harness=world["harness"].id),
             )
 
 
@@ -177,14 +177,14 @@ def test_the_updated_board_equals_the_full_recompute_after_random_changes(seed):
 def test_a_new_rollout_reads_its_entry_alone():
     world = hand_table()
     version, tasks, harness, models = world["version"], world["tasks"], world["harness"], world["models"]
-    _, kept = leaderboard._updated(version, None, None)
+    _, kept = compute._updated(version, None, None)
     assert kept.n_read == Rollout.objects.count()
     make_rollout(tasks["t1"], models["A"], harness, 0.75, index=9)
-    data, kept = leaderboard._updated(version, None, None)
+    data, kept = compute._updated(version, None, None)
     assert kept.n_read == Rollout.objects.filter(model=models["A"]).count()
-    same(data, leaderboard.compute_board(version))
+    same(data, compute.compute_board(version))
     # Nothing changed: nothing read.
-    assert leaderboard._updated(version, None, None)[1].n_read == 0
+    assert compute._updated(version, None, None)[1].n_read == 0
 
 
 def test_a_new_rollout_changes_its_tasks_replicates_alone():

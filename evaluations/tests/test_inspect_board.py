@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import serving
 from tasks.models import BenchmarkVersion, Task
 from trajectories.models import Rollout
 from trajectories.storing.inspect_import import import_inspect_log
@@ -16,7 +16,7 @@ def test_the_board_counts_as_inspect_does(qa_logs, client):
     Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
                         baseline_score=0.0, reference_score=1.0)
     import_inspect_log(qa_logs["graded"], version="qa")
-    (entry,) = lb.board(version).entries
+    (entry,) = serving.board(version).entries
     assert entry.overall.avg == pytest.approx(0.5)  # Inspect's accuracy: 1 of the 2 scored samples
     assert entry.excluded["excluded"] == 1
     errored = Rollout.objects.get(trial_name__contains="__q3__")

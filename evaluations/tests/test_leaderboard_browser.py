@@ -131,10 +131,10 @@ def test_charts_load_after_the_page(page, live_server, world, errors):
 def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server, errors):
     from evaluations.tests.test_heatmap_view import hundred_entries
 
-    from evaluations.boards import leaderboard as lb
+    from evaluations.boards import serving
 
     version = hundred_entries(40)["version"]
-    lb.board(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
+    serving.board(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
     page.goto(live_server.url + "/?version=big&entries=2", timeout=60_000)
     assert page.locator("#leaderboard-table tbody tr[data-entry]").count() == 10
     page.locator('#leaderboard-table th[data-sort-key="model"] a').click()

@@ -8,9 +8,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.urls import reverse
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import compute, invalidation, serving
 from agents.models import AgentModel, Harness
-from evaluations.boards.board import Medals
+from evaluations.boards.board import Medals, entry_key
 from evaluations.models import Entry, PublishedResult
 from trajectories.models import Rollout
 
@@ -27,7 +27,7 @@ def row_order(html: str) -> list[str]:
 
 
 def test_board_figures_ignore_infra_superseded_unfinished(world):
-    data = lb.board(world["version"])
+    data = serving.board(world["version"])
     by_model = {e.model: e for e in data.entries}
     assert by_model["model-a"].overall.avg == pytest.approx(0.35)
     assert by_model["model-b"].overall.avg == pytest.approx(0.45)
@@ -111,7 +111,7 @@ def test_empty_site(client):
 
 def test_ablation_entry_has_no_rank_or_dominance(client, world):
     Entry.objects.create(model=world["models"]["C"], harness=world["harness"], version=world["version"], ablation=True)
-    data = lb.board(world["version"])
+    data = serving.board(world["version"])
     by_model = {e.model: e for e in data.entries}
     assert by_model["model-c"].overall.dominance is None
     assert by_model["model-c"].overall.rank is None
@@ -133,42 +133,42 @@ def test_the_empty_message_is_for_an_empty_table_only(client, world):
 
 def test_clipping_follows_the_version(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.6, index=7)
-    by_model = {e.model: e for e in lb.board(world["version"]).entries}
+    by_model = {e.model: e for e in serving.board(world["version"]).entries}
     assert by_model["model-a"].overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 1.0) / 4)
     world["version"].clip_rewards = False
     world["version"].save()
-    by_model = {e.model: e for e in lb.board(world["version"]).entries}
+    by_model = {e.model: e for e in serving.board(world["version"]).entries}
     assert by_model["model-a"].overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 1.6) / 4)
 
 
 def test_agent_failure_counts_zero(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], None, status="failed", index=8)
-    by_model = {e.model: e for e in lb.board(world["version"]).entries}
+    by_model = {e.model: e for e in serving.board(world["version"]).entries}
     assert by_model["model-a"].overall.avg == pytest.approx(0.35)
     assert by_model["model-a"].overall.n_tasks == 4
 
 
 def test_cache_is_never_stale_after_a_change(client, world):
-    first = lb.board(world["version"])
-    assert lb.board(world["version"]) is not None
-    key = lb.board_key(world["version"].pk)
-    assert lb._recalled(key) is not None  # warm (the per-process cache is the process's own memory)
+    first = serving.board(world["version"])
+    assert serving.board(world["version"]) is not None
+    key = serving.board_key(world["version"].pk)
+    assert serving._recalled(key) is not None  # warm (the per-process cache is the process's own memory)
 
     # A new rollout.
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 0.8, index=9)
-    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
     assert a.overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
 
     # A changed rollout: marked as an infrastructure error.
     rollout = Rollout.objects.get(index=9)
     rollout.infra_error = True
     rollout.save()
-    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
     assert a.overall.avg == pytest.approx(0.35)
 
     # An Entry change.
     Entry.objects.create(model=world["models"]["A"], harness=world["harness"], version=world["version"], ablation=True)
-    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
     assert a.ablation and a.overall.dominance is None
 
     # A published result.
@@ -176,11 +176,11 @@ def test_cache_is_never_stale_after_a_change(client, world):
         model=world["models"]["A"], harness=world["harness"], version=world["version"], task=world["tasks"]["t1"],
         score=0.9, source="paper",
     )
-    assert lb.board(world["version"]).published[0].source == "paper"
+    assert serving.board(world["version"]).published[0].source == "paper"
 
     # A deletion.
     Rollout.objects.filter(model=world["models"]["B"]).delete()
-    assert {e.model for e in lb.board(world["version"]).entries} == {"model-a", "model-c"}
+    assert {e.model for e in serving.board(world["version"]).entries} == {"model-a", "model-c"}
     assert first.entries[0].model == "model-b"
 
     # The page reads the same fresh board.
@@ -189,32 +189,32 @@ def test_cache_is_never_stale_after_a_change(client, world):
 
 
 def test_saves_that_change_no_figure_keep_the_cache(world):
-    lb.board(world["version"])
-    before = lb.generation()
+    serving.board(world["version"])
+    before = invalidation.generation()
     rollout = Rollout.objects.filter(model__name="model-a").first()
     rollout.save(update_fields=["heartbeat_at"])
     rollout.n_steps = 99
     rollout.save()
     Rollout.objects.get(pk=rollout.pk).save()  # loaded afresh, saved unchanged
-    assert lb.generation() == before
+    assert invalidation.generation() == before
     rollout.reward = 0.33
     rollout.save(update_fields=["reward"])
-    assert lb.generation() > before
+    assert invalidation.generation() > before
 
 
 def test_a_running_rollout_invalidates_when_it_starts_and_finishes(world):
     running = make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], None, status="running")
-    generation = lb.generation()
+    generation = invalidation.generation()
     for step in range(3):  # streamed steps: curve, tokens, timings change
         running.curve = [{"step_id": step, "t": step * 10.0, "best_score": 0.1 * step}]
         running.n_input_tokens = 1000 * step
         running.save()
-    assert lb.generation() == generation
+    assert invalidation.generation() == generation
     running.status = "finished"
     running.reward = 0.8
     running.save()
-    assert lb.generation() > generation
-    a = next(e for e in lb.board(world["version"]).entries if e.model == "model-a")
+    assert invalidation.generation() > generation
+    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
     assert a.overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
 
 
@@ -222,9 +222,9 @@ def test_deferred_fields_are_not_fetched_by_the_cache_check(world, django_assert
     with django_assert_num_queries(1):
         rollouts = list(Rollout.objects.only("id", "trial_name"))
     assert all(r._board_state is None for r in rollouts)
-    before = lb.generation()
+    before = invalidation.generation()
     rollouts[0].save(update_fields=["trial_name"])
-    assert lb.generation() > before  # unknown state: invalidate to be safe
+    assert invalidation.generation() > before  # unknown state: invalidate to be safe
 
 
 def test_published_results_are_shown_apart_with_source(client, world):
@@ -250,8 +250,8 @@ def test_budget_curve_and_score_at_k(world):
         world["tasks"]["t1"], model, world["harness"], 0.6,
         curve=[{"step_id": 3, "t": 900, "best_score": 0.3}, {"step_id": 9, "t": 2700, "best_score": 0.6}],
     )
-    entry = next(e for e in lb.board(world["version"]).entries if e.model == "curvy")
-    grid = lb.BUDGET_GRID
+    entry = next(e for e in serving.board(world["version"]).entries if e.model == "curvy")
+    grid = compute.BUDGET_GRID
     curve = dict(zip(grid.round(3).tolist(), entry.scopes[""].budget_curve))
     assert curve[0.0] == 0.0
     assert curve[0.5] == pytest.approx(0.3 / 4)
@@ -267,7 +267,7 @@ def test_the_agents_own_account_enters_no_curve_and_no_calls_per_hour(world):
     make_rollout(world["tasks"]["t1"], model, world["harness"], 0.0, curve=claimed, n_benchmark_calls=500,
                  trajectory_source="agent", usage_source="none", cost_usd=None, n_input_tokens=None,
                  n_output_tokens=None)
-    entry = next(e for e in lb.board(world["version"]).entries if e.model == "own-account")
+    entry = next(e for e in serving.board(world["version"]).entries if e.model == "own-account")
     assert max(entry.scopes[""].budget_curve) == 0.0
     usage = entry.scopes[""].usage
     assert (usage.cost_usd, usage.input_tokens, usage.benchmark_calls_per_hour) == (None, None, None)
@@ -279,7 +279,7 @@ def test_what_the_agent_saw_never_shows_above_its_graded_result(world):
     model = AgentModel.objects.create(name="saw-more")
     make_rollout(world["tasks"]["t1"], model, world["harness"], 0.2,
                  curve=[{"step_id": 3, "t": 900, "best_score": 0.9}])
-    entry = next(e for e in lb.board(world["version"]).entries if e.model == "saw-more")
+    entry = next(e for e in serving.board(world["version"]).entries if e.model == "saw-more")
     assert max(entry.scopes[""].budget_curve) == pytest.approx(0.2 / 4)
 
 
@@ -289,14 +289,14 @@ def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
     client.force_login(User.objects.create_superuser("admin", "a@example.org", "x"))
     assert client.get(reverse("admin:evaluations_entry_add")).status_code == 200
     assert client.get(reverse("admin:evaluations_publishedresult_changelist")).status_code == 200
-    assert lb.board(world["version"]).entries[0].overall.dominance is not None
+    assert serving.board(world["version"]).entries[0].overall.dominance is not None
     response = client.post(
         reverse("admin:evaluations_entry_add"),
         {"model": world["models"]["B"].id, "harness": world["harness"].id, "version": world["version"].id,
          "ablation": "on", "in_comparison": "on", "note": "prompt ablation"},
     )
     assert response.status_code == 302
-    b = next(e for e in lb.board(world["version"]).entries if e.model == "model-b")
+    b = next(e for e in serving.board(world["version"]).entries if e.model == "model-b")
     assert b.ablation and b.overall.dominance is None and b.note == "prompt ablation"
 
 
@@ -314,9 +314,9 @@ def test_a_rollout_invalidates_its_own_versions_boards_only():
     world = hand_table()
     other = BenchmarkVersion.objects.create(name="2.0")
     other_task = Task.objects.create(version=other, name="o1", category="alpha", budget_sec=3600)
-    keys = lambda: (lb.board_key(world["version"].pk), lb.board_key(other.pk))  # noqa: E731
+    keys = lambda: (serving.board_key(world["version"].pk), serving.board_key(other.pk))  # noqa: E731
     before_mine, before_other = keys()
-    committed = lambda version: lb.generation(version.pk)[:2]  # noqa: E731  what other processes read
+    committed = lambda version: invalidation.generation(version.pk)[:2]  # noqa: E731  what other processes read
     mine_db, other_db = committed(world["version"]), committed(other)
 
     rollout = make_rollout(other_task, world["models"]["A"], world["harness"], 0.4)
@@ -381,14 +381,14 @@ def test_a_small_board_has_no_pages(client, world):
 
 def test_a_warm_board_is_the_same_object_until_something_changes(world):
     """The process keeps its last boards unpickled (a 100-entry board's unpickling was most of a warm page)."""
-    first = lb.board(world["version"])
-    assert lb.board(world["version"]) is first
+    first = serving.board(world["version"])
+    assert serving.board(world["version"]) is first
     cache.clear()  # another process's cache changes nothing here: the key carries the generation
-    assert lb.board(world["version"]) is first
+    assert serving.board(world["version"]) is first
     rollout = Rollout.objects.filter(model__name="model-a").first()
     rollout.reward = 0.01
     rollout.save(update_fields=["reward"])
-    fresh = lb.board(world["version"])
+    fresh = serving.board(world["version"])
     assert fresh is not first and fresh.entries != first.entries
 
 
@@ -397,17 +397,17 @@ def test_a_saved_rollout_reads_its_version_from_the_task_in_hand(django_assert_n
     world = hand_table()
     rollout = Rollout.objects.filter(task__version=world["version"]).select_related("task").first()
     with django_assert_num_queries(0):
-        assert lb.rollout_version(rollout.task_id, rollout) == world["version"].pk
+        assert invalidation.rollout_version(rollout.task_id, rollout) == world["version"].pk
     plain = Rollout.objects.get(pk=rollout.pk)
     with django_assert_num_queries(1):
-        assert lb.rollout_version(plain.task_id, plain) == world["version"].pk
+        assert invalidation.rollout_version(plain.task_id, plain) == world["version"].pk
     # A task id set by hand, with another task still cached, is looked up.
     other = BenchmarkVersion.objects.create(name="2.0")
     from tasks.models import Task
 
     rollout.task_id = Task.objects.create(version=other, name="o1", category="alpha", budget_sec=3600).pk
     with django_assert_num_queries(1):
-        assert lb.rollout_version(rollout.task_id, rollout) == other.pk
+        assert invalidation.rollout_version(rollout.task_id, rollout) == other.pk
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="a row's xmin (its writing transaction) is PostgreSQL's")
@@ -424,7 +424,7 @@ def test_an_import_bumps_its_entrys_generation_once_in_its_own_transaction(tmp_p
     outcome = import_trial_dir(make_trial(tmp_path, "lib__demo_task__b"))
     assert outcome.ok
     rollout = Rollout.objects.get(pk=outcome.rollout_id)
-    scope = lb.entry_scope(rollout.task.version_id, lb.entry_key(rollout.model_id, rollout.harness_id))
+    scope = invalidation.entry_scope(rollout.task.version_id, entry_key(rollout.model_id, rollout.harness_id))
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT xmin::text FROM {Rollout._meta.db_table} WHERE id = %s", [rollout.pk])
         rollout_transaction = cursor.fetchone()[0]

@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import serving
 from evaluations.models import PublishedFigure, PublishedResult
 from tasks.models import BenchmarkVersion, Task
 
@@ -45,7 +45,7 @@ def import_per_task(tmp_path, source: str = "Paper 2026, Table 9"):
 
 
 def published(version) -> dict:
-    return {p.model: p for p in lb.board(version).published}
+    return {p.model: p for p in serving.board(version).published}
 
 
 def test_dominance_among_the_published_entries_of_a_version(tmp_path, version):
@@ -197,9 +197,9 @@ def test_a_papers_tables_import_as_printed_with_options_for_what_they_leave_out(
     call_command("import_results", str(write(tmp_path, ablations, "ablation.csv")), *options, "--source", "Table 9",
                  "--set", "ablation")
     assert PublishedResult.objects.count() == 12 and PublishedResult.objects.filter(ablation=True).count() == 4
-    published = {p.model: p for p in lb.board(autolab).published if p.source == "Table 9"}
+    published = {p.model: p for p in serving.board(autolab).published if p.source == "Table 9"}
     # Ablations are apart: after the main entries, and outside their Dominance (which averages 0.5 over the two).
-    assert [p.ablation for p in lb.board(autolab).published] == [False, False, True]
+    assert [p.ablation for p in serving.board(autolab).published] == [False, False, True]
     assert published["opus"].overall.dominance + published["gpt"].overall.dominance == pytest.approx(1.0)
     assert not published["opus-no-tools"].compared
     # The paper's printed main-table figures sit on the entries they print, as printed.
@@ -212,7 +212,7 @@ def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, auto
     out = capsys.readouterr().out
     assert "dry run, nothing written: 20 published figures would be created" in out
     assert PublishedFigure.objects.count() == 0
-    assert lb.board(autolab).published == []
+    assert serving.board(autolab).published == []
 
 
 def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):

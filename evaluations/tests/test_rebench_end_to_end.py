@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluations.boards import leaderboard as lb
+from evaluations.boards import compute
 from evaluations.demo import demo_model_and_harness
 from evaluations.results.human_import import import_human_csv
 from evaluations.running.campaigns import create_campaign
@@ -87,7 +87,7 @@ def test_runner_inspect_and_humans_on_one_version(settings, tmp_path, monkeypatc
     assert [o.outcome for o in import_inspect_log(log)] == ["created", "created"]
     assert import_human_csv(HUMANS, version).created == 4
 
-    data = lb.compute_board(version)
+    data = compute.compute_board(version)
     entries = {e.model: e for e in data.entries}
     assert set(entries) == {"oracle", "scripted-stub", "model", "Human experts, 8 h"}
     human = entries["Human experts, 8 h"]

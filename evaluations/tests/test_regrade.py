@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from django.forms.models import model_to_dict
 from django.test import Client
 
-from evaluations.boards import leaderboard
+from evaluations.boards import serving
 from evaluations.regrades.regrading import verifier_version
 from evaluations.running.campaigns import create_campaign
 from evaluations.running.local_runs import run_campaign_sync
@@ -69,7 +69,7 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     rollout, task_dir = oracle_rollout(tmp_path, backend)
     assert rollout.reward == pytest.approx(1.0)
     version = rollout.task.version
-    assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(1.0)
+    assert serving.board(version).entries[0].overall.avg == pytest.approx(1.0)
     before = verifier_version(task_dir)
 
     (task_dir / "tests" / "test.sh").write_text(NEW_TEST_SH)
@@ -88,7 +88,7 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     assert regrade.verifier_version == verifier_version(task_dir) != before
     assert regrade.graded_at >= original.graded_at
     # The board reads the latest grade, without waiting for its cache.
-    assert leaderboard.board(version).entries[0].overall.avg == pytest.approx(0.25)
+    assert serving.board(version).entries[0].overall.avg == pytest.approx(0.25)
 
     response = Client().get(f"/rollouts/{rollout.pk}/")
     assert response.status_code == 200, response.status_code
@@ -302,8 +302,8 @@ def test_a_regrade_against_other_anchors_rescores_the_real_curve_and_a_reimport_
 
 def test_the_sandbox_sweep_leaves_a_regrade_under_way_alone(settings, tmp_path):
     """A worker ending a trial sweeps sandboxes of no running rollout: a regrade's has none, and must survive it."""
-    from evaluations.regrades.regrading import grade_of_trial, regrade_trial_name
     from evaluations.running import workspace
+    from evaluations.running.workspace import grade_of_trial, regrade_trial_name
     from trajectories import services
     from trajectories.tests import factories
 

@@ -19,7 +19,7 @@ from autolab_site.commands import BenchmarkCommand
 from django.db import transaction
 from django.utils import timezone
 
-from evaluations.boards import leaderboard
+from evaluations.boards import invalidation
 from agents.models import AgentModel, Harness
 from tasks.models import BenchmarkVersion, Task
 from trajectories import services as trajectories, statuses
@@ -74,7 +74,7 @@ class Command(BenchmarkCommand):
             pairs = self.make_entries(entries, rng)
             created = self.make_rollouts(bench, task_rows, pairs, rollouts, rng)
             n_steps = self.make_steps(created, steps, rng) if steps else 0
-        leaderboard.invalidate()
+        invalidation.invalidate()
         self.stdout.write(
             self.style.SUCCESS(
                 f"version {version}: {len(task_rows)} tasks, {len(pairs)} entries, {len(created)} rollouts, {n_steps} steps"

@@ -1,0 +1,88 @@
+"""What pages ask of boards beyond one board: the versions to choose from, a task's results, a model's entries.
+
+Each reads the served boards (`serving.board`); the version list is cached
+under the same generation as the boards.
+"""
+from __future__ import annotations
+
+import re
+
+from django.core.cache import cache
+from django.db.models import Exists, OuterRef
+
+from agents.models import AgentModel
+from tasks.models import BenchmarkVersion, Task
+from trajectories.models import Rollout
+
+from evaluations.boards import board as board_shape
+from evaluations.boards.invalidation import generation
+from evaluations.boards.serving import BOARD_TIMEOUT, board
+from evaluations.links import rollout_url, rollouts_url
+from evaluations.models import PublishedFigure, PublishedResult
+
+
+def release_key(name: str) -> tuple:
+    """Orders version names as releases: "1.10" after "1.9", numbers before words."""
+    parts = re.findall(r"\d+|[^\d.\-_ ]+", name.lower().lstrip("v"))
+    return tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in parts)
+
+
+def versions_with_results() -> list[BenchmarkVersion]:
+    """Versions that have rollouts or published results: real releases, newest first, then demo content.
+
+    Cached like boards, and asked with EXISTS: counting every version's
+    rollouts (and joining its published results) after each new rollout cost
+    more than the incremental board itself at 10,000 rollouts.
+    """
+    key = "evaluations:versions:{}.{}.{}".format(*generation())
+    ids = cache.get(key)
+    if ids is None:
+        versions = BenchmarkVersion.objects.filter(
+            Exists(Rollout.objects.filter(task__version=OuterRef("pk")))
+            | Exists(PublishedResult.objects.filter(version=OuterRef("pk")))
+            | Exists(PublishedFigure.objects.filter(version=OuterRef("pk")))
+        )
+        ordered = sorted(versions, key=lambda v: (release_key(v.name), v.created_at), reverse=True)
+        ids = [v.id for v in sorted(ordered, key=lambda v: v.demo)]
+        cache.set(key, ids, BOARD_TIMEOUT)
+    found = BenchmarkVersion.objects.in_bulk(ids)
+    return [found[i] for i in ids if i in found]
+
+
+def default_version() -> BenchmarkVersion | None:
+    """The newest real release with results; demo content only when there is nothing else."""
+    versions = versions_with_results()
+    if versions:
+        return versions[0]
+    return BenchmarkVersion.objects.first()
+
+
+def task_results(task: Task) -> list[board_shape.TaskResult]:
+    """Every entry on one task: Avg/Best, the scores and the best rollout."""
+    data = board(task.version)
+    results = []
+    for entry in data.entries:
+        cell = data.cell(task.id, entry.key)
+        if cell is None:
+            continue
+        results.append(
+            board_shape.TaskResult(
+                entry=entry,
+                cell=cell,
+                best_url=rollout_url(cell.best_rollout_id) if cell.best_rollout_id else None,
+                rollouts_url=rollouts_url(task.id, entry.model_id, entry.harness_id),
+            )
+        )
+    results.sort(key=lambda r: -(r.cell.avg if r.cell.avg is not None else -1))
+    return results
+
+
+def model_board(model: AgentModel) -> list[board_shape.EntryOnBoard]:
+    """The model's entries on every version it ran, each with its version's board."""
+    version_ids = Rollout.objects.filter(model=model).order_by().values_list("task__version", flat=True).distinct()
+    found = []
+    for version in BenchmarkVersion.objects.filter(id__in=set(version_ids)):
+        data = board(version)
+        found.extend(board_shape.EntryOnBoard(entry=entry, board=data) for entry in data.entries if entry.model_id == model.id)
+    return found
+
