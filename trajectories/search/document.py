@@ -126,7 +126,26 @@ def query_words(q: str) -> list[str]:
 
 
 # The same words as `_split` finds, with their places in the text.
-_WORD = re.compile(r"[A-Za-z0-9\u0080-\U0010ffff]+")
+_WORD_CHARS = "A-Za-z0-9\u0080-\U0010ffff"
+_WORD = re.compile(f"[{_WORD_CHARS}]+")
+
+
+def phrase_pattern(q: str) -> re.Pattern | None:
+    """What finds `q` as a phrase in lower-cased text: its words in order, apart only by what is not a word.
+
+    "No LoRA file" is found in "ERROR: No LoRA file found" and in
+    "no_lora_file", not where the words are apart. The last word may be a
+    word's beginning, as search takes it, unless the query is quoted
+    ("No LoRA file" between double quotes: the phrase is finished).
+    """
+    found = query_words(q)
+    if not found:
+        return None
+    q = q.strip()
+    finished = len(q) > 1 and q[0] == q[-1] == '"'
+    between = f"[^{_WORD_CHARS}]+"
+    end = f"(?![{_WORD_CHARS}])" if finished else ""
+    return re.compile(f"(?<![{_WORD_CHARS}])" + between.join(map(re.escape, found)) + end)
 
 
 def highlighted(text: str, q: str, *, by_words: bool) -> list[tuple[str, bool]]:
