@@ -8,7 +8,7 @@ result): only those chunks' steps are read. Then the texts of at most
 CANDIDATES of them are read and looked through here, in Python (one pass over a few MB; SQL's lower() and strpos()
 over the same texts were several times slower): a step's hits are its
 fields holding the most query words, with a snippet, and steps holding the
-query's words in order (a phrase: search.document.phrase_pattern) rank
+query's words in order (a phrase: search.document.Phrase) rank
 first, and the prompt that opens a trajectory (the same in every rollout
 of its task) after what the run wrote. Beside steps, the word stage finds
 a rollout's verifier output and trial log (search.texts), where a run's
@@ -51,7 +51,7 @@ from trajectories.models import Observation, Rollout, RolloutDocument, RolloutTe
 from trajectories.search.bound import Budget, OutOfTime, budget
 from trajectories.search.chunks import store_chunks
 from trajectories.search.document import (
-    INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, phrase_pattern, query_words,
+    INCOMPLETE, Phrase, TrajectoryDocuments, flatten, infix_filters, phrase_of, query_words,
 )
 from trajectories.search.texts import index_verifier
 
@@ -443,7 +443,7 @@ def _word_hits(
     )):
         steps[step_pk][4]["output"].append(content or "")
     found = []
-    phrase = phrase_pattern(q)
+    phrase = phrase_of(q)
     for step_pk, (rollout_id, step_id, position, prompt, fields_of) in steps.items():
         fields = _fields_holding(fields_of, words, phrase)
         at_phrase = any(at_phrase for _, _, _, at_phrase in fields)
@@ -461,7 +461,7 @@ def _word_hits(
 
 
 def _fields_holding(
-    texts: dict[str, list[str]], words: list[str], phrase: re.Pattern | None, wheres=WHERES[:4],
+    texts: dict[str, list[str]], words: list[str], phrase: Phrase | None, wheres=WHERES[:4],
 ) -> list[tuple[str, str, int, bool]]:
     """(where, text, where to centre the snippet, holds the phrase) of the fields holding the most words.
 
@@ -477,8 +477,8 @@ def _fields_holding(
             held = sum(word in lower for word in words)
             if held == 0 or held < most:
                 continue
-            match = phrase.search(lower) if phrase is not None else None
-            entry = (where, text, match.start() if match else lower.find(words[0]), match is not None)
+            at = phrase.find(lower) if phrase is not None else -1
+            entry = (where, text, at if at >= 0 else lower.find(words[0]), at >= 0)
             if held > most:
                 most, best = held, [entry]
             elif not any(w == where for w, _, _, _ in best):

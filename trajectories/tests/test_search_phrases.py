@@ -135,3 +135,16 @@ def test_the_real_trial_whose_verifier_found_no_lora_file_comes_first(shared_tas
     assert "No LoRA file found at /app/output/lora.safetensors" in hits[0].snippet
     # The prompt (step 1, the same in both trials) comes after every step the agents wrote.
     assert all(hit.step_id == 1 for hit in hits[hits.index(next(h for h in hits if h.step_id == 1)):])
+
+
+def test_a_phrase_is_its_words_in_order_apart_only_by_what_is_no_word():
+    from trajectories.search.document import phrase_of
+
+    phrase = phrase_of("No LoRA file")
+    assert phrase.find("error: no lora file found") == 7
+    assert phrase.find("reason: no_lora_file") == 8
+    assert phrase.find("no, lora is a file") == -1
+    assert phrase.find("piano lora file") == -1  # "no" must begin a word
+    assert phrase_of("no lora fi").find("no lora files") == 0  # the last word as typed so far
+    assert phrase_of('"no lora fi"').find("no lora files") == -1  # quoted: finished
+    assert phrase_of("--") is None
