@@ -32,6 +32,7 @@ from trajectories.analysis.curve import rescored
 from trajectories.failures.service import classify_and_store
 from trajectories.models import Grade, Rollout, Step
 from trajectories.reading.trial_folder import Verification
+from trajectories.search.texts import index_verifier
 
 # The rollout columns a grade decides (and nothing else of the rollout).
 GRADED_FIELDS = ("reward", "reward_valid", "verifier_fields", "verifier_stdout", "verifier_outputs", "score_log", "anchors")
@@ -152,6 +153,7 @@ def apply_latest(rollout: Rollout) -> None:
         setattr(rollout, name, getattr(latest, name))
     fields = [*GRADED_FIELDS, "updated_at", *rescored_fields(rollout, scored_with)]
     rollout.save(update_fields=fields)
+    index_verifier(rollout)
     classify_and_store(rollout)
 
 

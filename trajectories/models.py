@@ -255,6 +255,27 @@ class StepChunk(models.Model):
         return f"words of {self.rollout_id} steps {self.first}-{self.last}"
 
 
+class RolloutText(models.Model):
+    """A text of a rollout beyond its steps that search finds: its verifier's output or its trial's log.
+
+    A run's failure is often said there and in no step ("ERROR: No LoRA
+    file found"). One row per rollout and kind, the text masked and cut to
+    its head and tail (trajectories.search.texts), its words as a step's
+    are (trajectories.search.document), behind a GIN index on PostgreSQL.
+    """
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="search_texts", db_index=False)
+    kind = models.CharField(max_length=20)  # trajectories.search.texts.KINDS
+    text = models.TextField(blank=True, default="")
+    words = SearchDocumentField(indexed=True, blank=True, default="")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rollout", "kind"], name="rollout_text_rollout_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.rollout_id}"
+
+
 class SubTrajectory(models.Model):
     """A subagent's trajectory (terminus-2 summarisation, embedded subagents)."""
 

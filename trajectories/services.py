@@ -69,6 +69,7 @@ from trajectories.failures.service import (
 from trajectories.failures.rules import CAUSES, ENDED_BY_THE_AGENT, FLAGS as BEHAVIOUR_FLAGS, exception_family
 from trajectories.search.chunks import store_chunks
 from trajectories.search.document import document as search_words, stored_chunks
+from trajectories.search.texts import index_log
 from trajectories.storing.inspect_import import import_inspect_log
 from trajectories.storing.live import LiveImport
 from trajectories.reading.inspect_log import is_inspect_log
@@ -310,7 +311,7 @@ def _storing_files(on_progress: ProgressCallback | None, folder: Path, label: st
             rollout = Rollout.objects.filter(pk=outcome.rollout_id).only("pk", "trial_name", "artifacts").first()
             if rollout is not None:
                 try:
-                    artifacts.store_files(rollout, trial_dir)
+                    _store_files(rollout, trial_dir)
                 except OSError as error:
                     outcome.warnings.append(f"its files were not copied to the artifact storage: {error}")
         if on_progress is not None:
@@ -396,7 +397,14 @@ def store_log_tail(rollout: Rollout, relative: str, data: bytes, size: int) -> N
 
 def store_trial_files(rollout: Rollout, folder: Path, relatives: list[str] | None = None):
     """The trial folder's files (or those named) into the shared artifact storage; the rollout's file list."""
-    return artifacts.store_files(rollout, Path(folder), relatives)
+    return _store_files(rollout, Path(folder), relatives)
+
+
+def _store_files(rollout: Rollout, folder: Path, relatives: list[str] | None = None):
+    """artifacts.store_files, then the stored trial log indexed for search (search.texts)."""
+    stored = artifacts.store_files(rollout, folder, relatives)
+    index_log(rollout)
+    return stored
 
 
 def restore_trial_files(rollout: Rollout, folder: Path, wanted: Callable[[str], bool]) -> artifacts.Restored:

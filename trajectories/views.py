@@ -440,7 +440,9 @@ def search_view(request):
         "filters": filters,
         "results": results,
         "page": page,
-        "shown": [(hit, r, highlighted(hit.snippet, q, by_words=by_words)) for hit, r in page.object_list],
+        "shown": [
+            (hit, r, highlighted(hit.snippet, q, by_words=by_words), _hit_link(hit, r, q)) for hit, r in page.object_list
+        ],
         "query": query.urlencode(),
         "limit_reached": len(hits) >= 200,
         "by_words": by_words,
@@ -454,6 +456,19 @@ def search_view(request):
     if found.busy:
         response["Retry-After"] = "1"
     return response
+
+
+# What a hit outside the steps is called, and the trial tab that shows it.
+HIT_TEXTS = {"verifier": "verifier output", "log": "trial log"}
+
+
+def _hit_link(hit: search.Hit, rollout: Rollout, q: str) -> tuple[str, str]:
+    """(href, label) of a search hit: its step on the rollout page, or the tab showing its verifier output or
+    trial log (the Log tab filtered to the query's lines)."""
+    if hit.where not in HIT_TEXTS:
+        return reverse("trajectories:rollout_detail", args=[rollout.pk]) + f"?step={hit.step_id}", f"step {hit.step_id}"
+    href = reverse("trajectories:trial_tab", args=[rollout.pk, hit.where])
+    return (href + "?" + urlencode({"q": q}) if hit.where == "log" else href), HIT_TEXTS[hit.where]
 
 
 def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window: int) -> dict:

@@ -8,7 +8,11 @@ result): only those chunks' steps are read. Then the texts of at most
 CANDIDATES of them are read and looked through here, in Python (one pass over a few MB; SQL's lower() and strpos()
 over the same texts were several times slower): a step's hits are its
 fields holding the most query words, with a snippet, and steps holding the
-query as typed (an exact phrase, case aside) rank first. When no step has
+query's words in order (a phrase: search.document.Phrase) rank
+first, and the prompt that opens a trajectory (the same in every rollout
+of its task) after what the run wrote. Beside steps, the word stage finds
+a rollout's verifier output and trial log (search.texts), where a run's
+failure is often said; a hit there names no step. When no step has
 all the words, the search retries as a case-insensitive substring match of
 the whole query over the full texts in SQL: slower, and also finds text
 beyond a document's cap.
@@ -43,26 +47,35 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Greatest, Left, Lower, StrIndex, Substr
 
 from trajectories.ansi import strip_ansi
-from trajectories.models import Observation, Rollout, RolloutDocument, Step, StepChunk, ToolCall
+from trajectories.models import Observation, Rollout, RolloutDocument, RolloutText, Step, StepChunk, ToolCall
 from trajectories.search.bound import Budget, OutOfTime, budget
 from trajectories.search.chunks import store_chunks
-from trajectories.search.document import INCOMPLETE, TrajectoryDocuments, flatten, infix_filters, query_words
+from trajectories.search.document import (
+    INCOMPLETE, Phrase, TrajectoryDocuments, flatten, infix_filters, phrase_of, query_words,
+)
+from trajectories.search.texts import index_verifier
 
 SNIPPET_BEFORE = 80
 SNIPPET_CHARS = 240
-# Where a hit was found, in the order results show them.
-WHERES = ["message", "reasoning", "command", "output"]
+# Where a hit was found, in the order results show them: a step's fields, then the rollout's texts (search.texts).
+WHERES = ["message", "reasoning", "command", "output", "verifier", "log"]
+# Ranks of the word stage: the query's words as a phrase, or apart; in the
+# prompt that opens a trajectory, below the same in what the run wrote.
+PHRASE, WORDS = 1.0, 0.5
+PROMPT_PHRASE, PROMPT_WORDS = 0.75, 0.25
+# A rollout's texts come after its steps.
+TEXT_POSITION = 2**31 - 1
 
 
 @dataclass
 class Hit:
-    step_pk: int
+    step_pk: int | None  # None for a hit in a rollout's verifier output or trial log
     rollout_id: int
-    step_id: int
+    step_id: int | None
     position: int
     where: str  # one of WHERES
     snippet: str
-    rank: float = 0.0  # 1 exact phrase, 0.5 words apart, 0 substring fallback
+    rank: float = 0.0  # PHRASE, PROMPT_PHRASE, WORDS, PROMPT_WORDS; 0 substring fallback
 
 
 @dataclass
@@ -168,14 +181,21 @@ def search(q: str, filters: Filters | None = None, limit: int = 200, substring: 
         return _search(q, filters, limit, substring, chunked=True)
     except _NoChunks:
         # A database not migrated to 0030 yet (code deployed first): by rollouts, as before it.
-        return _search(q, filters, limit, substring, chunked=False)
+        return _search(q, filters, limit, substring, chunked=False, texts=False)
+    except _NoTexts:
+        # Nor to 0037: steps only.
+        return _search(q, filters, limit, substring, chunked=True, texts=False)
 
 
 class _NoChunks(Exception):
     """The StepChunk table is missing (the statement failed: its block is rolled back)."""
 
 
-def _search(q: str, filters: Filters, limit: int, substring: bool, *, chunked: bool) -> SearchResult:
+class _NoTexts(Exception):
+    """The RolloutText table is missing (the statement failed: its block is rolled back)."""
+
+
+def _search(q: str, filters: Filters, limit: int, substring: bool, *, chunked: bool, texts: bool = True) -> SearchResult:
     words = query_words(q)
     too_short = len(q) < min_chars() and filters.rollout is None
     if too_short and (substring or not words):
@@ -183,10 +203,12 @@ def _search(q: str, filters: Filters, limit: int, substring: bool, *, chunked: b
     if words and not substring:
         with budget(timeout_sec()) as bound:
             candidates, cut = _candidates(words, filters, bound, chunked)
-            if candidates:
+            found, texts_cut = _texts_holding(words, filters, bound) if texts and not cut else ([], False)
+            cut = cut or texts_cut
+            if candidates or found:
                 bound.extend(READING_GRACE_SEC)
                 try:
-                    hits = _word_hits(q, words, candidates, limit, bound)
+                    hits = _word_hits(q, words, candidates, limit, bound, found)
                 except OutOfTime:
                     hits, cut = [], True
                 return SearchResult(hits, _cut_notice() if cut else "", cut)
@@ -367,30 +389,69 @@ class InRanges(RawSQL):
 
 # -- Words: the candidates' texts, looked through in Python ---------------------
 
+# At most this many rollout texts (verifier outputs, trial logs) holding the words are read, in rollout order.
+TEXT_CANDIDATES = 100
 
-def _word_hits(q: str, words: list[str], candidates: list[int], limit: int, bound: Budget) -> list[Hit]:
+
+def _texts_holding(words: list[str], filters: Filters, bound: Budget) -> tuple[list[tuple[int, str, str]], bool]:
+    """(rollout, kind, text) of the rollouts' texts holding every word, in order; and whether time ran out.
+
+    None under a step kind filter: they are no step.
+    """
+    if filters.kind:
+        return [], False
+    texts = (
+        RolloutText.objects.filter(_rollout_q(filters, "rollout__"), words__has_words=words)
+        .order_by("rollout_id", "kind")
+        .values_list("rollout_id", "kind", "text")
+    )
+    try:
+        return bound.run(lambda: list(texts[:TEXT_CANDIDATES])), False
+    except OutOfTime:
+        return [], True
+    except DatabaseError as exc:
+        if RolloutText._meta.db_table in str(exc):
+            raise _NoTexts from exc
+        raise
+
+
+def _is_prompt(source: str, position: int) -> bool:
+    """Whether a step is the prompt a trajectory opens with (a system message, or the first user message)."""
+    return source == "system" or (source == "user" and position == 0)
+
+
+def _word_hits(
+    q: str, words: list[str], candidates: list[int], limit: int, bound: Budget, texts: list[tuple[int, str, str]] = (),
+) -> list[Hit]:
     steps = {
-        pk: (rollout_id, step_id, position, {"message": [message], "reasoning": [reasoning], "command": [], "output": []})
-        for pk, rollout_id, step_id, position, message, reasoning in bound.run(lambda: list(
-            Step.objects.filter(pk__in=candidates).values_list("pk", "rollout_id", "step_id", "position", "message", "reasoning")
+        pk: (rollout_id, step_id, position, _is_prompt(source, position),
+             {"message": [message], "reasoning": [reasoning], "command": [], "output": []})
+        for pk, rollout_id, step_id, position, source, message, reasoning in bound.run(lambda: list(
+            Step.objects.filter(pk__in=candidates).values_list(
+                "pk", "rollout_id", "step_id", "position", "source", "message", "reasoning"
+            )
         ))
     }
     for step_pk, arguments in bound.run(lambda: list(
         ToolCall.objects.filter(step_id__in=candidates).order_by("step_id", "position").values_list("step_id", "arguments")
     )):
-        steps[step_pk][3]["command"].append(flatten(arguments))
+        steps[step_pk][4]["command"].append(flatten(arguments))
     for step_pk, content in bound.run(lambda: list(
         Observation.objects.filter(step_id__in=candidates)
         .order_by("step_id", "position")
         .values_list("step_id", Left("content", OUTPUT_CHARS))
     )):
-        steps[step_pk][3]["output"].append(content or "")
+        steps[step_pk][4]["output"].append(content or "")
     found = []
-    phrase = q.lower()
-    for step_pk, (rollout_id, step_id, position, texts) in steps.items():
-        fields = _fields_holding(texts, words, phrase)
-        rank = 1.0 if any(at_phrase for _, _, _, at_phrase in fields) else 0.5
+    phrase = phrase_of(q)
+    for step_pk, (rollout_id, step_id, position, prompt, fields_of) in steps.items():
+        fields = _fields_holding(fields_of, words, phrase)
+        at_phrase = any(at_phrase for _, _, _, at_phrase in fields)
+        rank = (PROMPT_PHRASE if at_phrase else PROMPT_WORDS) if prompt else (PHRASE if at_phrase else WORDS)
         found += [(rank, rollout_id, position, where, step_pk, step_id, text, at) for where, text, at, _ in fields]
+    for rollout_id, kind, text in texts:
+        for where, text, at, at_phrase in _fields_holding({kind: [text]}, words, phrase, wheres=(kind,)):
+            found.append((PHRASE if at_phrase else WORDS, rollout_id, TEXT_POSITION, where, None, None, text, at))
     found.sort(key=lambda f: (-f[0], f[1], f[2], WHERES.index(f[3])))
     # Snippets only for what is shown.
     return [
@@ -399,7 +460,9 @@ def _word_hits(q: str, words: list[str], candidates: list[int], limit: int, boun
     ]
 
 
-def _fields_holding(texts: dict[str, list[str]], words: list[str], phrase: str) -> list[tuple[str, str, int, bool]]:
+def _fields_holding(
+    texts: dict[str, list[str]], words: list[str], phrase: Phrase | None, wheres=WHERES[:4],
+) -> list[tuple[str, str, int, bool]]:
     """(where, text, where to centre the snippet, holds the phrase) of the fields holding the most words.
 
     A step matched by its document holds every word, though maybe spread
@@ -408,19 +471,19 @@ def _fields_holding(texts: dict[str, list[str]], words: list[str], phrase: str) 
     """
     best: list[tuple[str, str, int, bool]] = []
     most = 0
-    for where in WHERES:
+    for where in wheres:
         for text in texts[where]:
             lower = text.lower()
             held = sum(word in lower for word in words)
             if held == 0 or held < most:
                 continue
-            at = lower.find(phrase)
+            at = phrase.find(lower) if phrase is not None else -1
             entry = (where, text, at if at >= 0 else lower.find(words[0]), at >= 0)
             if held > most:
                 most, best = held, [entry]
             elif not any(w == where for w, _, _, _ in best):
                 best.append(entry)
-    if not best and texts["output"]:
+    if not best and texts.get("output"):
         best = [("output", texts["output"][0], 0, False)]
     return best
 
@@ -638,7 +701,8 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
     written any other way (tests, a migration, an edit). `models` are the
     (Step, ToolCall, Observation, RolloutDocument[, StepChunk]) classes to
     use, for migrations' historical ones (before migration 0030, without
-    chunks). Returns the number of steps written.
+    chunks); with the current ones, each rollout's verifier output is
+    indexed again too (search.texts). Returns the number of steps written.
     """
     step_model, call_model, observation_model, document_model, *chunk_model = models or (
         Step, ToolCall, Observation, RolloutDocument, StepChunk
@@ -679,5 +743,8 @@ def rebuild_documents(rollout_ids: list[int], models: tuple | None = None) -> in
         if chunk_model:
             positions = [position for _, _, _, position in steps]
             store_chunks(rollout_id, builder.take_chunks(), whole=True, positions=positions, model=chunk_model[0])
+        if models is None:
+            verifier = ("pk", "verifier_stdout", "verifier_fields", "verifier_outputs")
+            index_verifier(Rollout.objects.only(*verifier).get(pk=rollout_id))
         written += len(changed)
     return written

@@ -48,6 +48,7 @@ from trajectories.models import (
 )
 from trajectories.reading.parsed import FileChange, ParsedStep, ParsedTrajectory, RolloutAnalysis, StepAnalysis
 from trajectories.search.chunks import store_chunks
+from trajectories.search.texts import index_verifier
 from trajectories.search.document import TrajectoryDocuments
 from trajectories.reading.trial_folder import (
     FolderSnapshot, TrialFolder, TrialFolderError, is_trial_dir, peek_trial_name, read_trial_folder, score_log_entries,
@@ -346,6 +347,7 @@ def _store(
             if overlapping:
                 with connection.cursor() as cursor:
                     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        index_verifier(rollout)
         # A regrade done since the anchors were read above is the rollout's now: its steps are scored by it.
         rescored = rescored_fields(rollout, anchors.as_dict())
         if rescored:
