@@ -28,6 +28,8 @@ def facts(rollout: Rollout) -> TrialFacts:
     return TrialFacts(
         ended=rollout.status in statuses.ENDED,
         errored=bool(rollout.exception_type) or rollout.infra_error,
+        # A cancel stops the trial with an exception (CancelledError): cancelled, not an error.
+        cancelled=rollout.status == statuses.CANCELLED,
         input_tokens=rollout.n_input_tokens,
         output_tokens=rollout.n_output_tokens,
         cost_usd=rollout.cost_usd,

@@ -56,6 +56,18 @@ def test_progress_json(client, campaign):
     assert data["counts_text"] == "queued 5, finished 1"
 
 
+def test_the_job_line_counts_what_the_statuses_say(client, campaign):
+    """A cancelled rollout (its trial stopped with CancelledError) was "finished" and "1 error" beside "cancelled 1"."""
+    rollouts = list(campaign.rollouts.order_by("pk"))
+    Rollout.objects.filter(pk__in=[r.pk for r in rollouts[:2]]).update(status=RolloutStatus.FINISHED, reward=0.5)
+    Rollout.objects.filter(pk=rollouts[2].pk).update(status=RolloutStatus.CANCELLED, exception_type="CancelledError")
+    Rollout.objects.filter(pk__in=[r.pk for r in rollouts[3:]]).delete()
+    data = client.get(f"/campaigns/{campaign.pk}/progress.json").json()
+    assert data["counts_text"] == "finished 2, cancelled 1"
+    assert data["job_line"] == "2/3 finished, 0 errors, 1 cancelled"
+    assert "2/3 finished, 0 errors, 1 cancelled" in client.get(f"/campaigns/{campaign.pk}/").content.decode()
+
+
 def test_cancel_is_staff_only_and_asks_first(client, campaign, staff):
     rollout = campaign.rollouts.order_by("pk").first()
     # Anonymous: sent to log in; logged in but not staff: refused.

@@ -7,6 +7,8 @@ distribution as a small histogram. The campaign page and the job page
 
 Harbor's conventions: a trial is finished once it ended (its result.json
 is written), whatever its outcome; an error is a trial with an exception;
+a cancelled trial (our runner's: staff stopped it) is neither, and is
+counted as cancelled, as the campaign's status counts say it;
 tokens are input plus output (cached tokens are a part of the input);
 the hours are the trials' own durations added up (compute spent, not the
 job's wall-clock, which parallel trials shorten).
@@ -26,6 +28,7 @@ class TrialFacts:
 
     ended: bool
     errored: bool = False
+    cancelled: bool = False
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
@@ -53,11 +56,14 @@ class JobSummary:
     n_rewarded: int
     mean_reward: float | None
     bins: tuple[Bin, ...] = ()
+    n_cancelled: int = 0
 
     @property
     def text(self) -> str:
         """One line, as Harbor's job view puts it: "36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h"."""
         parts = [f"{self.n_finished}/{self.n_trials} finished", f"{self.n_errors} error{'s' if self.n_errors != 1 else ''}"]
+        if self.n_cancelled:
+            parts.append(f"{self.n_cancelled} cancelled")
         if self.tokens is not None:
             parts.append(f"{compact_count(self.tokens)} tokens")
         if self.cost_usd is not None:
@@ -87,8 +93,9 @@ def summarise(trials: Iterable[TrialFacts], bins: int = BINS) -> JobSummary:
     rewards = [t.reward for t in trials if t.reward is not None and math.isfinite(t.reward)]
     return JobSummary(
         n_trials=len(trials),
-        n_finished=sum(t.ended for t in trials),
-        n_errors=sum(t.errored for t in trials),
+        n_finished=sum(t.ended and not t.cancelled for t in trials),
+        n_errors=sum(t.errored and not t.cancelled for t in trials),
+        n_cancelled=sum(t.cancelled for t in trials),
         tokens=_known_sum([(t.input_tokens or 0) + (t.output_tokens or 0) for t in trials
                            if t.input_tokens is not None or t.output_tokens is not None]),
         cost_usd=_known_sum([t.cost_usd for t in trials if t.cost_usd is not None]),

@@ -15,6 +15,8 @@ CASES = [
      "1/1 finished, 0 errors, 1.2 k tokens, $1.25, 1.5 h", 0.5),
     # A running trial is not finished; an errored one is finished and an error; unknown figures are left out, not 0.
     ([done(0.0, errored=True), TrialFacts(ended=False), done(1.0)], "2/3 finished, 1 error", 0.5),
+    # A cancelled trial (stopped with an exception) is counted as cancelled: not finished, not an error.
+    ([done(0.5), done(1.0), done(errored=True, cancelled=True)], "2/3 finished, 0 errors, 1 cancelled", 0.75),
     # 36 trials of two hours, 400 k tokens and $5.90 each, two with an exception: Harbor's example line.
     ([done(0.1 * (i % 10), errored=i < 2, input_tokens=390_000, output_tokens=13_000, cost_usd=5.9, seconds=7100)
       for i in range(36)], "36/36 finished, 2 errors, 14.5 M tokens, $212, 71 h", 15 / 36),
