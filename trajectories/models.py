@@ -184,6 +184,11 @@ class Rollout(models.Model):
         return self.status in statuses.ACTIVE
 
     @property
+    def is_regradable(self) -> bool:
+        """Its page offers a regrade (statuses.REGRADABLE): ended, and not cancelled."""
+        return self.status in statuses.REGRADABLE
+
+    @property
     def has_no_trajectory(self) -> bool:
         """Imported with its reward and result but without steps (no ATIF file, nothing to convert)."""
         return self.trajectory_format == "none"

@@ -44,6 +44,10 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 ENDED = (FINISHED, FAILED, CANCELLED)
 # Ended by its run rather than by a cancel: the agent's result, or the failure that stopped it.
 RAN = frozenset({FINISHED, FAILED})
+# What a regrade may grade again: an ended run's recorded outputs. A
+# cancelled run was stopped before its agent was done, and its verifier
+# did not run: there is no final state to grade, so it is not offered.
+REGRADABLE = frozenset(ALL) - ACTIVE - {CANCELLED}
 
 # An import's changes: status ("" for a new rollout) -> what its source may
 # make of it. A trial folder read again may have finished, or changed; a

@@ -77,6 +77,8 @@ def check(rollout: Rollout, verifiers: dict | None = None) -> list[str]:
     """Why `rollout` cannot be regraded now ([] when it can); `verifiers` keeps each task's verifier across a batch."""
     if rollout.status in ACTIVE:
         return [f"it is {rollout.status}: a rollout is regraded once it has ended"]
+    if not rollout.is_regradable:  # ended, but by a cancel (statuses.REGRADABLE)
+        return ["it was cancelled: its agent was stopped before it was done, so there is no final state to grade"]
     try:
         folder = task_path(rollout)
     except RunnerConfigError as exc:

@@ -129,6 +129,21 @@ def test_a_rollout_without_recorded_outputs_is_left_as_it_was(settings, tmp_path
     assert not Grade.objects.exists()
 
 
+def test_a_cancelled_rollout_is_neither_offered_a_regrade_nor_regraded(settings, tmp_path):
+    """Its page offered Regrade and said "Graded once, by its run": its verifier never ran."""
+    rollout, _ = imported_rollout(settings, tmp_path)
+    Rollout.objects.filter(pk=rollout.pk).update(status=RolloutStatus.CANCELLED, reward=None, verifier_fields={})
+    client, _ = staff_client(username="staff", is_staff=True)
+    grades = client.get(f"/rollouts/{rollout.pk}/").content.decode().split('id="grades"', 1)[1].split("</section>", 1)[0]
+    assert "regrade-form" not in grades and "Graded once" not in grades
+    assert "Not graded: it was cancelled before its verifier ran" in grades
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 of 1 rollouts were not regraded"):
+        call_command("regrade", str(rollout.pk), "--sync", stdout=out)
+    assert "it was cancelled" in out.getvalue()
+    assert not Grade.objects.exists()
+
+
 def test_missing_declared_inputs_are_named(settings, tmp_path):
     """A verifier that now needs an input the recorded trial never collected is refused, naming it."""
     from evaluations.regrades.regrading import coverage_problems, current_verifier, declared_inputs
