@@ -134,6 +134,7 @@ def rollout_cancel(request, pk: int):
         messages.success(request, f"Rollout {rollout.pk} is being cancelled.")
     else:
         messages.info(request, f"Rollout {rollout.pk} is not running.")
-    if rollout.campaign_id:
+    # The live rollout page's button comes back to that page; the grid's link to the grid.
+    if rollout.campaign_id and request.POST.get("next") != f"/rollouts/{rollout.pk}/":
         return redirect("evaluations:campaign_detail", pk=rollout.campaign_id)
     return redirect(f"/rollouts/{rollout.pk}/")

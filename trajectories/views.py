@@ -230,6 +230,8 @@ def rollout_detail(request, pk: int):
         "verifier_outputs": sorted((rollout.verifier_outputs or {}).items()),
         "preview_chars": PREVIEW_CHARS,
         "live_steps": len(outline),
+        # What static/js/live.js waits for before it shows a run's end: ended, and classified.
+        "settled": _settled(rollout),
         # A running trial's log tails follow the run (static/js/live.js); an ended one's log is the Log tab.
         "logs": artifacts.log_tails(rollout) if rollout.is_active else {},
         "grades": grade_history(rollout),
@@ -237,6 +239,15 @@ def rollout_detail(request, pk: int):
         "subagents": rollout.subtrajectories.select_related("parent_step").annotate(n_steps=Count("steps")).order_by("pk"),
     }
     return render(request, "trajectories/rollout_detail.html", context)
+
+
+def _settled(rollout: Rollout) -> bool:
+    """The page shows the rollout's final state: it has ended and its end has been classified.
+
+    The runner records the end, then classifies it: a page read between the
+    two says "Not classified yet", so a live page asks again for a moment.
+    """
+    return not rollout.is_active and rollout.outcome not in ("", "running")
 
 
 def _score_log_summary(rollout: Rollout) -> dict | None:

@@ -195,3 +195,26 @@ def test_an_unknown_campaigns_progress_is_a_json_404(client):
     """The grid's script reads progress.json; an unknown campaign answered the HTML 404 page."""
     response = client.get("/campaigns/999999/progress.json")
     assert response.status_code == 404 and response.json() == {"error": "no campaign 999999"}
+
+
+def test_staff_can_cancel_from_a_live_rollout_page_and_come_back_to_it(client, campaign, staff):
+    rollout = campaign.rollouts.order_by("pk").first()
+    url = f"/rollouts/{rollout.pk}/"
+    assert 'id="cancel-rollout"' not in client.get(url).content.decode()  # visitors: no button
+    client.force_login(staff)
+    page = client.get(url).content.decode()
+    banner = page.split('id="live"', 1)[1].split("</div>", 1)[0]
+    assert 'id="cancel-rollout"' in banner and 'name="csrfmiddlewaretoken"' in banner
+    assert f'action="/campaigns/rollouts/{rollout.pk}/cancel/"' in banner
+    response = client.post(f"/campaigns/rollouts/{rollout.pk}/cancel/", {"next": url})
+    assert response.status_code == 302 and response["Location"] == url
+    rollout.refresh_from_db()
+    assert rollout.status == RolloutStatus.CANCELLED
+    page = client.get(url).content.decode()
+    # Ended: no cancel, no regrade, and no claim that it was graded.
+    assert 'id="cancel-rollout"' not in page and "regrade-form" not in page
+    assert "Graded once" not in page and "Not graded: it was cancelled before its verifier ran" in page
+    # Any other "next" is not followed: the grid's link comes back to the grid.
+    other = campaign.rollouts.order_by("pk")[1]
+    response = client.post(f"/campaigns/rollouts/{other.pk}/cancel/", {"next": "https://elsewhere.example/"})
+    assert response["Location"] == f"/campaigns/{campaign.pk}/"

@@ -724,14 +724,14 @@
     });
   }
 
-  /* A running rollout's appended steps (static/js/live.js): the plot and
-   * the outline key navigation crosses pages with take the new steps and
-   * benchmark results; what the page shows otherwise stays as it is. */
+  /* A running rollout's appended steps and its end (static/js/live.js): the
+   * plot and the outline key navigation crosses pages with take the new steps
+   * and benchmark results; what the page shows otherwise stays as it is. */
   function followLiveSteps() {
     var banner = document.getElementById("live");
     if (!banner) return;
     var asked = 0;
-    document.addEventListener("autolab:steps-added", function () {
+    function refresh() {
       var ask = ++asked;
       fetch(banner.dataset.liveUrl + "?plot=1", { headers: { Accept: "application/json" } })
         .then(function (response) { return response.ok ? response.json() : null; })
@@ -746,7 +746,10 @@
           document.dispatchEvent(new CustomEvent("autolab:plot-updated", { detail: { steps: plot.data.steps.length } }));
         })
         .catch(function () {});
-    });
+    }
+    document.addEventListener("autolab:steps-added", refresh);
+    // The run's end may rescore its curve (the verifier's anchors): the plot is read once more.
+    document.addEventListener("autolab:live-ended", refresh);
   }
 
   /* ---------- compare page ---------- */

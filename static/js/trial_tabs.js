@@ -101,4 +101,9 @@
   }
   window.addEventListener("hashchange", openFromHash);
   openFromHash();
+
+  // A running rollout's end (static/js/live.js): an open tab shows what the trial left at the end.
+  document.addEventListener("autolab:live-ended", function () {
+    if (current && !panel.hidden) load(current.href, current);
+  });
 })();

@@ -1,6 +1,8 @@
 """A running rollout's page follows its trajectory (live.json + reload)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -123,3 +125,53 @@ def test_appended_steps_reach_the_plot_and_the_outline_without_a_reload(page, li
     page.wait_for_selector("#curve-plot[data-points='1']", timeout=15_000)
     assert page.evaluate("window.plotSteps") == 3
     assert page.evaluate("window.stillTheSamePage") is True
+
+
+def _live_parts(html: str) -> dict[str, str]:
+    """Each data-live-part of a page, by name: its opening tag onwards (what static/js/live.js swaps)."""
+    names = re.findall(r'data-live-part="([a-z]+)"', html)
+    return {name: html.split(f'data-live-part="{name}"', 1)[1] for name in names}
+
+
+def _end_a_run(rollout) -> None:
+    """What the runner's end leaves: the final import's counts, the ended status, then the classification."""
+    rollout.status = RolloutStatus.FINISHED
+    rollout.reward = 0.75
+    rollout.verifier_fields = {"reward": 0.75}
+    rollout.n_steps, rollout.n_benchmark_calls = 9, 3
+    rollout.n_input_tokens, rollout.n_output_tokens = 11_000, 715
+    rollout.save()
+
+
+@pytest.mark.django_db
+def test_the_page_a_live_page_fetches_at_the_end_has_every_card_in_its_final_state(client):
+    """At the end live.js read the reward alone: the Run card stayed at "Steps 0", Tokens "—", "Not classified yet"."""
+    from trajectories.services import classify
+
+    rollout = factories.make_rollout(status=RolloutStatus.RUNNING, reward=None, verifier_fields={},
+                                     n_input_tokens=None, n_output_tokens=None)
+    for step_id in range(1, 10):
+        factories.add_step(rollout, step_id, message=f"Step {step_id}.", commands=["make\n"])
+    url = reverse("trajectories:rollout_detail", args=[rollout.pk])
+    running = client.get(url).content.decode()
+    assert 'data-settled="no"' in running
+    parts = _live_parts(running)
+    assert {"status", "header", "siblings", "analysis", "timeline", "files", "logs", "subagents"} <= set(parts)
+    assert "<dt>Steps</dt><dd>0 · 0 benchmark calls" in parts["header"]
+    assert "Still running: classified when it finishes." in parts["analysis"]
+
+    _end_a_run(rollout)
+    # Ended, not yet classified: the page says so, and live.js asks again.
+    assert 'data-settled="no"' in client.get(url, {"page": 1}).content.decode()
+    classify(rollout)
+    ended = client.get(url, {"page": 1}).content.decode()
+    assert 'data-settled="yes"' in ended and 'id="live"' not in ended
+    final = _live_parts(ended)
+    # Every card the running page has is on the ended page, to be swapped in place.
+    assert set(final) == set(parts)
+    assert "<dt>Steps</dt><dd>9 · 3 benchmark calls" in final["header"]
+    assert "11000 in / 715 out" in final["header"] and "<strong title=\"0.75\">0.75</strong>" in final["header"]
+    assert "Not classified yet" not in final["analysis"] and "Still running" not in final["analysis"]
+    assert "Outcome:" in final["analysis"] or "Cause:" in final["analysis"]
+    assert final["timeline"].count('class="mark') == 9
+
