@@ -493,11 +493,14 @@ def _compare_side(rollout: Rollout, outline: list, window_of: list[int], window:
         .prefetch_related(Prefetch("tool_calls", queryset=ToolCall.objects.order_by("position")))
     )
     explorer.decorate_steps(steps, None, with_diffs=False, outline=outline)
+    plot = explorer.plot_data(rollout, outline)
     return {
         "rollout": rollout,
         "steps": steps,
-        "plot": explorer.plot_data(rollout, outline),
+        "plot": plot,
+        # The anchors its own page states (explorer.rollout_anchors), beside its name: the plot draws each side's.
         "anchors": explorer.rollout_anchors(rollout),
+        "anchors_text": plot["anchors_text"],
         "files_changed": explorer.file_changes(rollout.files_changed),
     }
 

@@ -199,24 +199,37 @@
     return traces;
   }
 
-  function anchorShapes(data, y) {
-    var shapes = [];
+  /* Each series' baseline and reference, as its rollout's page states them.
+   * Two rollouts of one task may be scored against different anchors (one
+   * verifier reported its own reference, the other's fell back to
+   * task.toml's): each is drawn, named by its rollout; a line both share is
+   * drawn once. */
+  function anchorLines(series, y) {
+    var lines = [];
     [["baseline", "#5f6b7a"], ["reference", "#9a6700"]].forEach(function (pair) {
-      var v = anchorValue(data, pair[0], y);
-      if (v === null || v === undefined) return;
-      shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: v, y1: v, line: { dash: "dot", width: 1, color: pair[1] } });
+      var which = pair[0];
+      var values = series.map(function (s) { return anchorValue(s.data, which, y); });
+      var known = values.filter(function (v) { return v !== null && v !== undefined; });
+      var shared = known.every(function (v) { return v === known[0]; });
+      values.forEach(function (v, i) {
+        if (v === null || v === undefined || values.indexOf(v) !== i) return;
+        var label = series[i].label;
+        lines.push({ value: v, colour: pair[1], text: shared || !label ? which : which + " (" + label + ")" });
+      });
     });
-    return shapes;
+    return lines;
   }
 
-  function anchorAnnotations(data, y) {
-    var notes = [];
-    ["baseline", "reference"].forEach(function (which) {
-      var v = anchorValue(data, which, y);
-      if (v === null || v === undefined) return;
-      notes.push({ xref: "paper", x: 1, xanchor: "right", y: v, yanchor: "bottom", text: which, showarrow: false, font: { size: 10, color: "#5f6b7a" } });
+  function anchorShapes(series, y) {
+    return anchorLines(series, y).map(function (line) {
+      return { type: "line", name: "anchor", xref: "paper", x0: 0, x1: 1, y0: line.value, y1: line.value, line: { dash: "dot", width: 1, color: line.colour } };
     });
-    return notes;
+  }
+
+  function anchorAnnotations(series, y) {
+    return anchorLines(series, y).map(function (line) {
+      return { xref: "paper", x: 1, xanchor: "right", y: line.value, yanchor: "bottom", text: line.text, showarrow: false, font: { size: 10, color: "#5f6b7a" } };
+    });
   }
 
   function currentShape() {
@@ -253,8 +266,8 @@
       showlegend: true, legend: { orientation: "h", y: -0.25 },
       xaxis: { title: { text: plot.x === "step" ? "step" : "elapsed (minutes)" }, zeroline: false, range: plot.zoom || xRange(series) },
       yaxis: { title: { text: plot.y === "score" ? "normalised score" : (data.metric || "metric") }, zeroline: false },
-      shapes: anchorShapes(data, plot.y).concat(budgetShape(data), currentShape()),
-      annotations: anchorAnnotations(data, plot.y),
+      shapes: anchorShapes(series, plot.y).concat(budgetShape(data), currentShape()),
+      annotations: anchorAnnotations(series, plot.y),
       hovermode: "closest"
     };
   }
@@ -273,7 +286,7 @@
   function updateCurrentOnPlot() {
     if (!plot.el || !window.Plotly || !plot.el.data) return;
     var data = plot.series[0].data;
-    window.Plotly.relayout(plot.el, { shapes: anchorShapes(data, plot.y).concat(budgetShape(data), currentShape()) });
+    window.Plotly.relayout(plot.el, { shapes: anchorShapes(plot.series, plot.y).concat(budgetShape(data), currentShape()) });
     plot.el.setAttribute("data-current-step", plot.currentStepId === null ? "" : plot.currentStepId);
   }
 

@@ -171,6 +171,18 @@ def make_explored_rollout(**fields) -> Rollout:
     return rollout
 
 
+def make_anchored_pair() -> tuple[Rollout, Rollout]:
+    """Two rollouts of one task: a scored with task.toml's anchors (100 -> 20), b with its verifier's reference (30)."""
+    from tasks.anchors import Anchors
+
+    a = make_explored_rollout()
+    b = make_explored_rollout(task=a.task)
+    b.anchors = Anchors(baseline=100.0, reference=30.0, status="reproduced", baseline_sources=("task.toml",),
+                        reference_sources=("reward.json reference_score",), task_baseline=100.0, task_reference=20.0).as_dict()
+    b.save(update_fields=["anchors"])
+    return a, b
+
+
 def import_shared_rollouts(tasks_dir, trials_dir) -> dict[str, Rollout]:
     """Import the real shared tasks and trials; rollouts keyed "opus" / "grok"."""
     from tasks.services import import_tasks

@@ -135,3 +135,16 @@ def test_each_column_lists_its_rollouts_changed_files(client):
     assert "Files changed: 0" in second and "No file changed." in second
     html = client.get(URL, {"a": old.pk, "b": b.pk}).content.decode()
     assert html.split('class="compare-column"')[1].count("Files changed") == 0
+
+
+def test_each_side_states_the_anchors_its_rollout_page_uses(client):
+    """The compare chart drew task.toml's reference where the rollout page used the verifier's."""
+    a, b = factories.make_anchored_pair()
+    html = client.get(URL, {"a": a.pk, "b": b.pk}).content.decode()
+    data = json.loads(re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    for rollout, side, reference in ((a, "a", 20.0), (b, "b", 30.0)):
+        page = client.get(reverse("trajectories:rollout_detail", args=[rollout.pk])).content.decode()
+        assert f"<dt>Reference</dt><dd>{reference:g}" in page
+        assert data[side]["reference"] == reference
+        column = html.split(f'<section class="compare-column" data-rollout="{rollout.pk}">', 1)[1].split("</p>", 1)[0]
+        assert f"baseline 100.0, reference {reference}" in column

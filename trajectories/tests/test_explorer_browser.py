@@ -321,3 +321,20 @@ def test_shared_files_changed_open_and_lead_to_their_steps(page, live_server, sh
     wait_step_in_view(page, 11)
     # The browser jumps to the anchor at once; the page marks the step on its next frame.
     page.wait_for_function("() => document.querySelector('#steps .step.current')?.id === 'step-11'")
+
+
+def test_compare_draws_each_rollouts_own_anchors(page, live_server):
+    """It drew the first rollout's reference (task.toml's) for both; the second's page says its verifier's."""
+    a, b = factories.make_anchored_pair()
+    page.goto(live_server.url + reverse("trajectories:compare") + f"?a={a.pk}&b={b.pk}")
+    page.wait_for_selector("#curve-plot .main-svg", state="attached")
+    lines = page.evaluate(
+        """() => { const el = document.getElementById('curve-plot');
+                   return el.layout.annotations.map(n => [n.text, n.y]); }"""
+    )
+    assert sorted(lines) == sorted([
+        ["baseline", 100], [f"reference (#{a.pk} {a.model})", 20], [f"reference (#{b.pk} {b.model})", 30],
+    ])
+    # On the normalised score both anchors are 0 and 1: drawn once.
+    page.check("input[name=yaxis][value=score]")
+    page.wait_for_function("() => document.getElementById('curve-plot').layout.annotations.length === 2")
