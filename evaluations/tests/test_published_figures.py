@@ -216,6 +216,35 @@ def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, auto
 
 
 def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):
-    with pytest.raises(CommandError, match=r"missing column\(s\) harness, version, source \(or the option --harness\)"):
+    with pytest.raises(CommandError, match=r"missing column\(s\) harness, version, source \(--harness, --version, --source fill in those columns\)"):
         call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")))
     assert PublishedResult.objects.count() == 0
+
+
+def test_a_semicolon_table_is_told_so_and_no_option_that_does_not_exist_is_named(tmp_path, autolab):
+    """A per-task table separated by semicolons suggested "(or the option --model)": there is no --model."""
+    per_task = PER_TASK + "opus,terminus-2,1.0,attn,0.3,Table 9\n"
+    for table in (per_task, MAIN_TABLE):
+        with pytest.raises(CommandError) as raised:
+            call_command("import_results", str(write(tmp_path, table.replace(",", ";"), "table.csv")))
+        assert "row 1 (header): the file is separated by semicolons, not commas" in str(raised.value)
+        assert "--model" not in str(raised.value)
+    with pytest.raises(CommandError) as raised:
+        call_command("import_results", str(write(tmp_path, "task,score\nattn,0.3\n", "table.csv")))
+    assert "missing column(s) model, harness, version, source (--harness, --version, --source fill in those columns)" in str(
+        raised.value) and "--model" not in str(raised.value)
+
+
+def test_importing_the_same_table_again_changes_nothing_and_says_so(tmp_path, autolab, capsys):
+    """It reported every figure "updated"."""
+    options = ["--version", "1.0", "--harness", "terminus-2", "--source", "AutoLab paper, Table 2"]
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options)
+    assert "20 published figures created, 0 updated, 0 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options)
+    assert "0 published figures created, 0 updated, 20 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE.replace("0.41", "0.42"), "main.csv")), *options)
+    assert "0 published figures created, 1 updated, 19 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")), *options)
+    assert "12 published scores created, 0 updated, 0 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")), *options)
+    assert "0 published scores created, 0 updated, 12 unchanged" in capsys.readouterr().out
