@@ -150,7 +150,7 @@ def published_rows(data: Board, filters: dict) -> list[dict]:
     for published in data.published:
         row = {
             "version": data.version.name, "scope": category or "all", "model": published.model,
-            "harness": published.harness, "open_weight": published.open_weight, "ablation": False,
+            "harness": published.harness, "open_weight": published.open_weight, "ablation": published.ablation,
             "in_comparison": False, "kind": "human" if published.human else "agent",
             "origin": "published", "source": published.source,
             "avg": published_figure(published, category, "avg"), "best": published_figure(published, category, "best"),
