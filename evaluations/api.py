@@ -150,7 +150,7 @@ def published_rows(data: Board, filters: dict) -> list[dict]:
     for published in data.published:
         row = {
             "version": data.version.name, "scope": category or "all", "model": published.model,
-            "harness": published.harness, "open_weight": published.open_weight, "ablation": False,
+            "harness": published.harness, "open_weight": published.open_weight, "ablation": published.ablation,
             "in_comparison": False, "kind": "human" if published.human else "agent",
             "origin": "published", "source": published.source,
             "avg": published_figure(published, category, "avg"), "best": published_figure(published, category, "best"),
@@ -366,6 +366,11 @@ def with_latest_regrade(queryset):
 def rollout_row(r: Rollout) -> dict:
     """A rollout as its page shows it: results, failure analysis, verifier output, anchors, usage."""
     anchors = r.anchors or {}
+    ruling = verdict.verdict(
+        r.status, superseded=r.superseded, infra_error=r.infra_error, excluded=r.excluded, reward=r.reward,
+        score_log=[score for _, score in verdict.score_points(r.score_log)], final_only=r.task.final_only,
+        convention=r.task.version.scoring, clip=r.task.version.clip_rewards,
+    )
     return {
         "id": r.id,
         "trial_name": r.trial_name,
@@ -385,16 +390,14 @@ def rollout_row(r: Rollout) -> dict:
         "reward": r.reward,
         # The task's metric as the verifier measured it (reward.json; tasks.anchors.verifier_metric), null without one.
         "metric": trajectories.rollout_metric(r),
-        # The version's convention: the reward (AutoLab) or the best of the score log (RE-Bench).
-        "score": verdict.counted_score(
-            r.reward, score_log=[score for _, score in verdict.score_points(r.score_log)], final_only=r.task.final_only,
-            convention=r.task.version.scoring, clip=r.task.version.clip_rewards,
-        ),
+        # The counted score, under the version's convention: the reward (AutoLab) or the best of the score log
+        # (RE-Bench); null for a rollout the figures leave out (an errored Inspect sample, an infrastructure error).
+        "score": ruling.score,
         "score_log": list(r.score_log or []),
         # The version clipped the verifier's reward to [0, 1] for the figures ("score" is the clipped one).
         "clipped": clipped(r.reward, r.task.version.clip_rewards),
         "kind": r.model.kind,
-        "counted": verdict.verdict(r.status, superseded=r.superseded, infra_error=r.infra_error, excluded=r.excluded).disposition,
+        "counted": ruling.disposition,
         "excluded": r.excluded,
         "superseded": r.superseded,
         "infra_error": r.infra_error,

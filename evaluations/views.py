@@ -327,8 +327,9 @@ def leaderboard_page(
 
 def heatmap_rows(
     data: Board, entries: list[BoardEntry], category: str | None, order: str, ranked: list[BoardEntry] | None = None,
+    published: list[PublishedEntry] = (),
 ) -> list[dict]:
-    """Task rows grouped by category, each with one cell per entry of `entries`.
+    """Task rows grouped by category, each with one cell per entry of `entries`, then one per `published` entry.
 
     `order`: "score" (the default: within each category, tasks by their mean
     Avg@k over every entry in `ranked` (all pages; default `entries`),
@@ -349,7 +350,8 @@ def heatmap_rows(
             ))  # fmt: skip
             row_cells.append({"entry": entry, "cell": cell, "html": html})
         averages = [(cell.avg if (cell := data.cell(task.id, entry.key)) else None) or 0.0 for entry in ranked]
-        rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0})
+        rows.append({"task": task, "cells": row_cells, "mean": sum(averages) / len(averages) if averages else 0.0,
+                     "published": [published_cell_html(task, p) for p in published]})
     place = {name: i for i, name in enumerate(data.categories)}
 
     def by_entry(row: dict) -> float:
@@ -376,6 +378,21 @@ def cell_html(cell: Cell | None, url: str, title: str) -> SafeString:
     return mark_safe(  # noqa: S308 (every value is escaped)
         f'<td class="num cell {escape(heat(avg))}"><a href="{escape(url)}" title="{escape(title)}" '
         f'data-avg="{escape(sortval(avg))}">{escape(text)}</a></td>'
+    )
+
+
+def published_cell_html(task, published: PublishedEntry) -> SafeString:
+    """A published entry's cell on a task: the per-task score its source printed, as the heatmap's CSV and JSON
+    carry it; no link (no rollout of ours stands behind it)."""
+    cell = published.cells.get(task.id)
+    avg = cell.avg if cell else None
+    if cell is None:
+        title = "not published (counts 0)"
+    else:
+        title = f"Published · Avg {score(cell.avg)} · Best {score(cell.best)}\nscores: {', '.join(score(s) for s in cell.scores)}"
+    return mark_safe(  # noqa: S308 (every value is escaped)
+        f'<td class="num cell published {escape(heat(avg))}" title="{escape(title)}" data-avg="{escape(sortval(avg))}" '
+        f'data-task="{escape(task.name)}" data-model="{escape(published.model)}">{escape(score(avg) if cell else "·")}</td>'
     )
 
 
@@ -446,7 +463,9 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     entries = ranked[page.first - 1:page.last]
     order = filters["order"]
     # Tasks are ordered over every entry, so that each page lists them alike.
-    rows = heatmap_rows(data, entries, category, order, ranked)
+    # The published entries with per-task scores, after ours on every page: what the heatmap's exports carry.
+    published = [p for p in data.published if p.cells]
+    rows = heatmap_rows(data, entries, category, order, ranked, published)
     context = {
         "nav": "leaderboard",
         "data": data,
@@ -461,6 +480,9 @@ def heatmap(request: HttpRequest) -> HttpResponse:
         "page_query": query_without(request, "columns"),
         "board_query": query_without(request, "order", "columns"),
         "entry_figures": [e.figures(category) for e in entries],
+        # The published entries' columns, after ours: their per-task scores as the heatmap's exports carry them.
+        "published": published,
+        "published_avgs": [figures.avg if (figures := p.figures(category)) else None for p in published],
         # The footnotes of the marks some cell carries, and of no other.
         "any_infra": any(c["cell"] and c["cell"].infra_rollout_ids for r in rows for c in r["cells"]),
         "any_clipped": any(c["cell"] and c["cell"].clipped_rollout_ids for r in rows for c in r["cells"]),

@@ -29,7 +29,7 @@ from trajectories.models import Rollout
 
 from evaluations.boards import board as board_shape
 from evaluations.boards.board import entry_key, entry_pair
-from evaluations.boards.counting import ROLLOUT_FIELDS, Counted, _count
+from evaluations.boards.counting import ROLLOUT_FIELDS, Counted, TableScores, _count, table_scores
 from evaluations.boards.invalidation import GLOBAL, _counters, _generation_of, generation_label, version_scope
 from evaluations.boards.published_entries import _published
 from evaluations.figures import aggregation as agg
@@ -93,8 +93,13 @@ def _scope_extras(
     return result
 
 
-def _entry_cells(tasks: list[board_shape.TaskInfo], key: str, counted: Counted) -> dict[int, board_shape.Cell]:
-    """One entry's heatmap cells, by task id: tasks it has a counted or a flagged rollout on."""
+def _entry_cells(
+    tasks: list[board_shape.TaskInfo], key: str, counted: Counted, table: TableScores
+) -> dict[int, board_shape.Cell]:
+    """One entry's heatmap cells, by task id: tasks it has a counted or a flagged rollout on.
+
+    An Inspect task's Avg and Best are its samples' (`counting.table_scores`), as on the board.
+    """
     cells = {}
     for task in tasks:
         got = counted.scores.get((key, task.id), [])
@@ -103,9 +108,10 @@ def _entry_cells(tasks: list[board_shape.TaskInfo], key: str, counted: Counted) 
         if not got and not infra:
             continue
         best_at = int(np.argmax(got)) if got else None
+        units, unit_bests = table.scores.get((key, task.id), got), table.bests.get((key, task.id))
         cells[task.id] = board_shape.Cell(
-            avg=float(np.mean(got)) if got else None,
-            best=max(got) if got else None,
+            avg=float(np.mean(units)) if got else None,
+            best=(float(np.mean(unit_bests)) if unit_bests else max(got)) if got else None,
             scores=got,
             rollout_ids=ids,
             best_rollout_id=ids[best_at] if best_at is not None else None,
@@ -218,9 +224,10 @@ def _compute(
     comparison = {
         key for key, (m, h) in zip(keys, pairs) if _competes(models[m], staff_settings.get((m, h))) and key in has_counted
     }
+    counted_cells = table_scores(counted)
     table = agg.ScoreTable(
-        entries=keys, tasks=[t.id for t in tasks], scores=counted.scores,
-        categories={t.id: t.category for t in tasks},
+        entries=keys, tasks=[t.id for t in tasks], scores=counted_cells.scores,
+        categories={t.id: t.category for t in tasks}, bests=counted_cells.bests, n_rollouts=counted_cells.n_rollouts,
     )
     if kept is None:
         boot = agg.build_bootstrap(table, comparison, N_RESAMPLES)
@@ -230,8 +237,8 @@ def _compute(
         for key in set(kept.keys) - set(keys):
             boot.drop_entry(key)
         changed = [k for k in keys if k in dirty or k not in boot or (k in boot.members) != (k in comparison)]
-        for key, values, counts in agg.entry_scores(table, changed):
-            boot.set_entry(key, values, counts, member=key in comparison)
+        for key, values, counts, bests in agg.entry_scores(table, changed, with_bests=True):
+            boot.set_entry(key, values, counts, member=key in comparison, bests=bests)
     arrays = table.arrays()
     scopes = agg.all_figures(table, comparison, N_RESAMPLES, boot=boot, arrays=arrays)
     extras = {
@@ -266,7 +273,7 @@ def _compute(
     entries.sort(key=lambda e: (e.overall is None, -(e.overall.avg if e.overall else 0), e.model, e.harness))
     published = kept.published if kept is not None else _published(version, tasks, harness, open_weight, n_resamples=N_RESAMPLES)
     entry_cells = {
-        key: kept.cells[key] if kept is not None and key not in dirty and key in kept.cells else _entry_cells(tasks, key, counted)
+        key: kept.cells[key] if kept is not None and key not in dirty and key in kept.cells else _entry_cells(tasks, key, counted, counted_cells)
         for key in keys
     }
     data = board_shape.Board(

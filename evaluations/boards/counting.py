@@ -5,7 +5,10 @@ per entry and task, the counted scores and rollout ids, the rollouts left
 out by disposition (infrastructure errors flagged on their cell), the
 clipped ones, usage, best-so-far curves and RE-Bench's score-log runs.
 Whether a rollout counts and its score are its verdict's
-(`trajectories.verdict`), as on the API and the rollout page.
+(`trajectories.verdict`), as on the API and the rollout page. An Inspect
+sample's epochs are gathered by sample (`Counted.samples`): on a version
+scored by the final score, the figures count the sample, its epochs reduced
+as Inspect reduces them (`table_scores`, `aggregation.reduce_epochs`).
 
 No cache and no query here: plain rows in, plain data out, so what a
 rollout contributes can be read (and tested) apart from how a board is
@@ -47,6 +50,10 @@ ROLLOUT_FIELDS = (
     "curve",
     "score_log",
     "trajectory_source",
+    "job_id",
+    # An Inspect sample's id and its log's epoch reducer (trajectories.reading.inspect_log); absent elsewhere.
+    "config__inspect__sample_id",
+    "config__inspect__reducer",
 )
 
 
@@ -81,10 +88,13 @@ class Counted:
     # Per entry and task: each counted rollout's score log as a time_curves.Run (RE-Bench versions).
     runs: dict[str, dict[int, list]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
     n_read: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # rollouts read per entry, counted or not
+    # Per entry and task, beside `scores`: each counted rollout's Inspect sample, (log run, sample id, the log's
+    # epoch reducer), or None; only cells with a sample are kept.
+    samples: dict[tuple[str, int], list[tuple[str, str, str] | None]] = field(default_factory=dict)
 
     def forget(self, keys: set[str]) -> None:
         """Take out everything of these entries (their rollouts are about to be read again)."""
-        for by_cell in (self.scores, self.rollout_ids, self.flagged, self.clipped, self.usage):
+        for by_cell in (self.scores, self.rollout_ids, self.flagged, self.clipped, self.usage, self.samples):
             for cell in [c for c in by_cell if c[0] in keys]:
                 del by_cell[cell]
         for by_entry in (self.excluded, self.curves, self.runs, self.n_read):
@@ -118,6 +128,7 @@ def _count(
             counted.clipped[(key, r["task_id"])].append(r["id"])
         counted.scores[(key, r["task_id"])].append(score)
         counted.rollout_ids[(key, r["task_id"])].append(r["id"])
+        _note_sample(counted, (key, r["task_id"]), r, convention)
         seconds = None
         if r["agent_started_at"] and r["agent_finished_at"]:
             seconds = max(0.0, (r["agent_finished_at"] - r["agent_started_at"]).total_seconds())
@@ -143,3 +154,45 @@ def _count(
                 tc.Run(points=tuple(points), end=length, final=final, final_only=task.final_only)
             )
     return counted
+
+
+def _note_sample(counted: Counted, cell: tuple[str, int], row: dict, convention: str) -> None:
+    """Keep which Inspect sample a counted rollout is an epoch of (RE-Bench's runs stay units of their own)."""
+    sample = row.get("config__inspect__sample_id")
+    unit = None
+    if sample is not None and convention != BEST_OF_SCORE_LOG:
+        unit = (row.get("job_id") or "", str(sample), row.get("config__inspect__reducer") or "mean")
+    if unit is None and cell not in counted.samples:
+        return
+    units = counted.samples.setdefault(cell, [None] * (len(counted.scores[cell]) - 1))
+    units.append(unit)
+
+
+@dataclass
+class TableScores:
+    """What a board's `aggregation.ScoreTable` counts: per cell its scores, and for an Inspect task its samples'."""
+
+    scores: dict[tuple[str, int], list[float]]
+    bests: dict[tuple[str, int], list[float]]
+    n_rollouts: dict[tuple[str, int], int]
+
+
+def table_scores(counted: Counted) -> TableScores:
+    """Each cell's counted scores; an Inspect task's are its samples, each its epochs reduced by its log's reducer.
+
+    Inspect's accuracy averages each sample's scored epochs first, then the
+    samples: a sample with two scored epochs weighs what one with three does.
+    """
+    scores: dict[tuple[str, int], list[float]] = dict(counted.scores)
+    bests: dict[tuple[str, int], list[float]] = {}
+    n_rollouts: dict[tuple[str, int], int] = {}
+    for cell, units in counted.samples.items():
+        epochs: dict[object, tuple[str, list[float]]] = {}
+        for position, (unit, score) in enumerate(zip(units, counted.scores[cell])):
+            # A rollout of no sample (a Harbor trial beside the log) is a unit of its own.
+            reducer, values = epochs.setdefault(unit[:2] if unit else position, (unit[2] if unit else "mean", []))
+            values.append(score)
+        scores[cell] = [agg.reduce_epochs(values, reducer) for reducer, values in epochs.values()]
+        bests[cell] = [max(values) for _, values in epochs.values()]
+        n_rollouts[cell] = len(units)
+    return TableScores(scores, bests, n_rollouts)

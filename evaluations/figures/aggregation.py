@@ -12,6 +12,13 @@ Definitions (the leaderboard page and the API documentation repeat them):
   tasks of the version (or category), each task weighing the same. A task
   without a counted rollout contributes 0, so skipping hard tasks never pays.
 - Best@k: the same with the per-task maximum instead of the mean.
+- An Inspect task's samples (`ScoreTable.bests`): Inspect reduces each
+  sample's scored epochs first, with the log's reducer (`reduce_epochs`,
+  "mean" by default), then averages the samples. So on a version scored by
+  the final score, an Inspect task's counted "rollouts" are its samples:
+  its Avg@k is the mean of their reduced scores, Inspect's own accuracy, and
+  its Best@k the mean of each sample's best epoch (Inspect's accuracy under
+  the "max" reducer), never above the best score a sample can get.
 - Dominance: per task, the fraction of the *other* entries of the comparison
   set whose per-task Avg@k this entry beats (ties count one half), averaged
   over tasks. Over a comparison set it averages to exactly 0.5.
@@ -33,6 +40,8 @@ Definitions (the leaderboard page and the API documentation repeat them):
 from __future__ import annotations
 
 import math
+import statistics
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -59,6 +68,11 @@ class ScoreTable:
     tasks: list[Hashable]
     scores: Mapping[tuple[Hashable, Hashable], Sequence[float]]
     categories: Mapping[Hashable, str] = field(default_factory=dict)
+    # Cells whose scores are units of their own (an Inspect task's samples): each unit's best, in the
+    # order of `scores`; the cell's Best@k is their mean.
+    bests: Mapping[tuple[Hashable, Hashable], Sequence[float]] = field(default_factory=dict)
+    # The rollouts behind a cell whose scores are not one a rollout (the epochs of an Inspect task's samples).
+    n_rollouts: Mapping[tuple[Hashable, Hashable], int] = field(default_factory=dict)
 
     def arrays(self, tasks: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(E, T, K) scores padded with 0 and (E, T) counts, for `tasks`."""
@@ -69,6 +83,26 @@ class ScoreTable:
         for i, entry in enumerate(self.entries):
             values[i], counts[i] = padded([self.scores.get((entry, task), ()) for task in tasks], k)
         return values, counts
+
+    def best_arrays(self, tasks: Sequence[Hashable] | None = None) -> np.ndarray | None:
+        """(E, T, K) of `bests`, NaN on a cell without them (its Best@k is its maximum); None when no cell has them."""
+        if not self.bests:
+            return None
+        tasks = self.tasks if tasks is None else tasks
+        k = max((len(v) for v in self.scores.values()), default=0) or 1
+        return np.stack([_best_rows([self.bests.get((entry, task)) for task in tasks], k) for entry in self.entries])
+
+    def rollout_counts(self, counts: np.ndarray, positions: Sequence[int] | None = None) -> np.ndarray:
+        """(E, T) the rollouts behind each cell: `counts`, but a unit's epochs where the scores are units."""
+        if not self.n_rollouts:
+            return counts
+        tasks = self.tasks if positions is None else [self.tasks[j] for j in positions]
+        result = counts.copy()
+        for i, entry in enumerate(self.entries):
+            for j, task in enumerate(tasks):
+                if (entry, task) in self.n_rollouts:
+                    result[i, j] = self.n_rollouts[(entry, task)]
+        return result
 
     def category_names(self) -> list[str]:
         return sorted({self.categories.get(t, "") for t in self.tasks} - {""})
@@ -124,6 +158,46 @@ def task_bests(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, best, 0.0)
 
 
+def pooled_bests(values: np.ndarray, counts: np.ndarray, bests: np.ndarray | None) -> np.ndarray:
+    """Per-task Best@k: `task_bests`, but the mean of the units' bests where `bests` has a row (not NaN)."""
+    plain = task_bests(values, counts)
+    if bests is None:
+        return plain
+    present = np.arange(bests.shape[-1]) < counts[..., None]
+    means = np.where(present, np.nan_to_num(bests), 0.0).sum(axis=-1) / np.maximum(counts, 1)
+    return np.where(np.isnan(bests[..., 0]) | (counts == 0), plain, means)
+
+
+# Inspect's epoch reducers the figures apply themselves (inspect_ai.scorer's of these names, on float scores).
+EPOCH_REDUCERS = ("mean", "median", "mode", "max")
+
+
+def reduce_epochs(values: Sequence[float], reducer: str = "mean") -> float:
+    """One Inspect sample's scored epochs as Inspect reduces them; an unknown reducer reads as "mean".
+
+    "mode" is the most common value, the first seen on a tie (as Inspect's
+    `Counter.most_common`).
+    """
+    if not values:
+        raise ValueError("a sample without a scored epoch has no score")
+    if reducer == "max":
+        return float(max(values))
+    if reducer == "median":
+        return float(statistics.median(values))
+    if reducer == "mode":
+        return float(Counter(values).most_common(1)[0][0])
+    return float(statistics.fmean(values))
+
+
+def _best_rows(rows: Sequence[Sequence[float] | None], k: int) -> np.ndarray:
+    result = np.full((len(rows), k), np.nan)
+    for j, row in enumerate(rows):
+        if row is not None:
+            result[j, :] = 0.0
+            result[j, : len(row)] = row
+    return result
+
+
 def dominance(means: np.ndarray) -> np.ndarray:
     """(C, T) per-task means of a comparison set -> (C,) dominance."""
     n, n_tasks = means.shape[0], means.shape[-1]
@@ -144,13 +218,21 @@ def scope_positions(table: ScoreTable, scopes: Iterable[str | None]) -> dict[str
     return result
 
 
-def entry_scores(table: ScoreTable, entries: Iterable[Hashable] | None = None):
-    """(entry, values (T, K), counts (T,)) of each entry, as `bootstrap.Bootstrap` takes them."""
+def entry_scores(table: ScoreTable, entries: Iterable[Hashable] | None = None, with_bests: bool = False):
+    """(entry, values (T, K), counts (T,)) of each entry, as `bootstrap.Bootstrap` takes them.
+
+    `with_bests`: (entry, values, counts, bests (T, K) or None), the table's
+    `bests` of the entry's cells (`bootstrap.entry_resamples`).
+    """
     wanted = table.entries if entries is None else list(entries)
     tasks = table.tasks
     for entry in wanted:
         values, counts = padded([table.scores.get((entry, t), ()) for t in tasks])
-        yield entry, values, counts
+        if not with_bests:
+            yield entry, values, counts
+            continue
+        rows = [table.bests.get((entry, t)) for t in tasks]
+        yield entry, values, counts, _best_rows(rows, values.shape[1]) if any(r is not None for r in rows) else None
 
 
 def padded(rows: Sequence[Sequence[float]], k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +260,7 @@ def build_bootstrap(
     if scopes is None:
         scopes = [None, *table.category_names()]
     return bs.Bootstrap.build(
-        scope_positions(table, scopes), table.tasks, entry_scores(table), set(comparison), n_resamples, seed
+        scope_positions(table, scopes), table.tasks, entry_scores(table, with_bests=True), set(comparison), n_resamples, seed
     )
 
 
@@ -213,7 +295,8 @@ def figures_from(
     values, counts = values[:, scope.positions], counts[:, scope.positions]
     means = task_means(values, counts)
     avg = means.mean(axis=1)
-    best = task_bests(values, counts).mean(axis=1)
+    bests = table.best_arrays()
+    best = pooled_bests(values, counts, None if bests is None else bests[:, scope.positions]).mean(axis=1)
 
     members = [i for i, e in enumerate(table.entries) if e in comparison]
     dom: dict[int, float] = {}
@@ -228,7 +311,7 @@ def figures_from(
 
     # Per entry as plain numbers, computed for all at once: per-entry numpy calls were a good part of a
     # 100-entry board's update.
-    n_rollouts = counts.sum(axis=1).tolist()
+    n_rollouts = table.rollout_counts(counts, scope.positions).sum(axis=1).tolist()
     n_tasks = (counts > 0).sum(axis=1).tolist()
     # Only entries with something counted in the scope are ranked.
     ranked = [table.entries[i] for i in members if n_rollouts[i] > 0]

@@ -35,14 +35,18 @@ def cell_rng(seed: int, entry: Hashable, task: Hashable) -> np.random.Generator:
 
 
 def entry_resamples(
-    values: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int, entry: Hashable, tasks: Sequence[Hashable]
+    values: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int, entry: Hashable, tasks: Sequence[Hashable],
+    bests: np.ndarray | None = None,
 ) -> np.ndarray:
     """(2, B, T): per replicate, the mean [0] and the best [1] of each task's rollouts drawn with replacement.
 
     `values` (T, K) holds one entry's scores padded with anything, `counts`
     (T,) how many are real. Each task's draws come from its own generator
     (`cell_rng`) and its own count, so a new rollout on one task changes that
-    task's replicates alone, and no other entry's.
+    task's replicates alone, and no other entry's. `bests` (T, K), where a
+    task's row is not NaN, holds each drawn unit's own best (an Inspect
+    sample's best epoch, `aggregation.ScoreTable.bests`): that task's best is
+    the mean of the drawn units' bests, not the maximum of their values.
     """
     result = np.zeros((2, n_resamples, len(counts)))
     for j, (task, n) in enumerate(zip(tasks, counts)):
@@ -51,7 +55,10 @@ def entry_resamples(
         picks = (cell_rng(seed, entry, task).random((n_resamples, n)) * n).astype(np.int64)
         picked = values[j, :n][picks]  # (B, n)
         result[0, :, j] = picked.sum(axis=-1) / n
-        result[1, :, j] = picked.max(axis=-1)
+        if bests is not None and not np.isnan(bests[j, 0]):
+            result[1, :, j] = bests[j, :n][picks].sum(axis=-1) / n
+        else:
+            result[1, :, j] = picked.max(axis=-1)
     return result
 
 
@@ -182,11 +189,12 @@ class Bootstrap:
         n_resamples: int,
         seed: int,
     ) -> Bootstrap:
-        """From nothing: `entries` yields (entry, values (T, K), counts (T,)); `members` are the comparison set."""
+        """From nothing: `entries` yields (entry, values (T, K), counts (T,)[, bests (T, K) or None]); `members`
+        are the comparison set."""
         made = cls.empty(scope_positions, tasks, n_resamples, seed)
         in_scopes: dict[Hashable, list[bool]] = {}
-        for entry, values, counts in entries:
-            made._replicate(entry, values, counts)
+        for entry, values, counts, *bests in entries:
+            made._replicate(entry, values, counts, bests[0] if bests else None)
             in_scopes[entry] = [bool(counts[scope.positions].sum() > 0) for scope in made.scopes.values()]
         made.members = set(members) & set(made.rows)
         order = [e for e in made.rows if e in made.members]
@@ -222,8 +230,8 @@ class Bootstrap:
                 self.stack = np.concatenate([self.stack, np.zeros((len(self.stack), *shape))])
         return self.rows[entry]
 
-    def _replicate(self, entry: Hashable, values: np.ndarray, counts: np.ndarray) -> None:
-        replicates = entry_resamples(values, counts, self.n_resamples, self.seed, entry, self.tasks)
+    def _replicate(self, entry: Hashable, values: np.ndarray, counts: np.ndarray, bests: np.ndarray | None = None) -> None:
+        replicates = entry_resamples(values, counts, self.n_resamples, self.seed, entry, self.tasks, bests)
         row = self._row_of(entry)  # first: it may make the stack
         self.stack[row] = replicates[0]
         for scope in self.scopes.values():
@@ -290,19 +298,21 @@ class Bootstrap:
                 scope.points[other] = scope.points.get(other, 0) + (2 * scope.n_tasks - points)
             scope.points[entry] = mine.sum(axis=0)
 
-    def set_entry(self, entry: Hashable, values: np.ndarray, counts: np.ndarray, member: bool) -> None:
-        """One entry's scores are now `values`/`counts`, in the comparison set or not."""
+    def set_entry(
+        self, entry: Hashable, values: np.ndarray, counts: np.ndarray, member: bool, bests: np.ndarray | None = None
+    ) -> None:
+        """One entry's scores are now `values`/`counts` (and `bests`, see `entry_resamples`), in the comparison set or not."""
         if member and entry in self.members:
             before = self.stack[self.rows[entry]].copy()
             self._unrank(entry)
-            self._replicate(entry, values, counts)
+            self._replicate(entry, values, counts, bests)
             self._rank(entry, counts)
             self._repair(entry, before)
             return
         if entry in self.members:
             self._leave(entry)
         self._unrank(entry)
-        self._replicate(entry, values, counts)
+        self._replicate(entry, values, counts, bests)
         if member:
             self._join(entry)
             self._rank(entry, counts)

@@ -104,6 +104,7 @@ class ImportReport:
     dry_run: bool = False
     created: int = 0
     updated: int = 0
+    unchanged: int = 0
     sources: set[str] = field(default_factory=set)
     checks: list[str] = field(default_factory=list)
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(published_entries.FIGURE_VERDICTS, 0))
@@ -111,7 +112,8 @@ class ImportReport:
     def summary(self) -> str:
         what = "published figures" if self.kind == "figures" else "published scores"
         created, updated = ("would be created", "would be updated") if self.dry_run else ("created", "updated")
-        text = f"{self.created} {what} {created}, {self.updated} {updated} ({len(self.sources)} source(s))"
+        text = (f"{self.created} {what} {created}, {self.updated} {updated}, {self.unchanged} unchanged "
+                f"({len(self.sources)} source(s))")
         if self.dry_run:
             text = "dry run, nothing written: " + text
         if self.checks:
@@ -400,6 +402,8 @@ def import_results(text: str, as_json: bool = False, defaults: Defaults = Defaul
     """
     rows = read_rows(text, as_json)
     header = header_of(rows, text, as_json)
+    if not as_json and (separated := _separator_hint(header)):
+        raise ResultsImportError([f"row 1 (header): {separated}"])
     repeated = sorted({column for column in header if header.count(column) > 1})
     unreadable = [f"{label}: {'; '.join(problems)}" for label, raw in rows if (problems := _cell_problems(raw))]
     if repeated or unreadable:  # before any lookup: a NUL in a task name fails the query itself
@@ -414,11 +418,34 @@ def import_results(text: str, as_json: bool = False, defaults: Defaults = Defaul
     missing = [c for c in REQUIRED if c not in header and not getattr(defaults, c, "")]
     if missing and not as_json:
         raise ResultsImportError(
-            [f"row 1 (header): missing column(s) {', '.join(missing)} (or the option --{missing[0]}); expected "
-             f"{', '.join(COLUMNS)}, a wide table (task, then a column per model), or the paper's table: model, "
-             "harness, version, source and <scope>_avg / _best / _dom columns"]
+            [f"row 1 (header): missing column(s) {', '.join(missing)}{_options_for(missing)}; "
+             f"expected {', '.join(COLUMNS)}, a wide table (task, then a column per model), or the paper's table: "
+             "model, harness, version, source and <scope>_avg / _best / _dom columns"]
         )
     return _written(lambda: _import_scores(rows, defaults), dry_run)
+
+
+# The columns the command's options (and the upload form's fields) fill in: `Defaults`.
+OPTION_COLUMNS = ("version", "harness", "source", "set")
+
+
+def _options_for(missing: list[str]) -> str:
+    """The options that can stand for missing columns, named only where one exists (no --model, --task, --score)."""
+    fillable = [c for c in missing if c in OPTION_COLUMNS]
+    if not fillable:
+        return ""
+    return " (" + ", ".join(f"--{c}" for c in fillable) + (" fills" if len(fillable) == 1 else " fill") + " in " + (
+        "that column" if len(fillable) == 1 else "those columns") + ")"
+
+
+def _separator_hint(header: list[str]) -> str:
+    """A header read as one column that holds another separator: the file is not comma-separated."""
+    if len(header) != 1:
+        return ""
+    for separator, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+        if separator in header[0]:
+            return f"the file is separated by {name}, not commas: save it as comma-separated CSV"
+    return ""
 
 
 def _written(run, dry_run: bool) -> ImportReport:
@@ -441,16 +468,11 @@ def _import_scores(rows: list[tuple[str, dict]], defaults: Defaults) -> ImportRe
     touched = set()
     for row in clean:
         model, harness = published_entry(row.model, row.harness)
-        _, created = PublishedResult.objects.update_or_create(
-            model=model,
-            harness=harness,
-            version=row.task.version,
-            task=row.task,
-            rollout_index=row.rollout_index,
-            defaults={"score": row.score, "source": row.source, "ablation": row.ablation, "compared": not row.ablation},
-        )
-        report.created += created
-        report.updated += not created
+        _count_write(report, _write_row(
+            PublishedResult, {"model": model, "harness": harness, "version": row.task.version, "task": row.task,
+                              "rollout_index": row.rollout_index},
+            {"score": row.score, "source": row.source, "ablation": row.ablation, "compared": not row.ablation},
+        ))
         report.sources.add(row.source)
         touched.add((model.id, harness.id, row.task.version_id))
     check_figures(report, touched)
@@ -466,17 +488,39 @@ def _import_figures(rows: list[tuple[str, dict]], header: list[str], defaults: D
     for row in clean:
         model, harness = published_entry(row.model, row.harness)
         for scope, measure, value, decimals in row.figures:
-            _, created = PublishedFigure.objects.update_or_create(
-                model=model, harness=harness, version=row.version, scope=scope, measure=measure,
-                defaults={"value": value, "decimals": decimals, "source": row.source, "ablation": row.ablation,
-                          "compared": not row.ablation},
-            )
-            report.created += created
-            report.updated += not created
+            _count_write(report, _write_row(
+                PublishedFigure, {"model": model, "harness": harness, "version": row.version, "scope": scope,
+                                  "measure": measure},
+                {"value": value, "decimals": decimals, "source": row.source, "ablation": row.ablation,
+                 "compared": not row.ablation},
+            ))
         report.sources.add(row.source)
         touched.add((model.id, harness.id, row.version.id))
     check_figures(report, touched)
     return report
+
+
+CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
+
+
+def _write_row(model_class, lookup: dict, values: dict) -> str:
+    """Create or update one published row; a row that already holds `values` is left as it is ("unchanged")."""
+    row = model_class.objects.filter(**lookup).first()
+    if row is None:
+        model_class.objects.create(**lookup, **values)
+        return CREATED
+    if all(getattr(row, name) == value for name, value in values.items()):
+        return UNCHANGED
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.save(update_fields=list(values))
+    return UPDATED
+
+
+def _count_write(report: ImportReport, what: str) -> None:
+    report.created += what == CREATED
+    report.updated += what == UPDATED
+    report.unchanged += what == UNCHANGED
 
 
 def check_figures(report: ImportReport, touched: set[tuple[int, int, int]]) -> None:

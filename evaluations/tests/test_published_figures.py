@@ -216,6 +216,64 @@ def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, auto
 
 
 def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):
-    with pytest.raises(CommandError, match=r"missing column\(s\) harness, version, source \(or the option --harness\)"):
+    with pytest.raises(CommandError, match=r"missing column\(s\) harness, version, source \(--harness, --version, --source fill in those columns\)"):
         call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")))
     assert PublishedResult.objects.count() == 0
+
+
+def test_a_semicolon_table_is_told_so_and_no_option_that_does_not_exist_is_named(tmp_path, autolab):
+    """A per-task table separated by semicolons suggested "(or the option --model)": there is no --model."""
+    per_task = PER_TASK + "opus,terminus-2,1.0,attn,0.3,Table 9\n"
+    for table in (per_task, MAIN_TABLE):
+        with pytest.raises(CommandError) as raised:
+            call_command("import_results", str(write(tmp_path, table.replace(",", ";"), "table.csv")))
+        assert "row 1 (header): the file is separated by semicolons, not commas" in str(raised.value)
+        assert "--model" not in str(raised.value)
+    with pytest.raises(CommandError) as raised:
+        call_command("import_results", str(write(tmp_path, "task,score\nattn,0.3\n", "table.csv")))
+    assert "missing column(s) model, harness, version, source (--harness, --version, --source fill in those columns)" in str(
+        raised.value) and "--model" not in str(raised.value)
+
+
+def test_importing_the_same_table_again_changes_nothing_and_says_so(tmp_path, autolab, capsys):
+    """It reported every figure "updated"."""
+    options = ["--version", "1.0", "--harness", "terminus-2", "--source", "AutoLab paper, Table 2"]
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options)
+    assert "20 published figures created, 0 updated, 0 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options)
+    assert "0 published figures created, 0 updated, 20 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE.replace("0.41", "0.42"), "main.csv")), *options)
+    assert "0 published figures created, 1 updated, 19 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")), *options)
+    assert "12 published scores created, 0 updated, 0 unchanged" in capsys.readouterr().out
+    call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")), *options)
+    assert "0 published scores created, 0 updated, 12 unchanged" in capsys.readouterr().out
+
+
+def test_the_leaderboard_csv_says_which_published_rows_are_ablations(tmp_path, autolab, client):
+    """The CSV said ablation=False for every published row of a main table imported as printed; JSON and page were right."""
+    import csv
+    import io
+
+    options = ["--version", "1.0", "--harness", "terminus-2", "--source", "AutoLab paper, Table 2"]
+    call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options, stdout=open("/dev/null", "w"))
+    text = client.get("/api/v1/leaderboard.csv?version=1.0").content.decode()
+    in_csv = {r["model"]: r["ablation"] for r in csv.DictReader(io.StringIO(text)) if r["origin"] == "published"}
+    in_json = {p["model"]: p["ablation"] for p in client.get("/api/v1/leaderboard/?version=1.0").json()["published"]}
+    assert in_json == {"opus": False, "gpt": False, "opus-no-tools": True}
+    assert in_csv == {model: str(flag) for model, flag in in_json.items()}
+
+
+def test_the_heatmap_page_shows_the_published_per_task_scores_its_exports_carry(tmp_path, version, client):
+    """The page showed the task names and none of the published figures its CSV and JSON carry."""
+    import_per_task(tmp_path)
+    cells = [c for c in client.get("/api/v1/heatmap/?version=1.1").json()["cells"] if c["origin"] == "published"]
+    assert len(cells) == 11
+    html = client.get("/heatmap/?version=1.1").content.decode()
+    board = html.split('id="heatmap-table"', 1)[1].split("</table>", 1)[0]
+    for name in ("model-a", "model-b", "model-c"):
+        assert name in board.split("</thead>", 1)[0]
+    shown = re.findall(r'<td class="num cell published[^"]*"[^>]*data-task="([^"]+)" data-model="([^"]+)"[^>]*>([0-9.]+)</td>',
+                       board)
+    assert sorted(shown) == sorted((c["task"], c["model"], f'{c["avg"]:.3f}') for c in cells)
+    assert "Paper 2026, Table 9" in html  # whose figures they are

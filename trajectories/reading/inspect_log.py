@@ -20,6 +20,10 @@ analysis as a Harbor trial:
   its model usage the tokens and cost;
 - a sample that errored is not scored and, as in Inspect's own metrics,
   not counted as 0: it is imported with its error and `excluded` says why;
+- each sample's epoch is one rollout, carrying its sample id and the log's
+  epoch reducer (`config["inspect"]`, "mean" unless the log names another):
+  the figures reduce a sample's epochs with it before averaging the
+  samples, as Inspect's own metrics do;
 - one clock: a step's time is the working time of the model call that made
   it (`working_start`), as the score log's, so steps and scores line up;
 - `submit`, called beside other tools in one message, is a step of its own.
@@ -92,14 +96,30 @@ def read_log(path: Path | str, scorer: str | None = None) -> list[TrialFolder]:
         raise InspectLogError(f"{path}: the log holds no samples (status {log.status})")
     spec = log.eval
     solvers = [step.solver for step in (log.plan.steps if log.plan else [])] or ([spec.solver] if spec.solver else [])
+    reducer = epoch_reducer(log, scorer)
     folders = []
     for sample in log.samples:
         if sample.id is None or sample.id == "":
             raise InspectLogError(f"{path}: a sample has no id")
         folder = _sample_folder(path, spec, solvers, sample, scorer)
+        folder.config["inspect"]["reducer"] = reducer
         mask_folder(folder)
         folders.append(folder)
     return folders
+
+
+def epoch_reducer(log, scorer: str | None = None) -> str:
+    """The reducer Inspect applied to each sample's epochs for the headline score (of `scorer` when named).
+
+    The log's results name it per scorer (None: Inspect's default, "mean");
+    a log without results (cancelled, errored) has the task's setting.
+    """
+    results = getattr(log, "results", None)
+    for score in getattr(results, "scores", None) or []:
+        if scorer is None or scorer in (score.scorer, score.name):
+            return score.reducer or "mean"
+    configured = getattr(log.eval.config, "epochs_reducer", None) or []
+    return configured[0] if configured else "mean"
 
 
 def is_human_run(folder: TrialFolder) -> bool:

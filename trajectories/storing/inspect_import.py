@@ -27,6 +27,16 @@ class _Rollback(Exception):
     """Undo a log's transaction after one of its samples failed."""
 
 
+def _same_version(existing, version: str | None) -> None:
+    """A sample is one rollout: imported again into another version it would stay in its first, so refuse."""
+    if existing is None or not version or existing.task.version.name == version:
+        return
+    raise IngestError(
+        f"already imported into version {existing.task.version.name} as rollout {existing.pk}; "
+        f"a sample belongs to one version (delete that rollout first to import it into {version})"
+    )
+
+
 def import_inspect_log(
     path: Path | str, *, version: str | None = None, human_cohort: str = "", scorer: str | None = None
 ) -> list[TrialOutcome]:
@@ -52,6 +62,7 @@ def import_inspect_log(
                         model, harness = agents.ensure_human_cohort(human_cohort or "Human baseline")
                         lookups[("agent", folder.model_name, folder.model_provider, folder.agent_name, folder.agent_version)] = (model, harness)
                     existing = _rollouts().filter(trial_name=folder.trial_name).first()
+                    _same_version(existing, version)
                     if existing is not None and existing.checksum == folder.checksum:
                         outcomes.append(describe(outcome, existing, UNCHANGED))
                         continue

@@ -200,3 +200,49 @@ def _offline_token_count(mock_class):
         yield
     finally:
         mock_class.count_text_tokens = original
+
+
+def make_graded_epochs_log(log_dir: Path, grades: dict[str, str], *, reducer: str | None = None) -> Path:
+    """A task of several epochs whose solver answers by a script: `grades[sample][epoch - 1]`.
+
+    Each grade is Inspect's letter ("C", "I", "P"), scored as it is; "!"
+    makes that epoch raise, which Inspect records as the sample's error and
+    does not score. `reducer` is the task's epoch reducer (Inspect's default,
+    "mean", when None).
+    """
+    from inspect_ai import Epochs, Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.model._providers.mockllm import MockLLM
+    from inspect_ai.scorer import Score, accuracy, scorer, stderr
+    from inspect_ai.solver import solver
+
+    @solver
+    def scripted_grader():
+        async def solve(state, generate):
+            grade = grades[str(state.sample_id)][state.epoch - 1]
+            if grade == "!":
+                raise RuntimeError("the sandbox went away")
+            state.output = ModelOutput.from_content(model="mockllm", content=grade)
+            return state
+
+        return solve
+
+    @scorer(metrics=[accuracy(), stderr()])
+    def letter():
+        async def score(state, target):
+            return Score(value=state.output.completion)
+
+        return score
+
+    n_epochs = max(len(g) for g in grades.values())
+    task = Task(name="capitals", dataset=[Sample(id=i, input="Capital of France?", target="Paris") for i in grades],
+                solver=scripted_grader(), scorer=letter(), epochs=Epochs(n_epochs, reducer) if reducer else n_epochs)
+
+    def run():
+        with _offline_token_count(MockLLM):
+            return eval(task, model="mockllm/model", log_dir=str(log_dir), display="none", fail_on_error=False)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        log = pool.submit(run).result()[0]
+    return Path(log.location)

@@ -117,8 +117,10 @@ def test_an_http_error_and_a_timeout_fail_their_rollout_only(shared, stub, judge
     settings.AUTOLAB_JUDGE_TIMEOUT_SEC = 1
     grok, opus = shared["grok"], shared["opus"]
     stub.rules = [Rule("Reward: 0\n", "overloaded", status=500), Rule("Reward: 0.9102", verdict({}), delay=4)]
-    out = run("--judge", "stub-judge", str(opus.pk), str(grok.pk))
-    assert "2 rollouts: 0 read, 0 already read, 2 failed" in out
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"every reading failed \(2\)"):  # it exited 0, as if all was well
+        call_command("analyze_rollouts", "--judge", "stub-judge", str(opus.pk), str(grok.pk), stdout=out)
+    assert "2 rollouts: 0 read, 0 already read, 2 failed" in out.getvalue()
     errors = dict(Review.objects.filter(source="judge").values_list("rollout_id", "error"))
     assert errors[grok.pk].startswith("the judge gave no answer:") and "overloaded" in errors[grok.pk]
     assert errors[opus.pk].startswith("the judge gave no answer:") and "imeout" in errors[opus.pk]

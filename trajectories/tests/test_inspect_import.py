@@ -178,3 +178,24 @@ def test_submit_beside_another_call_is_a_step_of_its_own_and_steps_keep_the_work
     kinds = [step.kinds for step in Step.objects.filter(rollout__trial_name__contains="__p1__", source="agent")
              .order_by("position")]
     assert "submit" in kinds[1] and "submit" not in kinds[0], kinds
+
+
+@pytest.mark.django_db
+def test_a_log_imported_again_into_another_version_is_refused_in_one_line(qa_logs):
+    """It said "3 unchanged", exited 0 and left the samples in the first version."""
+    from tasks.models import Task
+
+    for name in ("qa", "qa-2"):
+        version = BenchmarkVersion.objects.create(name=name)
+        Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
+                            baseline_score=0.0, reference_score=1.0)
+    call_command("import_inspect", str(qa_logs["graded"]), "--version", "qa", stdout=io.StringIO())
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 log"):
+        call_command("import_inspect", str(qa_logs["graded"]), "--version", "qa-2", stdout=out)
+    (line,) = [line for line in out.getvalue().splitlines() if line.startswith("failed:")]
+    assert "already imported into version qa as rollout" in line and "nothing of this log was imported" in line
+    assert set(Rollout.objects.values_list("task__version__name", flat=True)) == {"qa"}
+    # Into its own version again, it is unchanged, as before.
+    call_command("import_inspect", str(qa_logs["graded"]), "--version", "qa", stdout=out)
+    assert "3 unchanged" in out.getvalue()

@@ -45,3 +45,7 @@ class Command(BaseCommand):
             f"{len(results)} rollout{'s' if len(results) != 1 else ''}: {counts['done']} read, "
             f"{counts['cached']} already read, {counts['failed']} failed"
         )
+        if counts[judging.FAILED] and not counts[judging.DONE] and not counts[judging.CACHED]:
+            # Nothing asked for was read: say so to a script or CI, not only on screen.
+            raise CommandError(f"every reading failed ({counts[judging.FAILED]}); the reasons are on the lines above",
+                               returncode=1)
