@@ -219,3 +219,24 @@ def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, a
     with pytest.raises(CommandError, match=r"missing column\(s\) harness, version, source \(or the option --harness\)"):
         call_command("import_results", str(write(tmp_path, WIDE, "wide.csv")))
     assert PublishedResult.objects.count() == 0
+
+
+def test_each_figure_keeps_its_own_source_on_the_board_and_the_model_page(tmp_path, version, client):
+    """A main table from "A", then per-task scores from `--source B`: both cited, not only B (issue 46)."""
+    table = "model,harness,version,source,overall_avg\nmodel-a,terminus-2,1.1,Paper A Table 2,0.35\n"
+    call_command("import_results", str(write(tmp_path, table, "main.csv")), stdout=open("/dev/null", "w"))
+    wide = "task,model-a\nt1,0.5\nt2,0.2\nt3,0.7\n"
+    call_command("import_results", str(write(tmp_path, wide, "wide.csv")), "--version", "1.1", "--harness", "terminus-2",
+                 "--source", "Paper B Table 9", stdout=open("/dev/null", "w"))
+    (entry,) = serving.board(version).published
+    assert entry.sources == ["Paper B Table 9", "Paper A Table 2"]
+    assert {f.source for f in entry.paper} == {"Paper A Table 2"}
+
+    page = client.get("/?version=1.1").content.decode()
+    footnotes = re.search(r'<ol class="sources muted" id="published-sources">(.*?)</ol>', page, re.S).group(1)
+    assert "Paper A Table 2" in footnotes and "Paper B Table 9" in footnotes
+    assert 'href="#source-1"' in page and 'href="#source-2"' in page
+    model_page = client.get("/models/model-a/").content.decode()
+    cell = re.search(r'<td class="source">(.*?)</td>', model_page, re.S).group(1)
+    assert "Paper A Table 2" in cell and "Paper B Table 9" in cell
+    assert "Paper B Table 9; Paper A Table 2" in client.get("/api/v1/leaderboard.csv?version=1.1").content.decode()
