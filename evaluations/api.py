@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from autolab_site.filters import refused
-from autolab_site.spreadsheet import safe_cell
+from autolab_site.spreadsheet import cell
 
 from django.core.paginator import EmptyPage, Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -51,7 +51,7 @@ def csv_response(rows: list[dict], filename: str, columns: Sequence[str] = ()) -
     writer = csv.DictWriter(response, fieldnames=columns)
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else safe_cell(v) for k, v in row.items()})
+        writer.writerow({k: "" if v is None else cell(v) for k, v in row.items()})
     return response
 
 
