@@ -11,6 +11,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "autolab_site.settings")
 
 logger = logging.getLogger(__name__)
 
+
+class HostlessBrokerFilter(logging.Filter):
+    """Drop kombu's "No hostname was supplied" for a broker that has no host (the default filesystem://).
+
+    kombu warns each time a message is sent, so every command that touched
+    a board printed it, although kombu's filesystem transport needs no host.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("No hostname was supplied")
+
+
+logging.getLogger("kombu.connection").addFilter(HostlessBrokerFilter())
+
 app = Celery("autolab_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from autolab_site.filters import refused
-from autolab_site.spreadsheet import safe_cell
+from autolab_site.spreadsheet import cell
 
 from django.core.paginator import EmptyPage, Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -51,7 +51,7 @@ def csv_response(rows: list[dict], filename: str, columns: Sequence[str] = ()) -
     writer = csv.DictWriter(response, fieldnames=columns)
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else safe_cell(v) for k, v in row.items()})
+        writer.writerow({k: "" if v is None else cell(v) for k, v in row.items()})
     return response
 
 
@@ -152,7 +152,7 @@ def published_rows(data: Board, filters: dict) -> list[dict]:
             "version": data.version.name, "scope": category or "all", "model": published.model,
             "harness": published.harness, "open_weight": published.open_weight, "ablation": published.ablation,
             "in_comparison": False, "kind": "human" if published.human else "agent",
-            "origin": "published", "source": published.source,
+            "origin": "published", "source": "; ".join(published.sources),
             "avg": published_figure(published, category, "avg"), "best": published_figure(published, category, "best"),
             "dominance": published_figure(published, category, "dom"),
             "tasks_with_rollouts": published.n_tasks, "tasks_total": published.n_tasks_total,
@@ -332,7 +332,7 @@ def published_heatmap_rows(data: Board, filters: dict) -> list[dict]:
                 "version": data.version.name, "task": task.name, "category": task.category,
                 "model": published.model, "harness": published.harness, "avg": cell.avg, "best": cell.best,
                 "n_rollouts": len(cell.scores), "scores": " ".join(f"{s:g}" for s in cell.scores),
-                "n_infra_error": 0, "rollouts_url": "", "origin": "published", "source": published.source,
+                "n_infra_error": 0, "rollouts_url": "", "origin": "published", "source": "; ".join(published.sources),
             })
     return rows
 

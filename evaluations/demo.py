@@ -1,4 +1,5 @@
-"""The demo: oracle, nop and the scripted stub evaluated on the example tasks (`make demo`, load_demo)."""
+"""The demo (`make demo`, load_demo): oracle, nop and the scripted stub evaluated on the example tasks,
+and AutoLab v1.1's published figures as the release printed them."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,10 +11,15 @@ from agents.services import ensure_harness
 from tasks.models import BenchmarkVersion
 
 from evaluations.models import Campaign
+from evaluations.results.published import ResultsImportError, import_results
 from evaluations.running.campaigns import cancel, create_campaign
 from evaluations.running.local_runs import run_campaign_sync
 from evaluations.sandbox import backends
 
+
+# AutoLab v1.1's main table, shipped as data with its citation (evaluations/results/data/README.md).
+PUBLISHED_TABLE = Path(__file__).resolve().parent / "results" / "data" / "autolab-v1.1-main-table.csv"
+PUBLISHED_VERSION = "1.1"
 
 DEMO_HARNESSES = [
     # (harness name, model name, display name)
@@ -78,6 +84,23 @@ def run_demo_campaigns(
         else:
             lines.append(f"demo {display}: campaign {campaign.pk} queued ({campaign.rollouts.count()} rollouts)")
     return lines
+
+
+def load_published_figures(path: Path = PUBLISHED_TABLE, version_name: str = PUBLISHED_VERSION) -> str:
+    """Import the shipped published table (idempotent); one line for the caller to print.
+
+    Its per-category columns are checked against the version's tasks'
+    categories, so without the version's tasks it is skipped, and said so.
+    """
+    version = BenchmarkVersion.objects.filter(name=version_name).first()
+    if version is None or not version.tasks.exists():
+        return (f"published figures of AutoLab v{version_name} skipped: no tasks of version {version_name} here "
+                "(their categories name the table's columns)")
+    try:
+        report = import_results(path.read_text(encoding="utf-8"))
+    except ResultsImportError as error:
+        return f"published figures of AutoLab v{version_name} not loaded: {error.errors[0]}"
+    return f"published figures of AutoLab v{version_name} ({path.name}): {report.summary()}"
 
 
 def stub_port() -> int:

@@ -224,8 +224,7 @@ def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple
     """
     rows, sources = [], []
     for entry in published:
-        if entry.source not in sources:
-            sources.append(entry.source)
+        sources.extend(source for source in entry.sources if source not in sources)
         paper = {(f.scope, f.measure): f for f in entry.paper}
         cells = []
         for position, group in enumerate(groups):
@@ -241,7 +240,8 @@ def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple
                         "group_start": column == 0,
                     }
                 )
-        rows.append({"entry": entry, "cells": cells, "note": sources.index(entry.source) + 1})
+        notes = [{"number": sources.index(source) + 1, "source": source} for source in entry.sources]
+        rows.append({"entry": entry, "cells": cells, "notes": notes})
     return rows, sources
 
 

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from autolab_site.spreadsheet import safe_cell
+from autolab_site.spreadsheet import cell, safe_cell
 from trajectories.failures import service as failure_service
 from trajectories.tests import factories
 
@@ -79,3 +79,23 @@ def test_leaderboard_and_heatmap_csv_neutralise_formulas(client, hostile):
     for url in ("/api/v1/leaderboard.csv", "/api/v1/heatmap.csv"):
         rows = rows_of(client.get(url))
         assert rows and {r["model"] for r in rows} == {"'=HYPERLINK(\"http://evil.example\",\"win\")"}, url
+
+
+@pytest.mark.parametrize("value,expected", [
+    (0.27305999999999997, "0.27306"), (0.35000000000000003, "0.35"), (13.0, "13.0"), (-0.25, "-0.25"),
+    (-1e-9, "0.0"), (True, "true"), (False, "false"), (3, 3), ("-x", "'-x"), (None, None),
+])
+def test_a_cell_is_written_as_shown(value, expected):
+    """Floats to CSV_DECIMALS, not their binary tail; booleans as the JSON API writes them (issue 46)."""
+    assert cell(value) == expected
+
+
+def test_csv_exports_round_floats_and_write_booleans_as_json_does(client, db):
+    rollout = factories.make_rollout(reward=0.27305999999999997, verifier_fields={"reward": 0.27305999999999997})
+    row = {int(r["id"]): r for r in rows_of(client.get("/api/v1/rollouts.csv"))}[rollout.id]
+    assert row["reward"] == "0.27306"
+    assert client.get("/api/v1/rollouts/").json()["results"][0]["reward"] == 0.27305999999999997  # JSON: every digit
+    cells = [c for url in ("/api/v1/rollouts.csv", "/api/v1/leaderboard.csv", "/api/v1/heatmap.csv", "/failures/export.csv")
+             for r in rows_of(client.get(url)) for c in r.values()]
+    assert cells and not {"True", "False"} & set(cells)
+    assert not [c for c in cells if c.replace(".", "", 1).isdigit() and len(c.partition(".")[2]) > 6]

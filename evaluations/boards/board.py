@@ -239,6 +239,12 @@ class PublishedEntry:
             return self.categories.get(category)
         return self.overall
 
+    @property
+    def sources(self) -> list[str]:
+        """Every source of the entry's figures, its per-task scores' first: a main table imported
+        from one source and per-task scores from another are both this entry's, each cited."""
+        return list(dict.fromkeys([self.source, *(f.source for f in self.paper)]))
+
     def printed(self, scope: str | None, measure: str) -> float | None:
         """The paper's own figure for a scope (None: all tasks, or a category) and measure, if it printed one."""
         wanted = scope or ""

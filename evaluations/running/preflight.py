@@ -138,11 +138,22 @@ def _endpoint(model: ModelSettings, key: str, completion) -> Check:
         name = type(exc).__name__
         message = " ".join(str(exc).split())[:400]
         family = exception_family(name, message)
+        if family == "configuration" and not key:
+            return Check("endpoint", False, no_key_detail(model, f"{name}: {message}"))
         if family == "configuration":
             return Check("endpoint", False, f"{model.litellm_model} at {where} refused the call ({name}: {message})")
         return Check("endpoint", False, f"{model.litellm_model} at {where} did not answer ({name}: {message}); "
                                         "if it is a passing fault, launch again")
     return Check("endpoint", True, f"{model.litellm_model} at {where} answered")
+
+
+def no_key_detail(model: ModelSettings, error: str) -> str:
+    """A model called without any key: the registration's mistake, fixed in the admin, never by launching again."""
+    return (
+        f"configuration error: {model.litellm_model} was called without an API key: the model names no API key "
+        f"variable and its sampling parameters no api_key (set one in the admin, Agent models; a local "
+        f"OpenAI-compatible server that checks no key needs a placeholder such as {{\"api_key\": \"none\"}}) ({error})"
+    )
 
 
 def _task_folders(task_dirs: list[str], host: str) -> Check:

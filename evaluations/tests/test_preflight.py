@@ -87,6 +87,19 @@ def test_an_endpoint_nobody_listens_on_did_not_answer(monkeypatch):
     assert not endpoint.ok and "did not answer" in endpoint.detail and "launch again" in endpoint.detail
 
 
+def test_a_model_registered_without_any_key_is_a_configuration_error(monkeypatch):
+    """litellm calls it an InternalServerError; it is the registration's mistake, and launching again never fixes it."""
+    from evaluations.tests.test_broker_loss import closed_port
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = ModelSettings(harness="terminus-2", litellm_model="openai/gpt-x", api_base=f"http://127.0.0.1:{closed_port()}/v1")
+    endpoint = by_name(run_checks(model, "bubblewrap", [str(TINY_TASK)]))["endpoint"]
+    assert not endpoint.ok
+    assert endpoint.detail.startswith("configuration error: openai/gpt-x was called without an API key")
+    assert "api_key" in endpoint.detail and "Missing credentials" in endpoint.detail
+    assert "launch again" not in endpoint.detail and "did not answer" not in endpoint.detail
+
+
 def test_the_scripted_stub_answers_a_one_token_completion(stub):
     require_sandbox()
     model = ModelSettings(harness="terminus-2", litellm_model="openai/scripted-stub", api_base=stub,

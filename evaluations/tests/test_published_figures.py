@@ -261,7 +261,7 @@ def test_the_leaderboard_csv_says_which_published_rows_are_ablations(tmp_path, a
     in_csv = {r["model"]: r["ablation"] for r in csv.DictReader(io.StringIO(text)) if r["origin"] == "published"}
     in_json = {p["model"]: p["ablation"] for p in client.get("/api/v1/leaderboard/?version=1.0").json()["published"]}
     assert in_json == {"opus": False, "gpt": False, "opus-no-tools": True}
-    assert in_csv == {model: str(flag) for model, flag in in_json.items()}
+    assert in_csv == {model: str(flag).lower() for model, flag in in_json.items()}
 
 
 def test_the_heatmap_page_shows_the_published_per_task_scores_its_exports_carry(tmp_path, version, client):
@@ -277,3 +277,24 @@ def test_the_heatmap_page_shows_the_published_per_task_scores_its_exports_carry(
                        board)
     assert sorted(shown) == sorted((c["task"], c["model"], f'{c["avg"]:.3f}') for c in cells)
     assert "Paper 2026, Table 9" in html  # whose figures they are
+
+
+def test_each_figure_keeps_its_own_source_on_the_board_and_the_model_page(tmp_path, version, client):
+    """A main table from "A", then per-task scores from `--source B`: both cited, not only B (issue 46)."""
+    table = "model,harness,version,source,overall_avg\nmodel-a,terminus-2,1.1,Paper A Table 2,0.35\n"
+    call_command("import_results", str(write(tmp_path, table, "main.csv")), stdout=open("/dev/null", "w"))
+    wide = "task,model-a\nt1,0.5\nt2,0.2\nt3,0.7\n"
+    call_command("import_results", str(write(tmp_path, wide, "wide.csv")), "--version", "1.1", "--harness", "terminus-2",
+                 "--source", "Paper B Table 9", stdout=open("/dev/null", "w"))
+    (entry,) = serving.board(version).published
+    assert entry.sources == ["Paper B Table 9", "Paper A Table 2"]
+    assert {f.source for f in entry.paper} == {"Paper A Table 2"}
+
+    page = client.get("/?version=1.1").content.decode()
+    footnotes = re.search(r'<ol class="sources muted" id="published-sources">(.*?)</ol>', page, re.S).group(1)
+    assert "Paper A Table 2" in footnotes and "Paper B Table 9" in footnotes
+    assert 'href="#source-1"' in page and 'href="#source-2"' in page
+    model_page = client.get("/models/model-a/").content.decode()
+    cell = re.search(r'<td class="source">(.*?)</td>', model_page, re.S).group(1)
+    assert "Paper A Table 2" in cell and "Paper B Table 9" in cell
+    assert "Paper B Table 9; Paper A Table 2" in client.get("/api/v1/leaderboard.csv?version=1.1").content.decode()

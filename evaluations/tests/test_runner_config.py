@@ -28,6 +28,7 @@ pytestmark = pytest.mark.django_db
         ("litellm.NotFoundError", "model not found", True, "config"),
         ("BadRequestError", "", True, "config"),
         ("RuntimeError", "Missing credentials. Please pass an `api_key`", True, "config"),
+        ("InternalServerError", "OpenAIException - Missing credentials. Please pass an `api_key`", True, "config"),
         ("SandboxBuildFailedError", "", False, "infra-final"),
         ("EnvironmentStartTimeoutError", "", False, "infra-retry"),
         ("RuntimeError", "", False, "infra-retry"),

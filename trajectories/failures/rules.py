@@ -269,6 +269,8 @@ _CONFIGURATION_MESSAGE = re.compile(
     r"model[_ ]not[_ ]found|does not exist or you do not have access|\b(401|403|404)\b",
     re.I,
 )
+# The client found no key to send: litellm raises it as an InternalServerError, which is no provider's fault.
+_NO_CREDENTIALS_MESSAGE = re.compile(r"missing credentials|api_key client option must be set", re.I)
 _PROVIDER_MESSAGE = re.compile(r"rate.?limit|overloaded|\b(500|502|503|504|529)\b|connection (refused|reset)", re.I)
 _AGENT_MESSAGE = re.compile(
     r"context (length|window)|maximum context|too many tokens|litellm|could not parse|unparseable|invalid json",
@@ -297,7 +299,7 @@ def exception_family(exception_type: str, message: str = "") -> str:
         return "sandbox_ended"
     if name in VERIFIER_EXCEPTION_TYPES or name.startswith(("Verifier", "Reward")):
         return "verifier"
-    if name in CONFIGURATION_EXCEPTION_TYPES:
+    if name in CONFIGURATION_EXCEPTION_TYPES or _NO_CREDENTIALS_MESSAGE.search(message):
         return "configuration"
     if name in PROVIDER_EXCEPTION_TYPES or _PROVIDER_TYPE.search(name):
         return "provider"

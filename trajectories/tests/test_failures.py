@@ -355,6 +355,10 @@ def test_path_matching(edited, rule, matches):
         ("RunnerConfigError", "", "configuration"),
         ("NeedsContainerBackend", "", "configuration"),
         ("RuntimeError", "Missing credentials. Please pass an `api_key`", "configuration"),
+        # litellm's wording when no key was given at all: a configuration mistake, not a passing fault (issue 46).
+        ("litellm.InternalServerError", "InternalServerError: OpenAIException - Missing credentials. Please pass an "
+         "`api_key`, `workload_identity`, `admin_api_key`, or set the `OPENAI_API_KEY`", "configuration"),
+        ("InternalServerError", "upstream answered 500", "provider"),
         ("ContextLengthExceededError", "", "agent"),
         ("RuntimeError", "maximum context length is 200000 tokens", "agent"),
         ("KeyError", "'foo'", ""),

@@ -1,10 +1,12 @@
 """Load the demo content `make demo` shows: example tasks, real AutoLab data
-when ../shared is present, and a small real campaign on the example tasks.
+when ../shared (or $AUTOLAB_SHARED_DIR) is present, AutoLab v1.1's published
+figures, and small real campaigns on the example tasks (AutoLab's and RE-Bench's).
 
 Safe to run again: every step is idempotent.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -16,7 +18,8 @@ AUTOLAB_VERSION = "1.1"
 
 
 def shared_dir() -> Path:
-    return settings.BASE_DIR.parent / "shared" / "autolab"
+    """../shared/autolab beside the checkout, or under $AUTOLAB_SHARED_DIR (as the tests read it)."""
+    return Path(os.environ.get("AUTOLAB_SHARED_DIR") or settings.BASE_DIR.parent / "shared") / "autolab"
 
 
 class Command(BaseCommand):
@@ -54,8 +57,10 @@ class Command(BaseCommand):
             trials = import_path(shared / "trials", version=AUTOLAB_VERSION)
             self.stdout.write(f"AutoLab trials from {shared / 'trials'}: {trials.summary()}")
 
-        if not no_campaign:
-            from evaluations.demo import run_demo_campaigns
+        from evaluations.demo import load_published_figures, run_demo_campaigns
 
-            for line in run_demo_campaigns(tasks_version=EXAMPLES_VERSION, run_now=run_now):
-                self.stdout.write(line)
+        self.stdout.write(load_published_figures(version_name=AUTOLAB_VERSION))
+        if not no_campaign:
+            for version in (EXAMPLES_VERSION, REBENCH_EXAMPLES_VERSION):
+                for line in run_demo_campaigns(tasks_version=version, run_now=run_now):
+                    self.stdout.write(line)
