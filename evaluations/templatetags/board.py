@@ -128,8 +128,6 @@ def figure_cells(figures, first: bool) -> SafeString:
 @register.filter
 def category_label(value) -> str:
     """"model_development" -> "Model development", "cuda" -> "CUDA" (unknown ones readable too)."""
-    from tasks.models import Category
+    from tasks.models import category_label as label
 
-    if not value:
-        return "uncategorised"
-    return dict(Category.choices).get(value, str(value).replace("_", " "))
+    return label(value)
