@@ -91,6 +91,20 @@ def heat(value) -> str:
     return f"heat heat-{step}"
 
 
+@register.simple_tag
+def heat_scale() -> list[dict]:
+    """The heatmap's legend: each step of `heat` with the scores it stands for (the last holds everything
+    from its lower bound up: a version that does not clip has scores above 1)."""
+    half = 0.5 / HEAT_STEPS
+    steps = []
+    for step in range(HEAT_STEPS + 1):
+        low, high = max(0.0, step / HEAT_STEPS - half), step / HEAT_STEPS + half
+        label = f"{step / HEAT_STEPS:g}"
+        span = f"{low:.2f} or more" if step == HEAT_STEPS else f"{low:.2f} to {high:.2f}"
+        steps.append({"css": f"heat heat-{step}", "label": label, "title": f"Avg@k {span}"})
+    return steps
+
+
 @register.filter
 def sortval(value) -> str:
     """A data-sort value for the JS sorter: numbers as they are, None empty."""
