@@ -102,7 +102,7 @@
         marker: { color: "rgba(34, 81, 204, 0.22)", line: { color: "rgba(34, 81, 204, 0.5)", width: 1 } },
         text: charts.bars.map(function (b) { return fixed(b.best); }), textposition: "outside", cliponaxis: false,
         textfont: { size: 11, color: "#1d2330" }, hovertemplate: "%{y}<br>Best@k %{x:.3f}<extra></extra>" },
-      { type: "bar", orientation: "h", name: "Avg@k", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
+      { type: "bar", orientation: "h", name: "Avg@k (" + level + " interval)", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
         marker: { color: "#2251cc" }, width: 0.55,
         text: charts.bars.map(function (b) { return fixed(b.avg); }), textposition: "inside", insidetextanchor: "start",
         textfont: { size: 11, color: "#fff" },
