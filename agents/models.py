@@ -68,6 +68,7 @@ class Harness(models.Model):
 
     class Meta:
         ordering = ["name", "version"]
+        verbose_name_plural = "harnesses"
         db_table = "evaluations_harness"  # made by the evaluations app, before this one owned it
         constraints = [
             models.UniqueConstraint(fields=["name", "version"], name="unique_harness_version"),

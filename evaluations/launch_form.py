@@ -17,7 +17,29 @@ ADD = "add"
 SUPERSEDE = "supersede"
 
 
+class VersionTasks(forms.SelectMultiple):
+    """Every task as an option that names its version; those of other versions than the chosen one hidden.
+
+    The list offered every version's tasks at once. The options of another
+    version stay in the page (static/js/launch_form.js shows them when that
+    version is chosen) but hidden, so the list reads as the chosen version's.
+    """
+
+    version_id: int | None = None
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        task = getattr(value, "instance", None)
+        if task is not None:
+            option["attrs"]["data-version"] = str(task.version_id)
+            if self.version_id is not None and task.version_id != self.version_id:
+                option["attrs"]["hidden"] = True
+        return option
+
+
 class TaskChoice(forms.ModelMultipleChoiceField):
+    widget = VersionTasks
+
     def label_from_instance(self, task: Task) -> str:
         return f"{task.version.name} / {task.name}"
 
@@ -41,7 +63,7 @@ class LaunchForm(forms.Form):
     version = forms.ModelChoiceField(BenchmarkVersion.objects.order_by("-created_at"), label="Benchmark version")
     tasks = TaskChoice(
         Task.objects.select_related("version").order_by("version__name", "name"), required=False,
-        help_text="Leave empty for every task of the version.",
+        help_text="The chosen version's tasks; leave empty for every one of them.",
     )
     k = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Rollouts per task (k)")
     backend = forms.ChoiceField(choices=Backend.choices, initial="docker")
@@ -53,6 +75,19 @@ class LaunchForm(forms.Form):
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     # One per page shown (new_launch_token): the same launch sent twice starts one campaign.
     launch_token = forms.RegexField(r"^[0-9a-f]{32}$", required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound and not self.initial.get("version"):
+            # The newest version chosen at first, so that the task list has a version to show.
+            self.initial["version"] = self.fields["version"].queryset.first()
+        self.fields["tasks"].widget.version_id = self.chosen_version_id()
+
+    def chosen_version_id(self) -> int | None:
+        """The version whose tasks the list shows: the one sent or first chosen."""
+        value = self["version"].value()
+        value = getattr(value, "pk", value)
+        return int(value) if str(value or "").isdigit() else None
 
     def clean(self):
         data = super().clean()

@@ -198,18 +198,43 @@ def group_columns(group: dict) -> list[tuple[str, str]]:
     return [(group["prefix"] if key == "avg" else f"{group['prefix']}:{key}", label) for key, label in FIGURE_COLUMNS]
 
 
-def board_rows(data: Board, entries: list[BoardEntry], groups: list[dict], category: str | None) -> list[dict]:
+def podium(entries: list[BoardEntry], groups: list[dict]) -> dict[str, tuple]:
+    """The best and second figure of each column among `entries` (the compared set), as the paper marks them:
+    entry key -> per group, {measure: "best" | "second"}. Figures are compared as shown (SCORE_DECIMALS), so a
+    tie shares its mark; an entry without a mark has none here."""
+    marks: dict[str, list[dict]] = {}
+    for position, group in enumerate(groups):
+        for measure, _ in FIGURE_COLUMNS:
+            shown = {}
+            for e in entries:
+                figures = e.figures(group["category"])
+                value = measure_value(figures, measure) if figures else None
+                if value is not None:
+                    shown[e.key] = round(value, SCORE_DECIMALS)
+            levels = sorted(set(shown.values()), reverse=True)[:2]
+            for key, value in shown.items():
+                if value in levels:
+                    mark = "best" if value == levels[0] else "second"
+                    marks.setdefault(key, [{} for _ in groups])[position][measure] = mark
+    return {key: tuple(tuple(sorted(m.items())) for m in per_group) for key, per_group in marks.items()}
+
+
+def board_rows(
+    data: Board, entries: list[BoardEntry], groups: list[dict], category: str | None, marks: dict | None = None,
+) -> list[dict]:
     """The rows of the leaderboard's two tables, each with its HTML (board_html: rendered once per board)."""
     rows = []
     made = board_html.made_for(data)
     for e in entries:
+        mine = (marks or {}).get(e.key, ())
         row = {
             "entry": e,
             "fig": e.figures(category),
             "groups": [e.figures(g["category"]) for g in groups],
             "usage": e.scope(category).usage,
         }
-        row["html"] = made.rendered(board_html.BOARD_ROW, category, e.key, row)
+        row["marked"] = [(g, dict(mine[i]) if mine else {}) for i, g in enumerate(row["groups"])]
+        row["html"] = made.rendered(board_html.BOARD_ROW, category, e.key, row, mine)
         row["usage_html"] = made.rendered(board_html.USAGE_ROW, category, e.key, row)
         rows.append(row)
     return rows
@@ -302,7 +327,10 @@ def leaderboard_page(
         "nav": "leaderboard",
         "data": data,
         # The paper's main table: the comparison set, then ablations and the rest apart.
-        "rows": board_rows(data, [e for e in rows if e.comparison and e.key in shown], groups, category),
+        "rows": board_rows(
+            data, [e for e in rows if e.comparison and e.key in shown], groups, category,
+            podium([e for e in rows if e.comparison and not e.scripted], groups),
+        ),
         # Human baselines apart (unless staff put them in the comparison set), then the rest.
         "human_rows": board_rows(data, [e for e in rows if not e.comparison and e.human and e.key in shown], groups, category),
         "other_rows": board_rows(

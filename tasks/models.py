@@ -13,6 +13,15 @@ class Category(models.TextChoices):
     CUDA = "cuda", "CUDA"
 
 
+def category_label(value: str) -> str:
+    """How a category is shown: AutoLab's by their label, another benchmark's id made readable
+    ("optimize_kernel" -> "Optimize kernel"), none as "uncategorised". Pages showed the raw ids."""
+    if not value:
+        return "uncategorised"
+    known = dict(Category.choices).get(value)
+    return known or str(value).replace("_", " ").capitalize()
+
+
 class Direction(models.TextChoices):
     LOWER = "lower", "lower is better"
     HIGHER = "higher", "higher is better"

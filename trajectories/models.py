@@ -293,6 +293,10 @@ class SubTrajectory(models.Model):
     agent_name = models.CharField(max_length=200, blank=True)
     raw = models.JSONField(default=dict, blank=True)
 
+    class Meta:
+        verbose_name = "subtrajectory"
+        verbose_name_plural = "subtrajectories"
+
     def __str__(self) -> str:
         return self.name
 

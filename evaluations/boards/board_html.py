@@ -45,13 +45,14 @@ class Made:
             html = self._made[key] = make()
         return html
 
-    def rendered(self, template: str, category: str | None, entry_key: str, row: dict) -> SafeString:
-        """`template` rendered with {"row": row}, for this board, scope and entry."""
+    def rendered(self, template: str, category: str | None, entry_key: str, row: dict, marks: tuple = ()) -> SafeString:
+        """`template` rendered with {"row": row}, for this board, scope and entry (and the row's best and
+        second marks, which the entries shown decide: most rows have none, and share one HTML)."""
 
         def render() -> SafeString:
             return mark_safe(get_template(template).render({"row": row}))  # noqa: S308 (a template's output)
 
-        return self.get((template, category, entry_key), render)
+        return self.get((template, category, entry_key, marks), render)
 
 
 def made_for(data: Board) -> Made:

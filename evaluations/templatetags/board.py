@@ -91,6 +91,20 @@ def heat(value) -> str:
     return f"heat heat-{step}"
 
 
+@register.simple_tag
+def heat_scale() -> list[dict]:
+    """The heatmap's legend: each step of `heat` with the scores it stands for (the last holds everything
+    from its lower bound up: a version that does not clip has scores above 1)."""
+    half = 0.5 / HEAT_STEPS
+    steps = []
+    for step in range(HEAT_STEPS + 1):
+        low, high = max(0.0, step / HEAT_STEPS - half), step / HEAT_STEPS + half
+        label = f"{step / HEAT_STEPS:g}"
+        span = f"{low:.2f} or more" if step == HEAT_STEPS else f"{low:.2f} to {high:.2f}"
+        steps.append({"css": f"heat heat-{step}", "label": label, "title": f"Avg@k {span}"})
+    return steps
+
+
 @register.filter
 def sortval(value) -> str:
     """A data-sort value for the JS sorter: numbers as they are, None empty."""
@@ -103,9 +117,31 @@ def sortval(value) -> str:
 NO_FIGURES = SimpleNamespace(avg=None, best=None, dominance=None, avg_ci=None, best_ci=None, dominance_ci=None)
 
 
+# A best or second figure of its column among the compared entries, as the paper marks it.
+MARKS = {
+    "best": '<strong class="best" title="the best of this column among the compared entries">{}</strong>',
+    "second": '<span class="second" title="the second best of this column among the compared entries">{}</span>',
+}
+
+
+@register.filter
+def shade(value) -> str:
+    """A paper-table cell's shading class: `shade-0` (0, rose) through `shade-5` (0.5, white) to `shade-10`
+    (1, green); none without a figure. Scores above 1 (a version that does not clip) shade as 1."""
+    value = parse_float(value)
+    if value is None:
+        return ""
+    return f" shade-{round(min(1.0, max(0.0, value)) * HEAT_STEPS)}"
+
+
+def marked(text: str, mark: str | None) -> SafeString:
+    return format_html(MARKS[mark], text) if mark else format_html("{}", text)
+
+
 @register.simple_tag
-def figure_cells(figures, first: bool) -> SafeString:
-    """A leaderboard row's Avg@k, Best@k and Dominance cells for one scope, each with its interval.
+def figure_cells(figures, first: bool, marks: dict | None = None) -> SafeString:
+    """A leaderboard row's Avg@k, Best@k and Dominance cells for one scope, each with its interval,
+    shaded by its figure, the best and second of its column marked (`marks`: measure -> "best"/"second").
 
     In Python rather than the row template's loop: a row has them for every
     scope, and rendering them through the template was most of the first
@@ -113,23 +149,30 @@ def figure_cells(figures, first: bool) -> SafeString:
     """
     if figures is None:  # an entry without this scope's figures: dashes, as the template's loop showed
         figures = NO_FIGURES
+    marks = marks or {}
     extra = "" if first else " extra"
-    avg = score(figures.avg)
     return format_html(
-        '<td class="num group-start{}" data-value="{}">{}<span class="ci">{}</span></td>'
-        '<td class="num{}" data-value="{}">{}<span class="ci">{}</span></td>'
-        '<td class="num{}" data-value="{}">{}<span class="ci">{}</span></td>',
-        extra, sortval(figures.avg), format_html("<strong>{}</strong>", avg) if first else avg, interval(figures.avg_ci, 2),
-        extra, sortval(figures.best), score(figures.best), interval(figures.best_ci, 2),
-        extra, sortval(figures.dominance), score(figures.dominance), interval(figures.dominance_ci, 2),
+        '<td class="num group-start{}{}" data-value="{}">{}<span class="ci">{}</span></td>'
+        '<td class="num{}{}" data-value="{}">{}<span class="ci">{}</span></td>'
+        '<td class="num{}{}" data-value="{}">{}<span class="ci">{}</span></td>',
+        extra, shade(figures.avg), sortval(figures.avg), marked(score(figures.avg), marks.get("avg")),
+        interval(figures.avg_ci, 2),
+        extra, shade(figures.best), sortval(figures.best), marked(score(figures.best), marks.get("best")),
+        interval(figures.best_ci, 2),
+        extra, shade(figures.dominance), sortval(figures.dominance), marked(score(figures.dominance), marks.get("dom")),
+        interval(figures.dominance_ci, 2),
     )
+
+
+@register.simple_tag
+def shade_scale() -> list[dict]:
+    """The paper table's legend: its shading at 0, 0.25, 0.5, 0.75 and 1."""
+    return [{"css": f"shade-{step}", "label": f"{step / HEAT_STEPS:g}"} for step in (0, 2, 5, 8, 10)]
 
 
 @register.filter
 def category_label(value) -> str:
     """"model_development" -> "Model development", "cuda" -> "CUDA" (unknown ones readable too)."""
-    from tasks.models import Category
+    from tasks.models import category_label as label
 
-    if not value:
-        return "uncategorised"
-    return dict(Category.choices).get(value, str(value).replace("_", " "))
+    return label(value)

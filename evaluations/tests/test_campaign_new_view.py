@@ -133,3 +133,24 @@ def test_a_launch_submitted_twice_starts_one_campaign(staff_client, entry):
                                      staff_client.get("/campaigns/new/").content.decode()).group(1)
     staff_client.post("/campaigns/new/", {**data, "earlier": "add"})
     assert Campaign.objects.count() == 2
+
+
+def test_the_form_lists_the_chosen_versions_tasks_and_no_bare_token_label(staff_client, entry):
+    """The form showed "Launch token:" with no field beside it, and every version's tasks at once."""
+    from tasks.models import BenchmarkVersion, Task
+
+    version, model, harness = entry
+    other = BenchmarkVersion.objects.create(name="older")
+    Task.objects.create(version=other, name="elsewhere", category="cuda")
+    BenchmarkVersion.objects.filter(pk=other.pk).update(created_at=version.created_at - timedelta(days=1))
+    page = staff_client.get("/campaigns/new/").content.decode()
+    assert "Launch token" not in page and 'type="hidden" name="launch_token"' in page
+    assert f'<option value="{version.pk}" selected>' in page  # the newest version, chosen
+    shown = [task.name for task in version.tasks.all()]
+    for name in shown:
+        assert f'data-version="{version.pk}">examples / {name}</option>' in page
+    assert f'data-version="{other.pk}" hidden>older / elsewhere</option>' in page
+    # The version sent back (an estimate, an error) decides which tasks are shown.
+    page = staff_client.post("/campaigns/new/", form_data(other, model, harness, estimate="1")).content.decode()
+    assert f'data-version="{other.pk}">older / elsewhere</option>' in page
+    assert f'data-version="{version.pk}" hidden>examples / {shown[0]}</option>' in page

@@ -14,15 +14,16 @@ FIGURES = agg.Figures(
     rank=2, rank_range=(1, 3), n_tasks=3, n_tasks_total=4, n_rollouts=9,
 )
 
-# The cells as the row template wrote them in a loop, before they moved into the tag: its output is the reference.
+# The cells as the row template wrote them in a loop, before they moved into the tag: its output is the reference
+# (with the shading by value since; bold is now the best of a column, no longer the scope's Avg@k).
 LOOP = Template(
     "{% load board %}{% for g in groups %}"
-    '<td class="num group-start{% if not forloop.first %} extra{% endif %}" data-value="{{ g.avg|sortval }}">'
-    "{% if forloop.first %}<strong>{{ g.avg|score }}</strong>{% else %}{{ g.avg|score }}{% endif %}"
+    '<td class="num group-start{% if not forloop.first %} extra{% endif %}{{ g.avg|shade }}" data-value="{{ g.avg|sortval }}">'
+    "{{ g.avg|score }}"
     '<span class="ci">{{ g.avg_ci|interval:2 }}</span></td>'
-    '<td class="num{% if not forloop.first %} extra{% endif %}" data-value="{{ g.best|sortval }}">{{ g.best|score }}'
+    '<td class="num{% if not forloop.first %} extra{% endif %}{{ g.best|shade }}" data-value="{{ g.best|sortval }}">{{ g.best|score }}'
     '<span class="ci">{{ g.best_ci|interval:2 }}</span></td>'
-    '<td class="num{% if not forloop.first %} extra{% endif %}" data-value="{{ g.dominance|sortval }}">'
+    '<td class="num{% if not forloop.first %} extra{% endif %}{{ g.dominance|shade }}" data-value="{{ g.dominance|sortval }}">'
     '{{ g.dominance|score }}<span class="ci">{{ g.dominance_ci|interval:2 }}</span></td>{% endfor %}'
 )
 
@@ -42,7 +43,15 @@ def test_the_cells_are_the_templates(first, figures):
 
 def test_what_the_cells_show():
     html = figure_cells(FIGURES, True)
-    assert '<strong>0.412</strong><span class="ci">0.30–0.50</span>' in html
+    assert 'class="num group-start shade-4" data-value="0.41234">0.412<span class="ci">0.30–0.50</span>' in html
+    assert 'class="num shade-9" data-value="0.9">0.900' in html  # shaded by value: 0.9 green, 0.41 faint rose
     assert 'data-value="0.41234"' in html and 'data-value=""' in html  # no Dominance: an empty sort value
     assert "—" in html and " extra" not in html
     assert html.count(' extra"') == 0 and figure_cells(FIGURES, False).count(" extra") == 3
+
+
+def test_the_best_and_second_of_a_column_are_marked():
+    """The paper's table marks each column's best bold and its second underlined."""
+    html = figure_cells(FIGURES, True, {"avg": "best", "best": "second"})
+    assert '<strong class="best" title="the best of this column among the compared entries">0.412</strong>' in html
+    assert '<span class="second" title="the second best of this column among the compared entries">0.900</span>' in html

@@ -88,3 +88,24 @@ def test_the_heatmap_is_never_a_short_box_of_its_own_to_scroll_down(browser, liv
     sizes = page.locator("#heatmap-scroll").evaluate("s => ({inner: s.scrollHeight, box: s.clientHeight})")
     assert sizes["inner"] <= sizes["box"] + 1, sizes  # the page scrolls down the tasks, not a box within it
     page.close()
+
+
+def test_a_colour_scale_and_figures_in_the_middle_of_their_cells(browser, live_server, full_board):
+    """The heatmap had no colour scale, and its figures sat at the top of their cells."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(live_server.url + "/heatmap/?version=synthetic")
+    steps = page.locator("#heat-legend .heat-scale span")
+    assert steps.all_inner_texts() == ["0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1"]
+    # Each step of the scale has the colour of the cells of its class.
+    cell = page.locator("#heatmap-table td.heat-7").first
+    assert steps.nth(7).evaluate("s => getComputedStyle(s).backgroundColor") == cell.evaluate(
+        "c => getComputedStyle(c).backgroundColor")
+    offsets = page.eval_on_selector_all("#heatmap-table td.cell", """cells => cells.slice(0, 40).map(cell => {
+        const c = cell.getBoundingClientRect(), range = document.createRange();
+        range.selectNodeContents(cell.querySelector('a'));
+        const t = range.getBoundingClientRect();
+        return [Math.round((t.top + t.bottom) / 2 - (c.top + c.bottom) / 2), Math.round((t.left + t.right) / 2 - (c.left + c.right) / 2)];
+    })""")
+    assert all(abs(down) <= 2 and abs(across) <= 2 for down, across in offsets), offsets
+    context.close()

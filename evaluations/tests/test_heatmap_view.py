@@ -39,7 +39,7 @@ def test_missing_and_infra_cells_are_marked(client, world):
 def test_rows_grouped_by_category_and_sortable(client, world):
     html = client.get(reverse("evaluations:heatmap")).content.decode()
     assert task_order(html) == ["t1", "t2", "t3", "t4"]
-    assert 'class="category-row"' in html and ">alpha<" in html and ">beta<" in html
+    assert 'class="category-row"' in html and ">Alpha<" in html and ">Beta<" in html  # ids shown as labels
     c_key = f"m{world['models']['C'].id}-h{world['harness'].id}"
     html = client.get(reverse("evaluations:heatmap"), {"order": c_key}).content.decode()
     # By C's score within each category: alpha t2 (.2) before t1 (0); beta t3 (.7) before t4 (.2).
@@ -53,9 +53,9 @@ def test_columns_follow_avg_and_filters(client, world):
     assert [r["task"].name for r in rows] == ["t1", "t2", "t3", "t4"]
     assert [c["cell"].avg if c["cell"] else None for c in rows[0]["cells"]] == pytest.approx([0.5, 0.5, 0.0])
     # The heatmap is drawn on the server, no chart script: one script swaps a new order in (board_swap.js),
-    # one names a cell's entry and task on hover (cell_titles.js).
+    # one names a cell's entry and task on hover (cell_titles.js); every page's says when a table scrolls.
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', response.content.decode())
-    assert scripts == ["/static/js/board_swap.js", "/static/js/cell_titles.js"]
+    assert scripts == ["/static/js/scroll_hint.js", "/static/js/board_swap.js", "/static/js/cell_titles.js"]
     assert "plotly" not in response.content.decode()
     response = client.get(reverse("evaluations:heatmap"), {"category": "beta", "open_weight": "0"})
     # Columns by the category's Avg@k: C (.45) before A (.35).

@@ -353,7 +353,7 @@ def test_a_hundred_entry_leaderboard_comes_in_light_pages_sorted_on_the_server(c
     everyone = [name for order in orders for name in order]
     assert len(set(everyone)) == 100
     # One listing cut in pages: the ranks run on across them.
-    avgs = [float(x) for html in htmls for x in re.findall(r'<td class="num group-start" data-value="([0-9.]+)"', html)]
+    avgs = [float(x) for html in htmls for x in re.findall(r'<td class="num group-start(?: shade-\d+)?" data-value="([0-9.]+)"', html)]
     assert avgs == sorted(avgs, reverse=True) and len(avgs) == 100
     for html, order in zip(htmls, orders):
         assert len(html.encode()) <= 250_000 and element_count(html) <= 2_500
@@ -434,3 +434,22 @@ def test_an_import_bumps_its_entrys_generation_once_in_its_own_transaction(tmp_p
     before = BoardGeneration.objects.get(scope=scope).value
     assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__c")).ok
     assert BoardGeneration.objects.get(scope=scope).value == before + 1
+
+
+def test_the_paper_table_is_shaded_with_each_columns_best_and_second_marked(client, world):
+    """As AutoLab's table: cells shaded by score with a legend, the best of a column bold and the second
+    underlined among the compared entries, the main set and the ablations apart."""
+    Entry.objects.create(model=world["models"]["C"], harness=world["harness"], version=world["version"], ablation=True)
+    html = client.get("/").content.decode()
+    assert 'id="shade-legend"' in html and '<span class="shade-0">0</span>' in html and '<span class="shade-10">1</span>' in html
+    data = serving.board(world["version"])
+    compared = sorted((e for e in data.entries if e.comparison), key=lambda e: -e.overall.avg)
+    rows = {e.model: html.split(f'data-entry="{e.key}"', 1)[1].split("</tr>", 1)[0] for e in data.entries}
+    first, second = compared[0], compared[1]
+    assert f'<strong class="best" title="the best of this column among the compared entries">{first.overall.avg:.3f}</strong>' in rows[first.model]
+    assert f'<span class="second" title="the second best of this column among the compared entries">{second.overall.avg:.3f}</span>' in rows[second.model]
+    assert 'class="best"' not in rows["model-c"] and 'class="second"' not in rows["model-c"]  # an ablation: no mark
+    assert re.search(r'class="num group-start shade-\d+" data-value', rows[first.model])
+    main = html.split('<tbody class="main">', 1)[1].split("</tbody>", 1)[0]
+    assert ">Main set <" in main and "model-c" not in main
+    assert "Ablations and entries outside the comparison set" in html

@@ -61,3 +61,25 @@ def test_the_rebench_leaderboard_and_its_curves(page, live_server, rebench):
     href = page.locator("#time-curves a", has_text="CSV").get_attribute("href")
     assert "category=scaling_law" in href and "version=rebench-examples" in href
     assert errors == []
+
+
+def test_short_agent_runs_without_costs_read_plainly(page, live_server, tmp_path):
+    """Agents' runs of seconds, no cost, no humans: the cost panel was a 440 px empty box and the budget axis read
+    "hours, log scale" with ticks 0.0083 to 0.0091."""
+    assert import_tasks(REBENCH_TASKS, version="rebench-examples").ok
+    for outcome in import_inspect_log(make_eval_log(tmp_path, [4.0, 0.5, 0.2], samples=2)):
+        assert outcome.ok, outcome.error
+    from trajectories.models import Rollout
+
+    Rollout.objects.update(cost_usd=None)  # before the board is first made
+    page.goto(live_server.url + "/?version=rebench-examples")
+    for chart in ("#chart-time-budget", "#chart-elapsed", "#chart-time-cost"):
+        page.locator(chart).scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-time-budget .main-svg")
+    page.wait_for_selector("#chart-time-cost[data-state='empty']")
+    assert page.locator("#chart-time-cost").inner_text() == "No entry has a recorded cost or an hourly rate."
+    assert page.locator("#chart-time-cost").bounding_box()["height"] < 80
+    axis = page.locator("#chart-time-budget .g-xtitle").text_content()
+    assert "hours" not in axis and "log scale" not in axis, axis
+    ticks = page.locator("#chart-time-budget .xtick text").all_text_contents()
+    assert ticks and all(len(t.replace("−", "").lstrip("0.")) <= 3 for t in ticks), ticks

@@ -92,19 +92,28 @@
   function barsHeight(charts) { return Math.max(260, 28 * charts.bars.length + 120); }
 
   function drawBars(Plotly, charts) {
-    // Horizontal bars: entry labels are long. Best first, from the top.
+    // As AutoLab's figure: Best@k a light bar, Avg@k a solid bar over it, each with its value; the Avg@k
+    // interval as a thin line. Horizontal: entry labels are long. Best first, from the top.
     var labels = charts.bars.map(function (b) { return b.label; });
     var level = document.getElementById("chart-bars").getAttribute("data-interval");  // the server's level
+    var fixed = function (v) { return v === null ? "" : v.toFixed(2); };
     Plotly.newPlot("chart-bars", [
+      { type: "bar", orientation: "h", name: "Best@k", y: labels, x: charts.bars.map(function (b) { return b.best; }),
+        marker: { color: "rgba(34, 81, 204, 0.22)", line: { color: "rgba(34, 81, 204, 0.5)", width: 1 } },
+        text: charts.bars.map(function (b) { return fixed(b.best); }), textposition: "outside", cliponaxis: false,
+        textfont: { size: 11, color: "#1d2330" }, hovertemplate: "%{y}<br>Best@k %{x:.3f}<extra></extra>" },
       { type: "bar", orientation: "h", name: "Avg@k (" + level + " interval)", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
-        error_x: { type: "data", symmetric: false,
-          array: charts.bars.map(function (b) { return b.avg_ci[1] - b.avg; }),
-          arrayminus: charts.bars.map(function (b) { return b.avg - b.avg_ci[0]; }) } },
-      { type: "scatter", mode: "markers", name: "Best@k", y: labels, x: charts.bars.map(function (b) { return b.best; }),
-        marker: { symbol: "diamond", size: 10 } }
-    ], layout({ height: barsHeight(charts), margin: { t: 40, r: 10, b: 50, l: 50 },
-      xaxis: { title: { text: "score" }, rangemode: "tozero" }, yaxis: { autorange: "reversed", automargin: true },
-      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" } }), config);
+        marker: { color: "#2251cc" }, width: 0.55,
+        text: charts.bars.map(function (b) { return fixed(b.avg); }), textposition: "inside", insidetextanchor: "start",
+        textfont: { size: 11, color: "#fff" },
+        error_x: { type: "data", symmetric: false, color: "#1d2330", thickness: 1, width: 3,
+          array: charts.bars.map(function (b) { return b.avg_ci ? b.avg_ci[1] - b.avg : 0; }),
+          arrayminus: charts.bars.map(function (b) { return b.avg_ci ? b.avg - b.avg_ci[0] : 0; }) },
+        hovertemplate: "%{y}<br>Avg@k %{x:.3f} (" + level + " interval as the line)<extra></extra>" }
+    ], layout({ height: barsHeight(charts), barmode: "overlay", bargap: 0.3, margin: { t: 40, r: 30, b: 50, l: 50 },
+      xaxis: { title: { text: "score (Avg@k solid, Best@k light)" }, rangemode: "tozero" },
+      yaxis: { autorange: "reversed", automargin: true },
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", traceorder: "reversed" } }), config);
   }
 
   function drawParetoChart(Plotly, charts) {

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import template
 
 from tasks.lib.numbers import format_number
-from tasks.models import Category
+from tasks import models
 
 register = template.Library()
 
@@ -36,11 +36,7 @@ def score(value: float | None) -> str:
 
 @register.filter
 def category_label(value: str) -> str:
-    """The display name of a known category; unknown ones as they are."""
-    try:
-        return Category(value).label
-    except ValueError:
-        return value or "uncategorised"
+    return models.category_label(value)
 
 
 @register.filter

@@ -125,6 +125,12 @@ FLAGS: dict[str, str] = {
     NEVER_CALLED_BENCHMARK: "never ran the local benchmark",
     REGRESSED_AFTER_BEST: "finished worse than its best-so-far",
 }
+# How a flag is named on a page (its id stays in filters, exports and the API); FLAGS is its explanation.
+FLAG_LABELS: dict[str, str] = {
+    TIMED_OUT_BUT_SCORED: "Timed out but scored",
+    NEVER_CALLED_BENCHMARK: "Never ran the benchmark",
+    REGRESSED_AFTER_BEST: "Regressed after its best",
+}
 
 
 

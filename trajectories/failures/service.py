@@ -292,18 +292,26 @@ def filter_options(version: str = "") -> dict[str, list]:
 
     Categories are grouped by their benchmark (AutoLab's four, RE-Bench's
     domains), those of the chosen version's benchmark alone when one is
-    chosen: RE-Bench's domains were listed among AutoLab's categories.
+    chosen: RE-Bench's domains were listed among AutoLab's categories. Each
+    category is offered once: AutoLab's four under "AutoLab" whichever
+    versions use them (the filter matches a category by name, in every
+    version), another benchmark's under the first benchmark that has it.
     """
     from agents.models import AgentModel, Harness
-    from tasks.models import BenchmarkVersion, Task
+    from tasks.models import BenchmarkVersion, Category, Task
 
     tasks = Task.objects.exclude(category="")
     if version:
         tasks = tasks.filter(version__benchmark__in=BenchmarkVersion.objects.filter(name=version).values("benchmark"))
     grouped: dict[str, list[str]] = {}
+    seen: set[str] = set()
     for benchmark, category in tasks.order_by("version__benchmark", "category").values_list(
             "version__benchmark", "category").distinct():
-        grouped.setdefault(benchmark, []).append(category)
+        if category in seen:
+            continue
+        seen.add(category)
+        group = "AutoLab" if category in Category.values else benchmark
+        grouped.setdefault(group, []).append(category)
     return {
         "tasks": list(Task.objects.filter(rollouts__isnull=False).order_by("name").values_list("name", flat=True).distinct()),
         "categories": list(grouped.items()),

@@ -6,7 +6,7 @@ from typing import Any
 from django import template
 
 from trajectories.failures import service as failure_service
-from trajectories.failures.rules import CAUSES
+from trajectories.failures.rules import CAUSES, FLAG_LABELS, FLAGS
 
 register = template.Library()
 
@@ -20,6 +20,24 @@ def failure_panel_data(rollout) -> dict[str, Any]:
 @register.filter
 def cause_label(cause: str) -> str:
     return CAUSES.get(cause, cause)
+
+
+@register.filter
+def flag_label(flag: str) -> str:
+    """A behaviour flag's name ("regressed_after_best" -> "Regressed after its best"); an unknown one as stored."""
+    return FLAG_LABELS.get(flag, flag)
+
+
+@register.filter
+def flag_help(flag: str) -> str:
+    """What a behaviour flag means, for its hover text."""
+    return FLAGS.get(flag, "")
+
+
+@register.simple_tag
+def flag_table() -> list[tuple[str, str, str]]:
+    """Every flag: its id, name and meaning (the failures page's explanation)."""
+    return [(flag, FLAG_LABELS[flag], help) for flag, help in FLAGS.items()]
 
 
 @register.filter

@@ -596,3 +596,38 @@ def test_labelled_outcome(classified, reward, infra, outcome):
     from trajectories.failures.rules import labelled_outcome
 
     assert labelled_outcome(classified, reward, infra) == outcome
+
+
+@pytest.mark.django_db
+def test_the_failures_page_offers_each_category_once_by_its_label(client):
+    """Three categories were listed twice (two AutoLab-style benchmarks) and RE-Bench's as raw ids."""
+    from tasks.models import BenchmarkVersion, Task
+
+    for name, benchmark in (("1.1", "AutoLab"), ("synthetic", "Synthetic"), ("rebench-1", "RE-Bench")):
+        version = BenchmarkVersion.objects.create(name=name, benchmark=benchmark)
+        Task.objects.create(version=version, name=f"{name}-a", category="system_optimization")
+        Task.objects.create(version=version, name=f"{name}-b", category="cuda" if benchmark != "RE-Bench" else "scaling_law")
+    Task.objects.create(version=BenchmarkVersion.objects.get(name="rebench-1"), name="k", category="optimize_kernel")
+    page = client.get("/failures/").content.decode()
+    select = page.split('name="category"', 1)[1].split("</select>", 1)[0]
+    assert select.count('value="system_optimization"') == 1 and select.count('value="cuda"') == 1
+    assert '<option value="optimize_kernel">Optimize kernel</option>' in select
+    assert '<option value="scaling_law">Scaling law</option>' in select
+    assert ">optimize_kernel<" not in select and ">scaling_law<" not in select
+
+
+@pytest.mark.django_db
+def test_behaviour_flags_are_shown_by_name_with_their_meaning(client):
+    """Flags showed as raw ids (`regressed_after_best`) with nothing to say what they mean."""
+    from trajectories.tests import factories
+
+    factories.make_rollout(reward=0.0, outcome="zero", failure_cause=f.NO_IMPROVEMENT,
+                           behaviour_flags=[f.REGRESSED_AFTER_BEST, f.NEVER_CALLED_BENCHMARK])
+    page = client.get("/failures/").content.decode()
+    assert ('<span class="badge" title="Finished worse than its best-so-far" data-flag="regressed_after_best">'
+            "Regressed after its best</span>") in page
+    assert ">regressed_after_best<" not in page and ">never_called_benchmark<" not in page
+    assert "<dt>Never ran the benchmark</dt><dd>Never ran the local benchmark.</dd>" in page
+    rollouts = client.get("/rollouts/").content.decode()
+    assert '<option value="regressed_after_best" title="Finished worse than its best-so-far">Regressed after its best</option>' in rollouts
+    assert "<td>No improvement</td>" in rollouts
