@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('trajectories', '0036_rollout_environment'),
+        ('trajectories', '0037_rollout_texts'),
     ]
 
     operations = [
