@@ -42,6 +42,7 @@ NOT_KINDS: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("trajectories/failures/service.py", "filter_options"): (frozenset({"benchmark"}), "a model field"),
     ("trajectories/reading/inspect_log.py", "<module>"): (frozenset({"inspect", "submit"}), "the Inspect harness, and its answer tool"),
     ("trajectories/reading/inspect_log.py", "_sample_folder"): (frozenset({"inspect"}), "the Inspect harness's config key"),
+    ("trajectories/reading/inspect_log.py", "read_log"): (frozenset({"inspect"}), "the Inspect harness's config key (its epoch reducer)"),
     ("trajectories/storing/inspect_import.py", "import_inspect_log"): (frozenset({"inspect"}), "the Inspect harness's config key"),
 }
 
