@@ -144,6 +144,25 @@ def test_long_benchmark_result_found_in_later_polls_and_attributed_to_its_call()
     assert [(point.step_id, point.t) for point in result.curve] == [(1, 0.0)]
 
 
+def test_a_result_printed_by_a_later_poll_is_plotted_where_it_was_printed():
+    # terminus-2: the command is typed at step 3, which shows nothing yet; the wait at step 4 prints the metric.
+    spec = TaskSpec(name="t", metric="latency_ms", direction="lower", instruction="| Local eval | `python3 evaluate_local.py` |")
+    steps = [
+        step(1, 0, source="user"),
+        step(2, 30, [keys("ls\n")], "evaluate_local.py  solve.py\n"),
+        step(3, 60, [keys("python3 evaluate_local.py\n", 5)]),
+        step(4, 95, [keys("", 30)], "root@h:/app# python3 evaluate_local.py\nlatency_ms: 42.0\nroot@h:/app# "),
+        step(5, 130, [("mark_task_complete", {})]),
+    ]
+    result = analyse_rollout(steps, spec, T0)
+    # The metric is the call's, on the step that ran it; the point is where and when it was printed.
+    assert result.steps[2].kinds == ["benchmark"] and result.steps[2].metric.value == 42.0
+    assert result.steps[3].kinds == ["wait"] and result.steps[3].metric is None
+    assert [(point.step_id, point.t, point.metric) for point in result.curve] == [(4, 95.0, 42.0)]
+    assert result.first_benchmark_sec == 60.0  # the call itself was launched at step 3
+    assert result.last_improvement_sec == 95.0
+
+
 def test_an_earlier_result_still_on_screen_is_not_the_new_runs():
     spec = TaskSpec(name="t", metric="composite_quality", direction="higher", instruction="| Local eval | `python3 /app/evaluate.py` |")
     screen = "Current Terminal Screen:\n{\"score\": 0.52}\nroot@h:/app# python3 /app/evaluate.py\nLoaded 15 reference images\n"
