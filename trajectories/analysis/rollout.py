@@ -6,9 +6,11 @@ Pure functions over parsed steps (no ORM, no HTTP): ingestion calls
 A long-running benchmark (terminus-2 starts it and then polls with empty
 keystrokes) prints its result in a later step's observation. When a
 benchmark step's own output holds no metric, the observations of the
-following polls are read, up to the next step that does anything else; a
-metric found there is attributed to the benchmark step, where the command
-was run. A poll is a step that only waits (empty keystrokes, sleep), waits
+following polls are read, up to the next step that does anything else. A
+metric found there is the benchmark step's (the call that ran the command,
+and its step shows it), while its point on the best-so-far curve lies at the
+step that printed it, at that step's elapsed time: the result was not known
+before. A poll is a step that only waits (empty keystrokes, sleep), waits
 and looks, or reads the file the benchmark's output was sent to
 (`python3 evaluate.py > eval.log &`, then `tail eval.log`). Terminal text
 before the last echo of the benchmark command is ignored: a screen may still
@@ -94,6 +96,8 @@ class RolloutAnalyser:
         self._revised: set[int] = set()
         # Benchmark steps that have a metric, in order: each is measured at the first result() after it arrived.
         self._measured: list[int] = []
+        # Where a benchmark step's metric was printed, when a later poll printed it: by position.
+        self._printed: dict[int, int] = {}
         self._times: list[float | None] = []
         self._start: datetime | None = None
         # The calls of the last step that did more than wait (_call_keys), to tell a check repeated.
@@ -222,6 +226,8 @@ class RolloutAnalyser:
                 if not _is_poll(steps[following], analyses[following], self._step_commands[following], self._benchmark_logs[index]):
                     break
                 reading = find_metric(_after_echo(_observation_text(steps[following], set()), lines), spec)
+                if reading is not None:
+                    self._printed[index] = following
                 following += 1
             if reading is None and following >= len(steps) and following - index <= self.max_wait_steps:
                 still.append(index)
@@ -233,9 +239,15 @@ class RolloutAnalyser:
             analyses[index].metric = metric
         self._awaited = still
 
+    def _reading(self, index: int) -> Reading:
+        """Benchmark step `index`'s metric placed where it was printed; at the step's own time when that step has none."""
+        at = self._printed.get(index, index)
+        t = self._times[at] if self._times[at] is not None else self._times[index]
+        return Reading(step_id=self.steps[at].step_id, t=t, reading=self.analyses[index].metric)
+
     def _summarise(self) -> RolloutAnalysis:
-        steps, analyses, times = self.steps, self.analyses, self._times
-        readings = [Reading(step_id=steps[i].step_id, t=times[i], reading=analyses[i].metric) for i in self._measured]
+        analyses, times = self.analyses, self._times
+        readings = [self._reading(index) for index in self._measured]
         curve = best_so_far(readings, self.spec.direction)
         improvements = [point.t for point in curve if point.improved and point.t is not None]
         last_t = next((t for t in reversed(times) if t is not None), None)

@@ -54,13 +54,15 @@ def test_real_opus_rollout(shared_trials_dir, flux2):
 
     assert len(result.curve) == 1
     point = result.curve[0]
-    assert (point.step_id, point.metric, point.best_metric, point.improved) == (133, 0.5643, 0.5643, True)
-    assert point.t == pytest.approx((steps[132].timestamp - steps[0].timestamp).total_seconds())
+    # Plotted where the score was printed: step 137, 275 s after the call.
+    assert (point.step_id, point.metric, point.best_metric, point.improved) == (137, 0.5643, 0.5643, True)
+    assert point.t == pytest.approx((steps[136].timestamp - steps[0].timestamp).total_seconds())
     assert result.n_benchmark_calls == 1
     assert result.n_edits == 3
     assert result.best_metric == 0.5643
     assert result.best_score == normalised_score(flux2, 0.5643)
-    assert result.first_benchmark_sec == result.last_improvement_sec == point.t
+    assert result.first_benchmark_sec == pytest.approx((steps[132].timestamp - steps[0].timestamp).total_seconds())
+    assert result.last_improvement_sec == point.t
     last = (steps[-1].timestamp - steps[0].timestamp).total_seconds()
     assert result.budget_used_fraction == pytest.approx(last / 14400)
 
@@ -129,6 +131,7 @@ def test_runtime_rollout_curve_lower_is_better():
 
 
 def test_long_benchmark_result_found_in_later_polls_and_attributed_to_its_call():
+    # The metric is the call's; its curve point is the poll's that printed it.
     spec = TaskSpec(name="t", metric="composite_quality", direction="higher", instruction="| Local eval | `python3 /app/evaluate.py` |")
     steps = [
         step(1, 0, [keys("python3 /app/evaluate.py\n", 60)], "Generating 1/8\n"),
@@ -141,7 +144,7 @@ def test_long_benchmark_result_found_in_later_polls_and_attributed_to_its_call()
     assert result.steps[0].metric.value == 0.61
     assert result.steps[2].metric is None
     assert result.steps[3].metric.status == "unparseable"
-    assert [(point.step_id, point.t) for point in result.curve] == [(1, 0.0)]
+    assert [(point.step_id, point.t) for point in result.curve] == [(3, 120.0)]
 
 
 def test_a_result_printed_by_a_later_poll_is_plotted_where_it_was_printed():
@@ -186,7 +189,7 @@ def test_benchmark_sent_to_a_log_is_read_when_the_agent_reads_the_log():
     result = analyse_rollout(steps, spec, None)
     assert result.steps[0].metric.value == 0.66
     assert result.steps[3].metric.status == "unparseable"
-    assert [point.step_id for point in result.curve] == [1]
+    assert [point.step_id for point in result.curve] == [3]  # where the agent read the log
 
 
 def test_linked_observations_of_other_harnesses():

@@ -52,7 +52,7 @@ def test_a_result_printed_by_a_later_poll_revises_the_benchmark_step():
     second = analyser.result()
     assert second.steps[0].metric.value == 0.61
     assert analyser.revised() == {0}
-    assert [(point.step_id, point.t) for point in second.curve] == [(1, 0.0)]
+    assert [(point.step_id, point.t) for point in second.curve] == [(3, 120.0)]  # plotted where it was printed
     analyser.add(steps[3:])
     third = analyser.result()
     # Step 4's run was followed by a step that is no poll: its result is final, unread.
