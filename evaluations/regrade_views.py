@@ -35,13 +35,19 @@ def _regrade(request, rollouts, back: str):
     if report.grades:
         messages.success(request, f"Regrade queued for {len(report.grades)} rollout{'s' * (len(report.grades) != 1)}: "
                          "the task's current verifier runs on the recorded outputs; each rollout's grade history shows the result.")
+    named = {rollout.pk: rollout for rollout in rollouts}
     for pk, why in list(report.refused.items())[:LISTED]:
-        messages.warning(request, f"Rollout {pk} cannot be regraded and is left as it was: {why}")
+        messages.warning(request, f"{_called(named[pk]) if pk in named else f'Rollout {pk}'} cannot be regraded and is left as it was: {why}")
     if len(report.refused) > LISTED:
         messages.warning(request, f"… and {len(report.refused) - LISTED} more rollouts cannot be regraded.")
     if report.unsent:
         messages.warning(request, report.unsent)
     return redirect(back)
+
+
+def _called(rollout: Rollout) -> str:
+    """A rollout as the pages call it: by its number ("rollout 1"), never its database id."""
+    return f"Rollout {rollout.number} of {rollout.task.name} by {rollout.model}"
 
 
 @staff_required

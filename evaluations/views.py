@@ -526,6 +526,9 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     model = get_object_or_404(AgentModel, name=name)
     found = queries.model_board(model)
     sections = []
+    numbers = queries.rollout_numbers(
+        cell.best_rollout_id for item in found for task in item.board.tasks if (cell := item.board.cell(task.id, item.entry.key))
+    )
     for item in found:
         entry, data = item.entry, item.board
         tasks = []
@@ -536,6 +539,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
                     "task": task,
                     "cell": cell,
                     "best_url": rollout_url(cell.best_rollout_id) if cell and cell.best_rollout_id else None,
+                    "best_number": numbers.get(cell.best_rollout_id) if cell else None,
                     "url": rollouts_url(task.id, entry.model_id, entry.harness_id),
                 }
             )

@@ -42,7 +42,8 @@ def analyze(request: HttpRequest) -> HttpResponse:
         requested_by=request.user,
     )
     if sent:
-        what = f"rollout {ids[0]}" if len(ids) == 1 else f"{len(ids)} rollouts"
+        # A rollout by the number its page gives it, not its database id.
+        what = f"rollout {rollout.number} of {rollout.task.name}" if rollout is not None else f"{len(ids)} rollout{'s' * (len(ids) != 1)}"
         messages.success(request, f"Analysis of {what} by {judge} queued: the verdicts appear as a worker reads them.")
     else:
         messages.error(request, "Nothing was queued: the task queue (Celery's broker) is not reachable; try again.")

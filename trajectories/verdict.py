@@ -58,6 +58,24 @@ class Outcome:
     EXCLUDED = "excluded"  # its source leaves it out (an Inspect sample that errored): no cause, not counted
 
 
+# How pages name each outcome (the stored id stays in URLs, the API and exports): every Outcome has one.
+OUTCOME_LABELS = {
+    Outcome.SCORED: "Scored",
+    Outcome.ZERO: "Scored zero",
+    Outcome.NO_REWARD: "No reward",
+    Outcome.RUNNING: "Still running",
+    Outcome.CANCELLED: "Cancelled",
+    Outcome.INCOMPLETE: "Incomplete",
+    Outcome.INFRA_ERROR: "Infrastructure error",
+    Outcome.EXCLUDED: "Left out by its source",
+}
+
+
+def outcome_label(outcome: str) -> str:
+    """An outcome as pages name it; an unknown one as stored."""
+    return OUTCOME_LABELS.get(outcome, outcome)
+
+
 # Outcomes that carry a cause: the rollouts the failures page lists.
 FAILED_OUTCOMES = (Outcome.ZERO, Outcome.NO_REWARD, Outcome.INFRA_ERROR)
 

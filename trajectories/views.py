@@ -517,6 +517,11 @@ def _compare_window(request, windows: explorer.CompareWindows, outlines: list[li
     return min(max(number, 1), windows.count)
 
 
+def _compare_label(rollout: Rollout) -> str:
+    """A compared rollout in the chart's legend, by the number its page gives it (not its database id)."""
+    return f"{rollout.model} · {rollout.harness} · rollout {rollout.number}"
+
+
 @require_GET
 def compare(request):
     a_id, b_id = _int_or_none(request.GET.get("a")), _int_or_none(request.GET.get("b"))
@@ -546,7 +551,7 @@ def compare(request):
         sides=[left, right],
         window=window,
         windows=[(number, first, last) for number, (first, last) in enumerate(windows.spans, start=1)] if windows.count > 1 else [],
-        plots={"a": left["plot"], "b": right["plot"], "a_label": f"#{a.pk} {a.model}", "b_label": f"#{b.pk} {b.model}"},
+        plots={"a": left["plot"], "b": right["plot"], "a_label": _compare_label(a), "b_label": _compare_label(b)},
     )
     return render(request, "trajectories/compare.html", context)
 

@@ -336,6 +336,7 @@ class TaskResult:
     entry: BoardEntry
     cell: Cell
     best_url: str | None
+    best_number: int | None  # the best rollout's number (Rollout.number), as its page calls it
     rollouts_url: str
 
 

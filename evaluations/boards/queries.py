@@ -6,6 +6,7 @@ under the same generation as the boards.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from django.core.cache import cache
 from django.db.models import Exists, OuterRef
@@ -57,19 +58,25 @@ def default_version() -> BenchmarkVersion | None:
     return BenchmarkVersion.objects.first()
 
 
+def rollout_numbers(ids: Iterable[int | None]) -> dict[int, int]:
+    """Each rollout's number by its id: pages link a rollout by its id and call it by the number its own
+    page gives it ("rollout 1"), never "#<id>"."""
+    return {r.id: r.number for r in Rollout.objects.filter(id__in={i for i in ids if i}).only("id", "index")}
+
+
 def task_results(task: Task) -> list[board_shape.TaskResult]:
     """Every entry on one task: Avg/Best, the scores and the best rollout."""
     data = board(task.version)
+    cells = [(entry, cell) for entry in data.entries if (cell := data.cell(task.id, entry.key)) is not None]
+    numbers = rollout_numbers(cell.best_rollout_id for _, cell in cells)
     results = []
-    for entry in data.entries:
-        cell = data.cell(task.id, entry.key)
-        if cell is None:
-            continue
+    for entry, cell in cells:
         results.append(
             board_shape.TaskResult(
                 entry=entry,
                 cell=cell,
                 best_url=rollout_url(cell.best_rollout_id) if cell.best_rollout_id else None,
+                best_number=numbers.get(cell.best_rollout_id),
                 rollouts_url=rollouts_url(task.id, entry.model_id, entry.harness_id),
             )
         )

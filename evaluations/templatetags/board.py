@@ -27,12 +27,16 @@ def score(value) -> str:
 
 
 @register.filter
-def interval(value, digits: int = 3) -> str:
-    """An interval as "0.415–0.565" (`|interval:2` for "0.42–0.57" where room is short)."""
+def interval(value) -> str:
+    """An interval as "0.415–0.565": its ends with SCORE_DECIMALS, as the figure beside it, on every page.
+
+    No page rounds coarser: at 2 decimals two entries ranked apart showed
+    touching intervals (0.33–0.47 over 0.22–0.33, from 0.3272 and 0.3267).
+    """
     if not value:
         return ""
     lo, hi = value
-    return f"{lo:.{int(digits)}f}–{hi:.{int(digits)}f}"
+    return f"{lo:.{SCORE_DECIMALS}f}–{hi:.{SCORE_DECIMALS}f}"
 
 
 @register.simple_tag
@@ -156,11 +160,11 @@ def figure_cells(figures, first: bool, marks: dict | None = None) -> SafeString:
         '<td class="num{}{}" data-value="{}">{}<span class="ci">{}</span></td>'
         '<td class="num{}{}" data-value="{}">{}<span class="ci">{}</span></td>',
         extra, shade(figures.avg), sortval(figures.avg), marked(score(figures.avg), marks.get("avg")),
-        interval(figures.avg_ci, 2),
+        interval(figures.avg_ci),
         extra, shade(figures.best), sortval(figures.best), marked(score(figures.best), marks.get("best")),
-        interval(figures.best_ci, 2),
+        interval(figures.best_ci),
         extra, shade(figures.dominance), sortval(figures.dominance), marked(score(figures.dominance), marks.get("dom")),
-        interval(figures.dominance_ci, 2),
+        interval(figures.dominance_ci),
     )
 
 

@@ -218,3 +218,22 @@ def test_staff_can_cancel_from_a_live_rollout_page_and_come_back_to_it(client, c
     other = campaign.rollouts.order_by("pk")[1]
     response = client.post(f"/campaigns/rollouts/{other.pk}/cancel/", {"next": "https://elsewhere.example/"})
     assert response["Location"] == f"/campaigns/{campaign.pk}/"
+
+
+def test_a_long_harness_name_wraps_on_the_campaign_page(client, campaign):
+    """A 200-character harness name made the page 5,438 px wide: its title and the grid's task names wrap."""
+    import re
+    from pathlib import Path
+
+    campaign.harness.name = "h" * 200
+    campaign.harness.save()
+    html = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    title = re.search(r'<h1 class="([^"]*)">Campaign \d+: [^<]*/ ' + "h" * 200, html)
+    assert title and "campaign-title" in title.group(1).split()
+    assert '<th scope="row">' in html.split('class="campaign-grid"', 1)[1]
+    css = re.sub(r"/\*.*?\*/", "", (Path(__file__).resolve().parents[2] / "static" / "css" / "campaigns.css").read_text(), flags=re.S)
+    rules = dict(re.findall(r"([^{}]+)\{([^}]*)\}", css))
+    declarations = {selector.strip(): body for selector, body in rules.items()}
+    assert "overflow-wrap: anywhere" in declarations[".campaign-title"]
+    assert "overflow-wrap: anywhere" in declarations['table.campaign-grid th[scope="row"]']
+    assert "white-space: normal" in declarations['table.campaign-grid th[scope="row"]']

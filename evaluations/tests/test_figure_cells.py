@@ -20,11 +20,11 @@ LOOP = Template(
     "{% load board %}{% for g in groups %}"
     '<td class="num group-start{% if not forloop.first %} extra{% endif %}{{ g.avg|shade }}" data-value="{{ g.avg|sortval }}">'
     "{{ g.avg|score }}"
-    '<span class="ci">{{ g.avg_ci|interval:2 }}</span></td>'
+    '<span class="ci">{{ g.avg_ci|interval }}</span></td>'
     '<td class="num{% if not forloop.first %} extra{% endif %}{{ g.best|shade }}" data-value="{{ g.best|sortval }}">{{ g.best|score }}'
-    '<span class="ci">{{ g.best_ci|interval:2 }}</span></td>'
+    '<span class="ci">{{ g.best_ci|interval }}</span></td>'
     '<td class="num{% if not forloop.first %} extra{% endif %}{{ g.dominance|shade }}" data-value="{{ g.dominance|sortval }}">'
-    '{{ g.dominance|score }}<span class="ci">{{ g.dominance_ci|interval:2 }}</span></td>{% endfor %}'
+    '{{ g.dominance|score }}<span class="ci">{{ g.dominance_ci|interval }}</span></td>{% endfor %}'
 )
 
 
@@ -43,7 +43,7 @@ def test_the_cells_are_the_templates(first, figures):
 
 def test_what_the_cells_show():
     html = figure_cells(FIGURES, True)
-    assert 'class="num group-start shade-4" data-value="0.41234">0.412<span class="ci">0.30–0.50</span>' in html
+    assert 'class="num group-start shade-4" data-value="0.41234">0.412<span class="ci">0.300–0.500</span>' in html
     assert 'class="num shade-9" data-value="0.9">0.900' in html  # shaded by value: 0.9 green, 0.41 faint rose
     assert 'data-value="0.41234"' in html and 'data-value=""' in html  # no Dominance: an empty sort value
     assert "—" in html and " extra" not in html

@@ -102,3 +102,34 @@ def test_rank_ranges_of_another_comparison_set_are_worked_out_from_its_replicate
     expected = ranking.rank_ranges(np.stack([scope.avg["A"], scope.avg["B"]]))
     assert [figures["A"].rank_range, figures["B"].rank_range] == expected
     assert figures["C"].rank_range is None
+
+
+@pytest.mark.django_db
+def test_the_model_page_and_the_api_page_name_the_level_of_their_intervals(client):
+    """The model page showed "0.050–0.675" under Avg@k with no level; the CSV's *_ci_* columns had none either."""
+    hand_table()
+    level = f"{ranking.INTERVAL_PERCENT}%"
+    model = client.get("/models/model-a/").content.decode()
+    entries = model.split('id="model-entries"', 1)[1].split("</thead>", 1)[0]
+    assert f"Avg@k <span class=\"ci-level\">({level} interval)</span>" in entries
+    docs = client.get("/api/").content.decode()
+    assert f"<code>avg_ci_low</code> and <code>avg_ci_high</code> (and <code>dominance_ci_low</code>, <code>dominance_ci_high</code>) are the ends of the {level} interval" in docs
+    assert f"ends of its {level} intervals" in client.get("/").content.decode()  # the CSV link's hover
+
+
+def interval_texts(html: str) -> list[str]:
+    return re.findall(r'<span class="ci">([^<]+)</span>', html)
+
+
+@pytest.mark.django_db
+def test_every_page_rounds_an_interval_as_its_figures(client):
+    """One rule: the leaderboard rounded intervals to 2 decimals (0.3272 and 0.3267 both "0.33", two entries
+    ranked apart read as touching) where the model page printed 3."""
+    from evaluations.templatetags.board import SCORE_DECIMALS, interval
+
+    assert interval((0.3272, 0.47)) == "0.327–0.470" and interval((0.22, 0.3267)) == "0.220–0.327"
+    hand_table()
+    board = interval_texts(client.get("/").content.decode().split('id="leaderboard-table"', 1)[1])
+    model = interval_texts(client.get("/models/model-a/").content.decode())
+    shapes = {re.sub(r"\d", "9", text) for text in board + model}
+    assert board and model and shapes == {"9." + "9" * SCORE_DECIMALS + "–9." + "9" * SCORE_DECIMALS}

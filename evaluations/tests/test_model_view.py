@@ -1,6 +1,8 @@
 """The model page (/models/<name>/) and the results section of the task page."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -85,3 +87,20 @@ def test_model_page_shows_published_results(client, world):
     html = client.get(reverse("evaluations:model_detail", args=["paper-only"])).content.decode()
     published = html.split('id="model-published"', 1)[1].split("</table>", 1)[0]
     assert "Paper, Table 3" in published and "0.200" in published and "1/4" in published
+
+
+def test_the_task_and_model_pages_call_the_best_rollout_by_its_number(client, world):
+    """They said "#9" (its database id) where the rollout's own page says "rollout 1"."""
+    task = world["tasks"]["t3"]
+    best = Rollout.objects.get(model__name="model-a", task=task, reward=0.9)
+    Rollout.objects.filter(pk=best.pk).update(index=best.pk + 4)  # a number that is not its id
+    best.refresh_from_db()
+    link = f'<a href="/rollouts/{best.pk}/">rollout {best.number}</a>'
+    pages = [
+        client.get(reverse("evaluations:task_detail", args=[world["version"].name, task.name])).content.decode(),
+        client.get(reverse("evaluations:model_detail", args=["model-a"])).content.decode(),
+    ]
+    for html in pages:
+        assert link in html
+        assert not re.search(r">#\d+</a>", html)
+    assert f"rollout {best.number}</h1>" in client.get(f"/rollouts/{best.pk}/").content.decode()

@@ -223,7 +223,9 @@ def test_staff_are_told_on_the_page_why_a_rollout_cannot_be_regraded(settings, t
     assert f'action="/regrade/rollouts/{rollout.pk}/"' in page
     response = client.post(f"/regrade/rollouts/{rollout.pk}/", follow=True)
     text = response.content.decode()
-    assert f"Rollout {rollout.pk} cannot be regraded and is left as it was: no recorded outputs" in text
+    # Called as its page calls it ("rollout 1"), not by its database id.
+    called = f"Rollout {rollout.number} of {rollout.task.name} by {rollout.model}"
+    assert f"{called} cannot be regraded and is left as it was: no recorded outputs" in text
     assert model_to_dict(Rollout.objects.get(pk=rollout.pk)) == before
     assert not Grade.objects.exists()
     # A bad backend is a clear error, not a 500, and changes nothing.

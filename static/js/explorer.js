@@ -800,7 +800,7 @@
     var columns = document.querySelectorAll(".compare-column .steps-scroll");
     var pair = document.querySelector(".compare-columns");
     initPlot(series, function (stepId, point) {
-      var which = point.data.name.indexOf(data.b_label) === 0 ? 1 : 0;
+      var which = point.data.name.indexOf(data.b_label + " ") === 0 ? 1 : 0;  // "… rollout 1 " is no prefix of "… rollout 12 …"
       var col = columns[which];
       var el = col && col.querySelector('[data-step-id="' + stepId + '"]');
       if (el) { col.scrollTop = el.offsetTop; return; }

@@ -35,7 +35,6 @@ from trajectories.failures.rules import (
     CAUSE_HELP,
     CAUSES,
     FAILED_OUTCOMES,
-    FLAGS,
     Classification,
     RolloutFacts,
     StepFacts,
@@ -474,7 +473,7 @@ def panel(rollout: Rollout) -> dict[str, Any]:
         "automatic_label": CAUSES.get(rollout.failure_cause, rollout.failure_cause),
         "secondary": [(c, CAUSES.get(c, c)) for c in rollout.failure_secondary or []],
         "evidence": evidence,
-        "flags": [(f, FLAGS.get(f, f)) for f in rollout.behaviour_flags or []],
+        "flags": list(rollout.behaviour_flags or []),  # ids: the panel shows each by failure_tags' flag_label
         "label": label,
         "label_tags": ", ".join(label.tags or []) if label else "",
         "changes": list(rollout.label_changes.select_related("user")[:10]),

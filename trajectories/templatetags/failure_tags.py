@@ -5,6 +5,7 @@ from typing import Any
 
 from django import template
 
+from trajectories import verdict
 from trajectories.failures import service as failure_service
 from trajectories.failures.rules import CAUSES, FLAG_LABELS, FLAGS
 
@@ -26,6 +27,12 @@ def cause_label(cause: str) -> str:
 def flag_label(flag: str) -> str:
     """A behaviour flag's name ("regressed_after_best" -> "Regressed after its best"); an unknown one as stored."""
     return FLAG_LABELS.get(flag, flag)
+
+
+@register.filter
+def outcome_label(outcome: str) -> str:
+    """A rollout's outcome by its name ("no_reward" -> "No reward"), as trajectories.verdict names it."""
+    return verdict.outcome_label(outcome)
 
 
 @register.filter

@@ -148,3 +148,24 @@ def test_each_side_states_the_anchors_its_rollout_page_uses(client):
         assert data[side]["reference"] == reference
         column = html.split(f'<section class="compare-column" data-rollout="{rollout.pk}">', 1)[1].split("</p>", 1)[0]
         assert f"baseline 100.0, reference {reference}" in column
+
+
+def test_the_compared_rollouts_are_called_by_their_numbers(client):
+    """The page said "#41 model" (database ids) where each rollout's page says "rollout 1"."""
+    a = factories.make_explored_rollout()
+    b = factories.make_explored_rollout(task=a.task)
+    html = client.get(URL, {"a": a.pk, "b": b.pk}).content.decode()
+    assert f"#{a.pk} {a.model}" not in html and f"#{b.pk} {b.model}" not in html and f"#{a.pk} and #{b.pk}" not in html
+    for r in (a, b):
+        assert f"{r.model} · {r.harness} · rollout {r.number}</a></h2>" in html
+    data = json.loads(re.search(r'<script id="compare-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert (data["a_label"], data["b_label"]) == tuple(f"{r.model} · {r.harness} · rollout {r.number}" for r in (a, b))
+    refused = client.get(URL, {"a": a.pk, "b": factories.make_explored_rollout().pk}).content.decode()
+    assert f"#{a.pk} {a.task.name}" not in refused and f"· rollout {a.number}</a>" in refused
+
+
+def test_the_rollout_list_names_its_id_column_and_ticks_by_number(client):
+    r = factories.make_rollout()
+    html = client.get(reverse("trajectories:rollout_list")).content.decode()
+    assert "<th>#</th>" not in html and ">Id</th>" in html
+    assert f'aria-label="compare {r.task.name} · {r.model} · rollout {r.number}"' in html

@@ -208,3 +208,35 @@ def test_badge_partial_shows_the_effective_cause(data):
     html = template.render(Context({"rollout": r}))
     assert 'data-cause="nondeterministic"' in html and 'title="staff label"' in html
     assert template.render(Context({"rollout": data["a_scored"]})).strip() == ""
+
+
+def test_panel_names_flags_and_outcome_as_the_failures_page_does(data):
+    """The panel showed "regressed_after_best" and "outcome zero": raw ids, where the failures page shows labels."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from trajectories.failures.rules import FLAG_LABELS, FLAGS, REGRESSED_AFTER_BEST
+    from trajectories.verdict import OUTCOME_LABELS
+
+    r = data["a_correct"]
+    r.behaviour_flags = [REGRESSED_AFTER_BEST]
+    r.save(update_fields=["behaviour_flags"])
+    html = render_panel(r, AnonymousUser())
+    flag = FLAG_LABELS[REGRESSED_AFTER_BEST]
+    assert f'title="{FLAGS[REGRESSED_AFTER_BEST][:1].upper()}' in html and f">{flag}</span>" in html
+    assert f">{REGRESSED_AFTER_BEST}<" not in html
+    assert f"outcome: {OUTCOME_LABELS[r.outcome].lower()}" in html and f"outcome {r.outcome}" not in html
+    scored = render_panel(data["a_scored"], AnonymousUser())
+    assert f">{OUTCOME_LABELS['scored']}</span> — no failure" in scored
+
+
+def test_every_outcome_has_a_label_and_the_rollout_list_shows_them():
+    """The /rollouts/ Outcome select listed raw ids (no_reward, infra_error)."""
+    from trajectories.forms import OUTCOMES
+    from trajectories.verdict import OUTCOME_LABELS, Outcome
+
+    assert set(OUTCOME_LABELS) == {v for k, v in vars(Outcome).items() if k.isupper()} == set(OUTCOMES)
+    html = Client().get("/rollouts/", {"outcome": "no_reward"}).content.decode()
+    select = html.split('name="outcome"', 1)[1].split("</select>", 1)[0]
+    for outcome in OUTCOMES:
+        assert f'<option value="{outcome}"' in select and f">{OUTCOME_LABELS[outcome]}</option>" in select
+    assert '<option value="no_reward" selected>No reward</option>' in select and ">infra_error<" not in select

@@ -93,7 +93,8 @@ def test_the_rollout_pages_button_reads_that_rollout(judge_model, failed, eager,
     assert (review.rollout, review.state, review.requested_by.username) == (failed[0], "done", "staff")
     assert review.checks.get(name="premature_stop").steps == [2]
     followed = staff.get(back).content.decode()
-    assert "Analysis of rollout" in followed and "queued" in followed
+    # The rollout by the number its page gives it, not its database id.
+    assert f"Analysis of rollout {failed[0].number} of {failed[0].task.name} by stub-judge queued" in followed
 
 
 def test_the_failures_pages_button_reads_what_its_filters_list(judge_model, failed, eager, stub):
