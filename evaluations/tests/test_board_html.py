@@ -8,6 +8,7 @@ import pytest
 from django.template.loader import get_template
 from django.test import Client
 
+from evaluations import views
 from evaluations.boards import board_html, serving
 
 from evaluations.tests.board_factories import hand_table, make_rollout
@@ -68,6 +69,9 @@ def test_a_row_is_the_templates_row_of_the_board_served():
     groups = [{"category": None}] + [{"category": c} for c in data.categories]
     row = {"entry": entry, "fig": entry.figures(None), "groups": [entry.figures(g["category"]) for g in groups],
            "usage": entry.scope(None).usage}  # fmt: skip
+    # The best and second of each column among the compared entries are marked, as the page marks them.
+    marks = views.podium([e for e in data.entries if e.comparison and not e.scripted], groups).get(entry.key, ())
+    row["marked"] = [(g, dict(marks[i]) if marks else {}) for i, g in enumerate(row["groups"])]
     assert row_of(get_template(board_html.BOARD_ROW).render({"row": row}), entry.key) == row_of(after, entry.key)
 
 

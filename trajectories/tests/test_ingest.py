@@ -802,7 +802,8 @@ def test_the_numbering_lock_is_not_held_while_steps_are_stored(tmp_path, task, m
 def test_a_new_trials_transaction_sends_few_messages(tmp_path, task):
     """Each message is a wait for the server: the trial's lock and the read of its row go in one,
     and so do the deferred checks, the numbering lock and the number. COPY's rows are not counted
-    (Django does not see them); the rest was eight messages before 2026-12-06."""
+    (Django does not see them); the rest was eight messages before 2026-12-06, six before the
+    verifier's output became searchable (one statement more)."""
     from django.test.utils import CaptureQueriesContext
 
     assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__first")).ok  # task, model and harness exist now
@@ -810,9 +811,10 @@ def test_a_new_trials_transaction_sends_few_messages(tmp_path, task):
         assert import_trial_dir(make_trial(tmp_path, "lib__demo_task__second")).outcome == "created"
     sent = [query["sql"] for query in queries.captured_queries]
     transaction = sent[sent.index("BEGIN") + 1 : sent.index("COMMIT")]
-    assert len(transaction) == 6, transaction  # lock and row; rollout; ids; its document; number; boards' counter
+    # lock and row; rollout; ids; its document; its verifier text (search, issue 46); number; boards' counter
+    assert len(transaction) == 7, transaction
     assert "pg_advisory_xact_lock" in transaction[0] and "checksum" in transaction[0]
-    assert all(part in transaction[4] for part in ("SET CONSTRAINTS ALL IMMEDIATE", "pg_advisory_xact_lock", "RETURNING index"))
+    assert all(part in transaction[5] for part in ("SET CONSTRAINTS ALL IMMEDIATE", "pg_advisory_xact_lock", "RETURNING index"))
     assert sorted(Rollout.objects.values_list("index", flat=True)) == [0, 1]
 
 

@@ -69,11 +69,13 @@ def test_the_latest_done_judge_review_counts():
 
 @pytest.mark.django_db
 def test_the_failures_page_shows_the_verdict_beside_the_cause_and_lists_disagreements_first():
-    task = factories.make_task("hash_join")
-    agree = reviewed("no_artifact", ["fail", "pass"], task=task, index=1)
-    rule_only = reviewed("no_artifact", ["pass", "pass"], task=task, index=2)
-    judge_only = reviewed("unknown", ["fail"], task=task, index=3)
-    unread = reviewed("no_artifact", None, task=task, index=4)
+    # One entry, so that the list's order is the rollouts' numbers (each its own model, named by a counter,
+    # sorted "model-100" before "model-99" once a long run's counter crossed a power of ten).
+    one = {"task": factories.make_task("hash_join"), "model": factories.make_model(), "harness": factories.make_harness()}
+    agree = reviewed("no_artifact", ["fail", "pass"], index=1, **one)
+    rule_only = reviewed("no_artifact", ["pass", "pass"], index=2, **one)
+    judge_only = reviewed("unknown", ["fail"], index=3, **one)
+    unread = reviewed("no_artifact", None, index=4, **one)
     # A staff label is the final word on the cause; the disagreement is the rule's.
     FailureLabel.objects.create(rollout=rule_only, cause="correctness_failed")
 
