@@ -193,12 +193,14 @@ def shared(shared_tasks_dir, shared_trials_dir):
 
 
 def expected_plot_steps(rollout) -> list[int]:
-    """Benchmark calls the analysis found in the trajectory."""
-    return list(
+    """Benchmark calls the analysis found in the trajectory, and the steps that printed their results
+    (a result a later wait printed is plotted there: its curve point's step)."""
+    calls = set(
         Step.objects.filter(rollout=rollout, subtrajectory__isnull=True, kinds__contains="benchmark")
-        .order_by("position")
         .values_list("step_id", flat=True)
     )
+    printed = {p["step_id"] for p in rollout.curve or [] if isinstance(p, dict) and isinstance(p.get("step_id"), int) and p["step_id"] >= 0}
+    return sorted(calls | printed)
 
 
 @pytest.mark.parametrize("key", ["opus", "grok"])
@@ -333,7 +335,8 @@ def test_compare_draws_each_rollouts_own_anchors(page, live_server):
                    return el.layout.annotations.map(n => [n.text, n.y]); }"""
     )
     assert sorted(lines) == sorted([
-        ["baseline", 100], [f"reference (#{a.pk} {a.model})", 20], [f"reference (#{b.pk} {b.model})", 30],
+        ["baseline", 100], [f"reference ({a.model} · {a.harness} · rollout {a.number})", 20],
+        [f"reference ({b.model} · {b.harness} · rollout {b.number})", 30],
     ])
     # On the normalised score both anchors are 0 and 1: drawn once.
     page.check("input[name=yaxis][value=score]")
