@@ -77,12 +77,8 @@ def retry_backoff_sec(attempt: int) -> float:
     return base * (2 ** max(attempt - 1, 0))
 
 
-# What the runner does with a failed attempt (trajectories.verdict decides).
-CONFIG, INFRA_FINAL, INFRA_RETRY, RESULT = Decision.CONFIG, Decision.INFRA_FINAL, Decision.INFRA_RETRY, Decision.RESULT
-
-
 def classify_failure(exception_type: str, message: str = "", *, agent_started: bool) -> str:
-    """CONFIG, INFRA_FINAL, INFRA_RETRY or RESULT for a trial's exception (trajectories' exception families)."""
+    """What the runner does with a trial's exception (a `trajectories.verdict.Decision`), by its exception family."""
     return runner_decision(exception_family(exception_type, message), exception_type, agent_started=agent_started)
 
 
@@ -479,7 +475,7 @@ def _run_claimed(rollout: Rollout) -> RunOutcome:
     if error is not None or (exception_type and rollout.reward is None):
         message = str(error) if error else (rollout.exception_message or exception_type)
         kind = classify_failure(exception_type, message, agent_started=bool(rollout.agent_started_at or rollout.n_steps))
-        if kind == INFRA_RETRY:
+        if kind == Decision.INFRA_RETRY:
             fate = lifecycle.after_loss(rollout.attempts, lifecycle.max_attempts(), cancel_requested=False)
             if fate.status == RolloutStatus.QUEUED:
                 # The attempt's folder stays here; the next attempt sets it aside.

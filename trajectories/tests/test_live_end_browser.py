@@ -10,6 +10,7 @@ from django.urls import reverse
 from trajectories.models import RolloutStatus
 
 from . import factories
+from .test_rollout_live import end_a_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,12 +43,7 @@ def test_a_live_page_reaches_its_final_state_without_a_reload(page, live_server)
     page.wait_for_selector("#step-9", timeout=15_000)
 
     # The runner's end: the final import's counts and the ended status, then (a moment later) the classification.
-    rollout.status = RolloutStatus.FINISHED
-    rollout.reward = 0.75
-    rollout.verifier_fields = {"reward": 0.75}
-    rollout.n_steps, rollout.n_benchmark_calls = 9, 3
-    rollout.n_input_tokens, rollout.n_output_tokens = 11_000, 715
-    rollout.save()
+    end_a_run(rollout)
     time.sleep(4)
     classify(rollout)
 

@@ -133,7 +133,7 @@ def _live_parts(html: str) -> dict[str, str]:
     return {name: html.split(f'data-live-part="{name}"', 1)[1] for name in names}
 
 
-def _end_a_run(rollout) -> None:
+def end_a_run(rollout) -> None:
     """What the runner's end leaves: the final import's counts, the ended status, then the classification."""
     rollout.status = RolloutStatus.FINISHED
     rollout.reward = 0.75
@@ -160,7 +160,7 @@ def test_the_page_a_live_page_fetches_at_the_end_has_every_card_in_its_final_sta
     assert "<dt>Steps</dt><dd>0 · 0 benchmark calls" in parts["header"]
     assert "Still running: classified when it finishes." in parts["analysis"]
 
-    _end_a_run(rollout)
+    end_a_run(rollout)
     # Ended, not yet classified: the page says so, and live.js asks again.
     assert 'data-settled="no"' in client.get(url, {"page": 1}).content.decode()
     classify(rollout)
