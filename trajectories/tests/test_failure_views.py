@@ -240,3 +240,13 @@ def test_every_outcome_has_a_label_and_the_rollout_list_shows_them():
     for outcome in OUTCOMES:
         assert f'<option value="{outcome}"' in select and f">{OUTCOME_LABELS[outcome]}</option>" in select
     assert '<option value="no_reward" selected>No reward</option>' in select and ">infra_error<" not in select
+
+
+def test_the_rollout_pages_result_card_names_the_cause(client, data):
+    """The Result card showed "no_artifact", a raw id beside the failure panel's label."""
+    from trajectories.failures.rules import CAUSES
+
+    r = data["a_no_artifact"]
+    html = client.get(f"/rollouts/{r.pk}/").content.decode()
+    assert f'<span class="badge bad" title="{r.failure_cause}">{CAUSES[r.failure_cause]}</span>' in html
+    assert f'<span class="badge bad">{r.failure_cause}</span>' not in html
