@@ -15,10 +15,11 @@ $PY manage.py migrate --noinput
 $PY manage.py collectstatic --noinput --verbosity 0
 # Podman runs the demo in containers; its tasks build FROM the project's base
 # image. Without podman (or without the image) the demo uses bubblewrap.
-# The real AutoLab tasks it runs build FROM ubuntu:22.04 and python:3.x-slim:
-# with no registry here, the project's stand-ins take their place (named as
-# such on every rollout), through the mirror map CI uses, for load_demo's
-# check and for the worker.
+# The real AutoLab tasks it runs (tasks/real_offline.py) build FROM
+# ubuntu:22.04 and python:3.x-slim: the demo maps them to the project's
+# stand-ins (Debian, built here; each rollout names its stand-in) through the
+# mirror map CI uses, for load_demo's check and for the worker, unless
+# AUTOLAB_IMAGE_MIRRORS already says otherwise.
 if command -v podman >/dev/null 2>&1; then
   if bash scripts/build-base-image.sh; then
     if bash scripts/build-standin-images.sh >data/standins.log 2>&1; then
