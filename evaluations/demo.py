@@ -1,14 +1,19 @@
 """The demo (`make demo`, load_demo): oracle, nop and the scripted stub evaluated on the example tasks,
-and AutoLab v1.1's published figures as the release printed them."""
+oracle and nop on real AutoLab v1.1 tasks where podman can build them, and AutoLab v1.1's published
+figures as the release printed them."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.conf import settings
 
 from agents.models import AgentModel, Harness
 from agents.services import ensure_harness
-from tasks.models import BenchmarkVersion
+from tasks.models import BenchmarkVersion, Task
+from tasks.real_offline import OFFLINE_REAL_TASKS, WHOLE_TASKS_FOLDER, RealTaskChoice, runnable_here, whole_task_dirs
+from tasks.services import TaskImportReport, import_tasks
+from tasks.taskdir import find_task_dirs
 
 from evaluations.models import Campaign
 from evaluations.results.published import ResultsImportError, import_results
@@ -27,6 +32,15 @@ DEMO_HARNESSES = [
     ("nop", "nop", "no-op baseline (nop)"),
     ("terminus-2", "scripted-stub", "scripted stub (not a model)"),
 ]
+# The real tasks need no model server: their reference solution and their starting code.
+REAL_DEMO_HARNESSES = DEMO_HARNESSES[:2]
+# The engine the demo runs real tasks on: they build their own images (bubblewrap cannot).
+REAL_ENGINE = "podman"
+
+
+def shared_root() -> Path:
+    """../shared beside the checkout, or $AUTOLAB_SHARED_DIR (as the tests read it)."""
+    return Path(os.environ.get("AUTOLAB_SHARED_DIR") or Path(settings.BASE_DIR).parent / "shared")
 
 
 def demo_backend() -> tuple[str, str]:
@@ -61,28 +75,96 @@ def run_demo_campaigns(
     lines = [f"demo backend: {backend} ({why})"]
     for harness_name, model_name, display in DEMO_HARNESSES:
         model, harness = demo_model_and_harness(harness_name, model_name, display)
-        existing = Campaign.objects.filter(model=model, harness=harness, version=version).exclude(
-            status=Campaign.Status.CANCELLED
-        )
-        done = existing.exclude(status__in=[Campaign.Status.PENDING, Campaign.Status.RUNNING]).first()
-        if done is not None:
-            lines.append(f"demo {display}: campaign {done.pk} already {done.get_status_display().lower()}")
-            continue
-        waiting = existing.first()
-        if waiting is not None and not run_now:
-            lines.append(f"demo {display}: campaign {waiting.pk} already queued")
-            continue
-        if waiting is not None:
-            cancel(waiting, detail="replaced by a demo run in this process")
-        campaign = create_campaign(
-            model, harness, version, k=k, backend=backend, notes="demo", enqueue=not run_now
-        )
-        if run_now:
-            outcomes = run_campaign_sync(campaign)
-            summary = ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items()))
-            lines.append(f"demo {display}: campaign {campaign.pk} ran: {summary}")
-        else:
-            lines.append(f"demo {display}: campaign {campaign.pk} queued ({campaign.rollouts.count()} rollouts)")
+        lines.append(demo_campaign(model, harness, version, f"demo {display}", backend=backend, run_now=run_now, k=k))
+    return lines
+
+
+def demo_campaign(
+    model: AgentModel, harness: Harness, version: BenchmarkVersion, label: str, *, backend: str,
+    run_now: bool, k: int = 1, tasks: list[Task] | None = None,
+) -> str:
+    """One demo entry's campaign on `version` (its `tasks`, or all), queued or run here; its line.
+
+    Idempotent: an entry that already has a campaign on this version
+    (ended, or queued when not running now) gets none; a queued one is
+    replaced when running now.
+    """
+    existing = Campaign.objects.filter(model=model, harness=harness, version=version).exclude(
+        status=Campaign.Status.CANCELLED
+    )
+    done = existing.exclude(status__in=[Campaign.Status.PENDING, Campaign.Status.RUNNING]).first()
+    if done is not None:
+        return f"{label}: campaign {done.pk} already {done.get_status_display().lower()}"
+    waiting = existing.first()
+    if waiting is not None and not run_now:
+        return f"{label}: campaign {waiting.pk} already queued"
+    if waiting is not None:
+        cancel(waiting, detail="replaced by a demo run in this process")
+    campaign = create_campaign(
+        model, harness, version, tasks=tasks, k=k, backend=backend, notes="demo", enqueue=not run_now
+    )
+    if run_now:
+        outcomes = run_campaign_sync(campaign)
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items()))
+        return f"{label}: campaign {campaign.pk} ran: {summary}"
+    return f"{label}: campaign {campaign.pk} queued ({campaign.rollouts.count()} rollouts)"
+
+
+def import_autolab_tasks(shared: Path, version_name: str = PUBLISHED_VERSION) -> list[str]:
+    """AutoLab v1.1's tasks from ../shared, one line each source: those the demo runs whole
+    (autolab-v1.1/tasks), the others as published in autolab/tasks (task.toml and instruction).
+
+    A task is read from one place only, so a second import finds it unchanged.
+    """
+    whole = whole_task_dirs(shared / WHOLE_TASKS_FOLDER).runnable
+    metadata = shared / "autolab" / "tasks"
+    lines = []
+    if metadata.is_dir():
+        report = TaskImportReport(version=version_name, path=str(metadata))
+        for folder in find_task_dirs(metadata):
+            if folder.name not in {w.name for w in whole}:
+                report.results.extend(import_tasks(folder, version=version_name).results)
+        lines.append(f"AutoLab tasks from {metadata}: {report.summary()}")
+    else:
+        lines.append(f"no shared AutoLab tasks at {metadata}; skipped")
+    if whole:
+        report = TaskImportReport(version=version_name, path=str(shared / WHOLE_TASKS_FOLDER))
+        for folder in whole:
+            report.results.extend(import_tasks(folder, version=version_name).results)
+        lines.append(f"AutoLab tasks the demo runs, whole, from {shared / WHOLE_TASKS_FOLDER}: {report.summary()}")
+    return lines
+
+
+def real_task_choice(shared: Path, names: tuple[str, ...] = OFFLINE_REAL_TASKS) -> RealTaskChoice:
+    """The real tasks of ../shared podman can build and run here (tasks.real_offline's choice)."""
+    choice = whole_task_dirs(shared / WHOLE_TASKS_FOLDER, names)
+    if not choice.runnable:
+        return choice
+    engine = backends.get(REAL_ENGINE)
+    return runnable_here(choice, REAL_ENGINE, engine.host_problems(), engine.task_problems)
+
+
+def run_real_demo_campaigns(
+    shared: Path, *, run_now: bool = False, names: tuple[str, ...] = OFFLINE_REAL_TASKS,
+    version_name: str = PUBLISHED_VERSION,
+) -> list[str]:
+    """Oracle and nop on the real AutoLab tasks podman can run here, in their version (its board beside the
+    published rows); one line saying why when none can. Idempotent as `demo_campaign`."""
+    choice = real_task_choice(shared, names)
+    if not choice.runnable:
+        return [f"real AutoLab rollouts skipped: {choice.why_none}"]
+    version = BenchmarkVersion.objects.filter(name=version_name).first()
+    names_here = [folder.name for folder in choice.runnable]
+    tasks = list(Task.objects.filter(version=version, name__in=names_here).order_by("name"))
+    if not tasks:
+        return [f"real AutoLab rollouts skipped: no task of {', '.join(names_here)} in version {version_name} "
+                "(import the shared tasks first)"]
+    lines = [f"real AutoLab tasks on {REAL_ENGINE}: {', '.join(task.name for task in tasks)}"
+             + (f" (left out: {'; '.join(choice.reasons)})" if choice.reasons else "")]
+    for harness_name, model_name, display in REAL_DEMO_HARNESSES:
+        model, harness = demo_model_and_harness(harness_name, model_name, display)
+        lines.append(demo_campaign(model, harness, version, f"demo {display} on AutoLab v{version_name}",
+                                   backend=REAL_ENGINE, run_now=run_now, tasks=tasks))
     return lines
 
 

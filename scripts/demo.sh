@@ -15,8 +15,21 @@ $PY manage.py migrate --noinput
 $PY manage.py collectstatic --noinput --verbosity 0
 # Podman runs the demo in containers; its tasks build FROM the project's base
 # image. Without podman (or without the image) the demo uses bubblewrap.
+# The real AutoLab tasks it runs (tasks/real_offline.py) build FROM
+# ubuntu:22.04 and python:3.x-slim: the demo maps them to the project's
+# stand-ins (Debian, built here; each rollout names its stand-in) through the
+# mirror map CI uses, for load_demo's check and for the worker, unless
+# AUTOLAB_IMAGE_MIRRORS already says otherwise.
 if command -v podman >/dev/null 2>&1; then
-  bash scripts/build-base-image.sh || echo "the base image could not be built: the demo falls back to bubblewrap"
+  if bash scripts/build-base-image.sh; then
+    if bash scripts/build-standin-images.sh >data/standins.log 2>&1; then
+      export AUTOLAB_IMAGE_MIRRORS=${AUTOLAB_IMAGE_MIRRORS:-$PWD/scripts/standins/mirrors.txt}
+    else
+      echo "the stand-in images could not be built (data/standins.log): the demo runs no real AutoLab task"
+    fi
+  else
+    echo "the base image could not be built: the demo falls back to bubblewrap"
+  fi
 fi
 # Workers find podman-compose in the venv.
 export PATH="$PWD/.venv/bin:$PATH"

@@ -1,6 +1,7 @@
 """AutoLab v1.1's own tasks through our runner: the real verifiers and reference solutions, sealed, on podman and docker.
 
-The runner's main test (issue 44). Four real CPU tasks from ../shared,
+The runner's main test (issue 44). The real CPU tasks that run offline here
+(tasks.real_offline: the demo runs the same ones), from ../shared,
 unchanged, imported into a sealed version; the oracle (the task's
 solution/solve.sh) and the nop (the starting code untouched) each run once
 per task through a campaign, as a worker runs them, on each engine. Their
@@ -11,15 +12,10 @@ and each rollout says so.
 What must hold: the oracle's reward and metric are what the task's own
 verifier gives its reference solution, the nop's what it gives the
 starting code; every rollout counted, once, no infrastructure error, its
-stand-in recorded; the task folders as published. The four are
-deterministic (a count of comparators, cycles and gates, and the
-parameters of a model its verifier trains with fixed seeds), so the
-expected figures are exact facts of the tasks (fredkin's reference
-solution is not the best known circuit: 88 gates against 53, reward
-0.5333). Timed tasks are not among them: agent_tool_routing's reference
-scored 0.28 alone and 0 beside three other trials on two cores, and
-adaptive_compression's predictor learns for a fixed time (its metric
-differed between engines).
+stand-in recorded; the task folders as published. Their verifiers are
+deterministic (why these: tasks.real_offline), so the expected figures are
+exact facts of the tasks (fredkin's reference solution is not the best
+known circuit: 88 gates against 53, reward 0.5333).
 
 Both engines' rollouts share one pool of four processes, as a worker
 serving both would: the images are built once per engine and reused by
@@ -35,6 +31,7 @@ from evaluations.tests.container_helpers import ENGINES, engine_problem, image_i
 from evaluations.tests.runner_helpers import runner_settings, utility_entry
 from tasks import images
 from tasks.models import BenchmarkVersion
+from tasks.real_offline import OFFLINE_REAL_TASKS
 from tasks.services import import_tasks, verifier_metric
 from trajectories.models import RolloutStatus
 from trajectories.statuses import Disposition, disposition
@@ -68,7 +65,7 @@ def usable_engines() -> list[str]:
 
 
 def real_version(real_tasks_dir) -> BenchmarkVersion:
-    for name in EXPECTED:
+    for name in OFFLINE_REAL_TASKS:
         report = import_tasks(real_tasks_dir / name, version="autolab-v1.1-real")
         assert report.ok, report.summary()
     version = BenchmarkVersion.objects.get(name="autolab-v1.1-real")
@@ -102,8 +99,8 @@ def test_the_real_tasks_give_their_own_verifiers_rewards_on_each_engine(settings
             if found != expected or len(used) != 1 or used[0] not in STANDINS:
                 wrong[(campaign.backend, agent, task)] = (found, used, rollout.exception_message[:300])
     assert wrong == {}
-    assert sorted(campaign.rollouts.count() for campaign in campaigns) == [len(EXPECTED)] * len(campaigns)
+    assert sorted(campaign.rollouts.count() for campaign in campaigns) == [len(OFFLINE_REAL_TASKS)] * len(campaigns)
     # The task folders are as published: importing them again finds each unchanged.
-    for name in EXPECTED:
+    for name in OFFLINE_REAL_TASKS:
         assert import_tasks(real_tasks_dir / name, version="autolab-v1.1-real").counts["unchanged"] == 1
     assert dict(version.tasks.values_list("name", "checksum")) == checksums
