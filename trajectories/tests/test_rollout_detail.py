@@ -29,7 +29,10 @@ def test_header_shows_task_result_and_run(client):
     html = response.content.decode()
     task = rollout.task
     assert reverse("evaluations:task_detail", args=[task.version.name, task.name]) in html
-    assert "system_optimization" in html and "latency_ms" in html and "lower is better" in html
+    assert "latency_ms" in html and "lower is better" in html
+    # the category by its label, its id on hover (as the failures page shows a cause), never the raw id alone
+    assert '<dt>Category</dt><dd><span class="category" title="system_optimization">System optimization</span></dd>' in html
+    assert ">system_optimization<" not in html
     for field in ("reason", "ok", "speedup", "1.7", "<dd>true</dd>", "{&quot;raw&quot;: 0.69}"):
         assert field in html
     assert "$1.25" in html
