@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from tasks.scoring import clipped
-from trajectories import services as trajectories, statuses, verdict
+from trajectories import services as trajectories, statuses
 from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
@@ -366,11 +366,7 @@ def with_latest_regrade(queryset):
 def rollout_row(r: Rollout) -> dict:
     """A rollout as its page shows it: results, failure analysis, verifier output, anchors, usage."""
     anchors = r.anchors or {}
-    ruling = verdict.verdict(
-        r.status, superseded=r.superseded, infra_error=r.infra_error, excluded=r.excluded, reward=r.reward,
-        score_log=[score for _, score in verdict.score_points(r.score_log)], final_only=r.task.final_only,
-        convention=r.task.version.scoring, clip=r.task.version.clip_rewards,
-    )
+    ruling = r.verdict
     return {
         "id": r.id,
         "trial_name": r.trial_name,
@@ -398,6 +394,8 @@ def rollout_row(r: Rollout) -> dict:
         "clipped": clipped(r.reward, r.task.version.clip_rewards),
         "kind": r.model.kind,
         "counted": ruling.disposition,
+        # Why it counts or not, in words (trajectories.verdict's reason, as the rollout page says it).
+        "counted_reason": ruling.reason,
         "excluded": r.excluded,
         "superseded": r.superseded,
         "infra_error": r.infra_error,

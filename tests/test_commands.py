@@ -16,7 +16,7 @@ PROJECT_APPS = ("tasks", "evaluations", "trajectories")
 VERSIONLESS = {"reap_rollouts", "run_stub_llm", "classify_failures", "load_demo", "regrade", "analyze_rollouts"}  # regrade --task VERSION/NAME
 # Commands that name one: --version is the benchmark version.
 VERSIONED = {"evaluate", "generate_synthetic", "import_humans", "import_inspect", "import_results", "import_tasks",
-             "import_trials"}
+             "import_trials", "reanalyse_rollouts"}
 
 
 def project_commands() -> dict[str, str]:

@@ -31,7 +31,19 @@ def long_names() -> None:
     model = AgentModel.objects.filter(name="synthetic-model-02").get()
     AgentModel.objects.filter(pk=model.pk).update(display_name="m" * 200)
     harness = Harness.objects.create(name="h" * 200, version="v" * 50)
-    Campaign.objects.create(model=model, harness=harness, version=Task.objects.get(name="synthetic_task_01").version, k=1)
+    # Its page as a run leaves it: five rollouts a task in its grid, a failed preflight, reasons and notes
+    # that are a path or an exception without a space.
+    path = "/var/lib/autolab/workers/gpu-0/" + "sandbox-" * 20 + "trial.log"
+    campaign = Campaign.objects.create(
+        model=model, harness=harness, version=Task.objects.get(name="synthetic_task_01").version, k=5,
+        status="failed", status_reason=f"preflight failed: {path} is not writable", notes=path,
+        preflight={"cpu": {"worker": "celery@" + "w" * 120, "ok": False,
+                           "checks": [{"name": "storage", "ok": False, "detail": f"{path} is not writable"}]}},
+    )
+    mine = Rollout.objects.filter(model=model).order_by("task__name", "pk")[:15]
+    Rollout.objects.filter(pk__in=[r.pk for r in mine]).update(campaign=campaign)
+    Rollout.objects.filter(pk__in=[r.pk for r in mine[:3]]).update(
+        status="failed", infra_error=True, status_reason=f"OSError: [Errno 28] No space left on device: '{path}'")
     evidence = [{"kind": "verifier", "text": "reason: no_lora_file; " + "the verifier found no file to score " * 5,
                  "step_id": None, "cause": "no_artifact"}]
     zero = Rollout.objects.filter(reward=0).order_by("pk")[:20]
@@ -46,11 +58,13 @@ def object_pages() -> list[str]:
     from trajectories.models import Rollout
 
     rollouts = list(Rollout.objects.filter(task__name="synthetic_task_01").order_by("pk")[:2])
-    # A campaign of ordinary names: the campaign page with a 200-character harness is another change's.
     first = rollouts[0]
     campaign = Campaign.objects.create(model=first.model, harness=first.harness, version=first.task.version, k=1)
+    # The campaign of `long_names`: a 200-character model and harness.
+    long = Campaign.objects.get(harness__name="h" * 200)
     return [f"/rollouts/{rollouts[0].pk}/", f"/compare/?r={rollouts[0].pk}&r={rollouts[1].pk}",
-            f"/campaigns/{campaign.pk}/", f"/campaigns/{campaign.pk}/cancel/", f"/campaigns/rollouts/{rollouts[0].pk}/cancel/"]
+            f"/campaigns/{campaign.pk}/", f"/campaigns/{campaign.pk}/cancel/", f"/campaigns/rollouts/{rollouts[0].pk}/cancel/",
+            f"/campaigns/{long.pk}/", f"/campaigns/{long.pk}/cancel/"]
 
 
 def widths_of(page, base: str, urls: list[str]) -> dict[str, int]:
@@ -103,10 +117,13 @@ def test_wide_tables_fit_at_1440_and_say_that_they_scroll_on_a_phone(browser, li
     context.close()
     assert cut == {url: False for url in FIT_AT_1440}
 
+    from evaluations.models import Campaign
+
+    campaign = f"/campaigns/{Campaign.objects.get(harness__name='h' * 200).pk}/"  # its grid of five rollouts a task
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     silent = {}
-    for url in ["/?version=synthetic", "/tasks/", "/failures/", "/heatmap/?version=synthetic", "/rollouts/"]:
+    for url in ["/?version=synthetic", "/tasks/", "/failures/", "/heatmap/?version=synthetic", "/rollouts/", campaign]:
         page.goto(live_server.url + url)
         page.wait_for_function("() => document.readyState === 'complete'")
         page.wait_for_timeout(200)  # the hint's script is async

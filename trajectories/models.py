@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from trajectories import provenance, run_environment, statuses
+from trajectories import provenance, run_environment, statuses, verdict as verdicts
 from trajectories.search.fields import SearchDocumentField
 
 
@@ -218,6 +218,17 @@ class Rollout(models.Model):
         if self.agent_started_at and self.agent_finished_at:
             return (self.agent_finished_at - self.agent_started_at).total_seconds()
         return None
+
+    @property
+    def verdict(self) -> verdicts.Verdict:
+        """Whether it enters the figures, why (`reason`), and its counted score, as trajectories.verdict decides
+        from its stored fields and its version's rules (reads its task and version: select them with it)."""
+        version = self.task.version
+        return verdicts.verdict(
+            self.status, superseded=self.superseded, infra_error=self.infra_error, excluded=self.excluded,
+            reward=self.reward, score_log=[score for _, score in verdicts.score_points(self.score_log)],
+            final_only=self.task.final_only, convention=version.scoring, clip=version.clip_rewards,
+        )
 
 
 class RolloutDocument(models.Model):

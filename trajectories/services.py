@@ -412,6 +412,39 @@ def restore_trial_files(rollout: Rollout, folder: Path, wanted: Callable[[str], 
     return artifacts.restore_files(rollout, Path(folder), wanted)
 
 
+# What a trial folder must hold whole for it to be analysed again.
+NEEDED_TO_REANALYSE = ("config.json", "agent/trajectory.json")
+
+
+def reanalyse_stored(rollout: Rollout) -> TrialOutcome | str:
+    """Import a rollout again from its files in the artifact storage, every row anew, keeping its id.
+
+    `import_trials --force` without its folder: after an upgrade whose analysis
+    changed (step kinds, metrics, the best-so-far curve and where its points
+    lie), for rollouts our runner ran (their folder is the storage's copy) and
+    those imported with `--store-files`. A rollout our runner owns keeps its
+    status (as its own import did). A string says why it was not: running,
+    no stored files, or its trajectory stored cut short.
+    """
+    import tempfile
+
+    if rollout.is_active:
+        return "still running"
+    stored = {entry.get("path") for entry in rollout.artifacts or [] if isinstance(entry, dict)}
+    if "agent/trajectory.json" not in stored:
+        return "no trajectory in the artifact storage: import its trial folder again with import_trials --force"
+    with tempfile.TemporaryDirectory(prefix="autolab-reanalyse-") as tmp:
+        folder = Path(tmp) / "trial"
+        restored = restore_trial_files(rollout, folder, lambda relative: True)
+        broken = [path for path in (*restored.cut, *restored.missing) if path in NEEDED_TO_REANALYSE]
+        if broken:
+            return f"{', '.join(broken)} not whole in the artifact storage"
+        return ingest_trial_dir(
+            folder, version=rollout.task.version.name, rollout=rollout if rollout.campaign_id else None, force=True,
+            source_label=rollout.source_path or f"artifact storage: {rollout.trial_name}",
+        )
+
+
 def stored_json(rollout: Rollout, relative: str):
     """A small JSON file among the rollout's stored trial files (its artifact manifest), or None."""
     return artifacts.stored_json(rollout, relative)
@@ -473,6 +506,7 @@ __all__ = [
     "record_failed_regrade",
     "record_regrade",
     "restore_trial_files",
+    "reanalyse_stored",
     "start_regrade",
     "stored_json",
 ]

@@ -228,6 +228,7 @@ def _compute(
     table = agg.ScoreTable(
         entries=keys, tasks=[t.id for t in tasks], scores=counted_cells.scores,
         categories={t.id: t.category for t in tasks}, bests=counted_cells.bests, n_rollouts=counted_cells.n_rollouts,
+        epochs=counted_cells.epochs,
     )
     if kept is None:
         boot = agg.build_bootstrap(table, comparison, N_RESAMPLES)

@@ -175,6 +175,7 @@ class TableScores:
     scores: dict[tuple[str, int], list[float]]
     bests: dict[tuple[str, int], list[float]]
     n_rollouts: dict[tuple[str, int], int]
+    epochs: dict[tuple[str, int], list[list[float]]]  # each sample's scored epochs, in the order of `scores`
 
 
 def table_scores(counted: Counted) -> TableScores:
@@ -186,6 +187,7 @@ def table_scores(counted: Counted) -> TableScores:
     scores: dict[tuple[str, int], list[float]] = dict(counted.scores)
     bests: dict[tuple[str, int], list[float]] = {}
     n_rollouts: dict[tuple[str, int], int] = {}
+    by_sample: dict[tuple[str, int], list[list[float]]] = {}
     for cell, units in counted.samples.items():
         epochs: dict[object, tuple[str, list[float]]] = {}
         for position, (unit, score) in enumerate(zip(units, counted.scores[cell])):
@@ -194,5 +196,6 @@ def table_scores(counted: Counted) -> TableScores:
             values.append(score)
         scores[cell] = [agg.reduce_epochs(values, reducer) for reducer, values in epochs.values()]
         bests[cell] = [max(values) for _, values in epochs.values()]
+        by_sample[cell] = [values for _, values in epochs.values()]
         n_rollouts[cell] = len(units)
-    return TableScores(scores, bests, n_rollouts)
+    return TableScores(scores, bests, n_rollouts, by_sample)

@@ -35,7 +35,9 @@ Definitions (the leaderboard page and the API documentation repeat them):
   style (two golds, then a bronze); a per-task score of 0 wins nothing.
 - score@k: the expected best of k rollouts drawn without replacement from
   those available (exact, by counting subsets, as RE-Bench plots it); a task
-  with fewer than k rollouts contributes the best of what it has.
+  with fewer than k rollouts contributes the best of what it has. An Inspect
+  task's: each sample's expected best of k of its epochs, then the mean over
+  the samples (at its most epochs, its Best@k).
 """
 from __future__ import annotations
 
@@ -73,6 +75,12 @@ class ScoreTable:
     bests: Mapping[tuple[Hashable, Hashable], Sequence[float]] = field(default_factory=dict)
     # The rollouts behind a cell whose scores are not one a rollout (the epochs of an Inspect task's samples).
     n_rollouts: Mapping[tuple[Hashable, Hashable], int] = field(default_factory=dict)
+    # Where the scores are units: each unit's scored epochs (score@k draws a sample's epochs, never other samples).
+    epochs: Mapping[tuple[Hashable, Hashable], Sequence[Sequence[float]]] = field(default_factory=dict)
+
+    def units(self, entry: Hashable, task: Hashable) -> Sequence[Sequence[float]]:
+        """What score@k draws from: each unit's epochs where the scores are units, else the cell's rollouts as one."""
+        return self.epochs.get((entry, task)) or [self.scores.get((entry, task), ())]
 
     def arrays(self, tasks: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(E, T, K) scores padded with 0 and (E, T) counts, for `tasks`."""
@@ -420,14 +428,21 @@ def expected_best_of_k(scores: Sequence[float], k: int) -> float:
 def score_at_k(
     table: ScoreTable, entry: Hashable, max_k: int | None = None, category: str | None = None
 ) -> list[float]:
-    """[score@1, ..., score@K] over all tasks (or one category's), missing tasks counting 0."""
+    """[score@1, ..., score@K] over all tasks (or one category's), missing tasks counting 0.
+
+    A task whose scores are units (an Inspect task's samples) scores the mean over its samples of each one's
+    expected best of k of its epochs: k runs to the most epochs a sample has, and score@k there is Best@k.
+    """
     tasks = table.tasks_in(category)
-    per_task = [table.scores.get((entry, t), ()) for t in tasks]
+    per_task = [table.units(entry, t) for t in tasks]
     if max_k is None:
-        max_k = max((len(s) for s in per_task), default=0)
+        max_k = max((len(unit) for units in per_task for unit in units), default=0)
     if not tasks:
         return []
-    return [sum(expected_best_of_k(s, k) for s in per_task) / len(tasks) for k in range(1, max_k + 1)]
+    return [
+        sum(sum(expected_best_of_k(unit, k) for unit in units) / len(units) for units in per_task) / len(tasks)
+        for k in range(1, max_k + 1)
+    ]
 
 
 def score_at_cut(

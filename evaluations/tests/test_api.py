@@ -81,8 +81,13 @@ def test_rollouts_paginated_and_filtered(client, world):
     assert data["count"] == 1
     row = data["results"][0]
     assert row["counted"] == "infra" and row["infra_error"] is True and row["url"] == f"/rollouts/{row['id']}/"
+    # why, as the rollout page says it (trajectories.verdict's reason)
+    assert row["counted_reason"] == "left out: not the agent's fault (infrastructure or configuration)"
     data = client.get(reverse("evaluations:api_rollouts"), {"model": "model-c", "status": "running"}).json()
     assert data["count"] == 1 and data["results"][0]["counted"] == "unfinished"
+    assert data["results"][0]["counted_reason"] == "left out: not finished"
+    data = client.get(reverse("evaluations:api_rollouts"), {"model": "model-a", "task": "t1"}).json()
+    assert {r["counted_reason"] for r in data["results"]} == {"counted"}
 
 
 def test_rollouts_bad_pages(client, world):

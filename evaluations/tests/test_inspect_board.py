@@ -61,6 +61,10 @@ def test_avg_is_inspects_own_accuracy_when_samples_have_different_numbers_of_sco
     assert cell["avg"] == pytest.approx(accuracy)
     # Best@k: each sample's best epoch, then the samples (Inspect's accuracy under its "max" reducer).
     assert entry.overall.best == pytest.approx(5 / 6) and cell["best"] == pytest.approx(5 / 6)
+    # score@k: each sample's expected best of k of its epochs (k up to 3), ending at Best@k; it ran to k = 6
+    # samples and read 1.0 there, the best of six different questions.
+    at_k = entry.scope(None).score_at_k
+    assert len(at_k) == 3 and at_k[-1] == pytest.approx(5 / 6)
     assert entry.overall.avg_ci[0] <= accuracy <= entry.overall.avg_ci[1] <= 1.0 and entry.overall.best_ci[1] <= 1.0
 
 

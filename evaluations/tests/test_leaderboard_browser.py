@@ -53,6 +53,37 @@ def test_the_bars_legend_names_the_intervals_level(page, live_server, world, err
     assert errors == []
 
 
+def bars_figure(page) -> dict:
+    """The Avg@k/Best@k chart's traces as drawn: each bar's label, value text and where that text is written."""
+    page.locator("#chart-bars").scroll_into_view_if_needed()
+    page.wait_for_function("() => { const d = document.getElementById('chart-bars').data;"
+                           " return d && Array.isArray(d[1].textposition); }")
+    return page.evaluate("""() => Object.fromEntries(document.getElementById('chart-bars').data.map(t =>
+        [t.name.split(' ')[0], {y: t.y, text: t.text, textposition: t.textposition}]))""")
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_bar_too_short_for_its_value_does_not_write_it(browser, live_server, world, width):
+    """Avg@k's value was written inside every bar: over a bar shorter than its text it ran over the bar's end,
+    the interval and Best@k's value. It is written inside a bar that holds it, and not at all in one that does
+    not (the hover and the table carry it); Best@k's value stays outside its bar."""
+    from agents.models import AgentModel
+    from evaluations.tests.board_factories import make_rollout
+
+    tiny = AgentModel.objects.create(name="model-d", display_name="Model D")
+    make_rollout(world["tasks"]["t1"], tiny, world["harness"], 0.04)  # Avg@k and Best@k 0.01 over the 4 tasks
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(live_server.url + "/")
+    figure = bars_figure(page)
+    context.close()
+    avg, best = figure["Avg@k"], figure["Best@k"]
+    positions = {label.split(" / ")[0]: where for label, where in zip(avg["y"], avg["textposition"])}
+    assert positions == {"Model B": "inside", "Model A": "inside", "Model C": "inside", "Model D": "none"}
+    assert best["textposition"] == "outside"
+    assert dict(zip(avg["y"], avg["text"]))[avg["y"][-1]] == "0.01"  # still there, for the hover
+
+
 def test_filters(page, live_server, world, errors):
     page.goto(live_server.url + "/")
     page.select_option('select[name="open_weight"]', "1")

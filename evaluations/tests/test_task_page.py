@@ -43,6 +43,7 @@ def test_shows_anchors_rule_resources_and_revisions(client, make_task):
     assert "<code>baseline_score</code>" in html  # the second revision's change
     assert "first import" in html
     assert '<section id="results">' in html
+    assert 'title="system_optimization">System optimization</span>' in html  # its label, the id on hover
     assert "<code>python3 /app/bench.py</code>" in html  # instruction rendered from Markdown
 
 

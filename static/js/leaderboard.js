@@ -97,14 +97,16 @@
     var labels = charts.bars.map(function (b) { return b.label; });
     var level = document.getElementById("chart-bars").getAttribute("data-interval");  // the server's level
     var fixed = function (v) { return v === null ? "" : v.toFixed(2); };
-    Plotly.newPlot("chart-bars", [
+    var avgs = charts.bars.map(function (b) { return b.avg; });
+    var avgTexts = avgs.map(fixed);
+    var drawn = Plotly.newPlot("chart-bars", [
       { type: "bar", orientation: "h", name: "Best@k", y: labels, x: charts.bars.map(function (b) { return b.best; }),
         marker: { color: "rgba(34, 81, 204, 0.22)", line: { color: "rgba(34, 81, 204, 0.5)", width: 1 } },
         text: charts.bars.map(function (b) { return fixed(b.best); }), textposition: "outside", cliponaxis: false,
         textfont: { size: 11, color: "#1d2330" }, hovertemplate: "%{y}<br>Best@k %{x:.3f}<extra></extra>" },
       { type: "bar", orientation: "h", name: "Avg@k (" + level + " interval)", y: labels, x: charts.bars.map(function (b) { return b.avg; }),
         marker: { color: "#2251cc" }, width: 0.55,
-        text: charts.bars.map(function (b) { return fixed(b.avg); }), textposition: "inside", insidetextanchor: "start",
+        text: avgTexts, textposition: "inside", insidetextanchor: "start",
         textfont: { size: 11, color: "#fff" },
         error_x: { type: "data", symmetric: false, color: "#1d2330", thickness: 1, width: 3,
           array: charts.bars.map(function (b) { return b.avg_ci ? b.avg_ci[1] - b.avg : 0; }),
@@ -114,6 +116,30 @@
       xaxis: { title: { text: "score (Avg@k solid, Best@k light)" }, rangemode: "tozero" },
       yaxis: { autorange: "reversed", automargin: true },
       legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", traceorder: "reversed" } }), config);
+    var node = document.getElementById("chart-bars");
+    var place = function () { placeAvgTexts(Plotly, node, avgs, avgTexts); };
+    drawn.then(function () { place(); node.on("plotly_afterplot", place); });
+  }
+
+  // Avg@k's value is written inside its bar where the bar holds it, and nowhere where it does not (the hover
+  // and the table carry it): written over a short bar, it was shrunk to a speck or ran over the bar's end,
+  // its interval and Best@k's value. Placed once drawn, and again at each redraw (a resize changes the bars' length).
+  var AVG_TRACE = 1;
+  function textWidth(text) { return text.length * 11 * 0.6 + 8; }  // pixels, at the 11 px font, with its padding
+  function avgTextPositions(axis, avgs, texts) {
+    var span = axis.range[1] - axis.range[0];
+    return avgs.map(function (v, i) {
+      if (v === null || !texts[i] || !(span > 0)) return "none";
+      return (v - Math.max(axis.range[0], 0)) / span * axis._length >= textWidth(texts[i]) ? "inside" : "none";
+    });
+  }
+  function placeAvgTexts(Plotly, node, avgs, texts) {
+    var axis = node._fullLayout && node._fullLayout.xaxis;
+    if (!axis || !axis._length) return;
+    var positions = avgTextPositions(axis, avgs, texts);
+    var current = node.data[AVG_TRACE].textposition;
+    if (Array.isArray(current) && current.join() === positions.join()) return;  // nothing moved: no redraw, no loop
+    Plotly.restyle(node, { textposition: [positions] }, [AVG_TRACE]);
   }
 
   function drawParetoChart(Plotly, charts) {

@@ -45,7 +45,8 @@ def test_lists_every_task_with_anchors_budget_and_resources(client, catalogue_ta
     assert "1 × H100" in html
     assert "32 GB" in html
     assert 'href="/tasks/1.1/flash_attention/"' in html and 'href="/tasks/1.0/flash_attention/"' in html
-    assert "robotics" in html  # unknown categories are shown as they are
+    assert 'title="robotics">Robotics</span>' in html  # an unknown category made readable, its id on hover
+    assert 'title="cuda">CUDA</span>' in html
     assert 'aria-current="page"' in html
 
 

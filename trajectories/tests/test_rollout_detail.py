@@ -29,11 +29,35 @@ def test_header_shows_task_result_and_run(client):
     html = response.content.decode()
     task = rollout.task
     assert reverse("evaluations:task_detail", args=[task.version.name, task.name]) in html
-    assert "system_optimization" in html and "latency_ms" in html and "lower is better" in html
+    assert "latency_ms" in html and "lower is better" in html
+    # the category by its label, its id on hover (as the failures page shows a cause), never the raw id alone
+    assert '<dt>Category</dt><dd><span class="category" title="system_optimization">System optimization</span></dd>' in html
+    assert ">system_optimization<" not in html
     for field in ("reason", "ok", "speedup", "1.7", "<dd>true</dd>", "{&quot;raw&quot;: 0.69}"):
         assert field in html
     assert "$1.25" in html
     assert 'class="phase-bar"' in html and 'data-width="' in html
+
+
+@pytest.mark.parametrize("fields, note", [
+    ({}, "counted"),
+    ({"reward": None, "verifier_fields": {}}, "counted 0: the agent's run left no score"),
+    ({"superseded": True}, "not counted left out: superseded by a later run"),
+    ({"status": "cancelled"}, "not counted left out: cancelled"),
+    ({"status": "running", "reward": None}, "not counted left out: not finished"),
+    ({"infra_error": True}, "not counted left out: not the agent's fault (infrastructure or configuration)"),
+    ({"excluded": "the sample errored: the sandbox went away"},
+     "not counted left out by its source: the sample errored: the sandbox went away"),
+])
+def test_the_result_card_says_whether_and_why_the_rollout_counts(client, fields, note):
+    """The verdict's reason (trajectories.verdict, its one owner) was shown nowhere: the Result card says it."""
+    import html as markup
+
+    rollout = factories.make_explored_rollout(**fields)
+    page = detail(client, rollout).content.decode()
+    shown = re.search(r'<dt>Figures</dt><dd id="counted-note">(.*?)</dd>', page, re.S).group(1)
+    assert " ".join(markup.unescape(re.sub(r"<[^>]+>", " ", shown)).split()) == note
+    assert ('<span class="badge">not counted</span>' in shown) == note.startswith("not counted")
 
 
 def test_unknown_rollout_is_404(client):
