@@ -34,7 +34,7 @@ DEFINITIONS = {
     "avg": "Avg@k: mean of a task's counted rollouts, then over all tasks of the version or category; a task without a counted rollout counts 0.",
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
     "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set. The comparison set is the entries the filters (harness, open_weight) choose.",
-    "ci": f"{INTERVAL_PERCENT}% percentile bootstrap over tasks and rollouts within tasks, seeded.",
+    "ci": f"{INTERVAL_PERCENT}% percentile bootstrap, clustered: tasks redrawn within each category, then rollouts within each drawn task (the same task draws for every entry); seeded.",
     "rank": f"1 + the number of comparison-set entries whose Avg@k {INTERVAL_PERCENT}% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
     "rank_range": f"The {INTERVAL_PERCENTILES[0]:g}-{INTERVAL_PERCENTILES[1]:g}% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
     "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
