@@ -18,7 +18,9 @@ have, the same task draws for both (paired):
   Per-category claims are Holm-corrected over the categories compared
   (`holm`): a category's difference is *separated* when its Holm-adjusted
   p-value is below 1 - INTERVAL_PERCENT / 100. Overall, the difference is
-  separated when its interval excludes 0.
+  separated when its interval excludes 0. Nothing is separated on fewer than
+  MIN_TASKS common tasks: one task's rollouts say nothing of the spread
+  across tasks (its interval is then the rollouts' alone).
 - Rank ranges (`rank_ranges`): entry i is surely above j when their paired
   interval lies wholly above 0; i's rank range runs from 1 + the number of
   entries surely above it to n - the number surely below it: the ranks
@@ -46,6 +48,8 @@ from evaluations.figures import bootstrap as bs
 from evaluations.figures.ranking import INTERVAL_PERCENT, TIE_TOLERANCE
 
 ALPHA = 1 - INTERVAL_PERCENT / 100
+# Fewer common tasks than this and nothing is claimed: one task's rollouts say nothing of the spread across tasks.
+MIN_TASKS = 2
 METHOD = "paired clustered bootstrap"
 
 
@@ -67,8 +71,9 @@ class PairedDifference:
 
     @property
     def separated(self) -> bool:
-        """Overall: the interval excludes 0; a category: its Holm-adjusted p-value is below ALPHA."""
-        if self.ci is None:
+        """Overall: the interval excludes 0; a category: its Holm-adjusted p-value is below ALPHA. Never on
+        fewer than MIN_TASKS common tasks."""
+        if self.ci is None or self.n_tasks < MIN_TASKS:
             return False
         if self.scope is None:
             return self.ci[0] > TIE_TOLERANCE or self.ci[1] < -TIE_TOLERANCE
@@ -180,7 +185,7 @@ def runs_needed(difference: float, between: float, within: float, n_tasks: int, 
     """
     z = NormalDist().inv_cdf(0.5 + level / 2)
     room = (abs(difference) / z) ** 2 - between / n_tasks
-    if n_tasks == 0 or abs(difference) <= TIE_TOLERANCE or room <= 0:
+    if n_tasks < MIN_TASKS or abs(difference) <= TIE_TOLERANCE or room <= 0:
         return None
     if within <= 0:
         return 1
@@ -235,20 +240,47 @@ def _with_holm(d: PairedDifference, p: float | None) -> PairedDifference:
 def pairwise(
     table: agg.ScoreTable, entries: Sequence[Hashable], scope: str | None = None,
     n_resamples: int = agg.DEFAULT_RESAMPLES, seed: int = agg.DEFAULT_SEED, replicates: Replicates | None = None,
+    holm_over_pairs: bool = True,
 ) -> dict[tuple[Hashable, Hashable], PairedDifference]:
     """Every ordered pair's difference in one scope (b, a is a, b with its sign turned); a category's
-    p-values Holm-corrected over all its pairs."""
+    p-values Holm-corrected over all its pairs (unless `holm_over_pairs` is False: raw)."""
     kept = replicates or Replicates(table, n_resamples, seed)
     result = {}
     for x, a in enumerate(entries):
         for b in entries[x + 1:]:
             result[(a, b)] = paired_difference(table, a, b, scope, replicates=kept)[0]
-    if scope is not None:
-        keys = list(result)
-        for key, p in zip(keys, holm([result[k].p_value for k in keys])):
-            result[key] = _with_holm(result[key], p)
+    if scope is not None and holm_over_pairs:
+        result = holm_over_pairs_of(result)
     for (a, b), d in list(result.items()):
         result[(b, a)] = turned(d)
+    return result
+
+
+def holm_over_pairs_of(pairs: dict[tuple[Hashable, Hashable], PairedDifference]) -> dict[tuple[Hashable, Hashable], PairedDifference]:
+    """One scope's pairs (each unordered pair once, or both orders) with p-values Holm-corrected over the pairs."""
+    once = []
+    for key in pairs:
+        if (key[1], key[0]) not in once:
+            once.append(key)
+    adjusted = dict(zip(once, holm([pairs[k].p_value for k in once])))
+    result = {}
+    for key, d in pairs.items():
+        p = adjusted.get(key, adjusted.get((key[1], key[0])))
+        result[key] = _with_holm(d, p)
+    return result
+
+
+def holm_over_categories(
+    by_scope: dict[str | None, dict[tuple[Hashable, Hashable], PairedDifference]],
+) -> dict[str | None, dict[tuple[Hashable, Hashable], PairedDifference]]:
+    """Raw pairwise differences by scope -> each pair's category p-values Holm-corrected over its categories
+    (as `compare` does for one pair); the overall ones as they are."""
+    categories = [s for s in by_scope if s is not None]
+    result = {s: dict(pairs) for s, pairs in by_scope.items()}
+    for key in by_scope[None]:
+        adjusted = holm([by_scope[c][key].p_value for c in categories])
+        for c, p in zip(categories, adjusted):
+            result[c][key] = _with_holm(by_scope[c][key], p)
     return result
 
 

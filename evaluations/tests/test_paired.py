@@ -40,6 +40,7 @@ def test_runs_needed_solves_the_normal_approximation():
     assert paired.runs_needed(0.1, 10 * (0.1 / z) ** 2, 0.5, 10) is None
     assert paired.runs_needed(0.0, 0.0, 0.5, 10) is None
     assert paired.runs_needed(0.3, 0.0, 0.0, 4) == 1
+    assert paired.runs_needed(0.3, 0.0, 0.5, 1) is None  # one task: no spread across tasks to go by
 
 
 # Per-task means a: .5 .2 .7 | b: .5 .1 1 .2 (b's t4 is not a's: left out of the pair).
@@ -58,6 +59,7 @@ def test_the_difference_is_over_the_tasks_both_have():
     assert beta.n_tasks == 1 and beta.difference == pytest.approx(-0.3)
     # Rollouts alike within a task: beta (one task) has no spread at all, alpha redraws {0, .1}: 0, .05, .1.
     assert beta.ci == pytest.approx((-0.3, -0.3)) and beta.p_ahead == 0.0
+    assert not beta.separated and beta.runs_needed is None  # one task: nothing claimed
     assert alpha.ci == pytest.approx((0.0, 0.1)) and alpha.p_ahead == pytest.approx(0.875, abs=0.03)  # 3/4 + 1/4 / 2
     # Overall: alpha's two redrawn, beta's one fixed: (d1 + d2 - 0.3) / 3, d in {0, .1}.
     assert overall.ci == pytest.approx((-0.1, (0.2 - 0.3) / 3))
