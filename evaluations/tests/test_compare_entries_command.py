@@ -135,7 +135,7 @@ def parse(text: str):
             pairs[(order[int(x) - 1], order[int(y) - 1], None if scope == "all tasks" else scope)] = {
                 "tasks": int(tasks), "diff": diff, "ci": ci, "ahead": ahead, "p": p, "holm": p_holm, "sep": sep == "yes", "runs": runs,
             }
-    ranks_text = text.split("Rank ranges", 1)[1]
+    ranks_text = text.split("Rank ranges", 1)[1].split("Visible against sealed", 1)[0]
     scopes = [None, *re.findall(r"(\w+) \(\d+\)", ranks_text.splitlines()[1])[1:]]
     ranks = {}
     for line in ranks_text.splitlines()[2:]:

@@ -14,7 +14,8 @@ from django.core.management.base import CommandError
 
 from autolab_site.commands import BenchmarkCommand
 from evaluations.boards import pairs as board_pairs
-from evaluations.boards import serving
+from evaluations.boards import serving, visible_sealed
+from evaluations.figures import visible
 from evaluations.figures import aggregation as agg
 from evaluations.figures.paired import ALPHA, METHOD, MIN_TASKS
 from evaluations.figures.ranking import INTERVAL_PERCENT
@@ -22,7 +23,9 @@ from tasks.models import BenchmarkVersion
 
 
 def signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.4f}"
+    if value is None:
+        return "–"
+    return f"{0.0 if abs(value) < 1e-12 else value:+.4f}"  # a difference of exactly equal scores prints +0.0000
 
 
 def plain(value: float | None, digits: int = 3) -> str:
@@ -37,6 +40,7 @@ class Command(BenchmarkCommand):
         parser.add_argument("--entries", nargs="+", help="entry keys (a published one as published:KEY); default: the comparison set and the published main set")
         parser.add_argument("--resamples", type=int, default=agg.DEFAULT_RESAMPLES)
         parser.add_argument("--seed", type=int, default=agg.DEFAULT_SEED)
+        parser.add_argument("--rollouts", action="store_true", help="list every rollout's visible and sealed scores")
 
     def handle(self, *args, **options):
         version = BenchmarkVersion.objects.filter(name=options["version"]).first()
@@ -84,3 +88,25 @@ class Command(BenchmarkCommand):
         out("runs/task: rollouts per task each entry would need to separate the pair at the current variance "
             "(normal approximation); – where the tasks' own spread is too wide (more tasks, not runs), there is no difference, "
             f"or the pair has fewer than {MIN_TASKS} tasks in common (nothing is claimed on those).")
+        self.visible_against_sealed(board, [e for e in entries if not known[e].published], known, result, options["rollouts"])
+
+    def visible_against_sealed(self, board, entries, known, result, rollouts: bool) -> None:
+        """Per entry the mean gap between the best score its agent saw and the sealed grade (figures.visible)."""
+        out = self.stdout.write
+        gaps = visible_sealed.rollout_gaps(board)
+        categories = {t.id: t.category for t in board.tasks}
+        names = {t.id: t.name for t in board.tasks}
+        out("")
+        out(f"Visible against sealed: the best score of the agent's benchmark calls (anchored) minus the verifier's "
+            f"counted reward; mean over tasks with a benchmark call, {INTERVAL_PERCENT}% interval from the clustered bootstrap.")
+        out(f"{'entry':<8} {'rollouts':>8} {'tasks':>5} {'mean gap':>9} {f'{INTERVAL_PERCENT}% interval':>21} {'above sealed':>12}")
+        for x, e in enumerate(entries):
+            mine = gaps.get(e, [])
+            g = visible.entry_gap(e, mine, categories, 0.0, result.n_resamples, result.seed)
+            ci = "–" if g.ci is None else f"[{signed(g.ci[0])}, {signed(g.ci[1])}]"
+            out(f"{f'[{result.entries.index(e) + 1}]':<8} {g.n_rollouts:>8} {g.n_tasks:>5} {signed(g.mean_gap):>9} {ci:>21} {g.n_above:>12}")
+            if rollouts:
+                for r in mine:
+                    out(f"    rollout {r.rollout_id} on {names[r.task]}: visible best {plain(r.visible_best)}, last "
+                        f"{plain(r.visible_last)}, sealed {plain(r.sealed)}, gap {signed(r.gap)}")
+        out("above sealed: rollouts whose visible best is above the sealed grade (no grader-noise margin is stored yet).")
