@@ -28,11 +28,11 @@ def test_the_page_shows_the_paired_difference_overall_and_per_category(client):
     assert "All tasks" in table and table.count('<th scope="row">') == 3  # all tasks, alpha, beta
     assert f"{INTERVAL_PERCENT}% interval" in table and "paired clustered bootstrap" in table
     # B - A over the 3 tasks both have (A has no t4): (.5 - .5 + .1 - .2 + 1 - .7) / 3.
-    assert "0.067" in table
+    assert "+0.067" in table
     assert "Holm-corrected over the 2 categories" in html
     expected = paired.compare(board_pairs.score_table(serving.board(world["version"])), k["B"], k["A"])
     low, high = expected[0].ci
-    assert f"{low:.3f}–{high:.3f}" in table
+    assert f"[{low:+.3f}, {high:+.3f}]" in table
 
 
 def test_the_api_names_level_and_method_in_its_fields(client):
