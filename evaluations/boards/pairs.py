@@ -100,3 +100,41 @@ def compare_two(
     table = score_table(board)
     differences = {d.scope: d for d in paired.compare(table, a, b, n_resamples, seed)}
     return [differences[None]] + [differences[c] for c in board.categories if c in differences]
+
+
+# The compare page's matrix: this many of the board's compared entries, from the top.
+MATRIX_ENTRIES = 8
+
+
+@dataclass
+class Matrix:
+    """The top entries' paired differences over all tasks, row minus column, and their rank ranges."""
+
+    entries: list[Comparable]
+    rows: list[list[paired.PairedDifference | None]]  # None on the diagonal
+    ranks: list[tuple[int, int]]
+
+    @property
+    def lines(self) -> list[tuple[Comparable, tuple[int, int], list[paired.PairedDifference | None]]]:
+        """(entry, rank range, its row) per entry, as the page lists them."""
+        return list(zip(self.entries, self.ranks, self.rows))
+
+
+def top_matrix(
+    board: board_shape.Board, n: int = MATRIX_ENTRIES, n_resamples: int = agg.DEFAULT_RESAMPLES,
+    seed: int = agg.DEFAULT_SEED,
+) -> Matrix | None:
+    """The matrix of the board's first `n` compared entries (None with fewer than two)."""
+    known = comparables(board)
+    keys = [k for k in default_entries(board) if not known[k].published][:n]
+    if len(keys) < 2:
+        return None
+    table = score_table(board)
+    pairs = paired.pairwise(table, keys, None, replicates=paired.Replicates(table, n_resamples, seed))
+    ranks = paired.rank_ranges(keys, pairs)
+    return Matrix(
+        entries=[known[k] for k in keys],
+        rows=[[None if a == b else pairs[(a, b)] for b in keys] for a in keys],
+        ranks=[ranks[k] for k in keys],
+    )
+

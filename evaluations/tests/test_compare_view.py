@@ -68,3 +68,24 @@ def test_the_board_links_to_it(client):
     hand_table()
     html = client.get("/", {"version": "1.1"}).content.decode()
     assert 'id="compare-link"' in html and "/compare/entries/?version=1.1" in html
+
+
+def test_the_matrix_of_the_top_entries(client):
+    """Row minus column over the tasks both have, bold where separated; rank ranges from the paired intervals."""
+    world = hand_table()
+    k = keys(world)
+    html = client.get("/compare/entries/", {"version": "1.1"}).content.decode()
+    matrix = html.split('id="compare-matrix"', 1)[1].split("</table>", 1)[0]
+    data = serving.board(world["version"])
+    top = board_pairs.top_matrix(data)
+    assert [e.key for e in top.entries] == board_pairs.default_entries(data)[:3]
+    assert len(top.entries) == 3 and matrix.count('<th scope="row">') == 3
+    for (entry, (low, high), row) in top.lines:
+        assert f"{low}–{high}" in matrix
+        for d in row:
+            if d is not None:
+                assert f"{d.difference:+.3f}" in matrix
+    # B minus A as on the compare table above it.
+    b_a = top.rows[[e.key for e in top.entries].index(k["B"])][[e.key for e in top.entries].index(k["A"])]
+    assert b_a.difference == pytest.approx(0.2 / 3)
+
