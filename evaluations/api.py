@@ -362,20 +362,20 @@ def compare(request: HttpRequest) -> HttpResponse:
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
     known = board_pairs.comparables(data)
     chosen = form.entries(known, board_pairs.default_entries(data))
-    if chosen is None:
+    if chosen is None and form.errors:
         return refused(form)
-    a, b = chosen
+    a, b = chosen or (None, None)  # None: fewer than two entries with a counted score, nothing to compare
     response = JsonResponse({
         "api_version": API_VERSION,
         "version": to_json(data.version),
-        "a": {"key": a, "label": known[a].label, "published": known[a].published},
-        "b": {"key": b, "label": known[b].label, "published": known[b].published},
+        "a": {"key": a, "label": known[a].label, "published": known[a].published} if a else None,
+        "b": {"key": b, "label": known[b].label, "published": known[b].published} if b else None,
         "interval_percent": INTERVAL_PERCENT,
         "method": f"{paired.METHOD}: tasks redrawn within each category, then rollouts within each drawn task, the same task draws for both entries",
         "n_resamples": agg.DEFAULT_RESAMPLES,
         "seed": agg.DEFAULT_SEED,
         "definitions": COMPARE_DEFINITIONS,
-        "differences": [d.as_dict() for d in board_pairs.compare_two(data, a, b)],
+        "differences": [d.as_dict() for d in board_pairs.compare_two(data, a, b)] if chosen else [],
     })
     response["X-Board-Computed-At"] = freshness.computed.isoformat()
     response["X-Board-Stale"] = "1" if freshness.stale else "0"

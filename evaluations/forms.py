@@ -118,7 +118,5 @@ class CompareForm(BoardFilters):
             others = [k for k in dict.fromkeys(fallback) if k != chosen.get("a")]
             chosen[field] = key or (others[0] if others else "")
         if self.errors or not chosen.get("a") or not chosen.get("b"):
-            if not self.errors:
-                self.add_error(None, "this board has fewer than two entries with a counted score to compare")
-            return None
+            return None  # a bad key (the form's error), or fewer than two entries on the board (no error: nothing to compare)
         return chosen["a"], chosen["b"]

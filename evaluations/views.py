@@ -631,8 +631,11 @@ def compare(request: HttpRequest) -> HttpResponse:
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
     known = board_pairs.comparables(data)
     chosen = form.entries(known, board_pairs.default_entries(data))
-    if chosen is None:
+    if chosen is None and form.errors:
         return render(request, "evaluations/compare.html", {"nav": "leaderboard", "data": None, "form": form}, status=400)
+    context = {"nav": "leaderboard", "data": data, "freshness": freshness, "filters": filters, **filter_choices(data)}
+    if chosen is None:  # fewer than two entries with a counted score
+        return render(request, "evaluations/compare.html", {**context, "too_few": True, "known": known.values()})
     a, b = chosen
     return render(request, "evaluations/compare.html", {
         "nav": "leaderboard", "data": data, "freshness": freshness, "filters": filters, "a": known[a], "b": known[b],

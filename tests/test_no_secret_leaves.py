@@ -108,6 +108,8 @@ def urls_of(rollout: Rollout) -> dict[str, list[str]]:
         "evaluations:api_heatmap": [f"/api/v1/heatmap/?version={version}"],
         "evaluations:api_heatmap_csv": [f"/api/v1/heatmap.csv?version={version}"],
         "evaluations:api_time_curves": [f"/api/v1/time-curves/?version={version}"],
+        "evaluations:compare_entries": [f"/compare/entries/?version={version}"],
+        "evaluations:api_compare": [f"/api/v1/compare/?version={version}"],
         "evaluations:api_time_curves_csv": [f"/api/v1/time-curves.csv?version={version}"],
         "evaluations:api_rollouts": ["/api/v1/rollouts/", f"/api/v1/rollouts/{api_filters}"],
         "evaluations:api_rollouts_csv": ["/api/v1/rollouts.csv", f"/api/v1/rollouts.csv{api_filters}"],

@@ -89,3 +89,18 @@ def test_the_matrix_of_the_top_entries(client):
     b_a = top.rows[[e.key for e in top.entries].index(k["B"])][[e.key for e in top.entries].index(k["A"])]
     assert b_a.difference == pytest.approx(0.2 / 3)
 
+
+def test_a_board_with_one_entry_has_nothing_to_compare(client):
+    from agents.models import AgentModel, Harness
+    from tasks.models import BenchmarkVersion, Task
+
+    from evaluations.tests.board_factories import make_rollout
+
+    version = BenchmarkVersion.objects.create(name="1.1")
+    task = Task.objects.create(version=version, name="t1", category="alpha")
+    make_rollout(task, AgentModel.objects.create(name="solo"), Harness.objects.create(name="h", version="1"), 0.5)
+    page = client.get("/compare/entries/", {"version": "1.1"})
+    assert page.status_code == 200 and 'id="too-few"' in page.content.decode()
+    body = client.get("/api/v1/compare/", {"version": "1.1"}).json()
+    assert body["a"] is None and body["differences"] == []
+
