@@ -349,8 +349,10 @@ def heatmap(request: HttpRequest, filters: dict, data: Board, csv_url: bool) -> 
     return JsonResponse({"api_version": API_VERSION, "version": to_json(data.version), "cells": rows})
 
 
-def compare(request: HttpRequest) -> HttpResponse:
-    """Two entries' paired difference of Avg@k (the compare page's figures): ?version=&a=&b= and the board's filters."""
+def compare(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+    """Two entries' paired difference of Avg@k (the compare page's figures): ?version=&a=&b= and the board's filters.
+
+    CSV: one row per scope, the two entries named on each."""
     form = CompareForm(request.GET)
     if form.missing_version():
         return no_version(form.missing_version())
@@ -365,6 +367,12 @@ def compare(request: HttpRequest) -> HttpResponse:
     if chosen is None and form.errors:
         return refused(form)
     a, b = chosen or (None, None)  # None: fewer than two entries with a counted score, nothing to compare
+    if wants_csv(request, csv_url):
+        rows = [
+            {"version": data.version.name, "a": known[a].label, "b": known[b].label, **d.as_dict(), "scope": d.scope or "all"}
+            for d in board_pairs.compare_two(data, a, b)
+        ] if chosen else []
+        return csv_response(rows, f"compare-{data.version.name}.csv", ("version", "a", "b", "scope"))
     response = JsonResponse({
         "api_version": API_VERSION,
         "version": to_json(data.version),

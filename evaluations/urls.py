@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/v1/heatmap.csv", api.heatmap, {"csv_url": True}, name="api_heatmap_csv"),
     path("api/v1/time-curves/", api.time_curves, name="api_time_curves"),
     path("api/v1/compare/", api.compare, name="api_compare"),
+    path("api/v1/compare.csv", api.compare, {"csv_url": True}, name="api_compare_csv"),
     path("api/v1/time-curves.csv", api.time_curves, {"csv_url": True}, name="api_time_curves_csv"),
     path("api/v1/rollouts/", api.rollouts, name="api_rollouts"),
     path("api/v1/rollouts.csv", api.rollouts, {"csv_url": True}, name="api_rollouts_csv"),

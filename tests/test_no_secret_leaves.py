@@ -110,6 +110,7 @@ def urls_of(rollout: Rollout) -> dict[str, list[str]]:
         "evaluations:api_time_curves": [f"/api/v1/time-curves/?version={version}"],
         "evaluations:compare_entries": [f"/compare/entries/?version={version}"],
         "evaluations:api_compare": [f"/api/v1/compare/?version={version}"],
+        "evaluations:api_compare_csv": [f"/api/v1/compare.csv?version={version}"],
         "evaluations:api_time_curves_csv": [f"/api/v1/time-curves.csv?version={version}"],
         "evaluations:api_rollouts": ["/api/v1/rollouts/", f"/api/v1/rollouts/{api_filters}"],
         "evaluations:api_rollouts_csv": ["/api/v1/rollouts.csv", f"/api/v1/rollouts.csv{api_filters}"],

@@ -49,6 +49,11 @@ def test_the_api_names_level_and_method_in_its_fields(client):
     assert 0 <= overall["p_first_ahead_paired_clustered_bootstrap"] <= 1
     assert "rollouts_per_task_needed_normal_approximation" in overall
     assert [d["scope"] for d in body["differences"]] == [None, "alpha", "beta"]
+    text = client.get("/api/v1/compare.csv", {"version": "1.1", "a": k["B"], "b": k["A"]}).content.decode()
+    header, first = text.splitlines()[:2]
+    assert header.startswith("version,a,b,scope,n_tasks_both,avg_difference,")
+    assert f"avg_difference_ci{INTERVAL_PERCENT}_paired_clustered_bootstrap_low" in header
+    assert first.startswith("1.1,Model B / terminus-2 2.0.0,Model A / terminus-2 2.0.0,all,3,")
 
 
 def test_defaults_and_refusals(client):
