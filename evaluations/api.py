@@ -23,9 +23,12 @@ from trajectories.forms import RolloutFilters
 from trajectories.models import Rollout
 
 from evaluations.boards import counting, serving, sorting
+from evaluations.boards import pairs as board_pairs
+from evaluations.figures import aggregation as agg
+from evaluations.figures import paired
 from evaluations.boards.board import Board, PublishedEntry, measure_value, to_json
 from evaluations.figures.ranking import INTERVAL_PERCENT, INTERVAL_PERCENTILES
-from evaluations.forms import BoardFilters
+from evaluations.forms import BoardFilters, CompareForm
 from evaluations.links import rollout_url, rollouts_url
 
 API_VERSION = "v1"
@@ -34,7 +37,7 @@ DEFINITIONS = {
     "avg": "Avg@k: mean of a task's counted rollouts, then over all tasks of the version or category; a task without a counted rollout counts 0.",
     "best": "Best@k: the per-task maximum, then the mean over all tasks (missing tasks 0).",
     "dominance": "Mean over tasks of the share of other comparison-set entries whose per-task Avg@k this entry beats (ties 1/2). None for ablations and entries outside the comparison set. The comparison set is the entries the filters (harness, open_weight) choose.",
-    "ci": f"{INTERVAL_PERCENT}% percentile bootstrap over tasks and rollouts within tasks, seeded.",
+    "ci": f"{INTERVAL_PERCENT}% percentile bootstrap, clustered: tasks redrawn within each category, then rollouts within each drawn task (the same task draws for every entry); seeded.",
     "rank": f"1 + the number of comparison-set entries whose Avg@k {INTERVAL_PERCENT}% interval lies wholly above this entry's (LMArena's rule): an entry whose interval lies wholly above another's always ranks better; overlapping intervals may share a rank. Entries with no counted rollout in the scope are unranked (null).",
     "rank_range": f"The {INTERVAL_PERCENTILES[0]:g}-{INTERVAL_PERCENTILES[1]:g}% range of the entry's rank by Avg@k over the paired bootstrap replicates (the same tasks drawn for every entry).",
     "counted": "Finished and failed rollouts count (an agent failure scores 0); superseded, unfinished, cancelled and infrastructure-error rollouts do not (reported under 'excluded').",
@@ -344,6 +347,57 @@ def heatmap(request: HttpRequest, filters: dict, data: Board, csv_url: bool) -> 
     if wants_csv(request, csv_url):
         return csv_response(rows, f"heatmap-{data.version.name}.csv", HEATMAP_COLUMNS)
     return JsonResponse({"api_version": API_VERSION, "version": to_json(data.version), "cells": rows})
+
+
+def compare(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
+    """Two entries' paired difference of Avg@k (the compare page's figures): ?version=&a=&b= and the board's filters.
+
+    CSV: one row per scope, the two entries named on each."""
+    form = CompareForm(request.GET)
+    if form.missing_version():
+        return no_version(form.missing_version())
+    if not form.is_valid():
+        return refused(form)
+    filters = form.cleaned_data
+    if filters["version"] is None:
+        return no_version()
+    data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    known = board_pairs.comparables(data)
+    chosen = form.entries(known, board_pairs.default_entries(data))
+    if chosen is None and form.errors:
+        return refused(form)
+    a, b = chosen or (None, None)  # None: fewer than two entries with a counted score, nothing to compare
+    if wants_csv(request, csv_url):
+        rows = [
+            {"version": data.version.name, "a": known[a].label, "b": known[b].label, **d.as_dict(), "scope": d.scope or "all"}
+            for d in board_pairs.compare_two(data, a, b)
+        ] if chosen else []
+        return csv_response(rows, f"compare-{data.version.name}.csv", ("version", "a", "b", "scope"))
+    response = JsonResponse({
+        "api_version": API_VERSION,
+        "version": to_json(data.version),
+        "a": {"key": a, "label": known[a].label, "published": known[a].published} if a else None,
+        "b": {"key": b, "label": known[b].label, "published": known[b].published} if b else None,
+        "interval_percent": INTERVAL_PERCENT,
+        "method": f"{paired.METHOD}: tasks redrawn within each category, then rollouts within each drawn task, the same task draws for both entries",
+        "n_resamples": agg.DEFAULT_RESAMPLES,
+        "seed": agg.DEFAULT_SEED,
+        "definitions": COMPARE_DEFINITIONS,
+        "differences": [d.as_dict() for d in board_pairs.compare_two(data, a, b)] if chosen else [],
+    })
+    response["X-Board-Computed-At"] = freshness.computed.isoformat()
+    response["X-Board-Stale"] = "1" if freshness.stale else "0"
+    return response
+
+
+COMPARE_DEFINITIONS = {
+    "avg_difference": "Avg@k of a minus Avg@k of b over the tasks both have a counted score on (n_tasks_both), each task weighing the same.",
+    "ci": f"The {INTERVAL_PERCENT}% percentile interval of the difference over the paired clustered bootstrap's resamples.",
+    "p_first_ahead": "The share of resamples in which a is ahead (ties count one half).",
+    "p_value": "Two-sided bootstrap p-value of no difference; per category Holm-corrected over the categories compared (p_value_holm_over_categories).",
+    "separated": f"All tasks: the interval excludes 0; a category: its Holm-corrected p-value is below {paired.ALPHA:g}. Never on fewer than {paired.MIN_TASKS} common tasks.",
+    "rollouts_per_task_needed": "Rollouts per task each entry would need for the difference to be separated at the current variance (normal approximation: between-task variance / tasks + within-task variance / (tasks x rollouts)); null where more tasks, not rollouts, are needed, or there is no difference.",
+}
 
 
 def _iso(moment) -> str | None:

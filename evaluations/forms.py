@@ -96,3 +96,27 @@ class RegradeForm(forms.Form):
 
         super().__init__(*args, **kwargs)
         self.fields["backend"].choices = [("", "the rollout's own"), *((name, b.label) for name, b in BACKENDS.items())]
+
+
+class CompareForm(BoardFilters):
+    """The compare view's GET parameters beside the board's filters: a and b, two entries' keys (a board
+    entry's, or "published:" and a published entry's). Read against the board (`entries`): an unknown key is
+    the form's error, and a missing one is the board's first (or second) compared entry."""
+
+    a = forms.CharField(required=False)
+    b = forms.CharField(required=False)
+
+    def entries(self, known: dict, defaults: list[str]) -> tuple[str, str] | None:
+        """(a, b) when both name known entries (or default to them); None, with the form's errors, when not."""
+        fallback = [key for key in [*defaults, *known] if key]
+        chosen = {}
+        for field, place in (("a", 0), ("b", 1)):
+            key = self.cleaned_data.get(field) or ""
+            if key and key not in known:
+                self.add_error(field, f"no entry {key!r} with a counted score on this board")
+                continue
+            others = [k for k in dict.fromkeys(fallback) if k != chosen.get("a")]
+            chosen[field] = key or (others[0] if others else "")
+        if self.errors or not chosen.get("a") or not chosen.get("b"):
+            return None  # a bad key (the form's error), or fewer than two entries on the board (no error: nothing to compare)
+        return chosen["a"], chosen["b"]

@@ -7,6 +7,8 @@ app_name = "evaluations"
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
     path("heatmap/", views.heatmap, name="heatmap"),
+    # /compare/ is the trajectory explorer's (two rollouts): two entries are compared under /compare/entries/.
+    path("compare/entries/", views.compare, name="compare_entries"),
     # Under /tasks/ beside the catalogue (tasks.urls), but the leaderboard's: it shows the results on the task.
     path("tasks/<str:version>/<str:name>/", task_views.task_detail, name="task_detail"),
     # A path: Harbor and litellm model names may keep an organisation ("Qwen/Qwen3-Coder").
@@ -18,6 +20,8 @@ urlpatterns = [
     path("api/v1/heatmap/", api.heatmap, name="api_heatmap"),
     path("api/v1/heatmap.csv", api.heatmap, {"csv_url": True}, name="api_heatmap_csv"),
     path("api/v1/time-curves/", api.time_curves, name="api_time_curves"),
+    path("api/v1/compare/", api.compare, name="api_compare"),
+    path("api/v1/compare.csv", api.compare, {"csv_url": True}, name="api_compare_csv"),
     path("api/v1/time-curves.csv", api.time_curves, {"csv_url": True}, name="api_time_curves_csv"),
     path("api/v1/rollouts/", api.rollouts, name="api_rollouts"),
     path("api/v1/rollouts.csv", api.rollouts, {"csv_url": True}, name="api_rollouts_csv"),

@@ -24,9 +24,11 @@ from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
 from evaluations.boards import board_html
+from evaluations.boards import pairs as board_pairs
 from evaluations.boards import queries, serving, sorting
 from evaluations.boards.board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
-from evaluations.forms import BoardFilters, HeatmapFilters, LeaderboardFilters
+from evaluations.figures.paired import ALPHA, METHOD, MIN_TASKS
+from evaluations.forms import BoardFilters, CompareForm, HeatmapFilters, LeaderboardFilters
 from evaluations.links import rollout_url, rollouts_url
 from agents.models import AgentModel
 from evaluations.models import PublishedFigure, PublishedResult
@@ -616,3 +618,29 @@ def import_results_upload(request: HttpRequest) -> HttpResponse:
                     messages.warning(request, line)
                 return redirect("evaluations:import_results")
     return render(request, "evaluations/import_results.html", {"nav": "leaderboard", "errors": errors})
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    """Two entries' paired difference of Avg@k, overall and per category (evaluations.figures.paired)."""
+    form = board_filters(request, CompareForm)
+    if not form.is_valid():
+        return refused_page(request, "evaluations/compare.html", form)
+    filters = form.cleaned_data
+    if filters["version"] is None:
+        return empty_page(request, "evaluations/compare.html")
+    data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    known = board_pairs.comparables(data)
+    chosen = form.entries(known, board_pairs.default_entries(data))
+    if chosen is None and form.errors:
+        return render(request, "evaluations/compare.html", {"nav": "leaderboard", "data": None, "form": form}, status=400)
+    context = {"nav": "leaderboard", "data": data, "freshness": freshness, "filters": filters, **filter_choices(data)}
+    if chosen is None:  # fewer than two entries with a counted score
+        return render(request, "evaluations/compare.html", {**context, "too_few": True, "known": known.values()})
+    a, b = chosen
+    return render(request, "evaluations/compare.html", {
+        "nav": "leaderboard", "data": data, "freshness": freshness, "filters": filters, "a": known[a], "b": known[b],
+        "known": known.values(), "differences": board_pairs.compare_two(data, a, b), "alpha": ALPHA,
+        "matrix": board_pairs.top_matrix(data),
+        "min_tasks": MIN_TASKS, "method": METHOD, **filter_choices(data),
+    })
+

@@ -22,10 +22,11 @@ Definitions (the leaderboard page and the API documentation repeat them):
 - Dominance: per task, the fraction of the *other* entries of the comparison
   set whose per-task Avg@k this entry beats (ties count one half), averaged
   over tasks. Over a comparison set it averages to exactly 0.5.
-- Intervals (Avg@k, Best@k, Dominance), at ranking.INTERVAL_PERCENT: a percentile bootstrap that
-  resamples tasks (the same task draw for every entry, so comparisons are
-  paired) and, within each task, the entry's rollouts (redrawn once per
-  replicate). Seeded, so pages are reproducible.
+- Intervals (Avg@k, Best@k, Dominance), at ranking.INTERVAL_PERCENT: a percentile clustered bootstrap
+  (evaluations.figures.bootstrap) that resamples tasks within each category
+  (the same task draw for every entry, so comparisons are paired) and, within
+  each task, the entry's rollouts (redrawn once per replicate). Seeded, so
+  pages are reproducible.
 - Rank (evaluations.figures.ranking): among the comparison set's entries with at
   least one counted rollout in the scope, 1 + the number of entries whose
   Avg@k interval lies wholly above this one's (LMArena's rule); entries with
@@ -268,8 +269,14 @@ def build_bootstrap(
     if scopes is None:
         scopes = [None, *table.category_names()]
     return bs.Bootstrap.build(
-        scope_positions(table, scopes), table.tasks, entry_scores(table, with_bests=True), set(comparison), n_resamples, seed
+        scope_positions(table, scopes), table.tasks, entry_scores(table, with_bests=True), set(comparison), n_resamples, seed,
+        task_categories(table),
     )
+
+
+def task_categories(table: ScoreTable) -> list[str]:
+    """Each task's category, by position in `table.tasks` ("" for none): the strata of the clustered bootstrap."""
+    return [table.categories.get(t, "") for t in table.tasks]
 
 
 def scope_figures(

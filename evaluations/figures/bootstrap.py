@@ -1,9 +1,21 @@
-"""The leaderboard's bootstrap, kept one entry at a time. No database, no HTTP.
+"""The site's one resampling scheme, and the leaderboard's bootstrap kept one entry at a time. No database, no HTTP.
 
-The intervals (evaluations.figures.aggregation says what they are) come from B
-replicates: in each, every task's rollouts are redrawn with replacement,
-per entry, and the tasks themselves are redrawn, the same draw for every
-entry (paired). Two choices make a board updatable when one entry changes
+The scheme (every interval the site shows comes from it: the board's
+Avg@k, Best@k, Dominance and rank ranges, and the paired differences of
+evaluations.figures.paired) is a *clustered* bootstrap following the
+benchmark's structure, category -> task -> rollout. In each of B replicates:
+
+1. the tasks are redrawn with replacement *within each category*
+   (`clustered_task_draws`): a category of n tasks gets n draws from its own
+   tasks, so every replicate keeps the benchmark's mix of categories;
+2. within each task, every entry's rollouts are redrawn with replacement
+   (`entry_resamples`), once per replicate: a task drawn twice in a replicate
+   counts the same redrawn rollouts twice.
+
+The task draws are the same for every entry (paired). Nothing else in the
+project draws resamples (tests/test_one_resampling_scheme.py holds it so).
+
+Two choices make a board updatable when one entry changes
 instead of recomputed:
 
 - An entry's rollout draws on a task come from a generator seeded by the
@@ -70,6 +82,34 @@ def percentile_interval(samples: np.ndarray, axis: int = -1) -> np.ndarray:
 def drawn_tasks(n_resamples: int, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """(B, T') task positions drawn with replacement from `positions`, one row per replicate."""
     return positions[rng.integers(0, len(positions), size=(n_resamples, len(positions)))]
+
+
+def strata_of(positions: Sequence[int], categories: Sequence[str] | None) -> list[np.ndarray]:
+    """`positions` grouped by their task's category (`categories[position]`), the categories in sorted order.
+
+    Without categories (or a scope of one category) there is one stratum: all of `positions`.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    if categories is None:
+        return [positions]
+    names = sorted({categories[p] for p in positions.tolist()})
+    return [positions[[categories[p] == name for p in positions.tolist()]] for name in names]
+
+
+def clustered_task_draws(n_resamples: int, strata: Sequence[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """(B, T') the tasks of each replicate: each stratum's (category's) tasks redrawn within it, strata in order.
+
+    One stratum is `drawn_tasks` itself (the same draws from the same generator).
+    """
+    strata = [np.asarray(s, dtype=np.int64) for s in strata if len(s)]
+    if not strata:
+        return np.zeros((n_resamples, 0), np.int64)
+    return np.concatenate([drawn_tasks(n_resamples, s, rng) for s in strata], axis=1)
+
+
+def task_rng(seed: int) -> np.random.Generator:
+    """The generator of a scope's task draws: the seed alone (adding an entry never changes them)."""
+    return np.random.default_rng((seed, 1))
 
 
 def gathered(replicates: np.ndarray, draws: np.ndarray) -> np.ndarray:
@@ -166,15 +206,16 @@ class Bootstrap:
 
     @classmethod
     def empty(
-        cls, scope_positions: dict[str | None, Sequence[int]], tasks: Sequence[Hashable], n_resamples: int, seed: int
+        cls, scope_positions: dict[str | None, Sequence[int]], tasks: Sequence[Hashable], n_resamples: int, seed: int,
+        categories: Sequence[str] | None = None,
     ) -> Bootstrap:
-        """No entries yet; `scope_positions` gives each scope's task positions (None: all tasks)."""
+        """No entries yet; `scope_positions` gives each scope's task positions (None: all tasks), `categories`
+        each task's category (by position: the strata of the clustered draws)."""
         scopes = {}
         for name, positions in scope_positions.items():
             # One draw of tasks for every scope, as its own generator: adding an entry never changes it.
-            rng = np.random.default_rng((seed, 1))
             positions = np.asarray(positions, dtype=np.int64)
-            draws = drawn_tasks(n_resamples, positions, rng) if len(positions) else np.zeros((n_resamples, 0), np.int64)
+            draws = clustered_task_draws(n_resamples, strata_of(positions, categories), task_rng(seed))
             scopes[name] = Scope(positions=positions, draws=draws, weights=task_weights(draws, len(tasks)))
         weights = np.stack([s.weights for s in scopes.values()], axis=-1).astype(np.float32)
         return cls(n_resamples=n_resamples, tasks=list(tasks), seed=seed, scopes=scopes, weights=weights)
@@ -188,10 +229,11 @@ class Bootstrap:
         members: Iterable[Hashable],
         n_resamples: int,
         seed: int,
+        categories: Sequence[str] | None = None,
     ) -> Bootstrap:
         """From nothing: `entries` yields (entry, values (T, K), counts (T,)[, bests (T, K) or None]); `members`
-        are the comparison set."""
-        made = cls.empty(scope_positions, tasks, n_resamples, seed)
+        are the comparison set; `categories` the tasks' (see `empty`)."""
+        made = cls.empty(scope_positions, tasks, n_resamples, seed, categories)
         in_scopes: dict[Hashable, list[bool]] = {}
         for entry, values, counts, *bests in entries:
             made._replicate(entry, values, counts, bests[0] if bests else None)

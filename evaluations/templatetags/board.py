@@ -20,6 +20,23 @@ SCORE_DECIMALS = 3
 
 
 @register.filter
+def signed_score(value) -> str:
+    """A difference of scores with its sign and SCORE_DECIMALS decimals: "+0.133", "-0.023" (0 as "+0.000")."""
+    value = parse_float(value)
+    if value is None:
+        return DASH
+    return f"{0.0 if abs(value) < 0.5 * 10.0**-SCORE_DECIMALS else value:+.{SCORE_DECIMALS}f}"
+
+
+@register.filter
+def signed_interval(value) -> str:
+    """A difference's interval as "[-0.023, +0.224]": signed ends, so a negative end is not read as a dash."""
+    if not value:
+        return DASH
+    return f"[{signed_score(value[0])}, {signed_score(value[1])}]"
+
+
+@register.filter
 def score(value) -> str:
     """A normalised score with SCORE_DECIMALS decimals."""
     value = parse_float(value)

@@ -21,6 +21,19 @@ def rollout_resamples(table: agg.ScoreTable, n_resamples: int, seed: int) -> np.
     )
 
 
-def bootstrap_tasks(rollouts: np.ndarray, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(..., B, T') per-task figures of B resamples of the tasks at `positions`: the same drawn tasks for every entry."""
-    return bs.gathered(rollouts, bs.drawn_tasks(rollouts.shape[-2], positions, rng))
+def bootstrap_tasks(
+    rollouts: np.ndarray, positions: np.ndarray, rng: np.random.Generator, categories: list[str] | None = None
+) -> np.ndarray:
+    """(..., B, T') per-task figures of B resamples of the tasks at `positions`, drawn within each category
+    (`categories`, by position; None: one stratum): the same drawn tasks for every entry."""
+    n = rollouts.shape[-2]
+    strata = [positions] if categories is None else [
+        positions[[categories[p] == c for p in positions]] for c in sorted({categories[p] for p in positions})
+    ]
+    draws = np.concatenate([positions_drawn(n, s, rng) for s in strata], axis=1)
+    return bs.gathered(rollouts, draws)
+
+
+def positions_drawn(n_resamples: int, positions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(B, T') `positions` drawn with replacement, written out here rather than taken from the board's code."""
+    return positions[rng.integers(0, len(positions), size=(n_resamples, len(positions)))]

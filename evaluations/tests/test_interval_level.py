@@ -30,7 +30,8 @@ def test_board_intervals_are_those_percentiles_of_the_paired_replicates():
     figures = agg.scope_figures(table, comparison={"A", "B", "C"}, n_resamples=n, seed=seed)
     rollouts = rollout_resamples(table, n, seed)
     positions = np.arange(len(table.tasks))
-    means, bests = bootstrap_tasks(rollouts, positions, np.random.default_rng((seed, 1)))
+    categories = [CATEGORIES[t] for t in table.tasks]  # the clustered bootstrap draws tasks within each
+    means, bests = bootstrap_tasks(rollouts, positions, np.random.default_rng((seed, 1)), categories)
     for i, entry in enumerate(table.entries):
         assert figures[entry].avg_ci == tuple(np.percentile(means[i].mean(axis=-1), [2.5, 97.5]))
         assert figures[entry].best_ci == tuple(np.percentile(bests[i].mean(axis=-1), [2.5, 97.5]))
