@@ -16,6 +16,28 @@ SHARED_V11_TASKS = SHARED / "autolab-v1.1" / "tasks"
 EXAMPLE_TASKS = ROOT / "examples" / "tasks"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def broker_namespace():
+    """This test session's name space on the Redis broker (evaluations.tests.worker_helpers.BrokerNamespace),
+    None when Redis is not reachable. Everything the session sends, and every worker it starts, uses it:
+    sessions sharing a Redis database (CI's CELERY_BROKER_URL, every session on a host) never take or
+    delete each other's messages. At the end its keys, and only them, are deleted, and any worker the
+    session started and left running is killed."""
+    from evaluations.tests.worker_helpers import BrokerNamespace, Worker
+
+    namespace = BrokerNamespace.new()
+    if not namespace.reachable():
+        yield None
+        Worker.kill_all()
+        return
+    namespace.enter()
+    try:
+        yield namespace
+    finally:
+        Worker.kill_all()
+        namespace.leave()
+
+
 @pytest.fixture(autouse=True)
 def plain_static_files(settings):
     """Pages name static files plainly in tests, whatever a `make demo` left in staticfiles/.
