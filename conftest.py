@@ -22,7 +22,8 @@ def broker_namespace():
     None when Redis is not reachable. Everything the session sends, and every worker it starts, uses it:
     sessions sharing a Redis database (CI's CELERY_BROKER_URL, every session on a host) never take or
     delete each other's messages. At the end its keys, and only them, are deleted, and any worker the
-    session started and left running is killed."""
+    session started and left running is killed (a worker also dies with the session's process; the keys of
+    a session killed before its end are deleted by the next session on the host)."""
     from evaluations.tests.worker_helpers import BrokerNamespace, Worker
 
     namespace = BrokerNamespace.new()
@@ -30,6 +31,7 @@ def broker_namespace():
         yield None
         Worker.kill_all()
         return
+    BrokerNamespace.sweep(namespace.url)  # what sessions killed on this host left
     namespace.enter()
     try:
         yield namespace

@@ -94,3 +94,15 @@ def test_the_settings_put_a_worker_in_its_namespace(tmp_path):
            "AUTOLAB_BROKER_KEY_PREFIX": "session-a:"}
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["global_keyprefix"] == "session-a:"
+
+
+def test_the_keys_of_a_session_whose_process_is_gone_are_swept(redis_broker):
+    """A session killed before its end (SIGKILL, a machine's timeout) left its keys: the next one deletes them,
+    and not those of a session still running."""
+    import socket
+
+    gone = BrokerNamespace(redis_broker.url, f"autolab-test:{socket.gethostname()}:{2**22 + 17}:0a0a0a0a:")
+    gone.client().set(gone.key("cpu"), "left")
+    redis_broker.client().set(redis_broker.key("cpu"), "mine")
+    assert BrokerNamespace.sweep(redis_broker.url) >= 1
+    assert gone.keys() == [] and redis_broker.keys() == [redis_broker.key("cpu").encode()]

@@ -44,6 +44,19 @@ def broker_url() -> str:
 PREFIX_VARIABLE = "AUTOLAB_BROKER_KEY_PREFIX"
 
 
+NAMESPACE = "autolab-test"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return pid > 0
+
+
 @dataclass(frozen=True)
 class BrokerNamespace:
     """A name space on a Redis broker: every key (and broadcast channel) its processes use starts with `prefix`."""
@@ -54,7 +67,18 @@ class BrokerNamespace:
     @classmethod
     def new(cls, url: str | None = None) -> BrokerNamespace:
         """A name space no other session has: host, process and a random part."""
-        return cls(url or broker_url(), f"autolab-test:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}:")
+        return cls(url or broker_url(), f"{NAMESPACE}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}:")
+
+    @classmethod
+    def sweep(cls, url: str | None = None) -> int:
+        """Delete the keys of this host's sessions whose process is gone (killed before it could clean)."""
+        client = redis_client(url or broker_url())
+        host = socket.gethostname()
+        dead = [key for key in client.scan_iter(match=glob_escape(f"{NAMESPACE}:{host}:") + "*", count=1000)
+                if not alive(int(key.decode(errors="replace").split(":")[2] or 0))]
+        if dead:
+            client.delete(*dead)
+        return len(dead)
 
     @classmethod
     def of(cls, env: dict[str, str]) -> BrokerNamespace:
