@@ -28,13 +28,13 @@ from functools import cached_property
 from django.db.models import QuerySet
 from django.http import QueryDict
 
-from trajectories.forms import SORTS, RolloutFilters, related
+from trajectories.forms import SORTS, RolloutFilters, listed_rows, related
 from trajectories.models import Rollout
 
 PAGE_SIZE = 50
 # Rows counted at most: past it the page says "more than" and numbers its pages without a last one.
 COUNT_CAP = 1000
-# Names of the leading relation read together at most (the walk starts with one and doubles).
+# Names of the leading relation read together at most (the walk starts with one and doubles while the page is not full).
 MAX_NAMES_AT_ONCE = 8
 
 
@@ -46,7 +46,7 @@ class RolloutList:
         self.valid = self.form.is_valid()
         self.sort = (self.form.cleaned_data.get("sort") if self.valid else "") or "task"
         self.page_size = page_size
-        self.number = _page_number(params.get("page"))
+        self.asked = _page_number(params.get("page"))
         query = params.copy()
         query.pop("page", None)
         self.query = query.urlencode()  # the parameters a page link keeps
@@ -80,12 +80,15 @@ class RolloutList:
         return max(1, -(-self.count // self.page_size))
 
     @cached_property
+    def number(self) -> int:
+        """The page's number: the one asked for, or the last page when that is past it (as Paginator.get_page)."""
+        return self.asked if self.num_pages is None else min(self.asked, self.num_pages)
+
+    @cached_property
     def _ids(self) -> list[int]:
         """The page's ids and the next page's first (to know there is one)."""
         if not self.valid:
             return []
-        if self.num_pages is not None:
-            self.number = min(self.number, self.num_pages)  # past the end: the last page (as Paginator.get_page)
         skip = (self.number - 1) * self.page_size
         want = self.page_size + 1
         order = SORTS[self.sort]
@@ -98,7 +101,8 @@ class RolloutList:
     def object_list(self) -> list[Rollout]:
         """The page's rollouts with what the table shows (task, version, model, harness, label, cause)."""
         ids = self._ids[: self.page_size]
-        found = {row.pk: row for row in self.selected().filter(pk__in=ids)}
+        # By id alone: the filters chose them already.
+        found = {row.pk: row for row in listed_rows().filter(pk__in=ids)}
         return [found[pk] for pk in ids if pk in found]
 
     def __iter__(self) -> Iterator[Rollout]:
@@ -108,7 +112,6 @@ class RolloutList:
         return len(self._ids) > self.page_size
 
     def has_previous(self) -> bool:
-        self._ids  # noqa: B018  (the number is final once the page is read)
         return self.number > 1
 
     def next_page_number(self) -> int:
@@ -149,8 +152,7 @@ def walk_by_name(rows: QuerySet[Rollout], lead: str, order: list[str], skip: int
         found += part
         if len(found) >= want:
             break
-        if not part:
-            at_once = min(at_once * 2, MAX_NAMES_AT_ONCE)
+        at_once = min(at_once * 2, MAX_NAMES_AT_ONCE)  # names of few rows: read more of them at once
     return found
 
 
