@@ -12,8 +12,10 @@ A page costs about the same at 2,700 rollouts as at 32,400 (issue 49):
 - an order led by a related row's name (task, model, harness: few rows
   against many rollouts) walks those names in order and reads the rollouts
   of a few names at a time, sorted by the rest of the order, until the page
-  is full: a page sorts the rollouts of its own names, not every rollout;
-  names before the page are skipped by their count;
+  is full: a page sorts the rollouts of its own names, not every rollout
+  (a name of very many, a site's one harness, is walked again by the next
+  name of the order: its tasks); names before the page are skipped by their
+  count;
 - an order on a rollout's own column (reward, start, steps, benchmarks)
   reads it from the column's index, up to the page.
 
@@ -36,6 +38,8 @@ PAGE_SIZE = 50
 COUNT_CAP = 1000
 # Names of the leading relation read together at most (the walk starts with one and doubles while the page is not full).
 MAX_NAMES_AT_ONCE = 8
+# Rows of one name past which the walk reads that name's rows by the order's next name (a site's one harness).
+LARGE_GROUP = 2000
 
 
 class RolloutList:
@@ -91,11 +95,7 @@ class RolloutList:
             return []
         skip = (self.number - 1) * self.page_size
         want = self.page_size + 1
-        order = SORTS[self.sort]
-        lead = order[0].lstrip("-")
-        if lead.endswith("__name") and not order[0].startswith("-"):
-            return walk_by_name(self.selected(), lead, order, skip, want)
-        return list(self.selected().values_list("pk", flat=True)[skip : skip + want])
+        return ordered_ids(self.selected(), SORTS[self.sort], skip, want)
 
     @cached_property
     def object_list(self) -> list[Rollout]:
@@ -128,32 +128,55 @@ def _page_number(text: str | None) -> int:
         return 1
 
 
-def walk_by_name(rows: QuerySet[Rollout], lead: str, order: list[str], skip: int, want: int) -> list[int]:
-    """Ids of `rows` in `order` (led by `lead`, a relation's "<relation>__name"), `want` of them after `skip`.
+def _name_lead(key: str) -> bool:
+    """An ascending related row's name ("task__name"): a key the walk can read from its relation's table."""
+    return key.endswith("__name") and not key.startswith("-")
+
+
+def ordered_ids(rows: QuerySet[Rollout], order: list[str], skip: int, want: int) -> list[int]:
+    """Ids of `rows` in `order`, `want` of them after `skip`: walked by name where the order leads with one."""
+    if _name_lead(order[0]):
+        return walk_by_name(rows, order, skip, want)
+    return list(rows.order_by(*order).values_list("pk", flat=True)[skip : skip + want])
+
+
+def walk_by_name(rows: QuerySet[Rollout], order: list[str], skip: int, want: int) -> list[int]:
+    """Ids of `rows` in `order` (led by a relation's "<relation>__name"), `want` of them after `skip`.
 
     The relation's names are read in order (its table: tasks, models or harnesses, not the rollouts), and
     the rollouts of a few names at a time, sorted by the whole order: rows of one name are together in it,
-    so a page sorts the rows of its names only. Names before the page are skipped by their rows' count.
+    so a page sorts the rows of its names only. Names before the page are skipped by their rows' count
+    (counted up to what is left to skip). One name of more than LARGE_GROUP rows (a site's one harness)
+    is walked again by the order's next name, when it has one.
     """
+    lead = order[0]
     relation = lead.removesuffix("__name")
-    names = related(relation)._default_manager.order_by("name").values_list("name", flat=True).distinct()
+    names = list(related(relation)._default_manager.order_by("name").values_list("name", flat=True).distinct())
     found: list[int] = []
     at_once = 1
-    for chunk in _chunks(iter(list(names)), lambda: at_once):
+    for chunk in _chunks(iter(names), lambda: at_once):
         in_chunk = rows.filter(**{f"{lead}__in": chunk})
         if skip:
-            n = in_chunk.order_by().count()
+            n = in_chunk.order_by()[: skip + 1].count()
             if n <= skip:
                 skip -= n
                 at_once = min(at_once * 2, MAX_NAMES_AT_ONCE)
                 continue
-        part = list(in_chunk.order_by(*order).values_list("pk", flat=True)[skip : skip + want - len(found)])
+        left = want - len(found)
+        if len(chunk) == 1 and len(order) > 1 and _name_lead(order[1]) and _larger_than(in_chunk, LARGE_GROUP):
+            part = walk_by_name(in_chunk, order[1:], skip, left)
+        else:
+            part = list(in_chunk.order_by(*order).values_list("pk", flat=True)[skip : skip + left])
         skip = 0
         found += part
         if len(found) >= want:
             break
         at_once = min(at_once * 2, MAX_NAMES_AT_ONCE)  # names of few rows: read more of them at once
     return found
+
+
+def _larger_than(rows: QuerySet[Rollout], n: int) -> bool:
+    return rows.order_by()[: n + 1].count() > n
 
 
 def _chunks(names: Iterator[str], size) -> Iterator[list[str]]:

@@ -49,7 +49,9 @@ def pages(query: str, size: int) -> list[int]:
 @pytest.mark.parametrize("sort", ["", *SORTS])
 @pytest.mark.parametrize("filters", ["", "version=1.1", "cause=no_output", "model=alpha", "min=0.5", "harness=h-a"])
 @pytest.mark.parametrize("size", [1, 3, 7])
-def test_the_pages_hold_the_whole_list_in_its_order(many, sort, filters, size):
+@pytest.mark.parametrize("large_group", [2000, 2])
+def test_the_pages_hold_the_whole_list_in_its_order(many, sort, filters, size, large_group, monkeypatch):
+    monkeypatch.setattr(listing, "LARGE_GROUP", large_group)  # 2: every name's rows walked by the next name
     query = f"{filters}&sort={sort}"
     form = RolloutFilters(QueryDict(query))
     assert form.is_valid()
