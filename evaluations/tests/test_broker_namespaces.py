@@ -106,3 +106,17 @@ def test_the_keys_of_a_session_whose_process_is_gone_are_swept(redis_broker):
     redis_broker.client().set(redis_broker.key("cpu"), "mine")
     assert BrokerNamespace.sweep(redis_broker.url) >= 1
     assert gone.keys() == [] and redis_broker.keys() == [redis_broker.key("cpu").encode()]
+
+
+def test_this_session_sends_in_its_namespace_whatever_the_suites_broker(broker_namespace):
+    """CI runs every session on one CELERY_BROKER_URL: what this process sends, and every process it starts
+    (process_env copies the environment), carries the session's prefix."""
+    import os
+
+    from autolab_site.celery import app
+    from evaluations.tests.worker_helpers import PREFIX_VARIABLE
+
+    if broker_namespace is None:
+        pytest.skip("Redis is not reachable")
+    assert app.conf.broker_transport_options["global_keyprefix"] == broker_namespace.prefix
+    assert os.environ[PREFIX_VARIABLE] == broker_namespace.prefix
