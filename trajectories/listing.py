@@ -40,6 +40,7 @@ COUNT_CAP = 1000
 MAX_NAMES_AT_ONCE = 8
 # Rows of one name past which the walk reads that name's rows by the order's next name (a site's one harness).
 LARGE_GROUP = 2000
+MAX_PAGE = 1_000_000
 
 
 class RolloutList:
@@ -122,8 +123,9 @@ class RolloutList:
 
 
 def _page_number(text: str | None) -> int:
+    """The page asked for: from 1, and below an OFFSET the database takes ("?page=99999999999999999999")."""
     try:
-        return max(1, int(text or 1))
+        return min(max(1, int(text or 1)), MAX_PAGE)
     except (TypeError, ValueError):
         return 1
 

@@ -73,3 +73,9 @@ def test_an_exact_count_numbers_the_last_page_and_a_page_past_it_is_the_last(man
     assert page.count == total and page.count_is_exact and page.num_pages == -(-total // 10)
     assert page.number == page.num_pages and len(page.object_list) == total - 10 * (page.num_pages - 1)
     assert not page.has_next()
+
+
+def test_a_page_number_past_any_offset_is_an_empty_page_not_an_error(many, monkeypatch, client):
+    monkeypatch.setattr(listing, "COUNT_CAP", 5)
+    response = client.get(reverse("trajectories:rollout_list"), {"page": "9" * 40})
+    assert response.status_code == 200 and "No rollouts match." in response.content.decode()
