@@ -8,7 +8,8 @@ before and after, and how many rows match, counted up to `COUNT_CAP`.
 A page costs about the same at 2,700 rollouts as at 32,400 (issue 49):
 
 - the count stops at `COUNT_CAP` ("more than 1,000 rollouts"): no COUNT(*)
-  over every row the filters select;
+  over every row the filters select; a selection within it is sorted at
+  once;
 - an order led by a related row's name (task, model, harness: few rows
   against many rollouts) walks those names in order and reads the rollouts
   of a few names at a time, sorted by the rest of the order, until the page
@@ -38,8 +39,9 @@ PAGE_SIZE = 50
 COUNT_CAP = 1000
 # Names of the leading relation read together at most (the walk starts with one and doubles while the page is not full).
 MAX_NAMES_AT_ONCE = 8
-# Rows of one name past which the walk reads that name's rows by the order's next name (a site's one harness).
-LARGE_GROUP = 2000
+# A relation of at most this many names (a site's harnesses) has names of very many rollouts each: the walk
+# reads one of its names' rows by the order's next name. (Tasks and models are many, each of few rollouts.)
+FEW_NAMES = 16
 MAX_PAGE = 1_000_000
 
 
@@ -96,7 +98,10 @@ class RolloutList:
             return []
         skip = (self.number - 1) * self.page_size
         want = self.page_size + 1
-        return ordered_ids(self.selected(), SORTS[self.sort], skip, want)
+        order = SORTS[self.sort]
+        if self.count_is_exact:  # at most COUNT_CAP rows: sorted at once, in one query
+            return list(self.selected().order_by(*order).values_list("pk", flat=True)[skip : skip + want])
+        return ordered_ids(self.selected(), order, skip, want)
 
     @cached_property
     def object_list(self) -> list[Rollout]:
@@ -148,8 +153,8 @@ def walk_by_name(rows: QuerySet[Rollout], order: list[str], skip: int, want: int
     The relation's names are read in order (its table: tasks, models or harnesses, not the rollouts), and
     the rollouts of a few names at a time, sorted by the whole order: rows of one name are together in it,
     so a page sorts the rows of its names only. Names before the page are skipped by their rows' count
-    (counted up to what is left to skip). One name of more than LARGE_GROUP rows (a site's one harness)
-    is walked again by the order's next name, when it has one.
+    (counted up to what is left to skip). The names of a relation of few (a site's harnesses) are walked
+    again by the order's next name, when it has one: each holds very many rows.
     """
     lead = order[0]
     relation = lead.removesuffix("__name")
@@ -165,7 +170,7 @@ def walk_by_name(rows: QuerySet[Rollout], order: list[str], skip: int, want: int
                 at_once = min(at_once * 2, MAX_NAMES_AT_ONCE)
                 continue
         left = want - len(found)
-        if len(chunk) == 1 and len(order) > 1 and _name_lead(order[1]) and _larger_than(in_chunk, LARGE_GROUP):
+        if len(chunk) == 1 and len(order) > 1 and _name_lead(order[1]) and len(names) <= FEW_NAMES:
             part = walk_by_name(in_chunk, order[1:], skip, left)
         else:
             part = list(in_chunk.order_by(*order).values_list("pk", flat=True)[skip : skip + left])
@@ -175,10 +180,6 @@ def walk_by_name(rows: QuerySet[Rollout], order: list[str], skip: int, want: int
             break
         at_once = min(at_once * 2, MAX_NAMES_AT_ONCE)  # names of few rows: read more of them at once
     return found
-
-
-def _larger_than(rows: QuerySet[Rollout], n: int) -> bool:
-    return rows.order_by()[: n + 1].count() > n
 
 
 def _chunks(names: Iterator[str], size) -> Iterator[list[str]]:

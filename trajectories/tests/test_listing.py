@@ -49,9 +49,10 @@ def pages(query: str, size: int) -> list[int]:
 @pytest.mark.parametrize("sort", ["", *SORTS])
 @pytest.mark.parametrize("filters", ["", "version=1.1", "cause=no_output", "model=alpha", "min=0.5", "harness=h-a"])
 @pytest.mark.parametrize("size", [1, 3, 7])
-@pytest.mark.parametrize("large_group", [2000, 2])
-def test_the_pages_hold_the_whole_list_in_its_order(many, sort, filters, size, large_group, monkeypatch):
-    monkeypatch.setattr(listing, "LARGE_GROUP", large_group)  # 2: every name's rows walked by the next name
+@pytest.mark.parametrize("few_names", [0, 100])
+def test_the_pages_hold_the_whole_list_in_its_order(many, sort, filters, size, few_names, monkeypatch):
+    monkeypatch.setattr(listing, "FEW_NAMES", few_names)  # 100: every name's rows walked by the next name
+    monkeypatch.setattr(listing, "COUNT_CAP", 0)  # every list walked (a list within the cap is sorted at once)
     query = f"{filters}&sort={sort}"
     form = RolloutFilters(QueryDict(query))
     assert form.is_valid()
