@@ -16,6 +16,30 @@ SHARED_V11_TASKS = SHARED / "autolab-v1.1" / "tasks"
 EXAMPLE_TASKS = ROOT / "examples" / "tasks"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def broker_namespace():
+    """This test session's name space on the Redis broker (evaluations.tests.worker_helpers.BrokerNamespace),
+    None when Redis is not reachable. Everything the session sends, and every worker it starts, uses it:
+    sessions sharing a Redis database (CI's CELERY_BROKER_URL, every session on a host) never take or
+    delete each other's messages. At the end its keys, and only them, are deleted, and any worker the
+    session started and left running is killed (a worker also dies with the session's process; the keys of
+    a session killed before its end are deleted by the next session on the host)."""
+    from evaluations.tests.worker_helpers import BrokerNamespace, Worker
+
+    namespace = BrokerNamespace.new()
+    if not namespace.reachable():
+        yield None
+        Worker.kill_all()
+        return
+    BrokerNamespace.sweep(namespace.url)  # what sessions killed on this host left
+    namespace.enter()
+    try:
+        yield namespace
+    finally:
+        Worker.kill_all()
+        namespace.leave()
+
+
 @pytest.fixture(autouse=True)
 def plain_static_files(settings):
     """Pages name static files plainly in tests, whatever a `make demo` left in staticfiles/.

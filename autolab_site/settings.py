@@ -233,6 +233,8 @@ if os.environ.get("CACHE_URL", "").startswith("redis://"):
     CACHES["default"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": os.environ["CACHE_URL"],
+        # Every key starts with it: sites, or test sessions, sharing one Redis database stay apart.
+        "KEY_PREFIX": os.environ.get("AUTOLAB_CACHE_KEY_PREFIX", ""),
     }
 
 # Celery. The embedded default is kombu's filesystem transport, so `make demo`
@@ -275,6 +277,12 @@ if CELERY_BROKER_URL.startswith("redis"):
     # A trial can run 12 h with acks_late: Redis must not hand its message to
     # another worker meanwhile (the default visibility timeout is 1 h).
     CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 16 * 3600}
+    # A name space on the broker: every key and broadcast channel kombu uses starts with it (its
+    # global_keyprefix), so sites, or test sessions, that share one Redis database stay apart.
+    BROKER_KEY_PREFIX = os.environ.get("AUTOLAB_BROKER_KEY_PREFIX", "")
+    if BROKER_KEY_PREFIX:
+        CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = BROKER_KEY_PREFIX
+        CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": BROKER_KEY_PREFIX}
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-rollouts": {"task": "evaluations.reap_rollouts", "schedule": 60.0},
 }

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/scale_bench.py [--requests 20] [--rounds 3] [--reuse]
         [--copies 500] [--visits 5] [--import-copies 60] [--jobs 2] [--skip-browser] [--skip-import] [--only-import]
+        [--only-list]
         [--cache redis://...|local]
 
 Issue 27's benchmark, in one run on PostgreSQL (DATABASE_URL, default
@@ -79,6 +80,12 @@ x 144), beside the same on the 139-step trial, the process's own floor
 chunk's and the rollout's words empty; the indexes stay): what the rest of
 an import costs, and so the search upkeep's share. The rollouts these
 imports add are deleted again.
+
+--only-list: the rollouts list alone, at 25 and 300 entries (2,700 and
+32,400 rollouts of a version): the warm p50 of its first page in five
+orders (task, reward, steps, model, harness), with three filters, and of
+its fifth page (followed by its "next" links), and each at 32,400 against
+2,700 (issue 49's target: 1.2x).
 
 Figures and ratios are printed (ratio < 1 meets the target); nothing is
 asserted.
@@ -342,6 +349,63 @@ def server_figures(args, versions, real_rollout_pk: int) -> list:
     rows.append(("first view after a new rollout, 100 / 25 entries", ratio, 2.0, "x"))
     ratio = statistics.median(update[100]) / statistics.median(update[25])
     rows.append(("board update after a new rollout, 100 / 25 entries", ratio, 2.0, "x"))
+    return rows
+
+
+# The rollouts list at 25 and 300 entries x 36 tasks x 3 rollouts (2,700 and 32,400 rollouts of a version).
+LIST_SIZES = (25, 300)
+LIST_FLAT_TARGET_X = 1.2
+
+
+def list_urls(size: int) -> dict[str, str]:
+    """The rollouts list of the version at `size` entries: its first page in each order, and with filters."""
+    name = version_name(size)
+    urls = {
+        "first page": f"/rollouts/?version={name}",
+        "by reward": f"/rollouts/?version={name}&sort=-reward",
+        "by steps": f"/rollouts/?version={name}&sort=steps",
+        "by model": f"/rollouts/?version={name}&sort=model",
+        "by harness": f"/rollouts/?version={name}&sort=harness",
+        "score >= 0.5": f"/rollouts/?version={name}&min=0.5",
+        "one model": f"/rollouts/?version={name}&model=synthetic-model-01",
+        "a cause": f"/rollouts/?version={name}&cause=infrastructure_error",
+    }
+    return urls
+
+
+def next_page_url(html: str) -> str | None:
+    found = re.search(r'<a href="(\?[^"]*)"[^>]*>next', html)
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+def list_figures(args) -> list:
+    """Warm p50 of the rollouts list at 2,700 and 32,400 rollouts of a version, sizes alternating; their ratio."""
+    from django.test import Client
+
+    from trajectories.models import Rollout
+
+    client = Client()
+    urls = {size: list_urls(size) for size in LIST_SIZES}
+    for size in LIST_SIZES:
+        # The fifth page, reached by following "next" (what a reader does; a number past the first pages).
+        url = urls[size]["first page"]
+        for _ in range(4):
+            url = "/rollouts/" + next_page_url(client.get(url).content.decode())
+        urls[size]["fifth page"] = url
+    times: dict[tuple[int, str], list[float]] = {}
+    for _ in range(args.rounds):
+        for size in LIST_SIZES:
+            for page, url in urls[size].items():
+                client.get(url)  # warm
+                times.setdefault((size, page), []).extend(timed_ms(client, url) for _ in range(args.requests))
+    rows = []
+    small, large = LIST_SIZES
+    counts = {size: Rollout.objects.filter(task__version__name=version_name(size)).count() for size in LIST_SIZES}
+    for page in urls[small]:
+        for size in LIST_SIZES:
+            rows.append((f"rollouts list, {counts[size]:,} rollouts: {page} warm p50", statistics.median(times[(size, page)]), WARM_TARGET_MS, "ms"))
+        ratio = statistics.median(times[(large, page)]) / statistics.median(times[(small, page)])
+        rows.append((f"  {page}: {counts[large]:,} / {counts[small]:,} rollouts", ratio, LIST_FLAT_TARGET_X, "x"))
     return rows
 
 
@@ -627,6 +691,7 @@ def main() -> None:
         parser.add_argument("--skip-browser", action="store_true", help="no Chromium figures")
         parser.add_argument("--skip-import", action="store_true", help="no import rate or peak memory")
         parser.add_argument("--only-import", action="store_true", help="the import rate and peak memory alone (no corpus, no pages)")
+        parser.add_argument("--only-list", action="store_true", help="the rollouts list at 2,700 and 32,400 rollouts alone (no corpus)")
         parser.add_argument(
             "--cache", default=os.environ.get("CACHE_URL") or DEFAULT_CACHE,
             help=f"the shared cache (default $CACHE_URL, else {DEFAULT_CACHE}, emptied first); 'local': each process's own",
@@ -659,6 +724,16 @@ def main() -> None:
     try:
         if args.only_import:
             rows = import_figures(args, work)
+            print()
+            print_rows(rows)
+            return
+        if args.only_list:
+            for size in LIST_SIZES:
+                load(size, args)
+            label_models_as_real_ones()
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")  # the planner's statistics of the rows just loaded, as autovacuum keeps them
+            rows = list_figures(args)
             print()
             print_rows(rows)
             return

@@ -19,7 +19,7 @@ from trajectories.failures.rules import CAUSES, FLAGS, Outcome
 from trajectories.failures.service import with_effective_cause
 from trajectories.analysis.judge_digest import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from trajectories.explorer import STEP_KINDS
-from trajectories.models import ReviewCheck, Rollout, RolloutStatus
+from trajectories.models import FailureLabel, ReviewCheck, Rollout, RolloutStatus
 from trajectories.search import query as search
 from trajectories.reading.review_data import OUTCOMES as CHECK_OUTCOMES
 
@@ -134,6 +134,11 @@ def choices(values, anything: str = "any") -> list[tuple[str, str]]:
     return [("", anything)] + [(value, value) for value in values]
 
 
+def listed_rows() -> QuerySet[Rollout]:
+    """Rollouts with what a list shows of each: task, version, model, harness, label, effective cause."""
+    return with_effective_cause(Rollout.objects.select_related("task__version", "model", "harness", "label"))
+
+
 class RolloutFilters(FilterForm):
     """The rollouts list's GET parameters, each with the rule that narrows the rows by it (in the page's order)."""
 
@@ -167,7 +172,11 @@ class RolloutFilters(FilterForm):
         return cause
 
     def filter_cause(self, rollouts: QuerySet, cause: str) -> QuerySet:
-        return rollouts.filter(effective_cause=cause)
+        # The effective cause (a staff label's cause where it has one, else the classifier's) written so
+        # that indexes find its rows (failure_cause's, the labels'), not by reading every row's.
+        labelled = FailureLabel.objects.exclude(cause="").values("rollout_id")
+        unlabelled = Rollout.objects.filter(failure_cause=cause).exclude(pk__in=labelled).values("pk")
+        return rollouts.filter(pk__in=labelled.filter(cause=cause).union(unlabelled))
 
     flag = forms.ChoiceField(
         required=False, choices=choices(FLAGS),
@@ -193,7 +202,7 @@ class RolloutFilters(FilterForm):
 
     def rollouts(self, default_order: Sequence[str] = SORTS["task"]) -> QuerySet[Rollout]:
         """The rollouts the (valid) filters select, in the order asked for, else `default_order`."""
-        rows = with_effective_cause(Rollout.objects.select_related("task__version", "model", "harness", "label"))
+        rows = listed_rows()
         sort = self.cleaned_data.get("sort")
         return self.narrow(rows).order_by(*(SORTS[sort] if sort else default_order))
 

@@ -169,6 +169,11 @@ class Rollout(models.Model):
             # A group's repeats in their order: its last number (numbering.group_last) and a page's window of
             # siblings are read from the index, not the whole group.
             models.Index(fields=["task", "model", "harness", "index"], name="rollout_group_index"),
+            # The rollouts list's orders on a rollout's own columns read a page from these (trajectories.listing;
+            # reward has its own index).
+            models.Index(fields=["started_at", "id"], name="rollout_started_order"),
+            models.Index(fields=["n_steps", "id"], name="rollout_steps_order"),
+            models.Index(fields=["n_benchmark_calls", "id"], name="rollout_benchmarks_order"),
         ]
 
     def __str__(self) -> str:

@@ -12,7 +12,6 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Paginator
 
-from autolab_site.paging import IdsFirstPaginator
 from django.db.models import Count, Prefetch, Q
 from django.db.models.functions import Coalesce, Length, Substr
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
@@ -28,7 +27,8 @@ from trajectories.storing import artifacts
 from trajectories import explorer, verdict
 from trajectories.failures.rules import CAUSES, FLAGS
 from trajectories.grades import history as grade_history
-from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, RolloutFilters, SearchForm
+from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, SearchForm
+from trajectories.listing import RolloutList
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
 from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
@@ -51,23 +51,16 @@ def _int_or_none(value: str | None) -> int | None:
 
 @require_GET
 def rollout_list(request):
-    form = RolloutFilters(request.GET)
-    # Bad filters: the page as asked, with their errors above an empty list (400).
-    valid = form.is_valid()
-    page = IdsFirstPaginator(form.rollouts() if valid else Rollout.objects.none(), PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    sort_query = query.copy()
-    sort_query.pop("sort", None)
+    listing = RolloutList(request.GET)
     context = {
         "nav": "rollouts",
-        "page": page,
-        "form": form,
-        "filters": form.values(),
-        "sort": (form.cleaned_data["sort"] if valid else "") or "task",
+        "page": listing,
+        "form": listing.form,
+        "filters": listing.form.values(),
+        "sort": listing.sort,
         "sorts": SORTS,
-        "query": query.urlencode(),
-        "sort_query": sort_query.urlencode(),
+        "query": listing.query,
+        "sort_query": listing.sort_query,
         "tasks": Task.objects.select_related("version").only("id", "name", "version__name").order_by("name", "version__name"),
         "models": AgentModel.objects.only("id", "name", "display_name"),
         "harnesses": Harness.objects.all(),
@@ -78,7 +71,8 @@ def rollout_list(request):
         "causes": CAUSES.items(),
         "flags": FLAGS,
     }
-    return render(request, "trajectories/rollout_list.html", context, status=200 if valid else 400)
+    # Bad filters: the page as asked, with their errors above an empty list (400).
+    return render(request, "trajectories/rollout_list.html", context, status=200 if listing.valid else 400)
 
 
 def _observation_previews():

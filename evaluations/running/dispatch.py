@@ -216,12 +216,16 @@ def _redis_waiting() -> set[str]:
     from autolab_site.celery import app
 
     with app.connection_for_write() as connection:  # the broker the messages were sent to
-        client = connection.default_channel.client
+        channel = connection.default_channel
+        client = channel.client
+        # The broker's name space (AUTOLAB_BROKER_KEY_PREFIX): kombu prefixes the commands it sends itself,
+        # not LRANGE.
+        prefix = getattr(channel, "global_keyprefix", "") or ""
         found: set[str] = set()
         for queue in QUEUES:
             # kombu keeps a list per queue, and one per priority step beside it.
             for key in [queue, *(f"{queue}\x06\x16{step}" for step in (3, 6, 9))]:
-                for raw in client.lrange(key, 0, -1):
+                for raw in client.lrange(prefix + key, 0, -1):
                     try:
                         found.add(_task_id(raw))
                     except (ValueError, AttributeError):

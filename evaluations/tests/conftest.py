@@ -20,19 +20,15 @@ def world():
 
 
 @pytest.fixture
-def redis_broker():
-    """This test run's Redis database, emptied before and after."""
-    import redis
+def redis_broker(broker_namespace):
+    """This session's name space on Redis (a `BrokerNamespace`), emptied before and after the test."""
+    from evaluations.tests.worker_helpers import broker_url
 
-    from evaluations.tests.worker_helpers import broker_url, purge
-
-    try:
-        redis.Redis.from_url(broker_url(), socket_connect_timeout=1).ping()
-    except redis.exceptions.ConnectionError:
+    if broker_namespace is None:
         pytest.skip(f"Redis is not reachable at {broker_url()}")
-    purge()
-    yield broker_url()
-    purge()
+    broker_namespace.clean()
+    yield broker_namespace
+    broker_namespace.clean()
 
 
 @pytest.fixture
@@ -51,26 +47,13 @@ def worker(worker_env, tmp_path):
     started.kill()
 
 
-def use_broker(url: str | None) -> None:
-    """Point this process's Celery app's sending at another broker (None: back to the configured one).
-
-    Sending reads broker_write_url: setting broker_url would do nothing where CELERY_BROKER_URL is in the
-    environment (as in CI), since Celery's settings prefer that variable."""
-    from kombu import pools
-
-    from autolab_site.celery import app
-
-    app.conf.broker_write_url = url
-    # Connections and producers are pooled per broker: start afresh.
-    pools.reset()
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
 @pytest.fixture
 def redis_app(redis_broker):
-    """The Celery app of this process sending to this test's Redis database (whatever the suite's broker)."""
-    use_broker(redis_broker)
+    """The Celery app of this process sending to this session's name space on Redis (whatever the suite's
+    broker); yields the `BrokerNamespace`."""
+    from evaluations.tests.worker_helpers import use_broker
+
+    use_broker(redis_broker.url, redis_broker)
     yield redis_broker
     use_broker(None)
 
@@ -78,6 +61,8 @@ def redis_app(redis_broker):
 @pytest.fixture
 def broker_down():
     """The Celery app of this process sending to a Redis port nothing listens on."""
+    from evaluations.tests.worker_helpers import use_broker
+
     use_broker("redis://127.0.0.1:1/0")
     yield
     use_broker(None)

@@ -17,16 +17,18 @@ NOTICE = "newer results have come in since"
 
 @pytest.fixture
 def redis_cache(settings, redis_broker):
-    """A cache every process shares (Redis), as a deployment with workers has: LocMemCache is per process."""
-    url = redis_broker.rsplit("/", 1)[0] + "/14"
-    import redis
+    """A cache every process shares (Redis), as a deployment with workers has: LocMemCache is per process.
 
-    redis.Redis.from_url(url).flushdb()
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
+    In this session's name space (its keys start with the session's prefix; emptied with it): the
+    environment a worker needs to share it."""
+    prefix = redis_broker.key("cache")
+    settings.CACHES = {"default": {
+        "BACKEND": "evaluations.tests.worker_helpers.NamespacedRedisCache", "LOCATION": redis_broker.url,
+        "KEY_PREFIX": prefix,
+    }}
     settings.AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS = 0  # every board counts as large
     serving.forget_recent_boards()
-    yield url
-    redis.Redis.from_url(url).flushdb()
+    yield {"CACHE_URL": redis_broker.url, "AUTOLAB_CACHE_KEY_PREFIX": prefix}
 
 
 @pytest.mark.django_db
@@ -145,7 +147,7 @@ def test_the_embedded_default_computes_in_the_request(client, settings):
 def test_a_real_worker_on_the_boards_queue_brings_the_page_up_to_date(client, redis_cache, worker_env, tmp_path, redis_app):
     from evaluations.tests.worker_helpers import Worker
 
-    worker = Worker({**worker_env, "CACHE_URL": redis_cache}, tmp_path / "boards.log", queues=("boards",))
+    worker = Worker({**worker_env, **redis_cache}, tmp_path / "boards.log", queues=("boards",))
     try:
         worker.wait_ready()
         world = hand_table()

@@ -16,7 +16,7 @@ from evaluations.running.workspace import sweep_sandboxes
 from trajectories.models import Rollout, RolloutStatus
 
 from evaluations.tests.runner_helpers import import_examples, utility_entry
-from evaluations.tests.worker_helpers import manage, redis_client
+from evaluations.tests.worker_helpers import BrokerNamespace, manage
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -36,13 +36,13 @@ def oracle_campaign(k: int = 5) -> Campaign:
 
 def test_queued_rollouts_whose_messages_a_broker_restart_lost_are_sent_again(redis_app):
     """A Redis restart without persistence left 5 queued rollouts queued forever ("0 re-queued")."""
-    redis_broker = redis_app
+    namespace = redis_app
     campaign = oracle_campaign()
     assert campaign.send_report.sent and not campaign.send_report.unsent
     first_ids = set(campaign.rollouts.values_list("celery_task_id", flat=True))
     assert dispatch.waiting_task_ids() == first_ids  # five messages wait in the cpu queue
 
-    redis_client(redis_broker).flushdb()  # the restart: every message gone
+    namespace.clean()  # the restart: every message gone
     assert reap().resent == []  # not yet due: a message may be on its way
     Rollout.objects.update(due_at=timezone.now() - timedelta(minutes=10))
     report = reap()
@@ -53,11 +53,10 @@ def test_queued_rollouts_whose_messages_a_broker_restart_lost_are_sent_again(red
 
 
 def test_a_late_rollout_whose_message_still_waits_is_not_sent_twice(redis_app):
-    redis_broker = redis_app
     campaign = oracle_campaign(k=2)
     Rollout.objects.update(due_at=timezone.now() - timedelta(hours=3))  # a long queue, workers busy
     assert reap().resent == []
-    assert len(redis_client(redis_broker).lrange("cpu", 0, -1)) == campaign.rollouts.count()
+    assert len(redis_app.waiting("cpu")) == campaign.rollouts.count()
 
 
 def test_evaluate_while_the_broker_is_down_queues_and_says_so_then_the_reaper_sends(worker_env, tmp_path):
@@ -79,7 +78,7 @@ def test_evaluate_while_the_broker_is_down_queues_and_says_so_then_the_reaper_se
     assert back.returncode == 0, back.stderr
     assert "2 sent again" in back.stdout
     ids = set(campaign.rollouts.values_list("celery_task_id", flat=True))
-    assert "" not in ids and len(redis_client(worker_env["CELERY_BROKER_URL"]).lrange("cpu", 0, -1)) == 2
+    assert "" not in ids and len(BrokerNamespace.of(worker_env).waiting("cpu")) == 2
 
 
 def test_a_preflight_the_broker_could_not_take_is_sent_when_it_is_back(worker_env):
@@ -97,7 +96,7 @@ def test_a_preflight_the_broker_could_not_take_is_sent_when_it_is_back(worker_en
     assert back.returncode == 0, back.stderr
     campaign.refresh_from_db()
     assert campaign.preflight_sent_at is not None
-    queued = redis_client(worker_env["CELERY_BROKER_URL"]).lrange("cpu", 0, -1)
+    queued = BrokerNamespace.of(worker_env).waiting("cpu")
     assert len(queued) == 1 and b"evaluations.preflight" in queued[0]
 
 

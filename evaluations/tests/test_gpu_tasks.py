@@ -30,7 +30,7 @@ from tasks.tests.test_hardware import REAL_GPU_TASKS, fake_nvidia_smi
 
 from evaluations.tests.container_helpers import make_env
 from evaluations.tests.runner_helpers import EXAMPLES, utility_entry
-from evaluations.tests.worker_helpers import redis_client
+from evaluations.tests.worker_helpers import BrokerNamespace
 
 HOST = socket.gethostname()
 H100 = "NVIDIA H100 80GB HBM3"
@@ -52,10 +52,10 @@ def import_real(real_tasks_dir: Path) -> BenchmarkVersion:
     return BenchmarkVersion.objects.get(name="1.1")
 
 
-def waiting_messages(url: str, queue: str) -> list[dict]:
+def waiting_messages(namespace: BrokerNamespace, queue: str) -> list[dict]:
     """The run messages waiting in a Redis queue: Celery's headers and the task's (args, kwargs)."""
     found = []
-    for raw in redis_client(url).lrange(queue, 0, -1):
+    for raw in namespace.waiting(queue):
         message = json.loads(raw)
         args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
         found.append({"headers": message["headers"], "args": args, "kwargs": kwargs})

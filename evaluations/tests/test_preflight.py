@@ -211,13 +211,13 @@ def test_supersede_takes_effect_when_the_campaign_starts(db):
 def test_a_preflight_waits_for_a_busy_worker_of_its_queue_and_fails_once_none_serves_it(redis_app, worker_env, tmp_path):
     from django.utils import timezone
 
-    from evaluations.tests.worker_helpers import Worker, purge
+    from evaluations.tests.worker_helpers import Worker
 
     version = import_examples()
     model, harness = utility_entry("nop")
     campaign = launch(model, harness, version, k=1, backend="bubblewrap")
     # Its preflight message is gone, as if the worker's one process were running a trial for hours.
-    purge()
+    redis_app.clean()
     Campaign.objects.filter(pk=campaign.pk).update(preflight_sent_at=timezone.now() - timezone.timedelta(minutes=5))
     worker = Worker(worker_env, tmp_path / "worker.log", queues=("cpu",))
     try:
