@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "agents",
     "evaluations",
     "trajectories",
+    "submissions",
 ]
 
 MIDDLEWARE = [

@@ -178,7 +178,8 @@ def _compute(
     )
     if kept is not None and kept.base != base:
         kept = None
-    chosen = Rollout.objects.filter(task__version=version)
+    # A submission's trials held back for staff review are on no board until published.
+    chosen = Rollout.objects.filter(task__version=version, held_back=False)
     # Human baselines are the agents' reference: the agent filters (harness, open weights) keep them.
     humans = Q(model__kind="human")
     if harness is not None:
