@@ -1,11 +1,10 @@
-"""The automatic checks, one table of cases, without a database; and Harbor's lock.json read into run settings."""
+"""The automatic checks, one table of cases, without a database."""
 from __future__ import annotations
 
 import pytest
 
 from submissions import checks
 from submissions.checks import CheckResult, Known, TrialFacts, VersionRules
-from trajectories.reading import harbor_lock
 
 DIGEST = "8d43ec4f2d0602a819b961da9112e6df69bcae4c51c9cd1d37f6ba071d01b894"
 RULES = VersionRules(task_digests={"hash_join": DIGEST}, min_trials_per_task=2)
@@ -78,37 +77,3 @@ def test_the_same_trajectory_twice_in_one_submission():
 def test_no_trials_at_all():
     (result,) = checks.run_checks([], RULES)
     assert result.name == checks.READABLE and result.blocks
-
-
-LOCK = {
-    "schema_version": 2,
-    "task": {"name": "hash_join", "type": "local", "digest": f"sha256:{DIGEST}", "source": "autolab", "path": "/t/hash_join"},
-    "install_only": False,
-    "timeout_multiplier": 1.0,
-    "agent": {"name": "terminus-2", "import_path": None, "model_name": "openai/gpt-5", "skills": [], "kwargs": {"api_key": "sk-secret"},
-              "env": {"OPENAI_API_KEY": "sk-secret"}},
-    "environment": {"type": "docker", "override_cpus": None},
-    "verifier": {"disable": False, "environment_mode": "separate"},
-    "harbor": {"version": "0.26.1", "commit": "abc123"},
-}
-
-
-def test_harbors_lock_is_read_into_typed_settings():
-    config = {"timeout_multiplier": 1.0, "agent_timeout_multiplier": 2.0, "environment": {"override_memory_mb": 4096}}
-    settings = harbor_lock.read_settings(LOCK, config, {"verifier_environment_mode": "shared"})
-    assert settings.has_lock and settings.lock_schema_version == 2
-    assert settings.task_digest == DIGEST and settings.task_name == "hash_join"
-    assert (settings.harbor_version, settings.harbor_commit) == ("0.26.1", "abc123")
-    assert (settings.agent_name, settings.model_name) == ("terminus-2", "openai/gpt-5")
-    assert settings.verifier_mode == "separate"  # the lock's word over result.json's
-    assert settings.multipliers["timeout_multiplier"] == 1.0 and settings.multipliers["agent_timeout_multiplier"] == 2.0
-    assert settings.overrides == {"environment.override_memory_mb": 4096}
-    # What a rollout stores keeps no agent kwargs or env: they may hold keys.
-    assert "sk-secret" not in repr(settings.as_dict())
-
-
-def test_without_a_lock_config_and_result_fill_in():
-    settings = harbor_lock.read_settings(None, {"timeout_multiplier": 1.0, "agent": {"name": "terminus-2"}},
-                                         {"task_checksum": DIGEST, "task_name": "hash_join"})
-    assert not settings.has_lock and settings.task_digest == DIGEST and settings.verifier_mode == ""
-    assert settings.agent_name == "terminus-2"

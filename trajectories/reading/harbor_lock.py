@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks.lib.numbers import as_float
+
 FILE_NAME = "lock.json"
 
 MULTIPLIERS = (
@@ -92,14 +94,8 @@ def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _text(value: Any) -> str:
+def _stripped(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
 
 
 def read_settings(lock: dict | None, config: dict | None, result: dict | None = None) -> RunSettings:
@@ -110,7 +106,7 @@ def read_settings(lock: dict | None, config: dict | None, result: dict | None = 
     multipliers: dict[str, float | None] = {}
     for name in MULTIPLIERS:
         value = lock.get(name) if name in lock else config.get(name)
-        multipliers[name] = _number(value)
+        multipliers[name] = as_float(value)
     overrides: dict[str, Any] = {}
     for section, key in OVERRIDES:
         for source in (_dict(lock.get(section)), _dict(config.get(section))):
@@ -118,19 +114,19 @@ def read_settings(lock: dict | None, config: dict | None, result: dict | None = 
             if value not in (None, False):
                 overrides[f"{section}.{key}"] = value
                 break
-    mode = _text(verifier.get("environment_mode")) or _text(result.get("verifier_environment_mode"))
+    mode = _stripped(verifier.get("environment_mode")) or _stripped(result.get("verifier_environment_mode"))
     schema = lock.get("schema_version")
     return RunSettings(
         has_lock=bool(lock),
         lock_schema_version=schema if isinstance(schema, int) and not isinstance(schema, bool) else None,
-        task_name=_text(task.get("name")) or _text(result.get("task_name")),
+        task_name=_stripped(task.get("name")) or _stripped(result.get("task_name")),
         task_digest=digest_hex(task.get("digest")) or digest_hex(result.get("task_checksum")),
-        task_git_commit=_text(task.get("git_commit")) or _text(task.get("git_commit_id")),
-        harbor_version=_text(harbor.get("version")) or _text(lock.get("harbor_version")),
-        harbor_commit=_text(harbor.get("commit")) or _text(lock.get("harbor_commit")),
-        agent_name=_text(agent.get("name")) or _text(config_agent.get("name")),
-        agent_import_path=_text(agent.get("import_path")) or _text(config_agent.get("import_path")),
-        model_name=_text(agent.get("model_name")) or _text(config_agent.get("model_name")),
+        task_git_commit=_stripped(task.get("git_commit")) or _stripped(task.get("git_commit_id")),
+        harbor_version=_stripped(harbor.get("version")) or _stripped(lock.get("harbor_version")),
+        harbor_commit=_stripped(harbor.get("commit")) or _stripped(lock.get("harbor_commit")),
+        agent_name=_stripped(agent.get("name")) or _stripped(config_agent.get("name")),
+        agent_import_path=_stripped(agent.get("import_path")) or _stripped(config_agent.get("import_path")),
+        model_name=_stripped(agent.get("model_name")) or _stripped(config_agent.get("model_name")),
         verifier_mode=mode if mode in (SEPARATE, SHARED) else "",
         verifier_disabled=bool(verifier.get("disable") or _dict(config.get("verifier")).get("disable")),
         multipliers=multipliers,
