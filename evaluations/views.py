@@ -26,7 +26,7 @@ from trajectories.models import Rollout
 from evaluations.boards import board_html
 from evaluations.boards import queries, serving, sorting
 from evaluations.boards.board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
-from evaluations.forms import BoardFilters, HeatmapFilters, LeaderboardFilters
+from evaluations.forms import BoardFilters, HeatmapFilters, LeaderboardFilters, from_origin
 from evaluations.links import rollout_url, rollouts_url
 from agents.models import AgentModel
 from evaluations.models import PublishedFigure, PublishedResult
@@ -280,7 +280,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
     sort_key, descending = sorting.parse_sort(request.GET.get("sort"), data.categories)
-    rows = sorting.sort_entries(data.entries, sort_key, descending, category)
+    rows = [e for e in sorting.sort_entries(data.entries, sort_key, descending, category) if from_origin(e, filters["origin"])]
     context = leaderboard_page(request, data, rows, category, ("-" if descending else "") + sort_key, filters["entries"])
     if wants_part(request):
         # A sort or page click on a paged table: its parts alone, from the same cached board.

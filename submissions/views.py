@@ -29,6 +29,16 @@ def _visible(request: HttpRequest, pk: int) -> Submission:
     return submission
 
 
+def _own_or_published(request: HttpRequest, pk: int) -> tuple[Submission, bool]:
+    """The submission and whether the viewer is its team's or staff; a published one is public (its record, not its contact)."""
+    staff = is_staff(request.user)
+    own = services.visible_to(request.user, staff=staff).filter(pk=pk).exists()
+    submission = Submission.objects.select_related("team", "version").filter(pk=pk).first()
+    if submission is None or not (own or submission.state == states.PUBLISHED):
+        raise Http404("No such submission.")
+    return submission, own
+
+
 def _login_first(view):
     def checked(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
@@ -74,14 +84,16 @@ def submission_new(request: HttpRequest) -> HttpResponse:
     return render(request, "submissions/new.html", {"form": form, "nav": "submissions"})
 
 
-@_login_first
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    submission = _visible(request, pk)
+    """Its record: to its team and staff; to anyone once published (the board's marks link here), without its contact."""
+    if not request.user.is_authenticated and not Submission.objects.filter(pk=pk, state=states.PUBLISHED).exists():
+        return redirect_to_login(request.get_full_path())
+    submission, own = _own_or_published(request, pk)
     staff = is_staff(request.user)
     rollouts = Rollout.objects.filter(pk__in=submission.rollout_ids).select_related("task").order_by("task__name", "pk")
     comparison = services.compare_regrades(submission) if staff and submission.rollout_ids else {}
     return render(request, "submissions/detail.html", {
-        "submission": submission, "staff": staff, "rollouts": rollouts, "comparison": comparison,
+        "submission": submission, "staff": staff, "own": own, "rollouts": rollouts, "comparison": comparison,
         "events": submission.events.select_related("by"), "labels": states.LABELS,
         "reject_form": RejectForm(), "regrade_form": RegradeForm(), "nav": "submissions",
     })

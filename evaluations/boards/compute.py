@@ -268,6 +268,8 @@ def _compute(
                 categories={c: scopes[c][key] for c in table.category_names()},
                 scopes={scope or "": extras[scope][key] for scope in extras},
                 excluded=dict(counted.excluded[key]),
+                submission_id=setting.submission_id if setting else None,
+                submission_mark=setting.submission_mark if setting else "",
             )
         )
 

@@ -106,6 +106,30 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
     marked = Entry.objects.filter(version=site["version"], submission_id=submission.pk)
     assert {e.submission_mark for e in marked} == {"verified"} and marked.count() == 2
     assert [e.to_state for e in submission.events.all()] == ["received", "checked", "verified", "published"]
+    # The board marks its entries, each linking to the record, which is public now (without the contact).
+    record = reverse("submissions:detail", args=[submission.pk])
+    page = Client().get("/", {"version": "sub-1.0"}).content.decode()
+    assert page.count(f'href="{record}"') == 2 and "submission-mark" in page
+    ours = Client().get("/", {"version": "sub-1.0", "origin": "ours"}).content.decode()
+    assert f'href="{record}"' not in ours and "submission-mark" not in ours
+    verified_only = Client().get("/", {"version": "sub-1.0", "origin": "verified"}).content.decode()
+    assert verified_only.count(f'href="{record}"') == 2
+    public = Client().get(record)
+    assert public.status_code == 200 and "lab@example.org" not in public.content.decode()
+    assert [e.comparison for e in serving.board(site["version"]).entries if e.submission_mark] == [True, True]
+
+
+def test_a_self_reported_submission_is_published_out_of_dominance(site, shared_trials_dir):
+    submission = submit(site, tar_gz(job_folder(shared_trials_dir, site["tmp"] / "self")))
+    staff = client_for(site["staff"])
+    staff.post(reverse("submissions:self_report", args=[submission.pk]))
+    staff.post(reverse("submissions:publish", args=[submission.pk]))
+    submission.refresh_from_db()
+    assert (submission.state, submission.mark) == (states.PUBLISHED, states.MARK_SELF_REPORTED)
+    marked = [e for e in serving.board(site["version"]).entries if e.submission_mark]
+    assert len(marked) == 2 and all(e.submission_mark == "self_reported" and not e.comparison for e in marked)
+    page = Client().get("/", {"version": "sub-1.0", "origin": "self_reported"}).content.decode()
+    assert page.count("self-reported</a>") == 2
 
 
 def _verdict(reward):
