@@ -193,7 +193,8 @@ class RolloutFilters(FilterForm):
 
     def rollouts(self, default_order: Sequence[str] = SORTS["task"]) -> QuerySet[Rollout]:
         """The rollouts the (valid) filters select, in the order asked for, else `default_order`."""
-        rows = with_effective_cause(Rollout.objects.select_related("task__version", "model", "harness", "label"))
+        # A submission held back for review is on no list (trajectories.visibility: staff open it from its record).
+        rows = with_effective_cause(Rollout.objects.filter(held_back=False).select_related("task__version", "model", "harness", "label"))
         sort = self.cleaned_data.get("sort")
         return self.narrow(rows).order_by(*(SORTS[sort] if sort else default_order))
 

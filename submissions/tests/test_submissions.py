@@ -86,6 +86,15 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
     assert (r.task_digest, r.harbor_version, r.verifier_mode) == (DIGEST, "0.26.0", "separate")
     assert r.run_settings["multipliers"]["timeout_multiplier"] == 1.0 and r.trajectory_sha256
     assert board_state(site["version"]) == before  # held back: on no board
+    # Nor on any list, page or export of rollouts, but to staff.
+    for path in (f"/rollouts/{r.pk}/", f"/rollouts/{r.pk}/tabs/verifier/"):
+        assert Client().get(path).status_code == 404, path
+        assert client_for(site["member"]).get(path).status_code == 404, path
+        assert client_for(site["staff"]).get(path).status_code == 200, path
+    shown = client_for(site["staff"]).get(f"/rollouts/{r.pk}/").content.decode()
+    assert "Harbor 0.26.0" in shown and "sealed (separate)" in shown and "held back" in shown
+    assert r.trial_name not in Client().get("/rollouts/").content.decode()
+    assert all(row["id"] not in submission.rollout_ids for row in Client().get("/api/v1/rollouts/").json()["results"])
 
     # The member sees the checks; staff regrade (here: the regrade's grade recorded as the regrade path records it).
     page = client_for(site["member"]).get(reverse("submissions:detail", args=[submission.pk])).content.decode()
@@ -117,6 +126,9 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
     public = Client().get(record)
     assert public.status_code == 200 and "lab@example.org" not in public.content.decode()
     assert [e.comparison for e in serving.board(site["version"]).entries if e.submission_mark] == [True, True]
+    row = next(row for row in Client().get("/api/v1/rollouts/").json()["results"] if row["id"] == r.pk)
+    assert (row["task_digest"], row["harbor_version"], row["verifier_mode"]) == (DIGEST, "0.26.0", "separate")
+    assert row["run_settings"]["agent"]["name"] == "terminus-2"
 
 
 def test_a_self_reported_submission_is_published_out_of_dominance(site, shared_trials_dir):
