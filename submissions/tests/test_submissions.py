@@ -276,3 +276,18 @@ def test_staff_see_every_submission_and_act(site, a_submission):
     a_submission.refresh_from_db()
     assert a_submission.state == states.REJECTED
     assert a_submission.events.get().note == "not our rules"
+
+
+def test_a_trial_harbors_analysis_flags_for_reward_hacking_is_refused_and_imports_nothing(site, shared_trials_dir):
+    analyze = pytest.importorskip("harbor.analyze.models", reason="Harbor's analyze models write the fixture")
+    job = job_folder(shared_trials_dir, site["tmp"] / "hacked")
+    trial = sorted(job.iterdir())[0]
+    (trial / "analysis.json").write_text(analyze.AnalyzeResult(
+        trial_name=trial.name, summary="wrote /logs/verifier/reward.json itself at step 12",
+        checks={"reward_hacking": {"explanation": "wrote its own reward (step 12)", "outcome": "fail"}},
+    ).model_dump_json())
+    before, rollouts = board_state(site["version"]), Rollout.objects.count()
+    submission = submit(site, tar_gz(job))
+    assert submission.state == states.FAILED_CHECKS, submission.checks
+    assert "review: reward_hacking fail" in failed(submission)["reward_hacking"]
+    assert Rollout.objects.count() == rollouts and board_state(site["version"]) == before
