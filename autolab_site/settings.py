@@ -269,6 +269,8 @@ CELERY_TASK_ROUTES = {
     "evaluations.run_rollout": {"queue": "cpu"},
     "evaluations.reap_rollouts": {"queue": "cpu"},
     "trajectories.import_upload": {"queue": AUTOLAB_UPLOAD_QUEUE},
+    "submissions.check": {"queue": AUTOLAB_UPLOAD_QUEUE},
+    "submissions.sweep": {"queue": "cpu"},
     "trajectories.analyze_rollouts": {"queue": AUTOLAB_JUDGE_QUEUE},
     "evaluations.rebuild_board": {"queue": AUTOLAB_BOARD_QUEUE},
 }
@@ -278,6 +280,7 @@ if CELERY_BROKER_URL.startswith("redis"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 16 * 3600}
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-rollouts": {"task": "evaluations.reap_rollouts", "schedule": 60.0},
+    "sweep-submission-checks": {"task": "submissions.sweep", "schedule": 60.0},
 }
 SANDBOX_DIR = Path(os.environ.get("AUTOLAB_SANDBOX_DIR", DATA_DIR / "sandboxes"))
 RUNNER_HEARTBEAT_SEC = float(os.environ.get("AUTOLAB_RUNNER_HEARTBEAT_SEC", "2"))

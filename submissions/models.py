@@ -47,6 +47,9 @@ class Submission(models.Model):
     # Staff's regrade of a sample: {str(rollout id): {"submitted", "regraded", "agrees"}} once read.
     regrade = models.JSONField(default=dict, blank=True)
     mark = models.CharField(max_length=20, blank=True, choices=list(states.MARKS.items()))
+    # Its check runs on a worker (submissions.tasks): the message reached the broker, and when a worker took it.
+    sent = models.BooleanField(default=False)
+    claimed_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

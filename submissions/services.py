@@ -19,10 +19,12 @@ import logging
 import random
 import shutil
 from collections import defaultdict
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from evaluations.boards.invalidation import invalidate
 from evaluations.models import Entry
@@ -99,6 +101,64 @@ def receive(*, team: Team, user, version, upload, file_name: str, model_name: st
         for chunk in upload.chunks():
             out.write(chunk)
     return submission
+
+
+# -- checked on a worker ------------------------------------------------------------------------------
+
+TASK = "submissions.check"
+RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+def stale_after_sec() -> float:
+    """A check a worker took this long ago and never finished: its worker died (the import rolled back)."""
+    return float(getattr(settings, "AUTOLAB_SUBMISSION_STALE_SEC", 1800))
+
+
+def send_check(submission: Submission) -> bool:
+    """Send its check to a worker; False (it stays received, `sweep` sends it again) when the broker is down."""
+    from autolab_site.celery import app
+
+    if TASK not in app.tasks:
+        app.loader.import_default_modules()
+    Submission.objects.filter(pk=submission.pk).update(sent=True)
+    try:
+        app.signature(TASK, args=[submission.pk]).apply_async(
+            queue=getattr(settings, "AUTOLAB_UPLOAD_QUEUE", "cpu"), retry_policy=RETRY_POLICY,
+        )
+    except Exception:  # noqa: BLE001  (kombu's errors for an unreachable broker vary by transport)
+        logger.warning("submission %s: its check could not be sent; sent again within a minute", submission.pk, exc_info=True)
+        Submission.objects.filter(pk=submission.pk, claimed_at__isnull=True).update(sent=False)
+        return False
+    return True
+
+
+def run_check(submission_id: int) -> str:
+    """The worker's part: claim a received submission and check it; its state, or "skipped" (taken, or not received)."""
+    claimed = Submission.objects.filter(pk=submission_id, state=states.RECEIVED, claimed_at__isnull=True).update(
+        claimed_at=timezone.now()
+    )
+    if not claimed:
+        return "skipped"
+    return check(Submission.objects.select_related("version").get(pk=submission_id)).state
+
+
+def sweep() -> list[int]:
+    """Send again the checks whose message never left; fail those whose worker died mid-check. The ids acted on."""
+    acted = []
+    stale_before = timezone.now() - timedelta(seconds=stale_after_sec())
+    for submission in Submission.objects.filter(state=states.RECEIVED, claimed_at__lt=stale_before):
+        _change(
+            submission, states.FAILED_CHECKS,
+            note="the check stopped: its worker ended (killed, or out of memory) before it finished; nothing was imported",
+            checks=[checks.CheckResult(checks.READABLE, False, "the check stopped before it finished: submit again").as_dict()],
+        )
+        shutil.rmtree(stored_file(submission).parent, ignore_errors=True)
+        acted.append(submission.pk)
+    for submission in Submission.objects.filter(state=states.RECEIVED, claimed_at__isnull=True, sent=False):
+        if not send_check(submission):
+            break
+        acted.append(submission.pk)
+    return acted
 
 
 # -- checked or failed_checks ---------------------------------------------------------------------------

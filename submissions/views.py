@@ -64,7 +64,7 @@ def submission_list(request: HttpRequest) -> HttpResponse:
 
 @_login_first
 def submission_new(request: HttpRequest) -> HttpResponse:
-    """A member's upload: stored, checked and (every check passing) imported held back, at once."""
+    """A member's upload: stored, then checked and (every check passing) imported held back by a worker."""
     teams = services.teams_of(request.user)
     if not teams:
         raise PermissionDenied("Only members of a submitting team can submit.")
@@ -77,7 +77,7 @@ def submission_new(request: HttpRequest) -> HttpResponse:
                 file_name=form.file_name(), model_name=data["model_name"], harness_name=data["harness_name"],
                 harness_version=data["harness_version"], contact=data["contact"], note=data["note"],
             )
-            services.check(submission)
+            services.send_check(submission)  # a worker checks it: an archive of any size never holds a web worker
             return redirect("submissions:detail", pk=submission.pk)
     else:
         form = SubmissionForm(teams=teams)

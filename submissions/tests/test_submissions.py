@@ -28,7 +28,18 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def site(settings, tmp_path):
+def eager_celery():
+    """Sent tasks run in this process, as a worker would run them."""
+    from autolab_site.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield app
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def site(settings, tmp_path, eager_celery):
     settings.UPLOADS_DIR = tmp_path / "uploads"
     settings.SUBMISSIONS_DIR = tmp_path / "submissions"
     settings.STORAGES = {**settings.STORAGES, "artifacts": {
@@ -291,3 +302,26 @@ def test_a_trial_harbors_analysis_flags_for_reward_hacking_is_refused_and_import
     assert submission.state == states.FAILED_CHECKS, submission.checks
     assert "review: reward_hacking fail" in failed(submission)["reward_hacking"]
     assert Rollout.objects.count() == rollouts and board_state(site["version"]) == before
+
+
+def test_a_check_whose_worker_died_is_failed_by_the_sweep_and_an_unsent_one_is_sent_again(site, settings, shared_trials_dir):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    stale = Submission.objects.create(
+        team=site["team"], version=site["version"], model_name="m", harness_name="h", contact="c", file_name="job.tar.gz",
+        sent=True, claimed_at=timezone.now() - timedelta(hours=2),
+    )
+    unsent = services.receive(
+        team=site["team"], user=site["member"], version=site["version"],
+        upload=tar_gz(job_folder(shared_trials_dir, site["tmp"] / "late")), file_name="job.tar.gz",
+        model_name="m", harness_name="h", contact="c",
+    )
+    assert unsent.state == states.RECEIVED and not unsent.sent
+    assert sorted(services.sweep()) == sorted([stale.pk, unsent.pk])
+    stale.refresh_from_db()
+    unsent.refresh_from_db()
+    assert stale.state == states.FAILED_CHECKS and "worker ended" in stale.events.last().note
+    assert unsent.state == states.CHECKED  # sent again, and checked by the (eager) worker
+    assert services.run_check(unsent.pk) == "skipped"  # a message delivered twice
