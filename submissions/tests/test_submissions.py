@@ -204,6 +204,8 @@ def test_a_hostile_archive_is_refused_having_written_nothing(site, settings, upl
 
 
 def test_a_forged_reward_graded_in_the_agents_sandbox_is_refused_the_verified_mark(site, shared_trials_dir):
+    """The real trials' review path; the regrade's verdict recorded as the regrade path records it (the regrade run
+    for real, sealed, in bubblewrap: test_sealed_regrade.py)."""
     submission = submit(site, tar_gz(job_folder(shared_trials_dir, site["tmp"] / "forged", mode="shared", forged_reward=1.0)))
     assert submission.state == states.CHECKED
     sealed = next(c for c in submission.checks if c["name"] == "verifier_sealed")
