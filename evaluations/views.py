@@ -553,7 +553,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
             }
         )
     rollouts = list(
-        Rollout.objects.filter(model=model)
+        Rollout.objects.filter(model=model, held_back=False)
         .select_related("task", "task__version", "harness")
         .order_by("-imported_at", "-id")[:200]
     )
@@ -572,7 +572,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         "model": model,
         "sections": sections,
         "rollouts": rollouts,
-        "n_rollouts": Rollout.objects.filter(model=model).count(),
+        "n_rollouts": Rollout.objects.filter(model=model, held_back=False).count(),
         "failures": [f for f in failures if f["effective_cause"]],
         "published": [p for item in found for p in item.board.published if p.model == model.name]
         + published_elsewhere(model, {item.board.version.id for item in found}),

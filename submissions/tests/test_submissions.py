@@ -104,7 +104,9 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
         assert client_for(site["staff"]).get(path).status_code == 200, path
     shown = client_for(site["staff"]).get(f"/rollouts/{r.pk}/").content.decode()
     assert "Harbor 0.26.0" in shown and "sealed (separate)" in shown and "held back" in shown
-    assert r.trial_name not in Client().get("/rollouts/").content.decode()
+    for path in ("/rollouts/", "/failures/", f"/jobs/{r.job_id}/", "/search/?q=lora"):
+        response = Client().get(path)
+        assert response.status_code in (200, 404) and r.trial_name not in response.content.decode(), path
     assert all(row["id"] not in submission.rollout_ids for row in Client().get("/api/v1/rollouts/").json()["results"])
 
     # The member sees the checks; staff regrade (here: the regrade's grade recorded as the regrade path records it).
