@@ -191,6 +191,9 @@ AUTOLAB_ARCHIVE_MAX_BYTES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_BYTES", str(
 AUTOLAB_ARCHIVE_MAX_FILES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_FILES", "100000"))
 AUTOLAB_UPLOAD_QUEUE = os.environ.get("AUTOLAB_UPLOAD_QUEUE", "cpu")
 AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900"))
+# A team's submission is checked on the upload queue; a check a worker took this long ago and never ended is failed.
+AUTOLAB_SUBMISSION_STALE_SEC = float(os.environ.get("AUTOLAB_SUBMISSION_STALE_SEC", "1800"))
+SUBMISSIONS_DIR = Path(os.environ.get("AUTOLAB_SUBMISSIONS_DIR", DATA_DIR / "submissions"))
 # Our LLM judge (trajectories.judge): the Agent model used when none is named
 # (else the one model marked "is judge"), how long one answer may take, and
 # the Celery queue the staff's "Analyse" button sends its task to.

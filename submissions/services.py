@@ -51,7 +51,7 @@ class ImportRefused(Exception):
 
 
 def submissions_dir() -> Path:
-    return Path(getattr(settings, "SUBMISSIONS_DIR", Path(settings.UPLOADS_DIR) / "submissions"))
+    return Path(settings.SUBMISSIONS_DIR)
 
 
 def stored_file(submission: Submission) -> Path:
