@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "agents",
     "evaluations",
     "trajectories",
+    "submissions",
 ]
 
 MIDDLEWARE = [
@@ -190,6 +191,9 @@ AUTOLAB_ARCHIVE_MAX_BYTES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_BYTES", str(
 AUTOLAB_ARCHIVE_MAX_FILES = int(os.environ.get("AUTOLAB_ARCHIVE_MAX_FILES", "100000"))
 AUTOLAB_UPLOAD_QUEUE = os.environ.get("AUTOLAB_UPLOAD_QUEUE", "cpu")
 AUTOLAB_UPLOAD_STALE_SEC = float(os.environ.get("AUTOLAB_UPLOAD_STALE_SEC", "900"))
+# A team's submission is checked on the upload queue; a check a worker took this long ago and never ended is failed.
+AUTOLAB_SUBMISSION_STALE_SEC = float(os.environ.get("AUTOLAB_SUBMISSION_STALE_SEC", "1800"))
+SUBMISSIONS_DIR = Path(os.environ.get("AUTOLAB_SUBMISSIONS_DIR", DATA_DIR / "submissions"))
 # Our LLM judge (trajectories.judge): the Agent model used when none is named
 # (else the one model marked "is judge"), how long one answer may take, and
 # the Celery queue the staff's "Analyse" button sends its task to.
@@ -270,6 +274,8 @@ CELERY_TASK_ROUTES = {
     "evaluations.run_rollout": {"queue": "cpu"},
     "evaluations.reap_rollouts": {"queue": "cpu"},
     "trajectories.import_upload": {"queue": AUTOLAB_UPLOAD_QUEUE},
+    "submissions.check": {"queue": AUTOLAB_UPLOAD_QUEUE},
+    "submissions.sweep": {"queue": "cpu"},
     "trajectories.analyze_rollouts": {"queue": AUTOLAB_JUDGE_QUEUE},
     "evaluations.rebuild_board": {"queue": AUTOLAB_BOARD_QUEUE},
 }
@@ -285,6 +291,7 @@ if CELERY_BROKER_URL.startswith("redis"):
         CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": BROKER_KEY_PREFIX}
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-rollouts": {"task": "evaluations.reap_rollouts", "schedule": 60.0},
+    "sweep-submission-checks": {"task": "submissions.sweep", "schedule": 60.0},
 }
 SANDBOX_DIR = Path(os.environ.get("AUTOLAB_SANDBOX_DIR", DATA_DIR / "sandboxes"))
 RUNNER_HEARTBEAT_SEC = float(os.environ.get("AUTOLAB_RUNNER_HEARTBEAT_SEC", "2"))

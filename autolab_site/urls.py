@@ -35,6 +35,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("tasks/", include("tasks.urls")),
+    path("submissions/", include("submissions.urls")),
     path("", include("trajectories.urls")),
     path("", include("evaluations.urls")),
 ]

@@ -480,6 +480,12 @@ def rollout_row(r: Rollout) -> dict:
         # The image it ran in (engine, image, image_id) and each base image the worker substituted
         # (requested, used: a stand-in is not the published environment); {} for an imported folder.
         "environment": r.environment or {},
+        # What the trial ran with, as Harbor recorded it (lock.json, config.json): the task's digest, Harbor's version,
+        # where the verifier ran (separate: sealed; shared: the agent's sandbox), and the agent, multipliers and overrides.
+        "task_digest": r.task_digest,
+        "harbor_version": r.harbor_version,
+        "verifier_mode": r.verifier_mode,
+        "run_settings": r.run_settings or {},
         "agent_seconds": r.agent_duration_sec,
         "n_steps": r.n_steps,
         "n_benchmark_calls": r.n_benchmark_calls,

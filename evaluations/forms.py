@@ -17,6 +17,8 @@ from evaluations.boards import queries
 from agents.models import Harness
 
 WEIGHTS = {"1": True, "true": True, "0": False, "false": False}
+# The leaderboard's origin filter: any, our own runs, or a team's submission by its mark (submissions.states.MARKS).
+ORIGINS = ("", "ours", "verified", "self_reported")
 
 
 class BoardFilters(FilterForm):
@@ -81,9 +83,23 @@ class LeaderboardFilters(BoardFilters):
     the order asked for (?sort=, read by sorting.parse_sort); its charts still draw every entry."""
 
     entries = forms.IntegerField(required=False, min_value=1, error_messages={"invalid": "entries is a page number: 1, 2, ..."})
+    # Where an entry's results come from: our own runs, or a team's published submission by its mark.
+    origin = forms.ChoiceField(required=False, choices=[(o, o) for o in ORIGINS])
 
     def clean_entries(self) -> int:
         return self.cleaned_data["entries"] or 1
+
+    def clean_origin(self) -> str:
+        return self.cleaned_data["origin"]
+
+
+def from_origin(entry, origin: str) -> bool:
+    """Whether a board entry comes from `origin` ("" any, "ours", "verified", "self_reported")."""
+    if not origin:
+        return True
+    if origin == "ours":
+        return not entry.submission_mark
+    return entry.submission_mark == origin
 
 
 class RegradeForm(forms.Form):

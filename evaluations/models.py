@@ -73,6 +73,10 @@ class Entry(models.Model):
     # Human cohorts stay out of the agents' Dominance set unless staff tick this.
     humans_compete = models.BooleanField(default=False, help_text="human cohorts only: compare with the agents")
     note = models.TextField(blank=True)
+    # A team's published submission (submissions.Submission, by id: that app sits above this one) and its mark,
+    # "verified" (regraded, every check passed) or "self_reported"; "" for our own runs.
+    submission_id = models.PositiveIntegerField(null=True, blank=True)
+    submission_mark = models.CharField(max_length=20, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [

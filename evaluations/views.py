@@ -28,7 +28,7 @@ from evaluations.boards import pairs as board_pairs
 from evaluations.boards import queries, serving, sorting
 from evaluations.boards.board import Board, BoardEntry, Cell, PublishedEntry, measure_interval, measure_value
 from evaluations.figures.paired import ALPHA, METHOD, MIN_TASKS
-from evaluations.forms import BoardFilters, CompareForm, HeatmapFilters, LeaderboardFilters
+from evaluations.forms import BoardFilters, CompareForm, HeatmapFilters, LeaderboardFilters, from_origin
 from evaluations.links import rollout_url, rollouts_url
 from agents.models import AgentModel
 from evaluations.models import PublishedFigure, PublishedResult
@@ -282,7 +282,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
     category = data.shown_category(filters["category"])
     sort_key, descending = sorting.parse_sort(request.GET.get("sort"), data.categories)
-    rows = sorting.sort_entries(data.entries, sort_key, descending, category)
+    rows = [e for e in sorting.sort_entries(data.entries, sort_key, descending, category) if from_origin(e, filters["origin"])]
     context = leaderboard_page(request, data, rows, category, ("-" if descending else "") + sort_key, filters["entries"])
     if wants_part(request):
         # A sort or page click on a paged table: its parts alone, from the same cached board.
@@ -555,7 +555,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
             }
         )
     rollouts = list(
-        Rollout.objects.filter(model=model)
+        Rollout.objects.filter(model=model, held_back=False)
         .select_related("task", "task__version", "harness")
         .order_by("-imported_at", "-id")[:200]
     )
@@ -574,7 +574,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         "model": model,
         "sections": sections,
         "rollouts": rollouts,
-        "n_rollouts": Rollout.objects.filter(model=model).count(),
+        "n_rollouts": Rollout.objects.filter(model=model, held_back=False).count(),
         "failures": [f for f in failures if f["effective_cause"]],
         "published": [p for item in found for p in item.board.published if p.model == model.name]
         + published_elsewhere(model, {item.board.version.id for item in found}),

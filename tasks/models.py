@@ -79,6 +79,15 @@ class BenchmarkVersion(models.Model):
     demo = models.BooleanField(
         default=False, db_default=False, help_text="example or synthetic content, never the default leaderboard"
     )
+    # What a team's submission must meet (submissions.checks): trials per task at least this, and a regraded
+    # reward within this of the submitted one (the verifier's declared noise) for the "verified" mark.
+    min_trials_per_task = models.PositiveIntegerField(
+        default=1, db_default=1, help_text="a submission's trials per task must be at least this"
+    )
+    regrade_tolerance = models.FloatField(
+        default=0.05, db_default=0.05,
+        help_text="the verifier's noise: a regraded reward further than this from the submitted one blocks 'verified'",
+    )
     description = models.TextField(blank=True)
     released_on = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

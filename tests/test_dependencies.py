@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
+PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations", "submissions")
 
 # distribution -> its import name, or how it is used when nothing imports it.
 USES = {

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("autolab_site", "evaluations", "tasks", "trajectories")
+PACKAGES = ("autolab_site", "evaluations", "tasks", "trajectories", "submissions")
 
 
 def module_name(path: Path) -> str:

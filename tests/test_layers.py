@@ -1,6 +1,6 @@
 """The apps' layers hold (pyproject.toml's import-linter contract): an app imports only the layers below it.
 
-evaluations (leaderboard, runner) over trajectories (rollouts and steps) over
+submissions (outside teams' results) over evaluations (leaderboard, runner) over trajectories (rollouts and steps) over
 agents and tasks (who is evaluated, on what) over autolab_site (the project's
 library). Tests are held to it too: a test may reach down, never up.
 Inside evaluations the same holds by package (results over boards and
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
+PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations", "submissions")
 LINT = Path(sys.executable).parent / "lint-imports"
 
 
@@ -37,6 +37,9 @@ PROBES = [
     # An upward import: trajectories reaching into evaluations.
     ("trajectories/probe.py", "from evaluations.boards import serving  # noqa: F401\n",
      "trajectories is not allowed to import evaluations"),
+    # The board reaching up into a team's submissions.
+    ("evaluations/probe.py", "from submissions import services  # noqa: F401\n",
+     "evaluations is not allowed to import submissions"),
     # The leaderboard's arithmetic reaching for Django.
     ("evaluations/figures/probe.py", "from django.db import models  # noqa: F401\n",
      "evaluations.figures is not allowed to import django"),
@@ -50,7 +53,7 @@ PROBES = [
 
 
 @pytest.mark.parametrize(
-    "probe, source, message", PROBES, ids=["upward", "figures-django", "function-level-upward", "boards-upward"]
+    "probe, source, message", PROBES, ids=["upward", "submissions-upward", "figures-django", "function-level-upward", "boards-upward"]
 )
 def test_a_breaking_import_breaks_them(tmp_path, probe, source, message):
     """The contracts can fail: a copy of the project with one import they forbid."""

@@ -36,6 +36,9 @@ STAFF_OR_NO_TRIAL_TEXT = {
     "evaluations:rollout_cancel", "evaluations:regrade_rollout", "evaluations:regrade_campaign",
     "evaluations:regrade_task", "evaluations:campaign_list", "evaluations:campaign_detail",
     "evaluations:campaign_progress", "login", "logout",
+    # A team's submissions: logged-in members and staff only (submissions/tests/test_submissions.py).
+    "submissions:list", "submissions:new", "submissions:detail", "submissions:regrade", "submissions:verify",
+    "submissions:self_report", "submissions:publish", "submissions:reject",
 }
 
 

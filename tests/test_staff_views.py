@@ -21,6 +21,7 @@ from django.urls import reverse
 
 from autolab_site.staff import staff_required
 from evaluations.models import Campaign
+from submissions.models import Submission, Team
 from trajectories.models import UploadJob
 from trajectories.tests import factories
 
@@ -41,6 +42,11 @@ STAFF_URLS = {
     "evaluations:regrade_campaign": "campaign",
     "evaluations:regrade_task": "task",
     "trajectories:analyze": None,
+    "submissions:regrade": "submission",
+    "submissions:verify": "submission",
+    "submissions:self_report": "submission",
+    "submissions:publish": "submission",
+    "submissions:reject": "submission",
 }
 
 
@@ -60,6 +66,10 @@ def urls(db) -> dict[str, str]:
         "campaign": Campaign.objects.create(model=rollout.model, harness=rollout.harness, version=rollout.task.version),
         "upload": UploadJob.objects.create(file_name="trials.tar.gz"),
         "task": rollout.task,
+        "submission": Submission.objects.create(
+            team=Team.objects.create(name="A team"), version=rollout.task.version, model_name="m", harness_name="h",
+            contact="c", file_name="job.tar.gz",
+        ),
     }
     return {
         name: reverse(name, args=[objects[kind].pk] if kind else [])

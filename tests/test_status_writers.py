@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations")
+PACKAGES = ("autolab_site", "agents", "tasks", "trajectories", "evaluations", "submissions")
 OWNERS = {"trajectories/lifecycle.py", "evaluations/running/lifecycle.py"}
 # Upload jobs have a status of their own, written where their life is (their values say so).
 OTHER_STATUSES = {"trajectories/storing/uploads.py": "UploadJob.Status"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = sorted(p for d in ("templates", "tasks", "evaluations", "trajectories") for p in (ROOT / d).rglob("templates/**/*.html")) + sorted(
+TEMPLATES = sorted(p for d in ("templates", "tasks", "evaluations", "trajectories", "submissions") for p in (ROOT / d).rglob("templates/**/*.html")) + sorted(
     (ROOT / "templates").glob("*.html")
 )
 HANDLER = re.compile(r"<[a-z][^>]*\son[a-z]+\s*=", re.I)

@@ -5,7 +5,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 
-PROJECT_APPS = ("agents", "tasks", "trajectories", "evaluations")
+PROJECT_APPS = ("agents", "tasks", "trajectories", "evaluations", "submissions")
 
 
 def test_every_model_has_a_real_plural():

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
+from trajectories.visibility import shown as visible_rollouts
 from trajectories.models import Rollout
 from trajectories.storing import artifacts
 
@@ -21,7 +22,7 @@ TEXT_SUFFIXES = {".txt", ".log", ".json", ".jsonl", ".pane", ".md", ".toml", ".y
 
 
 def trial_file(request, pk: int, path: str):
-    rollout = get_object_or_404(Rollout.objects.only("pk", "trial_name", "artifacts"), pk=pk)
+    rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.only("pk", "trial_name", "artifacts")), pk=pk)
     found = artifacts.shown_file(rollout, path)
     if found is None:
         raise Http404(f"rollout {pk} has no file {path}")

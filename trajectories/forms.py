@@ -135,8 +135,12 @@ def choices(values, anything: str = "any") -> list[tuple[str, str]]:
 
 
 def listed_rows() -> QuerySet[Rollout]:
-    """Rollouts with what a list shows of each: task, version, model, harness, label, effective cause."""
-    return with_effective_cause(Rollout.objects.select_related("task__version", "model", "harness", "label"))
+    """Rollouts with what a list shows of each: task, version, model, harness, label, effective cause.
+
+    A submission held back for review is on no list (trajectories.visibility: staff open it from its record).
+    """
+    rows = Rollout.objects.filter(held_back=False).select_related("task__version", "model", "harness", "label")
+    return with_effective_cause(rows)
 
 
 class RolloutFilters(FilterForm):

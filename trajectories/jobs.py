@@ -51,7 +51,7 @@ def summary_of(rollouts: QuerySet[Rollout] | Iterable[Rollout]) -> JobSummary:
 def job_rollouts(job_id: str) -> QuerySet[Rollout]:
     """The rollouts imported from one Harbor job, in the order its page lists them."""
     return (
-        Rollout.objects.filter(job_id=job_id)
+        Rollout.objects.filter(job_id=job_id, held_back=False)
         .select_related("task__version", "model", "harness")
         .order_by("task__name", "model__name", "index", "pk")
     )

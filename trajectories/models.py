@@ -111,6 +111,16 @@ class Rollout(models.Model):
     verifier_mode = models.CharField(max_length=20, blank=True, default="", db_default="")
     # The image the trial ran in and the base images the worker substituted (trajectories.run_environment).
     environment = models.JSONField(default=dict, blank=True)
+    # What the trial ran with, as Harbor recorded it (lock.json, config.json: trajectories.reading.harbor_lock):
+    # its task's digest (hex), Harbor's version, and the rest (agent, verifier, multipliers, overrides).
+    task_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
+    harbor_version = models.CharField(max_length=50, blank=True, default="", db_default="")
+    run_settings = models.JSONField(default=dict, blank=True)
+    # SHA-256 of agent/trajectory.json: a trajectory sent twice is found by it.
+    trajectory_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="", db_index=True)
+    # Imported from a team's submission that staff have not published: on no board until they do
+    # (submissions.services, through trajectories.services.hold_back / release).
+    held_back = models.BooleanField(default=False, db_default=False, db_index=True)
     # Every field of reward.json, numeric or not ("reason": "no_lora_file").
     verifier_fields = models.JSONField(default=dict, blank=True)
     verifier_stdout = models.TextField(blank=True)

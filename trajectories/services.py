@@ -546,3 +546,48 @@ def ended_by_the_agent(rollout: Rollout) -> bool:
 def cause_label(cause: str) -> str:
     """A failure cause as the pages name it ("Sandbox ended by the agent")."""
     return CAUSES.get(cause, cause)
+
+
+# -- a team's submission (submissions.services): its trials read, held back, released -----------------
+
+@dataclass
+class SubmittedTrial:
+    """One trial folder of a submitted job, read (or why it could not be): what the submission checks judge."""
+
+    path: Path
+    folder: Any = None  # trajectories.reading.trial_folder.TrialFolder; None when unreadable
+    error: str = ""
+
+
+def read_submitted_trials(root: Path | str) -> list[SubmittedTrial]:
+    """Every trial folder under `root` read as an import reads it, storing nothing."""
+    from trajectories.reading.trial_folder import TrialFolderError, read_trial_folder
+
+    trials = []
+    for trial_dir in find_trial_dirs(Path(root)):
+        try:
+            trials.append(SubmittedTrial(trial_dir, read_trial_folder(trial_dir)))
+        except (TrialFolderError, OSError, ValueError) as exc:
+            trials.append(SubmittedTrial(trial_dir, None, str(exc)))
+    return trials
+
+
+def unpacked_archive(archive: Path | str):
+    """A context manager: the archive's contents in a temporary folder, unpacked safely (ArchiveError if not)."""
+    return unpacked(archive, parent=settings.UPLOADS_DIR)
+
+
+ARCHIVE_ERROR = ArchiveError
+
+
+def hold_back(rollout_ids: list[int], held: bool) -> int:
+    """Hold rollouts back from every board (a submission under review), or release them; how many changed.
+
+    Saved one by one, so that the boards' invalidation sees each change.
+    """
+    changed = 0
+    for rollout in Rollout.objects.filter(pk__in=rollout_ids).exclude(held_back=held):
+        rollout.held_back = held
+        rollout.save(update_fields=["held_back"])
+        changed += 1
+    return changed

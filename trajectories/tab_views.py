@@ -25,6 +25,7 @@ from tasks.services import describe_anchors
 
 from trajectories import explorer
 from trajectories.forms import TrialTabForm
+from trajectories.visibility import shown as visible_rollouts
 from trajectories.models import Rollout
 from trajectories.reading import trial_tabs
 from trajectories.services import anchors_in_use
@@ -160,7 +161,7 @@ def trial_tab(request, pk: int, tab: str):
     form = TrialTabForm(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()))
-    rollout = get_object_or_404(Rollout.objects.select_related("task__version", "model", "harness"), pk=pk)
+    rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.select_related("task__version", "model", "harness")), pk=pk)
     context = {"rollout": rollout, "task": rollout.task, "tab": tab, "tabs": trial_tabs.TABS, "nav": "rollouts"}
     context.update(BUILDERS[tab](rollout, form.cleaned_data))
     fragment = _fragment_wanted(request)
@@ -173,7 +174,7 @@ def trial_tab(request, pk: int, tab: str):
 @require_GET
 def artifact_view(request, pk: int, path: str):
     """One stored file of the trial in a page: text escaped (its first VIEW_BYTES), a binary as a download link."""
-    rollout = get_object_or_404(Rollout.objects.select_related("task__version", "model", "harness"), pk=pk)
+    rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.select_related("task__version", "model", "harness")), pk=pk)
     entry = artifacts.listed(rollout, path)
     found = artifacts.shown_head(rollout, path, trial_tabs.VIEW_BYTES) if entry is not None else None
     if entry is None or found is None:

@@ -31,6 +31,7 @@ from trajectories.forms import OUTCOMES, SORTS, CurveRangeForm, SearchForm
 from trajectories.listing import RolloutList
 from trajectories.search import query as search
 from trajectories.storing import observation_text as observation_text_module
+from trajectories.visibility import shown as visible_rollouts
 from trajectories.models import Observation, Rollout, RolloutStatus, Step, SubTrajectory, ToolCall
 from trajectories.search.document import highlighted
 from trajectories.reading import trial_tabs
@@ -95,9 +96,9 @@ def _outline(rollout: Rollout) -> list[explorer.OutlineStep]:
     return [explorer.OutlineStep(*row) for row in _main_steps(rollout).values_list(*explorer.OutlineStep.FIELDS)]
 
 
-def _get_rollout(pk: int) -> Rollout:
+def _get_rollout(request, pk: int) -> Rollout:
     return get_object_or_404(
-        Rollout.objects.select_related("task__version", "model", "harness", "label"), pk=pk
+        visible_rollouts(request, Rollout.objects.select_related("task__version", "model", "harness", "label")), pk=pk
     )
 
 
@@ -113,9 +114,9 @@ def rollout_live(request, pk: int):
 
     with_plot = request.GET.get("plot") == "1"
     if with_plot:
-        rollout = _get_rollout(pk)
+        rollout = _get_rollout(request, pk)
     else:
-        rollout = get_object_or_404(Rollout.objects.only("id", "status", "reward", "trial_name", "artifacts"), pk=pk)
+        rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.only("id", "status", "reward", "trial_name", "artifacts")), pk=pk)
     live = {
         "status": rollout.status,
         "status_text": rollout.get_status_display(),
@@ -179,7 +180,7 @@ def _outline_figures(rollout: Rollout) -> tuple[list[explorer.OutlineStep], expl
 
 @require_GET
 def rollout_detail(request, pk: int):
-    rollout = _get_rollout(pk)
+    rollout = _get_rollout(request, pk)
     only = explorer.parse_only(request.GET.get("only"))
     outline, timeline, plot = _outline_figures(rollout)
     shown = [s for s in outline if explorer.step_matches_only(s.kind_list, only)]
@@ -284,7 +285,7 @@ def rollout_curve(request, pk: int):
     form = CurveRangeForm(request.GET)
     if not form.is_valid():
         return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
-    rollout = _get_rollout(pk)
+    rollout = _get_rollout(request, pk)
     # The stored curve is the curve; only a rollout without one derives it from its steps.
     steps = [] if rollout.curve else _outline(rollout)
     x, low, high = form.cleaned_data["x"], form.cleaned_data["low"], form.cleaned_data["high"]
@@ -295,7 +296,7 @@ def rollout_curve(request, pk: int):
 @require_GET
 def step_fragment(request, pk: int):
     """Main steps at positions `first` to `last` as HTML: what a folded row opens into."""
-    rollout = get_object_or_404(Rollout.objects.only("id", "api_request_times_msec"), pk=pk)
+    rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.only("id", "api_request_times_msec")), pk=pk)
     first, last = _int_or_none(request.GET.get("first")), _int_or_none(request.GET.get("last"))
     if first is None or last is None or last < first or last - first >= explorer.STEPS_PER_PAGE:
         return HttpResponseBadRequest(f"first and last: positions of at most {explorer.STEPS_PER_PAGE} steps, first <= last")
@@ -334,7 +335,7 @@ def _redirect_to_step(rollout: Rollout, request, outline: list, shown: list, onl
 @require_GET
 def step_observation(request, pk: int, step_id: int):
     """Full observations of one step (or the one at ?position=N), as an HTML fragment."""
-    rollout = get_object_or_404(Rollout.objects.only("id"), pk=pk)
+    rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.only("id")), pk=pk)
     sub = _int_or_none(request.GET.get("sub"))
     steps = Step.objects.filter(rollout=rollout, subtrajectory_id=sub) if sub else _main_steps(rollout)
     step = get_object_or_404(steps, step_id=step_id)
@@ -381,7 +382,7 @@ def observation_text(request, pk: int, step_id: int, position: int):
 @require_GET
 def subagent_detail(request, pk: int, sub_pk: int):
     """One subagent trajectory (e.g. terminus-2's summarisation) of a rollout."""
-    rollout = _get_rollout(pk)
+    rollout = _get_rollout(request, pk)
     sub = get_object_or_404(SubTrajectory.objects.select_related("parent_step"), pk=sub_pk, rollout=rollout)
     steps = list(
         Step.objects.filter(subtrajectory=sub)
@@ -401,7 +402,7 @@ def subagent_detail(request, pk: int, sub_pk: int):
 @require_GET
 def rollout_search(request, pk: int):
     """Step ids of one rollout whose text, full outputs included, contains q."""
-    rollout = get_object_or_404(Rollout.objects.only("id"), pk=pk)
+    rollout = get_object_or_404(visible_rollouts(request, Rollout.objects.only("id")), pk=pk)
     q = (request.GET.get("q") or "").strip()
     step_ids, cut_short = search.matching_steps(rollout.pk, q) if q else ([], False)
     return JsonResponse({"q": q, "step_ids": step_ids, "cut_short": cut_short})
@@ -526,7 +527,7 @@ def compare(request):
     if a_id is None or b_id is None:
         context["error"] = "Choose two rollouts to compare (tick two in the rollout list, or /compare/?a=<rollout id>&b=<rollout id>)."
         return render(request, "trajectories/compare.html", context, status=400)
-    a, b = _get_rollout(a_id), _get_rollout(b_id)
+    a, b = _get_rollout(request, a_id), _get_rollout(request, b_id)
     if a.task_id != b.task_id:
         context["error"] = (
             f"These rollouts are of different tasks ({a.task.name} v{a.task.version.name} and "

@@ -164,6 +164,9 @@ class BoardEntry:
     categories: dict[str, Figures]
     scopes: dict[str, EntryScope]  # "" is all tasks
     excluded: dict[str, int]  # rollouts left out, by disposition (aggregation.INFRA, ...)
+    # A team's published submission (Entry.submission_id) and its mark, "verified" or "self_reported"; "" for ours.
+    submission_id: int | None = None
+    submission_mark: str = ""
 
     def figures(self, category: str | None) -> Figures | None:
         """The figures over all tasks (category None) or one category."""

@@ -178,7 +178,8 @@ def _compute(
     )
     if kept is not None and kept.base != base:
         kept = None
-    chosen = Rollout.objects.filter(task__version=version)
+    # A submission's trials held back for staff review are on no board until published.
+    chosen = Rollout.objects.filter(task__version=version, held_back=False)
     # Human baselines are the agents' reference: the agent filters (harness, open weights) keep them.
     humans = Q(model__kind="human")
     if harness is not None:
@@ -268,6 +269,8 @@ def _compute(
                 categories={c: scopes[c][key] for c in table.category_names()},
                 scopes={scope or "": extras[scope][key] for scope in extras},
                 excluded=dict(counted.excluded[key]),
+                submission_id=setting.submission_id if setting else None,
+                submission_mark=setting.submission_mark if setting else "",
             )
         )
 

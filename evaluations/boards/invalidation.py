@@ -173,7 +173,7 @@ def on_rollout_deleted(sender, instance: Rollout, **kwargs) -> None:
 BOARD_STATE_FIELDS = (
     "task_id", "model_id", "harness_id", "index", "reward", "status", "superseded", "infra_error", "excluded", "cost_usd",
     "n_input_tokens", "n_output_tokens", "agent_started_at", "agent_finished_at", "n_benchmark_calls", "curve",
-    "score_log", "trajectory_source",
+    "score_log", "trajectory_source", "held_back",
 )
 
 

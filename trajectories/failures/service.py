@@ -271,7 +271,7 @@ def with_effective_cause(rollouts: QuerySet[Rollout]) -> QuerySet[Rollout]:
 
 def _ended() -> QuerySet[Rollout]:
     """Non-superseded rollouts that have ended, with `effective_cause`: what the failures page counts."""
-    return with_effective_cause(Rollout.objects.filter(superseded=False).exclude(status__in=statuses.ACTIVE))
+    return with_effective_cause(Rollout.objects.filter(superseded=False, held_back=False).exclude(status__in=statuses.ACTIVE))
 
 
 def failed_rollouts(filters: Filters) -> QuerySet[Rollout]:

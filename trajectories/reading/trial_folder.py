@@ -34,7 +34,7 @@ from tasks.lib.numbers import as_float
 import trajectories.provenance as provenance
 import trajectories.run_environment as run_environment
 
-from trajectories.reading import analysis_file, native_formats
+from trajectories.reading import analysis_file, harbor_lock, native_formats
 from trajectories.reading.atif import (
     AtifError, StreamError, parse_trajectory_data, parse_trajectory_file, parse_trajectory_stream, stream_steps,
 )
@@ -147,6 +147,10 @@ class TrialFolder:
     provenance: provenance.Provenance = provenance.IMPORTED
     # The image it ran in, and the base images our sandbox substituted (trajectories.run_environment); {} unknown.
     environment: dict[str, Any] = field(default_factory=dict)
+    # What it ran with: Harbor's lock.json and config.json read once (trajectories.reading.harbor_lock).
+    run_settings: harbor_lock.RunSettings = field(default_factory=harbor_lock.RunSettings)
+    # SHA-256 of agent/trajectory.json's bytes ("" without one): the same trajectory sent twice has the same.
+    trajectory_sha256: str = ""
 
     @property
     def agent_started_at(self) -> datetime | None:
@@ -378,6 +382,8 @@ def read_trial_folder(
     _read_agent(folder, config, result)
     _read_result(folder, result)
     _read_verifier(folder, result, snapshot)
+    folder.run_settings = harbor_lock.read_settings(_lock_object(folder, path), config, result)
+    folder.trajectory_sha256 = _trajectory_digest(path, snapshot)
     _read_trajectories(folder, _harness_files(folder, snapshot), live=live or not folder.finished, consume=consume)
     _agent_version_from_trajectory(folder)
     _read_analysis(folder, snapshot)
@@ -390,6 +396,24 @@ def read_trial_folder(
 
 
 # -- Pieces ---------------------------------------------------------------------
+
+
+def _lock_object(folder: TrialFolder, path: Path) -> dict | None:
+    """Harbor's lock.json (left out of the checksum, read apart); None without one, a warning when unreadable."""
+    if not _is_regular(path / harbor_lock.FILE_NAME):
+        return None
+    try:
+        return read_json_object(path / harbor_lock.FILE_NAME, first_read=read_file(path, harbor_lock.FILE_NAME))
+    except (OSError, JsonFileError) as exc:
+        folder.warnings.append(f"{harbor_lock.FILE_NAME}: cannot be read ({exc}); its settings are taken from config.json")
+        return None
+
+
+def _trajectory_digest(path: Path, snapshot: FolderSnapshot) -> str:
+    if MAIN_TRAJECTORY in snapshot.digests:
+        return snapshot.digests[MAIN_TRAJECTORY]
+    raw = snapshot.files.get(MAIN_TRAJECTORY)
+    return hashlib.sha256(raw).hexdigest() if raw is not None else ""
 
 
 def refusals(snapshot: FolderSnapshot) -> list[str]:

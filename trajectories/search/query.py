@@ -613,8 +613,8 @@ def _holding_every(document: str, infixes: list[str]) -> Q:
 
 
 def _rollout_q(filters: Filters, prefix: str) -> Q:
-    """The rollouts `filters` allow; `prefix` leads from the model queried to its Rollout."""
-    q = Q()
+    """The rollouts `filters` allow (never one held back for review); `prefix` leads from the model queried to its Rollout."""
+    q = Q(**{f"{prefix}held_back": False})
     for name in ("task", "model", "harness"):
         if getattr(filters, name) is not None:
             q &= Q(**{f"{prefix}{name}_id": getattr(filters, name)})

@@ -669,6 +669,10 @@ def _fill_rollout(
     rollout.reward_valid = folder.reward_valid
     rollout.verifier_mode = folder.verifier_mode
     rollout.environment = folder.environment
+    rollout.task_digest = folder.run_settings.task_digest[:64]
+    rollout.harbor_version = folder.run_settings.harbor_version[:50]
+    rollout.run_settings = folder.run_settings.as_dict()
+    rollout.trajectory_sha256 = folder.trajectory_sha256
     rollout.verifier_fields = folder.verifier_fields
     rollout.verifier_stdout = folder.verifier_stdout
     rollout.verifier_outputs = folder.verifier_outputs

@@ -1,0 +1,9 @@
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def get_item(mapping, key):
+    """mapping[key], or None: a dict of a submission's JSON read in a template."""
+    return mapping.get(key) if isinstance(mapping, dict) else None
