@@ -7,6 +7,7 @@ app_name = "evaluations"
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
     path("heatmap/", views.heatmap, name="heatmap"),
+    path("charts/", views.leaderboard_charts, name="leaderboard_charts"),
     # Under /tasks/ beside the catalogue (tasks.urls), but the leaderboard's: it shows the results on the task.
     path("tasks/<str:version>/<str:name>/", task_views.task_detail, name="task_detail"),
     # A path: Harbor and litellm model names may keep an organisation ("Qwen/Qwen3-Coder").

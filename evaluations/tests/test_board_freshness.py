@@ -160,7 +160,7 @@ def test_a_real_worker_on_the_boards_queue_brings_the_page_up_to_date(client, re
             time.sleep(0.5)
         else:
             pytest.fail(f"the board was not rebuilt: {worker.output()[-2000:]}")
-        assert Rollout.objects.count() == serving.board(world["version"]).n_rollouts
+        assert Rollout.objects.count() == serving.build(world["version"]).n_rollouts
         assert "rollouts read" in worker.output()
     finally:
         worker.kill()

@@ -57,7 +57,7 @@ def around_a_new_rollout(path: str):
     before = page(client, path, version="1.1")
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
     after = page(client, path, version="1.1")
-    data = serving.board(world["version"])
+    data = serving.build(world["version"])
     return before, after, data, next(e for e in data.entries if e.model == "model-a")
 
 

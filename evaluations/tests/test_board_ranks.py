@@ -35,7 +35,7 @@ def test_an_entry_with_no_counted_rollout_is_listed_but_unranked(world):
     only_infra = AgentModel.objects.create(name="model-infra")
     for task in world["tasks"].values():
         make_rollout(task, only_infra, world["harness"], None, infra_error=True)
-    data = serving.board(world["version"])
+    data = serving.build(world["version"])
     entry = next(e for e in data.entries if e.model == "model-infra")
     assert entry.overall.n_rollouts == 0 and entry.excluded == {"infra": 4}
     assert entry.overall.rank is None

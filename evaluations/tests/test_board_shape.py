@@ -103,6 +103,6 @@ def test_the_cache_key_carries_the_shape_and_no_other_shape_is_read():
     assert f":{board.SHAPE}:" in key
     # A board cached as a dict (code from before the shape, sharing the cache) under this very key.
     cache.set(key, {"entries": [], "cells": {}}, 60)
-    data = serving.board(version)
+    data = serving.build(version)
     assert isinstance(data, board.Board) and len(data.entries) == 3
-    assert serving.board(version) == data  # cached now: read back from the (pickling) cache, equal
+    assert serving.build(version) == data  # cached now: read back from the (pickling) cache, equal

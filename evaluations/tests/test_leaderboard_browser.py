@@ -134,7 +134,7 @@ def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server
     from evaluations.boards import serving
 
     version = hundred_entries(40)["version"]
-    serving.board(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
+    serving.build(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
     page.goto(live_server.url + "/?version=big&entries=2", timeout=60_000)
     assert page.locator("#leaderboard-table tbody tr[data-entry]").count() == 10
     page.locator('#leaderboard-table th[data-sort-key="model"] a').click()

@@ -45,7 +45,7 @@ def import_per_task(tmp_path, source: str = "Paper 2026, Table 9"):
 
 
 def published(version) -> dict:
-    return {p.model: p for p in serving.board(version).published}
+    return {p.model: p for p in serving.build(version).published}
 
 
 def test_dominance_among_the_published_entries_of_a_version(tmp_path, version):
@@ -197,9 +197,9 @@ def test_a_papers_tables_import_as_printed_with_options_for_what_they_leave_out(
     call_command("import_results", str(write(tmp_path, ablations, "ablation.csv")), *options, "--source", "Table 9",
                  "--set", "ablation")
     assert PublishedResult.objects.count() == 12 and PublishedResult.objects.filter(ablation=True).count() == 4
-    published = {p.model: p for p in serving.board(autolab).published if p.source == "Table 9"}
+    published = {p.model: p for p in serving.build(autolab).published if p.source == "Table 9"}
     # Ablations are apart: after the main entries, and outside their Dominance (which averages 0.5 over the two).
-    assert [p.ablation for p in serving.board(autolab).published] == [False, False, True]
+    assert [p.ablation for p in serving.build(autolab).published] == [False, False, True]
     assert published["opus"].overall.dominance + published["gpt"].overall.dominance == pytest.approx(1.0)
     assert not published["opus-no-tools"].compared
     # The paper's printed main-table figures sit on the entries they print, as printed.
@@ -212,7 +212,7 @@ def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, auto
     out = capsys.readouterr().out
     assert "dry run, nothing written: 20 published figures would be created" in out
     assert PublishedFigure.objects.count() == 0
-    assert serving.board(autolab).published == []
+    assert serving.build(autolab).published == []
 
 
 def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):
@@ -286,7 +286,7 @@ def test_each_figure_keeps_its_own_source_on_the_board_and_the_model_page(tmp_pa
     wide = "task,model-a\nt1,0.5\nt2,0.2\nt3,0.7\n"
     call_command("import_results", str(write(tmp_path, wide, "wide.csv")), "--version", "1.1", "--harness", "terminus-2",
                  "--source", "Paper B Table 9", stdout=open("/dev/null", "w"))
-    (entry,) = serving.board(version).published
+    (entry,) = serving.build(version).published
     assert entry.sources == ["Paper B Table 9", "Paper A Table 2"]
     assert {f.source for f in entry.paper} == {"Paper A Table 2"}
 

@@ -81,6 +81,6 @@ def test_every_curve_of_the_real_trials_agrees_with_their_rewards(client, import
     assert "1 of 2 rollouts" in scoring and "reward.json reference_score" in scoring
 
     # The score-against-budget curve ends at the entry's Avg@k: its last point is the reward.
-    data = serving.board(task.version)
+    data = serving.build(task.version)
     for entry in data.entries:
         assert entry.scopes[""].budget_curve[-1] == pytest.approx(entry.overall.avg, abs=1e-9)
