@@ -53,7 +53,7 @@ def test_a_rank_outside_its_resampled_range_says_why(client):
     import re
 
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
-    data = compute.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
+    data = serving.build(BenchmarkVersion.objects.get(name="synthetic"))
     outside = [e for e in data.entries if e.overall.rank and not e.overall.rank_range[0] <= e.overall.rank <= e.overall.rank_range[1]]
     assert outside  # the case exists on this board
     page = html.unescape(client.get("/?version=synthetic").content.decode())

@@ -105,4 +105,11 @@ def test_the_cache_key_carries_the_shape_and_no_other_shape_is_read():
     cache.set(key, {"entries": [], "cells": {}}, 60)
     data = serving.build(version)
     assert isinstance(data, board.Board) and len(data.entries) == 3
-    assert serving.build(version) == data  # cached now: read back from the (pickling) cache, equal
+    assert serving.board(version) is data
+    # A board stored in the database by code of another shape is never unpickled as this one: being built.
+    from evaluations.models import StoredBoard
+
+    StoredBoard.objects.update(shape="another")
+    serving.forget_recent_boards()
+    cache.clear()
+    assert serving.board(version) is None

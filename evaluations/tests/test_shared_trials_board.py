@@ -5,6 +5,8 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = [pytest.mark.django_db, pytest.mark.shared]
 
 
@@ -17,6 +19,7 @@ def imported(shared_tasks_dir, shared_trials_dir):
     import_tasks(shared_tasks_dir, version="1.1")
     report = import_path(shared_trials_dir, version="1.1")
     assert report.ok, report.as_dict()
+    build_boards()
     return report
 
 
