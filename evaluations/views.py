@@ -182,11 +182,12 @@ BUILDING_RETRY_SEC = 5
 
 def building_page(request: HttpRequest, template: str, version: BenchmarkVersion, freshness: serving.Freshness) -> HttpResponse:
     """A board page before its first board is built (boards.serving): a notice, no figures, and a reload soon
-    (503 with Retry-After: a crawler or script comes back instead of keeping an empty page)."""
+    (202 Accepted with Retry-After: a script comes back instead of reading an empty board; not a 5xx, which
+    the server's log would report as an error at every view while the board is built)."""
     response = render(
         request, template,
         {"nav": "leaderboard", "data": None, "building": version, "freshness": freshness, "retry": BUILDING_RETRY_SEC},
-        status=503,
+        status=202,
     )  # fmt: skip
     response["Retry-After"] = str(BUILDING_RETRY_SEC)
     return response
@@ -330,7 +331,7 @@ CHARTS = ("board", "time")  # ?chart= of leaderboard_charts: the four board char
 def leaderboard_charts(request: HttpRequest) -> HttpResponse:
     """The leaderboard's chart data as JSON, for the page's query (version, filters, category, sort) and
     ?chart= (CHARTS): what static/js/leaderboard.js and time_curves.js fetch when a chart is about to be seen.
-    From the served board, never a build: 503 {"status": "building"} before the first (api.building_response).
+    From the served board, never a build: 202 {"status": "building"} before the first (api.building_response).
     The JSON text is made once per board, scope, order and chart (board_html)."""
     form = board_filters(request, LeaderboardFilters)
     if not form.is_valid():
