@@ -645,7 +645,7 @@ def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[Publ
     versions = set(PublishedResult.objects.filter(model=model).values_list("version", flat=True))
     versions |= set(PublishedFigure.objects.filter(model=model).values_list("version", flat=True))
     for version in BenchmarkVersion.objects.filter(id__in=versions - seen_versions):
-        data = serving.board(version)  # None while being built: the notice above says so for its rollouts only
+        data = serving.board(version)  # None while being built: its published rows appear once it is
         rows.extend(p for p in (data.published if data else []) if p.model == model.name)
     return rows
 

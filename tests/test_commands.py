@@ -15,7 +15,7 @@ PROJECT_APPS = ("tasks", "evaluations", "trajectories")
 # Commands that name no benchmark version: Django's --version (its own version) is theirs.
 VERSIONLESS = {"reap_rollouts", "run_stub_llm", "classify_failures", "load_demo", "regrade", "analyze_rollouts"}  # regrade --task VERSION/NAME
 # Commands that name one: --version is the benchmark version.
-VERSIONED = {"evaluate", "generate_synthetic", "import_humans", "import_inspect", "import_results", "import_tasks",
+VERSIONED = {"build_boards", "evaluate", "generate_synthetic", "import_humans", "import_inspect", "import_results", "import_tasks",
              "import_trials"}
 
 

@@ -269,7 +269,7 @@ def test_a_real_worker_on_the_boards_queue_builds_the_page(client, redis_cache, 
 # Who may build a board: the boards worker's task (serving.rebuild, through serving.build), the command that
 # builds them ahead (build_boards), and compute itself. A page, the API or a query that called one of these
 # would compute a board in a request again.
-BUILDERS = re.compile(r"\b(compute_board|updated_board|_updated|_compute|_build)\(|serving\.build\(|import[^\n]*\bbuild\b")
+BUILDERS = re.compile(r"\b(compute_board|updated_board|_updated|_compute|_build)\(|serving\.build\(|^from [\w.]+ import [^\n]*\bbuild\b", re.M)
 MAY_BUILD = {"evaluations/boards/compute.py", "evaluations/boards/serving.py", "evaluations/management/commands/build_boards.py"}
 
 
@@ -285,3 +285,4 @@ def test_no_request_path_builds_a_board():
     assert found == []
     # The check sees a builder where there is one.
     assert BUILDERS.search("data = serving.build(version)") and BUILDERS.search("compute.compute_board(v)")
+    assert BUILDERS.search("from evaluations.boards.serving import board, build") and not BUILDERS.search("# import to build")
