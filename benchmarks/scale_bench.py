@@ -1,8 +1,21 @@
-"""The board at 25 and 100 entries: what a new rollout costs, pages that do not grow, search, import.
+"""The board at 25, 100 and 300 entries: a cold board, what a new rollout costs, pages that do not grow, search, import.
 
     .venv/bin/python benchmarks/scale_bench.py [--requests 20] [--rounds 3] [--reuse]
         [--copies 500] [--visits 5] [--import-copies 60] [--jobs 2] [--skip-browser] [--skip-import] [--only-import]
-        [--cache redis://...|local]
+        [--skip-cold] [--only-cold] [--cache redis://...|local]
+
+Issue 49's figures (unless --skip-cold; --only-cold prints them alone, without
+the corpus): the site under gunicorn as docker-compose runs it (3 workers x
+4 threads) with one boards worker. With nothing cached or stored (a new
+generation, the cache flushed, the stored board deleted), 4 simultaneous
+first views at each size: the longest wait (target 1 s: the page says the
+board is being built) and the seconds until the board is served; the CPU
+(web and boards worker) of 4 such views against one at 100 entries (target
+1.2x: one build); after a cache flush and a restart, each size's first view
+(the stored board) and the web worker's resident memory once it served every
+size (target 300 MB); the leaderboard's HTML at 300 entries (250 KB); and
+the full build of the 300-entry board from nothing against a plain numpy
+computation of the same figures (`numpy_floor`; target 1.5x).
 
 Issue 27's benchmark, in one run on PostgreSQL (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/autolab_bench_scale, created when
@@ -622,26 +635,50 @@ CPU_SIZE = 100  # the size the CPU of concurrent cold views is compared at (the 
 WARM_SIZE = 5  # a small version whose cold views warm the web workers first
 
 
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat's fields after the command's name (field 3 onwards)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()
+
+
+def children_of(pid: int) -> list[int]:
+    """Every descendant of a process (Linux's /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int(_stat(int(entry.name))[1])
+            except (OSError, ValueError):
+                pass
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [child for child, of in parents.items() if of == parent]
+        found += kids
+        todo += kids
+    return found
+
+
 def process_tree_cpu(pid: int) -> float:
     """CPU seconds (user + system) of a process and its children so far."""
-    import psutil
-
-    root = psutil.Process(pid)
+    ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
-    for process in [root, *root.children(recursive=True)]:
+    for process in [pid, *children_of(pid)]:
         try:
-            times = process.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            pass
+            fields = _stat(process)
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
     return total
 
 
 def worker_rss_mb(pid: int) -> float:
     """The largest resident set among a gunicorn master's workers, in MB."""
-    import psutil
-
-    return max(p.memory_info().rss for p in psutil.Process(pid).children()) / 1e6
+    sizes = []
+    for child in children_of(pid):
+        status = Path(f"/proc/{child}/status").read_text()
+        sizes.append(int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024)
+    return max(sizes) / 1e6
 
 
 def get_status(url: str) -> tuple[int, float]:
