@@ -7,6 +7,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from evaluations.tests.board_factories import build_boards
+
 from trajectories.models import Rollout
 
 
@@ -54,6 +56,7 @@ def test_the_bars_legend_names_the_intervals_level(page, live_server, world, err
 
 
 def test_filters(page, live_server, world, errors):
+    build_boards(world["version"], open_weight=True)  # the filter applied below (a page never builds one)
     page.goto(live_server.url + "/")
     page.select_option('select[name="open_weight"]', "1")
     page.click('#board-filters button[type="submit"]')
@@ -75,6 +78,7 @@ def test_filters(page, live_server, world, errors):
 
 
 def test_category_tabs(page, live_server, world):
+    build_boards(world["version"], open_weight=False)
     page.goto(live_server.url + "/?open_weight=0")
     page.locator(".scope-tabs a", has_text="beta").click()
     page.wait_for_url("**category=beta**")
