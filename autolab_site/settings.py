@@ -200,14 +200,11 @@ SUBMISSIONS_DIR = Path(os.environ.get("AUTOLAB_SUBMISSIONS_DIR", DATA_DIR / "sub
 AUTOLAB_JUDGE_MODEL = os.environ.get("AUTOLAB_JUDGE_MODEL", "")
 AUTOLAB_JUDGE_TIMEOUT_SEC = float(os.environ.get("AUTOLAB_JUDGE_TIMEOUT_SEC", "300"))
 AUTOLAB_JUDGE_QUEUE = os.environ.get("AUTOLAB_JUDGE_QUEUE", "cpu")
-# Boards (evaluations.boards.serving): a board that read more rollouts than this
-# is never recomputed in a request: the page serves the last one with its age
-# and the task evaluations.rebuild_board, on this queue, brings it up to date.
-# (With a shared cache only.) The bound is the worst request, not the usual one:
-# a web process with no board of its own yet (a new gunicorn worker) computes
-# from nothing, about half a second at 2,700 rollouts on PostgreSQL here.
+# Boards (evaluations.boards.serving): never computed in a request. The task
+# evaluations.rebuild_board, on this queue, builds a board and stores it (the
+# cache and the database); a page serves the last one stored, with its age,
+# or says that it is being built.
 AUTOLAB_BOARD_QUEUE = os.environ.get("AUTOLAB_BOARD_QUEUE", "boards")
-AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS = int(os.environ.get("AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS", "2000"))
 # Search's bounds (trajectories.search.query): its time budget per query, the
 # shortest text searched for as typed, and how many such scans of every
 # rollout run at once on the site.

@@ -1,9 +1,23 @@
-"""The board at 25 and 100 entries: what a new rollout costs, pages that do not grow, search, import.
+"""The board at 25, 100 and 300 entries: a cold board, what a new rollout costs, pages that do not grow, search, import.
 
     .venv/bin/python benchmarks/scale_bench.py [--requests 20] [--rounds 3] [--reuse]
         [--copies 500] [--visits 5] [--import-copies 60] [--jobs 2] [--skip-browser] [--skip-import] [--only-import]
         [--only-list]
         [--cache redis://...|local]
+        [--skip-cold] [--only-cold] [--cache redis://...|local]
+
+Issue 49's figures (unless --skip-cold; --only-cold prints them alone, without
+the corpus): the site under gunicorn as docker-compose runs it (3 workers x
+4 threads) with one boards worker. With nothing cached or stored (a new
+generation, the cache flushed, the stored board deleted), 4 simultaneous
+first views at each size: the longest wait (target 1 s: the page says the
+board is being built) and the seconds until the board is served; the CPU
+(web and boards worker) of 4 such views against one at 100 entries (target
+1.2x: one build); after a cache flush and a restart, each size's first view
+(the stored board) and the web worker's resident memory once it served every
+size (target 300 MB); the leaderboard's HTML at 300 entries (250 KB); and
+the full build of the 300-entry board from nothing against a plain numpy
+computation of the same figures (`numpy_floor`; target 1.5x).
 
 Issue 27's benchmark, in one run on PostgreSQL (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/autolab_bench_scale, created when
@@ -33,10 +47,9 @@ target and their ratio:
   *other* version after it (per-version invalidation: it stays warm). The
   site runs as deployed (docs/scaling.md): a shared cache, --cache (Redis
   database 13 unless CACHE_URL says otherwise, emptied first), where a board
-  of more than AUTOLAB_BOARD_INLINE_MAX_ROLLOUTS rollouts is served as it
-  was, with its age, and the boards worker updates it; --cache local runs
-  the embedded default's per-process cache, where the first view updates
-  the board in the request (the update figure below);
+  is served as it was, with its age, while the boards worker updates it
+  (a page never builds one: docs/scaling.md, "A board's life"); --cache
+  local runs the embedded default's per-process cache (the update figure below);
 - the board update after a new rollout (serving.rebuild: what the
   boards worker runs, incremental), the first view of the board it made
   (from the shared cache, its rows rendered: what each web process pays
@@ -112,7 +125,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/autolab_bench_scale"
 # A deployment's shared cache (docs/scaling.md), a database of its own: emptied at the start.
 DEFAULT_CACHE = "redis://127.0.0.1:6379/13"
-SIZES = (25, 100)
+SIZES = (25, 100, 300)
 WARM_TARGET_MS = 150.0
 SEARCH_TARGET_MS = 300.0
 BYTES_TARGET = 250_000
@@ -300,6 +313,8 @@ def server_figures(args, versions, real_rollout_pk: int) -> list:
     after_update: dict[int, list[float]] = {size: [] for size in SIZES}
     full: dict[int, float] = {}
     added: list[int] = []
+    for size in SIZES:  # as the boards worker would have: a page never builds one
+        serving.build(versions[size])
     for _ in range(args.rounds):
         for size in SIZES:
             name = version_name(size)
@@ -673,6 +688,330 @@ def import_peak_rss(folder: Path) -> int:
     return int(done.stdout.split()[-1]) * 1024  # VmHWM is in kB
 
 
+# --- issue 49: a cold board ---------------------------------------------------------------------------
+
+COLD_WAIT_TARGET_S = 1.0
+COLD_CPU_TARGET_X = 1.2
+RSS_TARGET_MB = 300.0
+FLOOR_TARGET_X = 1.5
+COLD_VIEWS = 4
+CPU_SIZE = 100  # the size the CPU of concurrent cold views is compared at (the issue's)
+WARM_SIZE = 5  # a small version whose cold views warm the web workers first
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat's fields after the command's name (field 3 onwards)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()
+
+
+def children_of(pid: int) -> list[int]:
+    """Every descendant of a process (Linux's /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int(_stat(int(entry.name))[1])
+            except (OSError, ValueError):
+                pass
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [child for child, of in parents.items() if of == parent]
+        found += kids
+        todo += kids
+    return found
+
+
+def process_tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for process in [pid, *children_of(pid)]:
+        try:
+            fields = _stat(process)
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
+def worker_rss_mb(pid: int) -> float:
+    """The largest resident set among a gunicorn master's workers, in MB."""
+    sizes = []
+    for child in children_of(pid):
+        status = Path(f"/proc/{child}/status").read_text()
+        sizes.append(int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024)
+    return max(sizes) / 1e6
+
+
+def get_status(url: str) -> tuple[int, float]:
+    """(HTTP status, seconds) of one GET."""
+    import urllib.error
+
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=300) as response:
+            response.read()
+            status = response.status
+    except urllib.error.HTTPError as error:
+        error.read()
+        status = error.code
+    return status, time.perf_counter() - start
+
+
+def make_cold(version) -> None:
+    """No board of `version` anywhere: a new generation everywhere (the boards worker's kept state is of the
+    old one: it builds from nothing), the shared cache flushed, the stored board gone."""
+    from django.core.cache import cache
+
+    from evaluations.boards import invalidation
+    from evaluations.models import StoredBoard
+
+    invalidation.invalidate()
+    cache.clear()
+    StoredBoard.objects.filter(version=version).delete()
+
+
+def cold_views(base: str, name: str, views: int, seconds: float = 600) -> tuple[list[float], float]:
+    """`views` simultaneous first views of a cold board: each one's wait, and the seconds until the page
+    serves the board (polled every 0.5 s)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = f"{base}/?version={name}"
+    start = time.perf_counter()
+    with ThreadPoolExecutor(views) as pool:
+        answers = list(pool.map(lambda _: get_status(url), range(views)))
+    assert all(status in (200, 202) for status, _ in answers), answers  # the board, or "being built"
+    deadline = time.monotonic() + seconds
+    while get_status(url)[0] != 200:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the board of {name} was not built within {seconds:.0f} s")
+        time.sleep(0.5)
+    return [wait for _, wait in answers], time.perf_counter() - start
+
+
+def warm_workers(base: str, times: int = 24) -> None:
+    """Every gunicorn worker past its first requests (modules, URLs, templates), on pages that read no board."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: get_status(f"{base}/?version=no-such-version") and get_status(f"{base}/api/"), range(times)))
+
+
+def start_site(env: dict, port: int):
+    """gunicorn as docker-compose runs it (3 workers x 4 threads) and a boards worker (concurrency 1)."""
+    bin_dir = Path(sys.executable).parent
+    web = subprocess.Popen(
+        [str(bin_dir / "gunicorn"), "autolab_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "3",
+         "--threads", "4", "--log-level", "warning"], cwd=ROOT, env=env,
+    )  # fmt: skip
+    boards = subprocess.Popen(
+        [str(bin_dir / "celery"), "-A", "autolab_site", "worker", "-Q", "boards", "--concurrency", "1",
+         "--loglevel", "WARNING", "--hostname", f"scale-boards-{port}@%h"], cwd=ROOT, env=env,
+    )  # fmt: skip
+    return web, boards
+
+
+def cold_figures(args, versions, work: Path) -> list:
+    """Cold first views (nothing cached or stored) at every size under gunicorn with a boards worker; the CPU
+    of COLD_VIEWS simultaneous ones against one; the first views of a restarted site after a cache flush
+    (the stored boards), and its web workers' memory once they served every size."""
+    from pages_bench import free_port, stop_processes, wait_for
+
+    from evaluations.boards import serving
+
+    env = {**os.environ, "STATIC_ROOT": str(work / "static")}
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=ROOT, env=env, check=True)
+    from autolab_site.celery import app
+
+    app.control.purge()  # no build an earlier run left on the broker
+    rows = []
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    processes = start_site(env, port)
+    web, boards = processes
+    try:
+        wait_for(f"{base}/api/", 120)
+        warm_workers(base)
+        deadline = time.monotonic() + 120
+        while not app.control.ping(timeout=1.0):  # the boards worker takes messages
+            if time.monotonic() > deadline:
+                raise SystemExit("the boards worker did not start")
+        # A fresh web worker's first board page compiles its templates and opens its broker connection
+        # (about a second): measured once, then every worker warmed on a small version's cold views.
+        warm = load(WARM_SIZE, args)
+        make_cold(warm)
+        first_ever, _ = cold_views(base, version_name(WARM_SIZE), COLD_VIEWS)
+        for _ in range(2):
+            make_cold(warm)
+            cold_views(base, version_name(WARM_SIZE), 2 * COLD_VIEWS)
+        waits, built = {}, {}
+        for size in SIZES:
+            make_cold(versions[size])
+            waits[size], built[size] = cold_views(base, version_name(size), COLD_VIEWS)
+        cpu = {}
+        for views in (1, COLD_VIEWS):
+            make_cold(versions[CPU_SIZE])
+            before = process_tree_cpu(web.pid) + process_tree_cpu(boards.pid)
+            cold_views(base, version_name(CPU_SIZE), views)
+            cpu[views] = process_tree_cpu(web.pid) + process_tree_cpu(boards.pid) - before
+        rows.append((f"{WARM_SIZE} entries: a fresh web worker's first board page, cold (templates, broker connection)", max(first_ever), None, "s"))
+        for size in SIZES:
+            rows.append((f"{size} entries: cold first view, the longest of {COLD_VIEWS} at once (being built)", max(waits[size]), COLD_WAIT_TARGET_S, "s"))
+            rows.append((f"  until the page serves the board (the boards worker's build)", built[size], None, "s"))
+        rows.append((f"{CPU_SIZE} entries: CPU of {COLD_VIEWS} simultaneous cold views (web + boards worker)", cpu[COLD_VIEWS], None, "s"))
+        rows.append((f"  of one cold view", cpu[1], None, "s"))
+        rows.append((f"{CPU_SIZE} entries: CPU of {COLD_VIEWS} cold views / one", cpu[COLD_VIEWS] / cpu[1], COLD_CPU_TARGET_X, "x"))
+    finally:
+        stop_processes([web])
+    # A restarted site after a cache flush: each size's first view reads the stored board.
+    from django.core.cache import cache
+
+    cache.clear()
+    serving.forget_recent_boards()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    web = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "autolab_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+         "--threads", "4", "--log-level", "warning"], cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        wait_for(f"{base}/api/", 120)
+        warm_workers(base)
+        status, wait = get_status(f"{base}/?version={version_name(WARM_SIZE)}")
+        rows.append((f"{WARM_SIZE} entries: the restarted web worker's first board page (templates, broker connection)", wait, None, "s"))
+        for size in SIZES:
+            status, wait = get_status(f"{base}/?version={version_name(size)}")
+            assert status == 200, (size, status)
+            rows.append((f"{size} entries: first view after a cache flush and a restart (the stored board)", wait, COLD_WAIT_TARGET_S, "s"))
+            for page in ("/heatmap/", "/api/v1/leaderboard/", f"/models/synthetic-model-{size:02d}/"):
+                get_status(f"{base}{page}?version={version_name(size)}" if "models" not in page else f"{base}{page}")
+        rows.append(("web worker RSS after serving every size (1 gunicorn worker)", worker_rss_mb(web.pid), RSS_TARGET_MB, "MB"))
+        html = urllib.request.urlopen(f"{base}/?version={version_name(SIZES[-1])}", timeout=120).read()
+        rows.append((f"{SIZES[-1]} entries: leaderboard page 1 HTML", len(html) / 1000, BYTES_TARGET / 1000, "KB"))
+    finally:
+        stop_processes([web, boards])
+    return rows
+
+
+def scores_array(version):
+    """The version's counted scores as (entries, tasks, rollouts) with their counts, and its scopes' task
+    positions (all tasks, then each category): what the numpy floor computes from."""
+    import numpy as np
+
+    from tasks.models import Task
+    from trajectories.models import Rollout
+
+    tasks = list(Task.objects.filter(version=version).order_by("category", "name"))
+    position = {t.id: i for i, t in enumerate(tasks)}
+    cells: dict[tuple, list[float]] = {}
+    for model, harness, task, reward in Rollout.objects.filter(task__version=version, reward__isnull=False).values_list(
+        "model_id", "harness_id", "task_id", "reward"
+    ):
+        cells.setdefault((model, harness), {}).setdefault(position[task], []).append(min(max(reward, 0.0), 1.0))
+    entries = sorted(cells)
+    width = max(len(v) for per in cells.values() for v in per.values())
+    values = np.zeros((len(entries), len(tasks), width))
+    counts = np.zeros((len(entries), len(tasks)), dtype=np.int64)
+    for e, key in enumerate(entries):
+        for t, got in cells[key].items():
+            values[e, t, : len(got)] = got
+            counts[e, t] = len(got)
+    categories = sorted({t.category for t in tasks})
+    scopes = [np.arange(len(tasks))] + [np.array([i for i, t in enumerate(tasks) if t.category == c]) for c in categories]
+    return values, counts, scopes
+
+
+def task_points(scores, tolerance: float = 1e-9):
+    """Per task (and replicate), the Dominance points each entry wins against all the others: 2 a win, 1 a
+    tie (within `tolerance`, of the next value up), its tie with itself left out. `scores` (E, ...): each
+    column is sorted once, instead of comparing every pair."""
+    import numpy as np
+
+    n_entries = scores.shape[0]
+    flat = scores.reshape(n_entries, -1)
+    order = np.argsort(flat, axis=0, kind="stable")
+    ranked = np.take_along_axis(flat, order, axis=0)
+    rows = np.arange(n_entries)[:, None]
+    new_run = np.ones(ranked.shape, dtype=bool)
+    new_run[1:] = ranked[1:] - ranked[:-1] > tolerance
+    run_start = np.maximum.accumulate(np.where(new_run, rows, 0), axis=0)
+    ends_run = np.ones(ranked.shape, dtype=bool)
+    ends_run[:-1] = new_run[1:]
+    run_end = np.minimum.accumulate(np.where(ends_run, rows, n_entries - 1)[::-1], axis=0)[::-1]
+    points = np.empty(flat.shape, dtype=np.int64)
+    np.put_along_axis(points, order, 2 * run_start + (run_end - run_start), axis=0)
+    return points.reshape(scores.shape)
+
+
+def numpy_floor(values, counts, scopes, n_resamples: int = 1000, seed: int = 0, tolerance: float = 1e-9) -> dict:
+    """The board's point figures and bootstrap in plain numpy, every entry at once: per scope Avg@k, Best@k,
+    Dominance (per task against every other entry, ties one half), ranks; B paired resamples of the tasks
+    and of each cell's rollouts; 95% intervals of Avg@k, Best@k and Dominance, and rank ranges. What the
+    board computes, without its bookkeeping (no kept state, no per-entry generators, no objects)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n_entries, n_tasks, width = values.shape
+    safe = np.maximum(counts, 1)
+    in_count = np.arange(width) < counts[..., None]
+    means = np.where(in_count, values, 0.0).sum(-1) / safe
+    bests = np.where(counts > 0, np.where(in_count, values, -np.inf).max(-1), 0.0)
+    # Each cell's rollouts redrawn: (E, B, T) means and bests, an entry at a time (bounded memory).
+    rep_means = np.zeros((n_entries, n_resamples, n_tasks))
+    rep_bests = np.zeros((n_entries, n_resamples, n_tasks))
+    for e in range(n_entries):
+        picks = (rng.random((n_resamples, n_tasks, width)) * safe[e][None, :, None]).astype(np.int64)
+        drawn = np.take_along_axis(np.broadcast_to(values[e][None], picks.shape), picks, axis=-1)
+        real = in_count[e][None]
+        rep_means[e] = np.where(real, drawn, 0.0).sum(-1) / safe[e]
+        rep_bests[e] = np.where(counts[e][None] > 0, np.where(real, drawn, -np.inf).max(-1), 0.0)
+    points = task_points(means, tolerance)  # (E, T)
+    rep_points = task_points(rep_means, tolerance)  # (E, B, T)
+    figures = {}
+    for scope in scopes:
+        draws = scope[rng.integers(0, len(scope), size=(n_resamples, len(scope)))]
+        weights = np.zeros((n_resamples, n_tasks))
+        np.add.at(weights, (np.arange(n_resamples)[:, None], draws), 1.0)
+        avg, best = means[:, scope].mean(1), bests[:, scope].mean(1)
+        rep_avg = (rep_means * weights).sum(-1) / len(scope)  # (E, B)
+        rep_best = (rep_bests * weights).sum(-1) / len(scope)
+        dominance = points[:, scope].sum(1) / (2 * (n_entries - 1) * len(scope))
+        rep_dominance = (rep_points * weights).sum(-1) / (2 * (n_entries - 1) * len(scope))
+        ordered = np.sort(rep_avg, axis=0)  # per replicate, how many entries lie above each
+        above = np.stack([n_entries - np.searchsorted(ordered[:, b], rep_avg[:, b] + tolerance, side="right")
+                          for b in range(n_resamples)], axis=1)
+        ranks = 1 + (avg[None, :] > avg[:, None] + tolerance).sum(1)
+        figures[len(figures)] = {
+            "avg": avg, "best": best, "dominance": dominance, "rank": ranks,
+            "avg_ci": np.percentile(rep_avg, [2.5, 97.5], axis=1), "best_ci": np.percentile(rep_best, [2.5, 97.5], axis=1),
+            "dominance_ci": np.percentile(rep_dominance, [2.5, 97.5], axis=1),
+            "rank_range": np.percentile(1 + above, [2.5, 97.5], axis=1),
+        }
+    return figures
+
+
+def floor_figures(versions) -> list:
+    """The full build of the largest board from nothing against the numpy floor of the same figures."""
+    from evaluations.boards import compute
+
+    size = SIZES[-1]
+    version = versions[size]
+    values, counts, scopes = scores_array(version)
+    start = time.perf_counter()
+    numpy_floor(values, counts, scopes, compute.N_RESAMPLES)
+    floor = time.perf_counter() - start
+    start = time.perf_counter()
+    compute.compute_board(version)
+    full = time.perf_counter() - start
+    return [
+        (f"{size} entries: full build from nothing (compute_board, its reads included)", full, None, "s"),
+        (f"  the numpy floor of its figures ({compute.N_RESAMPLES:,} paired resamples, no reads)", floor, None, "s"),
+        (f"{size} entries: full build / numpy floor", full / floor, FLOOR_TARGET_X, "x"),
+    ]
+
+
 def print_rows(rows: list) -> None:
     print(f"{'measure':82} {'value':>12} {'target':>12} {'ratio':>7}")
     for name, value, target, unit in rows:
@@ -692,6 +1031,8 @@ def main() -> None:
         parser.add_argument("--skip-import", action="store_true", help="no import rate or peak memory")
         parser.add_argument("--only-import", action="store_true", help="the import rate and peak memory alone (no corpus, no pages)")
         parser.add_argument("--only-list", action="store_true", help="the rollouts list at 2,700 and 32,400 rollouts alone (no corpus)")
+        parser.add_argument("--only-cold", action="store_true", help="issue 49's figures alone: cold boards, memory, the numpy floor (no corpus)")
+        parser.add_argument("--skip-cold", action="store_true", help="no cold-board figures (gunicorn and a boards worker)")
         parser.add_argument(
             "--cache", default=os.environ.get("CACHE_URL") or DEFAULT_CACHE,
             help=f"the shared cache (default $CACHE_URL, else {DEFAULT_CACHE}, emptied first); 'local': each process's own",
@@ -739,10 +1080,17 @@ def main() -> None:
             return
         versions = {size: load(size, args) for size in SIZES}
         label_models_as_real_ones()
+        if args.only_cold:
+            rows = cold_figures(args, versions, work) + floor_figures(versions)
+            print()
+            print_rows(rows)
+            return
         load_corpus(args.copies, args.reuse, work)
         real = Rollout.objects.filter(trial_name__startswith=CORPUS_PREFIX, trial_name__endswith=TRIAL.name).order_by("pk").first()
         print(f"{Rollout.objects.count():,} rollouts, {Step.objects.count():,} steps")
         rows = server_figures(args, versions, real.pk)
+        if not args.skip_cold:
+            rows += cold_figures(args, versions, work) + floor_figures(versions)
         if not args.skip_import:
             rows += import_figures(args, work)
         if not args.skip_browser:

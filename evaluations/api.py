@@ -167,6 +167,27 @@ def published_rows(data: Board, filters: dict) -> list[dict]:
     return rows
 
 
+BUILDING_RETRY_SEC = 5
+
+
+def building_response(version, freshness: serving.Freshness) -> JsonResponse:
+    """The API's answer while the first board of a version and filters is built (boards.serving): 202
+    Accepted, Retry-After, and a status a client can test ("building"; "unavailable" when the build could
+    not be asked for: 503)."""
+    status = "building" if freshness.rebuilding else "unavailable"
+    detail = (
+        "the board is being built: ask again in a few seconds" if freshness.rebuilding
+        else "the board has not been built yet and its build could not be asked for: ask again later"
+    )  # fmt: skip
+    response = JsonResponse(
+        {"api_version": API_VERSION, "status": status, "version": version.name, "detail": detail},
+        status=202 if freshness.rebuilding else 503,
+    )
+    response["Retry-After"] = str(BUILDING_RETRY_SEC)
+    response["X-Board-Status"] = status
+    return response
+
+
 def board_view(build):
     """An API view of the served board (serving.served_board) for the request's filters, its age in the headers.
 
@@ -174,6 +195,8 @@ def board_view(build):
     filter's JSON error is answered before. X-Board-Computed-At (ISO 8601)
     and X-Board-Stale (1 while the last board is served and a newer one is
     computed) go on every response of the board; the JSON stays as it is.
+    Before the first board of the version and filters is built: 202, with
+    Retry-After and {"status": "building"} (`building_response`).
     """
 
     @functools.wraps(build)
@@ -182,9 +205,12 @@ def board_view(build):
         if isinstance(filters, JsonResponse):
             return filters
         data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+        if data is None:
+            return building_response(filters["version"], freshness)
         response = build(request, filters, data, csv_url)
         response["X-Board-Computed-At"] = freshness.computed.isoformat()
         response["X-Board-Stale"] = "1" if freshness.stale else "0"
+        response["X-Board-Status"] = "stale" if freshness.stale else "current"
         return response
 
     return view

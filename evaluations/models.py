@@ -183,3 +183,29 @@ class BoardGeneration(models.Model):
 
     def __str__(self) -> str:
         return f"board generation {self.scope or 'all'}: {self.value}"
+
+
+class StoredBoard(models.Model):
+    """The last board built of a version and filters, and the claim of the build under way (boards.serving).
+
+    The board (pickled, compressed) outlives the cache: after a flush, a
+    restart or a deploy, a page serves it with its age instead of computing
+    one. `build_claimed_at` is the single flight: a request that sets it
+    sends the one build (the boards queue); others see it set and say the
+    board is being built. Written by the boards worker (and by commands and
+    tests that build a board themselves), never by a page's computation.
+    """
+
+    # "<version id>:<harness id>:<open_weight>": one row per board a page can ask for.
+    scope = models.CharField(max_length=100, unique=True)
+    version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.CASCADE, related_name="+")
+    shape = models.CharField(max_length=32, blank=True, default="")  # board.SHAPE of the pickled board
+    key = models.CharField(max_length=300, blank=True, default="")  # the cache key it was stored under
+    generation = models.CharField(max_length=100, blank=True, default="")  # Board.generation
+    built_at = models.DateTimeField(null=True, blank=True)
+    n_rollouts = models.IntegerField(default=0)
+    data = models.BinaryField(null=True, blank=True)
+    build_claimed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"stored board {self.scope} ({self.generation or 'not built'})"

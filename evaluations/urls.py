@@ -9,6 +9,7 @@ urlpatterns = [
     path("heatmap/", views.heatmap, name="heatmap"),
     # /compare/ is the trajectory explorer's (two rollouts): two entries are compared under /compare/entries/.
     path("compare/entries/", views.compare, name="compare_entries"),
+    path("charts/", views.leaderboard_charts, name="leaderboard_charts"),
     # Under /tasks/ beside the catalogue (tasks.urls), but the leaderboard's: it shows the results on the task.
     path("tasks/<str:version>/<str:name>/", task_views.task_detail, name="task_detail"),
     # A path: Harbor and litellm model names may keep an organisation ("Qwen/Qwen3-Coder").

@@ -11,18 +11,20 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from autolab_site.filters import refused
 from autolab_site.staff import staff_required
 from tasks.models import BenchmarkVersion
 from trajectories.services import failed_rollouts
 from trajectories.forms import FailureFilters
 from trajectories.models import Rollout
 
+from evaluations import api
 from evaluations.boards import board_html
 from evaluations.boards import pairs as board_pairs
 from evaluations.boards import queries, serving, sorting
@@ -176,6 +178,23 @@ def empty_page(request: HttpRequest, template: str, nav: str = "leaderboard") ->
     return render(request, template, {"nav": nav, "data": None})
 
 
+# A page whose board is being built asks the browser to load it again after this many seconds.
+BUILDING_RETRY_SEC = 5
+
+
+def building_page(request: HttpRequest, template: str, version: BenchmarkVersion, freshness: serving.Freshness) -> HttpResponse:
+    """A board page before its first board is built (boards.serving): a notice, no figures, and a reload soon
+    (202 Accepted with Retry-After: a script comes back instead of reading an empty board; not a 5xx, which
+    the server's log would report as an error at every view while the board is built)."""
+    response = render(
+        request, template,
+        {"nav": "leaderboard", "data": None, "building": version, "freshness": freshness, "retry": BUILDING_RETRY_SEC},
+        status=202,
+    )  # fmt: skip
+    response["Retry-After"] = str(BUILDING_RETRY_SEC)
+    return response
+
+
 def refused_page(request: HttpRequest, template: str, form: BoardFilters) -> HttpResponse:
     """A board page asked for with bad filters: their errors instead of the board (400)."""
     return render(request, template, {"nav": "leaderboard", "data": None, "form": form}, status=400)
@@ -280,6 +299,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     if filters["version"] is None:
         return empty_page(request, "evaluations/leaderboard.html")
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    if data is None:
+        return building_page(request, "evaluations/leaderboard.html", filters["version"], freshness)
     category = data.shown_category(filters["category"])
     sort_key, descending = sorting.parse_sort(request.GET.get("sort"), data.categories)
     rows = [e for e in sorting.sort_entries(data.entries, sort_key, descending, category) if from_origin(e, filters["origin"])]
@@ -289,17 +310,51 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         return render(request, "evaluations/_leaderboard_part.html", context)
     groups = context["groups"]
     published = published_rows(data.published, groups)
+    charts_url = f"{reverse('evaluations:leaderboard_charts')}?{context['query']}"
     context.update({
         "freshness": freshness,
-        "time_charts": time_chart_data(data, rows, category),
+        # The charts' data is fetched when a chart is about to be seen (leaderboard_charts): embedded, it
+        # grew the page by ~780 bytes an entry (333 KB of HTML at 300 entries).
+        "charts_url": charts_url,
+        "n_bars": sum(1 for e in rows if e.figures(category)),
+        "time_charts": data.curves(category) is not None,
         "published": published[0],
         "published_sources": published[1],
         "filters": filters,
-        "charts": chart_data(rows, category, data.budget_grid),
         "scope_tasks": sum(1 for t in data.tasks if not category or t.category == category),
         **filter_choices(data),
     })
     return render(request, "evaluations/leaderboard.html", context)
+
+
+CHARTS = ("board", "time")  # ?chart= of leaderboard_charts: the four board charts, RE-Bench's time curves
+
+
+def leaderboard_charts(request: HttpRequest) -> HttpResponse:
+    """The leaderboard's chart data as JSON, for the page's query (version, filters, category, sort) and
+    ?chart= (CHARTS): what static/js/leaderboard.js and time_curves.js fetch when a chart is about to be seen.
+    From the served board, never a build: 202 {"status": "building"} before the first (api.building_response).
+    The JSON text is made once per board, scope, order and chart (board_html)."""
+    form = board_filters(request, LeaderboardFilters)
+    if not form.is_valid():
+        return refused(form)
+    filters = form.cleaned_data
+    chart = request.GET.get("chart") or CHARTS[0]
+    if filters["version"] is None or chart not in CHARTS:
+        return JsonResponse({"error": "no such chart" if chart not in CHARTS else "no benchmark version has results yet"}, status=404)
+    data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    if data is None:
+        return api.building_response(filters["version"], freshness)
+    category = data.shown_category(filters["category"])
+    sort_key, descending = sorting.parse_sort(request.GET.get("sort"), data.categories)
+
+    def made() -> SafeString:
+        rows = sorting.sort_entries(data.entries, sort_key, descending, category)
+        found = chart_data(rows, category, data.budget_grid) if chart == "board" else time_chart_data(data, rows, category)
+        return mark_safe(JsonResponse(found, safe=False).content.decode())  # noqa: S308 (JSON text, sent as JSON)
+
+    text = board_html.made_for(data).get(("charts", chart, category, sort_key, descending), made)
+    return HttpResponse(text, content_type="application/json")
 
 
 def leaderboard_page(
@@ -487,6 +542,8 @@ def heatmap(request: HttpRequest) -> HttpResponse:
     if filters["version"] is None:
         return empty_page(request, "evaluations/heatmap.html")
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    if data is None:
+        return building_page(request, "evaluations/heatmap.html", filters["version"], freshness)
     category = data.shown_category(filters["category"])
     ranked = sorting.sort_entries(data.entries, "avg", True, category)
     page = entry_page(len(ranked), filters["columns"], HEATMAP_COLUMNS)
@@ -526,7 +583,7 @@ def heatmap(request: HttpRequest) -> HttpResponse:
 
 def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     model = get_object_or_404(AgentModel, name=name)
-    found = queries.model_board(model)
+    found, building = queries.model_board(model)
     sections = []
     numbers = queries.rollout_numbers(
         cell.best_rollout_id for item in found for task in item.board.tasks if (cell := item.board.cell(task.id, item.entry.key))
@@ -573,6 +630,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
         "nav": "leaderboard",
         "model": model,
         "sections": sections,
+        "building": building,
         "rollouts": rollouts,
         "n_rollouts": Rollout.objects.filter(model=model, held_back=False).count(),
         "failures": [f for f in failures if f["effective_cause"]],
@@ -589,7 +647,8 @@ def published_elsewhere(model: AgentModel, seen_versions: set[int]) -> list[Publ
     versions = set(PublishedResult.objects.filter(model=model).values_list("version", flat=True))
     versions |= set(PublishedFigure.objects.filter(model=model).values_list("version", flat=True))
     for version in BenchmarkVersion.objects.filter(id__in=versions - seen_versions):
-        rows.extend(p for p in serving.board(version).published if p.model == model.name)
+        data = serving.board(version)  # None while being built: its published rows appear once it is
+        rows.extend(p for p in (data.published if data else []) if p.model == model.name)
     return rows
 
 

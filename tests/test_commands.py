@@ -15,8 +15,8 @@ PROJECT_APPS = ("tasks", "evaluations", "trajectories")
 # Commands that name no benchmark version: Django's --version (its own version) is theirs.
 VERSIONLESS = {"reap_rollouts", "run_stub_llm", "classify_failures", "load_demo", "regrade", "analyze_rollouts"}  # regrade --task VERSION/NAME
 # Commands that name one: --version is the benchmark version.
-VERSIONED = {"compare_entries", "evaluate", "generate_synthetic", "import_humans", "import_inspect", "import_results",
-             "import_tasks", "import_trials", "reanalyse_rollouts"}
+VERSIONED = {"build_boards", "compare_entries", "evaluate", "generate_synthetic", "import_humans", "import_inspect",
+             "import_results", "import_tasks", "import_trials", "reanalyse_rollouts"}
 
 
 def project_commands() -> dict[str, str]:

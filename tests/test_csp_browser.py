@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from evaluations.models import Campaign
-from evaluations.tests.board_factories import hand_table
+from evaluations.tests.board_factories import build_boards, hand_table
 from trajectories.tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -83,6 +83,7 @@ def site(db):
     rollout.save(update_fields=["n_steps"])
     campaign = Campaign.objects.create(model=rollout.model, harness=rollout.harness, version=rollout.task.version)
     staff = get_user_model().objects.create_user("staff", password="a-long-password", is_staff=True, is_superuser=True)
+    build_boards()  # as the boards worker would (a page never builds one)
     return {"world": world, "rollout": rollout, "other": other, "campaign": campaign, "staff": staff}
 
 

@@ -15,7 +15,7 @@ import pytest
 from django.urls import reverse
 
 from evaluations.forms import BoardFilters
-from evaluations.tests.board_factories import hand_table
+from evaluations.tests.board_factories import build_boards, hand_table
 from trajectories.forms import FailureFilters, RolloutFilters
 from trajectories.models import FailureLabel
 from trajectories.reading.review_data import Check, Reading
@@ -261,6 +261,10 @@ def test_every_board_parameter_has_a_case(board):
 @pytest.mark.parametrize("case", BOARD_CASES, ids=str)
 def test_boards_pages_and_api_show_the_same_entries(client, board, case):
     query = board_query(case, board)
+    form = BoardFilters(query)
+    assert form.is_valid()
+    chosen = form.cleaned_data
+    build_boards(chosen["version"], harness=chosen["harness"], open_weight=chosen["open_weight"])
     page = client.get(reverse("evaluations:leaderboard"), query)
     assert page.status_code == 200
     shown = sorted(r["entry"].model for key in ("rows", "human_rows", "other_rows") for r in page.context[key])

@@ -96,6 +96,7 @@ def test_a_trial_imported_by_another_process_is_on_both_workers_boards(tmp_path)
         assert not any("test-model" in page for page in many()), "the board starts without the entry"
         served_before = log.read_text().split("\n")
         manage(env, "import_trials", str(TRIAL), "--version", "1.1")  # another process, as a worker's import
+        manage(env, "build_boards")  # another process, as the boards worker (a page never builds a board)
         after = many()
     finally:
         os.killpg(server.pid, 9)

@@ -16,6 +16,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
 from trajectories.models import Observation, Rollout, Step, SubTrajectory
 from trajectories.reading import trial_tabs
 from trajectories.search import query as search
@@ -57,6 +58,7 @@ def planted(settings, tmp_path, shared_tasks_dir, shared_trials_dir):
     rollout = Rollout.objects.select_related("task__version", "model").get()
     store_trial_files(rollout, folder)
     rollout.refresh_from_db()
+    build_boards()  # as the boards worker would (a page never builds one)
     return rollout
 
 
@@ -103,6 +105,7 @@ def urls_of(rollout: Rollout) -> dict[str, list[str]]:
         "trajectories:failures_export_json": ["/failures/export.json"],
         "evaluations:leaderboard": ["/", f"/?version={version}"],
         "evaluations:heatmap": [f"/heatmap/?version={version}"],
+        "evaluations:leaderboard_charts": [f"/charts/?version={version}", f"/charts/?version={version}&chart=time"],
         "evaluations:task_detail": [reverse("evaluations:task_detail", args=[version, task])],
         "evaluations:model_detail": [reverse("evaluations:model_detail", args=[rollout.model.name])],
         "evaluations:api_docs": ["/api/"],

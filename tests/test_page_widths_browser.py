@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PAGES = ["/?version=synthetic", "/heatmap/?version=synthetic", "/tasks/", "/tasks/synthetic/synthetic_task_01/",
@@ -83,6 +85,7 @@ def test_no_page_is_wider_than_the_window(browser, live_server, width, height):
 
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
     long_names()
+    build_boards()  # as the boards worker would (a page never builds one)
     phone = width < 500
     context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
     page = context.new_page()
@@ -108,6 +111,7 @@ def test_wide_tables_fit_at_1440_and_say_that_they_scroll_on_a_phone(browser, li
     so the page kept its width); at 390 px the cost and medal tables lost columns with nothing to say so."""
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
     long_names()
+    build_boards()  # as the boards worker would (a page never builds one)
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     cut = {}

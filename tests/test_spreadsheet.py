@@ -6,6 +6,8 @@ import io
 
 import pytest
 
+from evaluations.tests.board_factories import build_boards
+
 from autolab_site.spreadsheet import cell, safe_cell
 from trajectories.failures import service as failure_service
 from trajectories.tests import factories
@@ -76,6 +78,7 @@ def test_failures_csv_neutralises_formulas(client, hostile):
 
 
 def test_leaderboard_and_heatmap_csv_neutralise_formulas(client, hostile):
+    build_boards()
     for url in ("/api/v1/leaderboard.csv", "/api/v1/heatmap.csv"):
         rows = rows_of(client.get(url))
         assert rows and {r["model"] for r in rows} == {"'=HYPERLINK(\"http://evil.example\",\"win\")"}, url
@@ -95,6 +98,7 @@ def test_csv_exports_round_floats_and_write_booleans_as_json_does(client, db):
     row = {int(r["id"]): r for r in rows_of(client.get("/api/v1/rollouts.csv"))}[rollout.id]
     assert row["reward"] == "0.27306"
     assert client.get("/api/v1/rollouts/").json()["results"][0]["reward"] == 0.27305999999999997  # JSON: every digit
+    build_boards()
     cells = [c for url in ("/api/v1/rollouts.csv", "/api/v1/leaderboard.csv", "/api/v1/heatmap.csv", "/failures/export.csv")
              for r in rows_of(client.get(url)) for c in r.values()]
     assert cells and not {"True", "False"} & set(cells)

@@ -158,6 +158,20 @@ def compute_board(version: BenchmarkVersion, harness: int | None = None, open_we
     return _compute(version, harness, open_weight, None)[0]
 
 
+def task_infos(version: BenchmarkVersion) -> list[board_shape.TaskInfo]:
+    """The version's tasks as a board lists them (by category, then name)."""
+    return [
+        board_shape.TaskInfo(id=t.id, name=t.name, category=t.category, budget_sec=t.budget_sec, final_only=t.final_only)
+        for t in Task.objects.filter(version=version).order_by("category", "name")
+    ]
+
+
+def published_entries(version: BenchmarkVersion) -> list[board_shape.PublishedEntry]:
+    """The board's published entries alone, as `compute_board` makes them (no rollout read): what an import of
+    published results checks its figures against, in the staff's request, without building the board."""
+    return _published(version, task_infos(version), None, None, n_resamples=N_RESAMPLES)
+
+
 def _compute(
     version: BenchmarkVersion, harness: int | None, open_weight: bool | None, kept: Kept | None
 ) -> tuple[board_shape.Board, Kept]:
@@ -167,10 +181,7 @@ def _compute(
     counters = _counters(version.id)
     everywhere, this_version, _ = _generation_of(counters)
     clip = version.clip_rewards
-    tasks = [
-        board_shape.TaskInfo(id=t.id, name=t.name, category=t.category, budget_sec=t.budget_sec, final_only=t.final_only)
-        for t in Task.objects.filter(version=version).order_by("category", "name")
-    ]
+    tasks = task_infos(version)
     task_by_id = {t.id: t for t in tasks}
     base = (
         counters.get(GLOBAL, (0, 0)), counters.get(version_scope(version.id), (0, 0)), tuple(tasks), clip,

@@ -64,9 +64,11 @@ def rollout_numbers(ids: Iterable[int | None]) -> dict[int, int]:
     return {r.id: r.number for r in Rollout.objects.filter(id__in={i for i in ids if i}).only("id", "index")}
 
 
-def task_results(task: Task) -> list[board_shape.TaskResult]:
-    """Every entry on one task: Avg/Best, the scores and the best rollout."""
+def task_results(task: Task) -> list[board_shape.TaskResult] | None:
+    """Every entry on one task: Avg/Best, the scores and the best rollout; None while its board is being built."""
     data = board(task.version)
+    if data is None:
+        return None
     cells = [(entry, cell) for entry in data.entries if (cell := data.cell(task.id, entry.key)) is not None]
     numbers = rollout_numbers(cell.best_rollout_id for _, cell in cells)
     results = []
@@ -84,12 +86,16 @@ def task_results(task: Task) -> list[board_shape.TaskResult]:
     return results
 
 
-def model_board(model: AgentModel) -> list[board_shape.EntryOnBoard]:
-    """The model's entries on every version it ran, each with its version's board."""
+def model_board(model: AgentModel) -> tuple[list[board_shape.EntryOnBoard], list[BenchmarkVersion]]:
+    """The model's entries on every version it ran, each with its version's board; and the versions whose
+    board is being built (none stored yet)."""
     version_ids = Rollout.objects.filter(model=model).order_by().values_list("task__version", flat=True).distinct()
-    found = []
+    found, building = [], []
     for version in BenchmarkVersion.objects.filter(id__in=set(version_ids)):
         data = board(version)
+        if data is None:
+            building.append(version)
+            continue
         found.extend(board_shape.EntryOnBoard(entry=entry, board=data) for entry in data.entries if entry.model_id == model.id)
-    return found
+    return found, building
 

@@ -47,7 +47,7 @@ from django.db import transaction
 from tasks.lib.numbers import parse_number_cell
 from tasks.models import BenchmarkVersion, Task
 
-from evaluations.boards import invalidation, published_entries, serving
+from evaluations.boards import compute, invalidation, published_entries
 from evaluations.figures import aggregation as agg
 from agents.models import AgentModel, Harness
 from agents.services import HUMAN_HARNESS, ensure_harness, ensure_human_cohort, ensure_model, normalise_model_name
@@ -526,7 +526,7 @@ def _count_write(report: ImportReport, what: str) -> None:
 def check_figures(report: ImportReport, touched: set[tuple[int, int, int]]) -> None:
     """Add to `report` a verdict on every published figure of the touched (model, harness, version)."""
     for version in BenchmarkVersion.objects.filter(id__in={v for _, _, v in touched}).order_by("name"):
-        for group in serving.board(version).published:
+        for group in compute.published_entries(version):
             if (group.model_id, group.harness_id, version.id) not in touched:
                 continue
             for figure in group.paper:

@@ -69,3 +69,19 @@ def hand_table(version_name: str = "1.1", with_excluded: bool = True) -> dict:
         make_rollout(tasks["t2"], models["C"], harness, None, status="running", index=5)
         make_rollout(tasks["t3"], models["C"], harness, 1.0, status="cancelled", index=6)
     return {"version": version, "tasks": tasks, "harness": harness, "models": models}
+
+
+def build_boards(*versions, harness: int | None = None, open_weight: bool | None = None) -> None:
+    """Build the boards a test's pages then serve: every version's (or those given), for these filters.
+
+    A page never builds a board (evaluations.boards.serving): it serves the
+    one stored, or says that it is being built. A test that adds rollouts
+    and then reads a page builds its board here first, as the boards
+    queue's worker would have.
+    """
+    from tasks.models import BenchmarkVersion
+
+    from evaluations.boards import serving
+
+    for version in versions or BenchmarkVersion.objects.all():
+        serving.build(version, harness, open_weight)

@@ -2,7 +2,7 @@
 import pytest
 from django.core.cache import cache
 
-from evaluations.tests.board_factories import hand_table
+from evaluations.tests.board_factories import build_boards, hand_table
 
 
 @pytest.fixture(autouse=True)
@@ -15,8 +15,12 @@ def clear_cache():
 
 @pytest.fixture
 def world():
-    """The hand-computed 3-entry x 4-task table, stored as rollouts."""
-    return hand_table()
+    """The hand-computed 3-entry x 4-task table, stored as rollouts, and its board (no filters) built, as the
+    boards worker would have: a page never builds one. A test that changes rollouts, or asks for filters,
+    builds again (board_factories.build_boards)."""
+    found = hand_table()
+    build_boards(found["version"])
+    return found
 
 
 @pytest.fixture

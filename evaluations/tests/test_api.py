@@ -7,6 +7,8 @@ import io
 import pytest
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = pytest.mark.django_db
 
 
@@ -47,6 +49,7 @@ def test_leaderboard_csv_two_ways(client, world):
 
 
 def test_leaderboard_filters(client, world):
+    build_boards(world["version"], open_weight=False)
     data = client.get(reverse("evaluations:api_leaderboard"), {"category": "alpha", "open_weight": "0"}).json()
     assert [(r["model"], r["scope"]) for r in data["entries"]] == [("model-a", "alpha"), ("model-c", "alpha")]
     assert data["entries"][0]["dominance"] == pytest.approx(0.75)
@@ -127,6 +130,7 @@ def test_an_export_with_no_row_still_names_its_columns(client):
     from tasks.services import import_tasks
 
     assert import_tasks(Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebench", version="rebench-examples").ok
+    build_boards()
     for url, columns in (("/api/v1/time-curves.csv", TIME_CURVE_COLUMNS), ("/api/v1/heatmap.csv", HEATMAP_COLUMNS)):
         response = client.get(url, {"version": "rebench-examples"})
         assert response.status_code == 200, url

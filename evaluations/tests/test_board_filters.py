@@ -2,28 +2,29 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from django.urls import reverse
 
 from evaluations.boards.board import Medals
 
-from evaluations.tests.board_factories import make_rollout
+from evaluations.tests.board_factories import build_boards, make_rollout
 
 pytestmark = pytest.mark.django_db
 
 
-def charts(response) -> dict:
-    html = response.content.decode()
-    return json.loads(re.search(r'<script id="board-charts" type="application/json">(.*?)</script>', html, re.S).group(1))
+def charts(client, params: dict | None = None) -> dict:
+    """The leaderboard's chart data for the page's query, as the page fetches it (views.leaderboard_charts)."""
+    response = client.get(reverse("evaluations:leaderboard_charts"), params or {})
+    assert response.status_code == 200, response.content[:300]
+    return json.loads(response.content)
 
 
 def by_label(series: list[dict], key: str = "y") -> dict:
     return {s["label"].split(" / ")[0]: s[key] for s in series}
 
 
-def test_embedded_chart_data_change_with_the_category(client, world):
+def test_the_chart_data_change_with_the_category(client, world):
     # Model A's rollouts on beta tasks cost more, so cost per rollout differs by category.
     from trajectories.models import Rollout
 
@@ -31,8 +32,9 @@ def test_embedded_chart_data_change_with_the_category(client, world):
     from evaluations.boards import invalidation
 
     invalidation.invalidate()
-    everything = charts(client.get(reverse("evaluations:leaderboard")))
-    alpha = charts(client.get(reverse("evaluations:leaderboard"), {"category": "alpha"}))
+    build_boards(world["version"])
+    everything = charts(client)
+    alpha = charts(client, {"category": "alpha"})
     # Bars: the category's Avg@k (A .35, B .3, C .1 on alpha).
     assert by_label(alpha["bars"], "avg") == pytest.approx({"Model A": 0.35, "Model B": 0.3, "Model C": 0.1})
     # score@k over alpha's two tasks: k=1 is the category's Avg@k, k=3 its Best@k.
@@ -63,6 +65,7 @@ def test_medals_and_cost_columns_follow_the_category(client, world):
 
 def test_harness_and_weights_filters_choose_the_comparison_set(client, world):
     # Closed models only: Dominance, ranks and medals compare A and C alone.
+    build_boards(world["version"], open_weight=False)
     response = client.get(reverse("evaluations:leaderboard"), {"open_weight": "0"})
     rows = {r["entry"].model: r["fig"] for r in response.context["rows"]}
     assert set(rows) == {"model-a", "model-c"}
@@ -70,7 +73,7 @@ def test_harness_and_weights_filters_choose_the_comparison_set(client, world):
     assert rows["model-a"].dominance == pytest.approx(0.5)
     assert rows["model-a"].dominance + rows["model-c"].dominance == pytest.approx(1.0)
     assert "compare the 2 entries" in response.content.decode()
-    assert len(charts(response)["bars"]) == 2
+    assert len(charts(client, {"open_weight": "0"})["bars"]) == 2
     heat = client.get(reverse("evaluations:heatmap"), {"open_weight": "0"})
     assert [e.model for e in heat.context["entries"]] == ["model-a", "model-c"]
 
@@ -80,6 +83,7 @@ def test_harness_filter_counts_only_that_harness(client, world):
 
     other = Harness.objects.create(name="mini-swe-agent")
     make_rollout(world["tasks"]["t1"], world["models"]["A"], other, 1.0, cost_usd=3.0)
+    build_boards(world["version"], harness=other.id)
     response = client.get(reverse("evaluations:leaderboard"), {"harness": other.id})
     rows = response.context["rows"]
     assert [r["entry"].harness for r in rows] == ["mini-swe-agent"]
@@ -99,8 +103,8 @@ def test_the_charts_carry_the_boards_scores_as_the_tables_show_them(client, worl
     from evaluations.templatetags.board import score
 
     make_rollout(world["tasks"]["t1"], world["models"]["A"], world["harness"], 1 / 3, index=5)  # 0.333...: a long repr
-    data = serving.board(world["version"])
-    got = charts(client.get(reverse("evaluations:leaderboard")))
+    data = serving.build(world["version"])
+    got = charts(client)
     entries = {f"{e.model_label} / {e.harness}": e for e in data.entries}
     assert len(got["bars"]) == len(entries)
     shown = []  # (as the chart carries it, as the board holds it)

@@ -11,7 +11,7 @@ from django.test import Client
 from evaluations import views
 from evaluations.boards import board_html, serving
 
-from evaluations.tests.board_factories import hand_table, make_rollout
+from evaluations.tests.board_factories import build_boards, hand_table, make_rollout
 from evaluations.tests.test_heatmap_view import hundred_entries
 
 pytestmark = pytest.mark.django_db
@@ -39,10 +39,11 @@ def row_of(html: str, key: str) -> str:
     ],
 )
 def test_a_page_from_kept_html_equals_the_page_made_afresh(path, params):
-    hundred_entries(40)
+    build_boards(hundred_entries(40)["version"])
     client = Client()
     board_html.forget()
     fresh = page(client, path, **params)
+    assert "being built" not in fresh
     for other in ({"sort": "dom"}, {"order": "task"}, {"entries": 3}):
         client.get(path, {**params, **other})  # other sorts and pages of the same board, made from the kept HTML
     assert page(client, path, **params) == fresh
@@ -54,10 +55,11 @@ def around_a_new_rollout(path: str):
     """The page at `path` before and after model A's new 1.0 on t4, the board after it, and model A's entry."""
     world = hand_table()
     client = Client()
+    build_boards(world["version"])
     before = page(client, path, version="1.1")
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.0, index=9)
+    data = serving.build(world["version"])
     after = page(client, path, version="1.1")
-    data = serving.board(world["version"])
     return before, after, data, next(e for e in data.entries if e.model == "model-a")
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def full_board():
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
+    build_boards()  # as the boards worker would (a page never builds one)
 
 
 def overflow(page) -> dict:

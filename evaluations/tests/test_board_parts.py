@@ -6,6 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
+
 from evaluations.tests.test_heatmap_view import element_count, hundred_entries, task_order
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +45,7 @@ def entry_order(html: str) -> list[str]:
 def test_the_leaderboards_part_is_its_pages_changing_parts_alone():
     from django.test import Client
 
-    hundred_entries(40)
+    build_boards(hundred_entries(40)["version"])
     client = Client()
     url = reverse("evaluations:leaderboard")
     full = client.get(url, {"version": "big", "sort": "model", "entries": 2}).content.decode()
@@ -67,7 +69,7 @@ def test_the_leaderboards_part_is_its_pages_changing_parts_alone():
 
 
 def test_the_heatmaps_part_is_its_board_alone(client):
-    hundred_entries(40)
+    build_boards(hundred_entries(40)["version"])
     url = reverse("evaluations:heatmap")
     full = client.get(url, {"version": "big", "order": "task"}).content.decode()
     response = client.get(url, {"version": "big", "order": "task", "part": "board"})

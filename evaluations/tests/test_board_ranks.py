@@ -35,7 +35,7 @@ def test_an_entry_with_no_counted_rollout_is_listed_but_unranked(world):
     only_infra = AgentModel.objects.create(name="model-infra")
     for task in world["tasks"].values():
         make_rollout(task, only_infra, world["harness"], None, infra_error=True)
-    data = serving.board(world["version"])
+    data = serving.build(world["version"])
     entry = next(e for e in data.entries if e.model == "model-infra")
     assert entry.overall.n_rollouts == 0 and entry.excluded == {"infra": 4}
     assert entry.overall.rank is None
@@ -53,7 +53,7 @@ def test_a_rank_outside_its_resampled_range_says_why(client):
     import re
 
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
-    data = compute.compute_board(BenchmarkVersion.objects.get(name="synthetic"))
+    data = serving.build(BenchmarkVersion.objects.get(name="synthetic"))
     outside = [e for e in data.entries if e.overall.rank and not e.overall.rank_range[0] <= e.overall.rank <= e.overall.rank_range[1]]
     assert outside  # the case exists on this board
     page = html.unescape(client.get("/?version=synthetic").content.decode())

@@ -103,6 +103,13 @@ def test_the_cache_key_carries_the_shape_and_no_other_shape_is_read():
     assert f":{board.SHAPE}:" in key
     # A board cached as a dict (code from before the shape, sharing the cache) under this very key.
     cache.set(key, {"entries": [], "cells": {}}, 60)
-    data = serving.board(version)
+    data = serving.build(version)
     assert isinstance(data, board.Board) and len(data.entries) == 3
-    assert serving.board(version) == data  # cached now: read back from the (pickling) cache, equal
+    assert serving.board(version) is data
+    # A board stored in the database by code of another shape is never unpickled as this one: being built.
+    from evaluations.models import StoredBoard
+
+    StoredBoard.objects.update(shape="another")
+    serving.forget_recent_boards()
+    cache.clear()
+    assert serving.board(version) is None

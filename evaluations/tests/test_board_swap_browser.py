@@ -25,7 +25,7 @@ def big_board():
     from evaluations.boards import serving
 
     world = hundred_entries(100)
-    serving.board(world["version"])  # computed before the browser asks (a loaded host takes seconds at 100 entries)
+    serving.build(world["version"])  # computed before the browser asks (a loaded host takes seconds at 100 entries)
     return world
 
 

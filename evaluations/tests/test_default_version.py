@@ -10,7 +10,7 @@ from agents.models import AgentModel
 from tasks.models import BenchmarkVersion, Task
 from tasks.services import ensure_version
 
-from evaluations.tests.board_factories import make_rollout
+from evaluations.tests.board_factories import build_boards, make_rollout
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +25,7 @@ def rollouts_on(version: BenchmarkVersion, world, n: int) -> None:
 def test_the_example_tasks_with_more_rollouts_are_not_the_default(client, world):
     examples = ensure_version("examples", benchmark="autolab-site", demo=True)
     rollouts_on(examples, world, 60)  # more than the 33 + 4 of version 1.1
+    build_boards(world["version"])
     assert queries.default_version() == world["version"]
     response = client.get(reverse("evaluations:leaderboard"))
     assert response.context["data"].version.name == "1.1"
@@ -44,6 +45,7 @@ def test_the_version_shown_is_the_one_chosen_in_its_filter(client, world, page):
 
     empty = ensure_version("rebench-examples", benchmark="re-bench", demo=True)
     Task.objects.create(version=empty, name="window_sums", category="optimize_kernel")
+    build_boards(empty)
     html = client.get(reverse(page), {"version": "rebench-examples"}).content.decode()
     select = re.search(r'<select name="version">(.*?)</select>', html, re.S).group(1)
     assert re.findall(r'<option value="([^"]+)" selected>', select) == ["rebench-examples"]

@@ -59,7 +59,7 @@ def test_the_demo_loads_it_as_published_rows_again_and_again(version):
     assert "225 published figures created" in line
     assert "0 published figures created, 0 updated, 225 unchanged" in load_published_figures()
     assert PublishedFigure.objects.count() == 225
-    published = serving.board(version).published
+    published = serving.build(version).published
     assert len(published) == 17
     assert [p.ablation for p in published] == [False] * 11 + [True] * 6
     first = published[0]
@@ -84,4 +84,4 @@ def test_load_demo_reads_the_shared_folder_named_by_the_environment(monkeypatch,
     call_command("load_demo", "--no-campaign", stdout=out)
     assert f"AutoLab tasks from {tmp_path / 'autolab' / 'tasks'}" in out.getvalue()
     assert "published figures of AutoLab v1.1 (autolab-v1.1-main-table.csv): 225 published figures created" in out.getvalue()
-    assert len(serving.board(BenchmarkVersion.objects.get(name="1.1")).published) == 17
+    assert len(serving.build(BenchmarkVersion.objects.get(name="1.1")).published) == 17

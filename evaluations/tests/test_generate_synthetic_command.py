@@ -27,7 +27,7 @@ def test_creates_entries_tasks_rollouts_and_steps(capsys):
     # Phrase hits rank 1.0, or 0.75 in a step that opens its rollout (a prompt): search.query.
     assert {h.where for h in hits} == {"message"} and {h.rank for h in hits} <= {1.0, 0.75} and hits[0].rank == 1.0
     assert len(hits) == min(search.CANDIDATES, Step.objects.filter(message__contains="inspect and edit").count())
-    data = serving.board(version)
+    data = serving.build(version)
     assert len(data.entries) == 3
     assert len(data.categories) == 4
     for entry in data.entries:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # WCAG contrast of each cell's text (a link's own colour) on the cell's background.
@@ -24,6 +26,7 @@ CONTRASTS = """(selector) => {
 @pytest.fixture
 def full_board():
     call_command("generate_synthetic", "--steps", "0", stdout=open("/dev/null", "w"))
+    build_boards()  # as the boards worker would (a page never builds one)
 
 
 def test_every_task_and_entry_is_visible_and_legible_at_1440(browser, live_server, full_board):

@@ -6,6 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = pytest.mark.django_db
 
 
@@ -57,6 +59,7 @@ def test_columns_follow_avg_and_filters(client, world):
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', response.content.decode())
     assert scripts == ["/static/js/scroll_hint.js", "/static/js/board_swap.js", "/static/js/cell_titles.js"]
     assert "plotly" not in response.content.decode()
+    build_boards(world["version"], open_weight=False)
     response = client.get(reverse("evaluations:heatmap"), {"category": "beta", "open_weight": "0"})
     # Columns by the category's Avg@k: C (.45) before A (.35).
     assert [e.model for e in response.context["entries"]] == ["model-c", "model-a"]
@@ -75,6 +78,7 @@ def test_tasks_ordered_by_mean_score_within_their_category(client, world):
 
     strong = AgentModel.objects.create(name="strong-on-t2")
     make_rollout(world["tasks"]["t2"], strong, world["harness"], 1.0)
+    build_boards(world["version"])
     response = client.get(reverse("evaluations:heatmap"))
     rows = response.context["rows"]
     # alpha: t1 (.5 + .5 + 0 + 0) / 4 = .25, t2 (.2 + .1 + .2 + 1) / 4 = .375.
@@ -89,6 +93,7 @@ def test_a_clipped_reward_is_shown_as_written_and_marked_where_the_board_clips_i
 
     task = factories.make_task("lora", direction="higher", baseline_score=0.0, reference_score=0.88)
     rollout = factories.make_rollout(task, status="finished", reward=1.0711, verifier_fields={"reward": 1.0711})
+    build_boards()
     heat = client.get(reverse("evaluations:heatmap")).content.decode()
     cell = heat.split(f"/rollouts/?task={task.id}", 1)[1][:400]
     assert ">1.000†</a>" in cell and "1 reward(s) above 1 counted as 1.0" in cell
@@ -156,7 +161,7 @@ def element_count(html: str) -> int:
 
 
 def test_a_hundred_entry_heatmap_comes_in_light_pages_in_one_task_order(client):
-    hundred_entries()
+    build_boards(hundred_entries()["version"])
     url = reverse("evaluations:heatmap")
     pages = [client.get(url, {"version": "big", "columns": n}) for n in (1, 2, 3, 4)]
     assert [p.status_code for p in pages] == [200] * 4
@@ -185,7 +190,7 @@ def test_a_heatmap_page_weighs_the_same_whatever_the_models_are_called(client):
     characters for the shared trials' with a number) must not push a page of 25 columns over the
     250 KB it is held to."""
     url = reverse("evaluations:heatmap")
-    hundred_entries(100)
+    build_boards(hundred_entries(100)["version"])
     short = client.get(url, {"version": "big"}).content
     from agents.models import AgentModel
     from evaluations.boards import invalidation
@@ -194,6 +199,7 @@ def test_a_heatmap_page_weighs_the_same_whatever_the_models_are_called(client):
         model.name = model.name.replace("model-", REAL_LONG_NAME)
         model.save()
     invalidation.invalidate()
+    build_boards()
     long = client.get(url, {"version": "big"}).content
     assert long.count(REAL_LONG_NAME.encode()) == 25  # each column's header
     assert len(long) - len(short) == 25 * (len(REAL_LONG_NAME) - len("model-"))

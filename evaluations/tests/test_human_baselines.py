@@ -17,7 +17,7 @@ from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
 from trajectories.models import Rollout
 
-from evaluations.tests.board_factories import make_rollout
+from evaluations.tests.board_factories import build_boards, make_rollout
 
 pytestmark = pytest.mark.django_db
 REBENCH_TASKS = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "rebench"
@@ -154,6 +154,7 @@ def test_the_page_shows_humans_apart_and_published_human_figures_as_published(ve
     table = tmp_path / "paper.csv"
     table.write_text('model,harness,version,source,overall_avg\n"Human experts, 8 h (paper)",human,rebench-examples,"RE-Bench paper",0.64\n')
     call_command("import_results", str(table), stdout=io.StringIO())
+    build_boards(version)
     html = client.get("/", {"version": "rebench-examples"}).content.decode()
     humans = html.split('id="human-baselines"')[1].split("</tbody>")[0]
     assert "Human experts, 8 h" in humans and "a human baseline: a reference, not ranked" in humans

@@ -50,7 +50,7 @@ def test_imports_per_task_and_per_rollout_scores(tmp_path, capsys):
     # Model names are normalised, unknown models and harnesses created.
     assert AgentModel.objects.filter(name="gpt-5").exists()
     assert Harness.objects.filter(name="terminus-2").count() == 1
-    published = {p.model: p for p in serving.board(BenchmarkVersion.objects.get()).published}
+    published = {p.model: p for p in serving.build(BenchmarkVersion.objects.get()).published}
     assert published["gpt-5"].avg == pytest.approx(0.35)  # .7 on one task of two
     assert published["claude-opus-4.6"].avg == pytest.approx(0.375)
     assert published["claude-opus-4.6"].best == pytest.approx(0.5)

@@ -16,7 +16,7 @@ def test_the_board_counts_as_inspect_does(qa_logs, client):
     Task.objects.create(version=version, name="capitals", category="qa", metric="accuracy", direction="higher",
                         baseline_score=0.0, reference_score=1.0)
     import_inspect_log(qa_logs["graded"], version="qa")
-    (entry,) = serving.board(version).entries
+    (entry,) = serving.build(version).entries
     assert entry.overall.avg == pytest.approx(0.5)  # Inspect's accuracy: 1 of the 2 scored samples
     assert entry.excluded["excluded"] == 1
     errored = Rollout.objects.get(trial_name__contains="__q3__")
@@ -54,7 +54,7 @@ def test_avg_is_inspects_own_accuracy_when_samples_have_different_numbers_of_sco
     version = _version_with_capitals()
     import_inspect_log(epochs_logs[reducer], version="qa")
     accuracy = read_eval_log(str(epochs_logs[reducer]), header_only=True).results.scores[0].metrics["accuracy"].value
-    (entry,) = serving.board(version).entries
+    (entry,) = serving.build(version).entries
     assert entry.overall.avg == pytest.approx(accuracy)
     assert entry.overall.n_rollouts == 17 and entry.excluded["excluded"] == 1
     (cell,) = client.get("/api/v1/heatmap/?version=qa").json()["cells"]

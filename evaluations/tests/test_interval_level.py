@@ -10,7 +10,7 @@ import pytest
 from evaluations.figures import aggregation as agg
 from evaluations.figures import ranking
 
-from evaluations.tests.board_factories import CATEGORIES, SCORES, hand_table
+from evaluations.tests.board_factories import CATEGORIES, SCORES, build_boards, hand_table
 from evaluations.tests.bootstrap_reference import bootstrap_tasks, rollout_resamples
 
 
@@ -80,7 +80,7 @@ def test_no_second_writer_of_the_level():
 
 @pytest.mark.django_db
 def test_pages_and_the_api_print_the_constants_level(client):
-    hand_table()
+    build_boards(hand_table()["version"])
     level = f"{ranking.INTERVAL_PERCENT}%"
     page = client.get("/").content.decode()
     assert f"Intervals are {level} bootstrap intervals" in page
@@ -108,7 +108,7 @@ def test_rank_ranges_of_another_comparison_set_are_worked_out_from_its_replicate
 @pytest.mark.django_db
 def test_the_model_page_and_the_api_page_name_the_level_of_their_intervals(client):
     """The model page showed "0.050–0.675" under Avg@k with no level; the CSV's *_ci_* columns had none either."""
-    hand_table()
+    build_boards(hand_table()["version"])
     level = f"{ranking.INTERVAL_PERCENT}%"
     model = client.get("/models/model-a/").content.decode()
     entries = model.split('id="model-entries"', 1)[1].split("</thead>", 1)[0]
@@ -129,7 +129,7 @@ def test_every_page_rounds_an_interval_as_its_figures(client):
     from evaluations.templatetags.board import SCORE_DECIMALS, interval
 
     assert interval((0.3272, 0.47)) == "0.327–0.470" and interval((0.22, 0.3267)) == "0.220–0.327"
-    hand_table()
+    build_boards(hand_table()["version"])
     board = interval_texts(client.get("/").content.decode().split('id="leaderboard-table"', 1)[1])
     model = interval_texts(client.get("/models/model-a/").content.decode())
     shapes = {re.sub(r"\d", "9", text) for text in board + model}

@@ -7,6 +7,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from evaluations.tests.board_factories import build_boards
+
 from trajectories.models import Rollout
 
 
@@ -85,6 +87,7 @@ def test_a_bar_too_short_for_its_value_does_not_write_it(browser, live_server, w
 
 
 def test_filters(page, live_server, world, errors):
+    build_boards(world["version"], open_weight=True)  # the filter applied below (a page never builds one)
     page.goto(live_server.url + "/")
     page.select_option('select[name="open_weight"]', "1")
     page.click('#board-filters button[type="submit"]')
@@ -106,6 +109,7 @@ def test_filters(page, live_server, world, errors):
 
 
 def test_category_tabs(page, live_server, world):
+    build_boards(world["version"], open_weight=False)
     page.goto(live_server.url + "/?open_weight=0")
     page.locator(".scope-tabs a", has_text="beta").click()
     page.wait_for_url("**category=beta**")
@@ -165,7 +169,7 @@ def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server
     from evaluations.boards import serving
 
     version = hundred_entries(40)["version"]
-    serving.board(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
+    serving.build(version)  # computed before the browser asks (a loaded CI host took 15 s at 100 entries)
     page.goto(live_server.url + "/?version=big&entries=2", timeout=60_000)
     assert page.locator("#leaderboard-table tbody tr[data-entry]").count() == 10
     page.locator('#leaderboard-table th[data-sort-key="model"] a').click()

@@ -16,7 +16,7 @@ from trajectories.models import Rollout
 
 from tasks.models import BenchmarkVersion
 
-from evaluations.tests.board_factories import hand_table, make_rollout
+from evaluations.tests.board_factories import build_boards, hand_table, make_rollout
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ def row_order(html: str) -> list[str]:
 
 
 def test_board_figures_ignore_infra_superseded_unfinished(world):
-    data = serving.board(world["version"])
+    data = serving.build(world["version"])
     by_model = {e.model: e for e in data.entries}
     assert by_model["model-a"].overall.avg == pytest.approx(0.35)
     assert by_model["model-b"].overall.avg == pytest.approx(0.45)
@@ -57,7 +57,9 @@ def test_page_shows_sorted_table_with_counts_and_note(client, world):
     assert "3/4 tasks, 9 rollouts" in html
     assert "1 infra" in html
     assert "How rollouts count" in html and "counts 0" in html
-    assert 'id="board-charts"' in html and 'data-plotly-src="/static/vendor/plotly-basic.min.js"' in html
+    assert 'data-plotly-src="/static/vendor/plotly-basic.min.js"' in html
+    # The charts' data is fetched when a chart is about to be seen, not embedded (it grew ~780 B an entry).
+    assert 'id="board-charts"' not in html and 'data-charts-src="/charts/?&amp;chart=board"' in html
     # The chart bundle is no script of the page's: static/js/charts.js loads it after the page.
     assert not re.search(r"<script[^>]+plotly", html)
     assert response.context["nav"] == "leaderboard"
@@ -81,10 +83,12 @@ def test_sort_parameter_works_without_js(client, world, sort, expected):
 
 
 def test_filters_choose_the_entries(client, world):
+    build_boards(world["version"], open_weight=True)
     html = client.get(reverse("evaluations:leaderboard"), {"open_weight": "1"}).content.decode()
     assert row_order(html) == ["model-b"]
     other = Harness.objects.create(name="mini-swe-agent")
     make_rollout(world["tasks"]["t1"], world["models"]["A"], other, 1.0)
+    build_boards(world["version"], harness=other.id)
     html = client.get(reverse("evaluations:leaderboard"), {"harness": other.id}).content.decode()
     assert row_order(html) == ["model-a"]
 
@@ -111,7 +115,7 @@ def test_empty_site(client):
 
 def test_ablation_entry_has_no_rank_or_dominance(client, world):
     Entry.objects.create(model=world["models"]["C"], harness=world["harness"], version=world["version"], ablation=True)
-    data = serving.board(world["version"])
+    data = serving.build(world["version"])
     by_model = {e.model: e for e in data.entries}
     assert by_model["model-c"].overall.dominance is None
     assert by_model["model-c"].overall.rank is None
@@ -124,6 +128,7 @@ def test_the_empty_message_is_for_an_empty_table_only(client, world):
     """Every entry an ablation: "No entry matches these filters" sat above the three entries listed under it."""
     for model in world["models"].values():
         Entry.objects.create(model=model, harness=world["harness"], version=world["version"], ablation=True)
+    build_boards(world["version"])
     html = client.get("/").content.decode()
     assert "No entry matches" not in html
     assert "Ablations and entries outside the comparison set" in html
@@ -133,42 +138,42 @@ def test_the_empty_message_is_for_an_empty_table_only(client, world):
 
 def test_clipping_follows_the_version(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 1.6, index=7)
-    by_model = {e.model: e for e in serving.board(world["version"]).entries}
+    by_model = {e.model: e for e in serving.build(world["version"]).entries}
     assert by_model["model-a"].overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 1.0) / 4)
     world["version"].clip_rewards = False
     world["version"].save()
-    by_model = {e.model: e for e in serving.board(world["version"]).entries}
+    by_model = {e.model: e for e in serving.build(world["version"]).entries}
     assert by_model["model-a"].overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 1.6) / 4)
 
 
 def test_agent_failure_counts_zero(world):
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], None, status="failed", index=8)
-    by_model = {e.model: e for e in serving.board(world["version"]).entries}
+    by_model = {e.model: e for e in serving.build(world["version"]).entries}
     assert by_model["model-a"].overall.avg == pytest.approx(0.35)
     assert by_model["model-a"].overall.n_tasks == 4
 
 
 def test_cache_is_never_stale_after_a_change(client, world):
-    first = serving.board(world["version"])
-    assert serving.board(world["version"]) is not None
+    first = serving.build(world["version"])
+    assert serving.build(world["version"]) is not None
     key = serving.board_key(world["version"].pk)
     assert serving._recalled(key) is not None  # warm (the per-process cache is the process's own memory)
 
     # A new rollout.
     make_rollout(world["tasks"]["t4"], world["models"]["A"], world["harness"], 0.8, index=9)
-    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.build(world["version"]).entries if e.model == "model-a")
     assert a.overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
 
     # A changed rollout: marked as an infrastructure error.
     rollout = Rollout.objects.get(index=9)
     rollout.infra_error = True
     rollout.save()
-    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.build(world["version"]).entries if e.model == "model-a")
     assert a.overall.avg == pytest.approx(0.35)
 
     # An Entry change.
     Entry.objects.create(model=world["models"]["A"], harness=world["harness"], version=world["version"], ablation=True)
-    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.build(world["version"]).entries if e.model == "model-a")
     assert a.ablation and a.overall.dominance is None
 
     # A published result.
@@ -176,11 +181,11 @@ def test_cache_is_never_stale_after_a_change(client, world):
         model=world["models"]["A"], harness=world["harness"], version=world["version"], task=world["tasks"]["t1"],
         score=0.9, source="paper",
     )
-    assert serving.board(world["version"]).published[0].source == "paper"
+    assert serving.build(world["version"]).published[0].source == "paper"
 
     # A deletion.
     Rollout.objects.filter(model=world["models"]["B"]).delete()
-    assert {e.model for e in serving.board(world["version"]).entries} == {"model-a", "model-c"}
+    assert {e.model for e in serving.build(world["version"]).entries} == {"model-a", "model-c"}
     assert first.entries[0].model == "model-b"
 
     # The page reads the same fresh board.
@@ -189,7 +194,7 @@ def test_cache_is_never_stale_after_a_change(client, world):
 
 
 def test_saves_that_change_no_figure_keep_the_cache(world):
-    serving.board(world["version"])
+    serving.build(world["version"])
     before = invalidation.generation()
     rollout = Rollout.objects.filter(model__name="model-a").first()
     rollout.save(update_fields=["heartbeat_at"])
@@ -214,7 +219,7 @@ def test_a_running_rollout_invalidates_when_it_starts_and_finishes(world):
     running.reward = 0.8
     running.save()
     assert invalidation.generation() > generation
-    a = next(e for e in serving.board(world["version"]).entries if e.model == "model-a")
+    a = next(e for e in serving.build(world["version"]).entries if e.model == "model-a")
     assert a.overall.avg == pytest.approx((0.5 + 0.2 + 0.7 + 0.8) / 4)
 
 
@@ -234,6 +239,7 @@ def test_published_results_are_shown_apart_with_source(client, world):
             model=model, harness=world["harness"], version=world["version"], task=world["tasks"][task],
             score=score, source="https://example.org/paper",
         )
+    build_boards(world["version"])
     response = client.get("/")
     html = response.content.decode()
     assert row_order(html) == ["model-b", "model-a", "model-c"]  # not mixed in
@@ -250,7 +256,7 @@ def test_budget_curve_and_score_at_k(world):
         world["tasks"]["t1"], model, world["harness"], 0.6,
         curve=[{"step_id": 3, "t": 900, "best_score": 0.3}, {"step_id": 9, "t": 2700, "best_score": 0.6}],
     )
-    entry = next(e for e in serving.board(world["version"]).entries if e.model == "curvy")
+    entry = next(e for e in serving.build(world["version"]).entries if e.model == "curvy")
     grid = compute.BUDGET_GRID
     curve = dict(zip(grid.round(3).tolist(), entry.scopes[""].budget_curve))
     assert curve[0.0] == 0.0
@@ -267,7 +273,7 @@ def test_the_agents_own_account_enters_no_curve_and_no_calls_per_hour(world):
     make_rollout(world["tasks"]["t1"], model, world["harness"], 0.0, curve=claimed, n_benchmark_calls=500,
                  trajectory_source="agent", usage_source="none", cost_usd=None, n_input_tokens=None,
                  n_output_tokens=None)
-    entry = next(e for e in serving.board(world["version"]).entries if e.model == "own-account")
+    entry = next(e for e in serving.build(world["version"]).entries if e.model == "own-account")
     assert max(entry.scopes[""].budget_curve) == 0.0
     usage = entry.scopes[""].usage
     assert (usage.cost_usd, usage.input_tokens, usage.benchmark_calls_per_hour) == (None, None, None)
@@ -279,7 +285,7 @@ def test_what_the_agent_saw_never_shows_above_its_graded_result(world):
     model = AgentModel.objects.create(name="saw-more")
     make_rollout(world["tasks"]["t1"], model, world["harness"], 0.2,
                  curve=[{"step_id": 3, "t": 900, "best_score": 0.9}])
-    entry = next(e for e in serving.board(world["version"]).entries if e.model == "saw-more")
+    entry = next(e for e in serving.build(world["version"]).entries if e.model == "saw-more")
     assert max(entry.scopes[""].budget_curve) == pytest.approx(0.2 / 4)
 
 
@@ -289,14 +295,14 @@ def test_admin_edit_of_an_entry_refreshes_the_board(client, world):
     client.force_login(User.objects.create_superuser("admin", "a@example.org", "x"))
     assert client.get(reverse("admin:evaluations_entry_add")).status_code == 200
     assert client.get(reverse("admin:evaluations_publishedresult_changelist")).status_code == 200
-    assert serving.board(world["version"]).entries[0].overall.dominance is not None
+    assert serving.build(world["version"]).entries[0].overall.dominance is not None
     response = client.post(
         reverse("admin:evaluations_entry_add"),
         {"model": world["models"]["B"].id, "harness": world["harness"].id, "version": world["version"].id,
          "ablation": "on", "in_comparison": "on", "note": "prompt ablation"},
     )
     assert response.status_code == 302
-    b = next(e for e in serving.board(world["version"]).entries if e.model == "model-b")
+    b = next(e for e in serving.build(world["version"]).entries if e.model == "model-b")
     assert b.ablation and b.overall.dominance is None and b.note == "prompt ablation"
 
 
@@ -343,7 +349,7 @@ def test_a_rollout_invalidates_its_own_versions_boards_only():
 def test_a_hundred_entry_leaderboard_comes_in_light_pages_sorted_on_the_server(client):
     from evaluations.tests.test_heatmap_view import element_count, hundred_entries
 
-    hundred_entries()
+    build_boards(hundred_entries()["version"])
     url = reverse("evaluations:leaderboard")
     pages = [client.get(url, {"version": "big", "entries": n}) for n in (1, 2, 3, 4)]
     assert [p.status_code for p in pages] == [200] * 4
@@ -381,15 +387,18 @@ def test_a_small_board_has_no_pages(client, world):
 
 def test_a_warm_board_is_the_same_object_until_something_changes(world):
     """The process keeps its last boards unpickled (a 100-entry board's unpickling was most of a warm page)."""
-    first = serving.board(world["version"])
+    first = serving.board(world["version"])  # built by the fixture, as the boards worker would
     assert serving.board(world["version"]) is first
     cache.clear()  # another process's cache changes nothing here: the key carries the generation
     assert serving.board(world["version"]) is first
     rollout = Rollout.objects.filter(model__name="model-a").first()
     rollout.reward = 0.01
     rollout.save(update_fields=["reward"])
-    fresh = serving.board(world["version"])
+    stale, freshness = serving.served_board(world["version"])  # never built in the request: the last one
+    assert stale is first and freshness.stale
+    fresh = serving.build(world["version"])
     assert fresh is not first and fresh.entries != first.entries
+    assert serving.board(world["version"]) is fresh
 
 
 def test_a_saved_rollout_reads_its_version_from_the_task_in_hand(django_assert_num_queries):
@@ -440,9 +449,10 @@ def test_the_paper_table_is_shaded_with_each_columns_best_and_second_marked(clie
     """As AutoLab's table: cells shaded by score with a legend, the best of a column bold and the second
     underlined among the compared entries, the main set and the ablations apart."""
     Entry.objects.create(model=world["models"]["C"], harness=world["harness"], version=world["version"], ablation=True)
+    build_boards(world["version"])
     html = client.get("/").content.decode()
     assert 'id="shade-legend"' in html and '<span class="shade-0">0</span>' in html and '<span class="shade-10">1</span>' in html
-    data = serving.board(world["version"])
+    data = serving.build(world["version"])
     compared = sorted((e for e in data.entries if e.comparison), key=lambda e: -e.overall.avg)
     rows = {e.model: html.split(f'data-entry="{e.key}"', 1)[1].split("</tr>", 1)[0] for e in data.entries}
     first, second = compared[0], compared[1]

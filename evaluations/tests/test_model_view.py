@@ -6,6 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
+
 from trajectories.models import Rollout
 
 
@@ -36,6 +38,7 @@ def test_the_tasks_table_names_categories_as_the_leaderboard_does(client, world)
     from tasks.models import Task
 
     Task.objects.filter(name="t1").update(category="model_development")
+    build_boards(world["version"])
     html = client.get(reverse("evaluations:model_detail", args=["model-a"])).content.decode()
     assert '1.1/t1/">t1</a></td><td>Model development</td>' in html and "<td>model_development</td>" not in html
 
@@ -52,6 +55,7 @@ def test_a_model_named_with_a_slash_has_its_page_and_links(client, world):
     "together_ai/meta-llama/Llama-3-70b"): the board and task pages linking to its page answered 500."""
     world["models"]["A"].name = "together_ai/meta-llama/Llama-3-70b"
     world["models"]["A"].save()
+    build_boards(world["version"])
     page = client.get("/models/together_ai/meta-llama/Llama-3-70b/")
     assert page.status_code == 200
     assert client.get("/models/together_ai/meta-llama/").status_code == 404
@@ -84,6 +88,7 @@ def test_model_page_shows_published_results(client, world):
         model=paper, harness=world["harness"], version=world["version"], task=world["tasks"]["t1"], score=0.8,
         source="Paper, Table 3",
     )
+    build_boards(world["version"])
     html = client.get(reverse("evaluations:model_detail", args=["paper-only"])).content.decode()
     published = html.split('id="model-published"', 1)[1].split("</table>", 1)[0]
     assert "Paper, Table 3" in published and "0.200" in published and "1/4" in published

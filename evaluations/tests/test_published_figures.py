@@ -11,6 +11,8 @@ from evaluations.boards import serving
 from evaluations.models import PublishedFigure, PublishedResult
 from tasks.models import BenchmarkVersion, Task
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = pytest.mark.django_db
 
 PER_TASK = "model,harness,version,task,score,source\n"
@@ -45,7 +47,7 @@ def import_per_task(tmp_path, source: str = "Paper 2026, Table 9"):
 
 
 def published(version) -> dict:
-    return {p.model: p for p in serving.board(version).published}
+    return {p.model: p for p in serving.build(version).published}
 
 
 def test_dominance_among_the_published_entries_of_a_version(tmp_path, version):
@@ -127,6 +129,7 @@ def test_the_leaderboard_sets_the_papers_figures_beside_ours(client, tmp_path, v
     import_per_task(tmp_path)
     paper = "model,harness,version,source,overall_avg,overall_dom\nmodel-b,terminus-2,1.1,Table 2,0.460,0.625\n"
     call_command("import_results", str(write(tmp_path, paper, "paper.csv")), stdout=open("/dev/null", "w"))
+    build_boards()
     html = client.get("/?version=1.1").content.decode()
     table = html.split('id="published-table"', 1)[1].split("</table>", 1)[0]
     # The printed figure is the figure, its mark beside it; the source is a footnote.
@@ -150,6 +153,7 @@ def test_exports_carry_what_the_page_shows_of_a_version_with_published_results_o
     )
     call_command("import_results", str(write(tmp_path, paper, "paper.csv")), stdout=open("/dev/null", "w"))
     import_per_task(tmp_path, source="Paper 2026 Table 9")
+    build_boards()
     page = client.get("/?version=1.1").content.decode()
     assert "0.412" in page
     rows = list(csv.DictReader(io.StringIO(client.get("/api/v1/leaderboard.csv?version=1.1").content.decode())))
@@ -197,9 +201,9 @@ def test_a_papers_tables_import_as_printed_with_options_for_what_they_leave_out(
     call_command("import_results", str(write(tmp_path, ablations, "ablation.csv")), *options, "--source", "Table 9",
                  "--set", "ablation")
     assert PublishedResult.objects.count() == 12 and PublishedResult.objects.filter(ablation=True).count() == 4
-    published = {p.model: p for p in serving.board(autolab).published if p.source == "Table 9"}
+    published = {p.model: p for p in serving.build(autolab).published if p.source == "Table 9"}
     # Ablations are apart: after the main entries, and outside their Dominance (which averages 0.5 over the two).
-    assert [p.ablation for p in serving.board(autolab).published] == [False, False, True]
+    assert [p.ablation for p in serving.build(autolab).published] == [False, False, True]
     assert published["opus"].overall.dominance + published["gpt"].overall.dominance == pytest.approx(1.0)
     assert not published["opus-no-tools"].compared
     # The paper's printed main-table figures sit on the entries they print, as printed.
@@ -212,7 +216,7 @@ def test_a_dry_run_says_what_would_be_imported_and_writes_nothing(tmp_path, auto
     out = capsys.readouterr().out
     assert "dry run, nothing written: 20 published figures would be created" in out
     assert PublishedFigure.objects.count() == 0
-    assert serving.board(autolab).published == []
+    assert serving.build(autolab).published == []
 
 
 def test_a_wide_table_without_a_version_is_refused_naming_the_option(tmp_path, autolab):
@@ -257,6 +261,7 @@ def test_the_leaderboard_csv_says_which_published_rows_are_ablations(tmp_path, a
 
     options = ["--version", "1.0", "--harness", "terminus-2", "--source", "AutoLab paper, Table 2"]
     call_command("import_results", str(write(tmp_path, MAIN_TABLE, "main.csv")), *options, stdout=open("/dev/null", "w"))
+    build_boards()
     text = client.get("/api/v1/leaderboard.csv?version=1.0").content.decode()
     in_csv = {r["model"]: r["ablation"] for r in csv.DictReader(io.StringIO(text)) if r["origin"] == "published"}
     in_json = {p["model"]: p["ablation"] for p in client.get("/api/v1/leaderboard/?version=1.0").json()["published"]}
@@ -267,6 +272,7 @@ def test_the_leaderboard_csv_says_which_published_rows_are_ablations(tmp_path, a
 def test_the_heatmap_page_shows_the_published_per_task_scores_its_exports_carry(tmp_path, version, client):
     """The page showed the task names and none of the published figures its CSV and JSON carry."""
     import_per_task(tmp_path)
+    build_boards()
     cells = [c for c in client.get("/api/v1/heatmap/?version=1.1").json()["cells"] if c["origin"] == "published"]
     assert len(cells) == 11
     html = client.get("/heatmap/?version=1.1").content.decode()
@@ -286,7 +292,7 @@ def test_each_figure_keeps_its_own_source_on_the_board_and_the_model_page(tmp_pa
     wide = "task,model-a\nt1,0.5\nt2,0.2\nt3,0.7\n"
     call_command("import_results", str(write(tmp_path, wide, "wide.csv")), "--version", "1.1", "--harness", "terminus-2",
                  "--source", "Paper B Table 9", stdout=open("/dev/null", "w"))
-    (entry,) = serving.board(version).published
+    (entry,) = serving.build(version).published
     assert entry.sources == ["Paper B Table 9", "Paper A Table 2"]
     assert {f.source for f in entry.paper} == {"Paper A Table 2"}
 

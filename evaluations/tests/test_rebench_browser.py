@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from evaluations.tests.board_factories import build_boards
+
 from evaluations.results.human_import import import_human_csv
 from tasks.models import BenchmarkVersion
 from tasks.services import import_tasks
@@ -30,6 +32,7 @@ def rebench(tmp_path):
     for outcome in import_inspect_log(make_eval_log(tmp_path, [4.0, 0.5, 0.2], samples=2)):
         assert outcome.ok, outcome.error
     import_human_csv(HUMANS, version)
+    build_boards(version)  # as the boards worker would (a page never builds one)
     return version
 
 
@@ -72,6 +75,7 @@ def test_short_agent_runs_without_costs_read_plainly(page, live_server, tmp_path
     from trajectories.models import Rollout
 
     Rollout.objects.update(cost_usd=None)  # before the board is first made
+    build_boards()
     page.goto(live_server.url + "/?version=rebench-examples")
     for chart in ("#chart-time-budget", "#chart-elapsed", "#chart-time-cost"):
         page.locator(chart).scroll_into_view_if_needed()

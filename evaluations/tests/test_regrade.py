@@ -69,7 +69,7 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     rollout, task_dir = oracle_rollout(tmp_path, backend)
     assert rollout.reward == pytest.approx(1.0)
     version = rollout.task.version
-    assert serving.board(version).entries[0].overall.avg == pytest.approx(1.0)
+    assert serving.build(version).entries[0].overall.avg == pytest.approx(1.0)
     before = verifier_version(task_dir)
 
     (task_dir / "tests" / "test.sh").write_text(NEW_TEST_SH)
@@ -88,7 +88,7 @@ def test_a_changed_verifier_regrades_the_recorded_outputs(settings, tmp_path, ba
     assert regrade.verifier_version == verifier_version(task_dir) != before
     assert regrade.graded_at >= original.graded_at
     # The board reads the latest grade, without waiting for its cache.
-    assert serving.board(version).entries[0].overall.avg == pytest.approx(0.25)
+    assert serving.build(version).entries[0].overall.avg == pytest.approx(0.25)
 
     response = Client().get(f"/rollouts/{rollout.pk}/")
     assert response.status_code == 200, response.status_code

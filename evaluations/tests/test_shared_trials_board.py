@@ -5,6 +5,8 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
+from evaluations.tests.board_factories import build_boards
+
 pytestmark = [pytest.mark.django_db, pytest.mark.shared]
 
 
@@ -17,6 +19,7 @@ def imported(shared_tasks_dir, shared_trials_dir):
     import_tasks(shared_tasks_dir, version="1.1")
     report = import_path(shared_trials_dir, version="1.1")
     assert report.ok, report.as_dict()
+    build_boards()
     return report
 
 
@@ -81,6 +84,6 @@ def test_every_curve_of_the_real_trials_agrees_with_their_rewards(client, import
     assert "1 of 2 rollouts" in scoring and "reward.json reference_score" in scoring
 
     # The score-against-budget curve ends at the entry's Avg@k: its last point is the reward.
-    data = serving.board(task.version)
+    data = serving.build(task.version)
     for entry in data.entries:
         assert entry.scopes[""].budget_curve[-1] == pytest.approx(entry.overall.avg, abs=1e-9)

@@ -61,9 +61,20 @@
     legend: { orientation: "h", y: -0.25, yanchor: "top" } };
   var config = { displaylogo: false, responsive: true };
 
-  function readJSON(id) {
-    var node = document.getElementById(id);
-    return node ? JSON.parse(node.textContent) : null;
+  // The charts' data, fetched once, when the first chart is about to be seen (the server's
+  // /charts/ for the page's query: embedded, it grew the page ~780 bytes an entry).
+  function fetcher(url) {
+    var pending = null;
+    return function () {
+      if (!pending) {
+        pending = window.fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then(function (response) {
+            if (!response.ok) throw new Error("charts: HTTP " + response.status);
+            return response.json();
+          });
+      }
+      return pending;
+    };
   }
 
   function layout(extra) { return Object.assign({}, layoutBase, extra); }
@@ -71,25 +82,30 @@
   // Loaded async: the page may or may not be parsed yet.
   function init() {
     initSorting();
-    var charts = readJSON("board-charts");
-    if (charts) drawWhenSeen(charts);
+    var section = document.querySelector("section.charts[data-charts-src]:not(.time-curves)");
+    if (section) drawWhenSeen(section, fetcher(section.getAttribute("data-charts-src")));
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 
   // Each chart is drawn when it is about to be seen (static/js/charts.js): at 100 entries
   // they hold thousands of nodes, which the first screen (the table) does not need.
-  function drawWhenSeen(charts) {
+  function drawWhenSeen(section, charts) {
     var bars = document.getElementById("chart-bars");
     // Its drawn height, held while it waits, so that the page does not jump when it draws.
-    if (bars) bars.style.minHeight = barsHeight(charts) + "px";
+    if (bars) bars.style.minHeight = barsHeight(Number(section.getAttribute("data-bars")) || 0) + "px";
     var queue = (window.autolabCharts = window.autolabCharts || []);
-    queue.push({ node: bars, draw: function (Plotly) { drawBars(Plotly, charts); } });
-    queue.push({ node: document.getElementById("chart-pareto"), draw: function (Plotly) { drawParetoChart(Plotly, charts); } });
-    queue.push({ node: document.getElementById("chart-budget"), draw: function (Plotly) { drawBudget(Plotly, charts); } });
-    queue.push({ node: document.getElementById("chart-at-k"), draw: function (Plotly) { drawAtK(Plotly, charts); } });
+    [["chart-bars", drawBars], ["chart-pareto", drawParetoChart], ["chart-budget", drawBudget], ["chart-at-k", drawAtK]]
+      .forEach(function (chart) {
+        var node = document.getElementById(chart[0]);
+        queue.push({ node: node, draw: function (Plotly) {
+          charts().then(function (data) { chart[1](Plotly, data); }, function () {
+            if (node) node.setAttribute("data-state", "no-charts");
+          });
+        } });
+      });
   }
 
-  function barsHeight(charts) { return Math.max(260, 28 * charts.bars.length + 120); }
+  function barsHeight(n) { return Math.max(260, 28 * n + 120); }
 
   function drawBars(Plotly, charts) {
     // As AutoLab's figure: Best@k a light bar, Avg@k a solid bar over it, each with its value; the Avg@k
@@ -112,7 +128,7 @@
           array: charts.bars.map(function (b) { return b.avg_ci ? b.avg_ci[1] - b.avg : 0; }),
           arrayminus: charts.bars.map(function (b) { return b.avg_ci ? b.avg - b.avg_ci[0] : 0; }) },
         hovertemplate: "%{y}<br>Avg@k %{x:.3f} (" + level + " interval as the line)<extra></extra>" }
-    ], layout({ height: barsHeight(charts), barmode: "overlay", bargap: 0.3, margin: { t: 40, r: 30, b: 50, l: 50 },
+    ], layout({ height: barsHeight(charts.bars.length), barmode: "overlay", bargap: 0.3, margin: { t: 40, r: 30, b: 50, l: 50 },
       xaxis: { title: { text: "score (Avg@k solid, Best@k light)" }, rangemode: "tozero" },
       yaxis: { autorange: "reversed", automargin: true },
       legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", traceorder: "reversed" } }), config);

@@ -1,7 +1,8 @@
 /* RE-Bench's curves on the leaderboard: score@k by total time budget, score
  * over elapsed time, score against cost. Agents solid, human baselines
  * dashed; every line ends where its data ends (no extrapolation). The data
- * is the server's (json_script "time-charts"); drawing waits for charts.js. */
+ * is the server's (/charts/?chart=time, fetched when a chart is about to be seen); drawing waits
+ * for charts.js. */
 (function () {
   "use strict";
 
@@ -90,14 +91,29 @@
   }
 
   function init() {
-    var node = document.getElementById("time-charts");
-    if (!node) return;
-    var charts = JSON.parse(node.textContent);
-    if (!charts) return;
+    var section = document.querySelector("section.time-curves[data-charts-src]");
+    if (!section) return;
+    var url = section.getAttribute("data-charts-src");
+    var pending = null;
+    function charts() {
+      if (!pending) {
+        pending = window.fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then(function (response) {
+            if (!response.ok) throw new Error("time charts: HTTP " + response.status);
+            return response.json();
+          });
+      }
+      return pending;
+    }
     // Each chart is drawn when it is about to be seen (static/js/charts.js).
     var queue = (window.autolabCharts = window.autolabCharts || []);
     [["chart-time-budget", drawBudget], ["chart-elapsed", drawElapsed], ["chart-time-cost", drawCost]].forEach(function (chart) {
-      queue.push({ node: document.getElementById(chart[0]), draw: function (Plotly) { chart[1](Plotly, charts); } });
+      var node = document.getElementById(chart[0]);
+      queue.push({ node: node, draw: function (Plotly) {
+        charts().then(function (data) { if (data) chart[1](Plotly, data); }, function () {
+          if (node) node.setAttribute("data-state", "no-charts");
+        });
+      } });
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
