@@ -31,6 +31,13 @@ def test_visible_scores(curve, clip_to, expected):
     assert visible.visible_scores(curve, clip_to) == expected
 
 
+def test_the_figures_and_the_behaviour_flag_read_a_call_the_same_way():
+    """The sealed_below_visible flag (trajectories.failures.rules) reads tasks.scoring's: one reading, not two."""
+    from tasks import scoring
+
+    assert visible.visible_scores is scoring.visible_scores and visible.visible_best_call is scoring.visible_best_call
+
+
 def test_entry_gap_is_the_mean_over_tasks_of_the_mean_over_rollouts():
     gaps = [
         visible.RolloutGap(1, "t1", 0.9, 0.9, 0.5),  # +.4

@@ -83,12 +83,11 @@ def test_the_default_noise_is_defined_once_and_can_be_set():
     assert SEALED_BELOW_VISIBLE not in rules.classify(facts(), Thresholds(grader_noise=0.4)).flags
 
 
-def test_the_flag_reads_the_curve_as_visible_against_sealed_does():
-    """One reading of a benchmark call's anchored score: the figures' and the flag's."""
-    from evaluations.figures import visible
+def test_the_best_call_is_the_first_to_reach_the_best_score():
+    """tasks.scoring reads a call's anchored score once, for this flag and for visible against sealed
+    (evaluations/tests/test_visible_sealed.py holds that they are the same function)."""
     from tasks import scoring
 
-    assert visible.visible_scores is scoring.visible_scores
     assert scoring.visible_best_call(CURVE) == (0.62, CURVE[1])
     assert scoring.visible_best_call(CURVE, 0.5) == (0.5, CURVE[1])
 
