@@ -29,6 +29,7 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
+from tasks.lib.numbers import as_float
 from trajectories import lifecycle, provenance, statuses
 from trajectories.failures import judge_service
 from trajectories.failures.rules import (
@@ -110,7 +111,7 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
         curve=rollout.curve if isinstance(rollout.curve, list) and not own_account else [],
         sealed=ruling.score if ruling.counted else None,
         clip_to=1.0 if task.version.clip_rewards else None,
-        grader_noise=declared if isinstance(declared, (int, float)) and not isinstance(declared, bool) else None,
+        grader_noise=as_float(declared),
         instruction=task.instruction or "",
         steps=steps,
     )

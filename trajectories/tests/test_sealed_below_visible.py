@@ -149,3 +149,12 @@ def test_the_failures_page_offers_and_applies_the_flag(client):
     assert f'<option value="{SEALED_BELOW_VISIBLE}" title="{rules.FLAGS[SEALED_BELOW_VISIBLE][:1].upper()}' in page
     filtered = client.get(reverse("trajectories:failures"), {"flag": SEALED_BELOW_VISIBLE}).content.decode()
     assert failure_service.rollout_url(zero.pk) in filtered and failure_service.rollout_url(plain.pk) + '"' not in filtered
+
+
+@pytest.mark.django_db
+def test_a_task_that_declares_its_grader_noise_widens_the_margin():
+    task = factories.make_task("noisy_task", optimization={"grader_noise": 0.4})
+    rollout = factories.make_rollout(task, reward=0.31, verifier_fields={"reward": 0.31}, curve=CURVE, n_benchmark_calls=3)
+    failure_service.classify_and_store(rollout)
+    assert SEALED_BELOW_VISIBLE not in rollout.behaviour_flags
+    assert failure_service.facts_for(rollout, steps=[]).grader_noise == 0.4
