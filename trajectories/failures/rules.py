@@ -17,6 +17,12 @@ table: the first row that finds evidence gives the primary cause, every
 other row that finds evidence gives a secondary cause. When no row finds
 anything the cause is `unknown`; nothing is guessed.
 
+Behaviour flags (`FLAGS`) mark how a run went, whatever its reward. The one
+that needs evidence, `sealed_below_visible` (the counted grade below the best
+the agent measured by more than the grader's noise), adds its evidence to the
+same list with ``"cause": ""`` and ``"flag": "sealed_below_visible"``, after
+the causes' evidence.
+
 The order of `RULES` is the priority, and follows one principle: hard facts
 first (Harbor's exception says the environment, the verifier or the model
 API failed, or the agent hit its timeout; the verifier says the agent's
