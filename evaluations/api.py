@@ -485,6 +485,9 @@ def rollout_row(r: Rollout) -> dict:
         "automatic_cause": r.failure_cause,
         "secondary_causes": list(r.failure_secondary or []),
         "behaviour_flags": list(r.behaviour_flags or []),
+        # What backs a flag: {"flag", "kind", "text", "step_id", "url"}; sealed_below_visible's benchmark call
+        # ("the agent measured 0.62 at step 41; the sealed verifier gave 0.31") and the verifier's output.
+        "flag_evidence": trajectories.flag_evidence(r),
         "exception_type": r.exception_type,
         "exception_message": r.exception_message,
         "verifier_fields": r.verifier_fields or {},
@@ -527,7 +530,7 @@ def csv_cells(row: dict) -> dict:
     """A rollout row for CSV: lists joined with "; ", objects as JSON."""
     flat = {}
     for key, value in row.items():
-        if key in ("score_log", "reviews"):
+        if key in ("score_log", "reviews", "flag_evidence"):
             value = json.dumps(value)  # a list of objects: JSON, not joined
         elif isinstance(value, list):
             value = "; ".join(str(item) for item in value)

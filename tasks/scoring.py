@@ -320,3 +320,48 @@ def describe_rule(spec: TaskSpec) -> str:
     if baseline != "?" and reference != "?" and not anchors_agree(spec.direction, spec.baseline_score, spec.reference_score):
         words += " Warning: the reference does not beat the baseline in this direction, so no score can be computed."
     return words
+
+
+# What the agent saw: its benchmark calls' scores --------------------------------
+#
+# A rollout's stored best-so-far curve holds one point per benchmark call that printed a metric:
+# {"step_id", "t", "metric", "score", "best_metric", "best_score"}, where `score` is that metric under the
+# task's anchors (`normalised_score`, applied when the curve is built) and `best_score` the running best.
+# The visible-against-sealed figures (evaluations.figures.visible) and the `sealed_below_visible` behaviour
+# flag (trajectories.failures.rules) both read it here.
+
+
+def _point_scores(point: object) -> list[float]:
+    if not isinstance(point, dict):
+        return []
+    return [value for value in (as_float(point.get("score")), as_float(point.get("best_score"))) if value is not None]
+
+
+def visible_best_call(curve: object, clip_to: float | None = None) -> tuple[float | None, dict | None]:
+    """The best score of a curve's benchmark calls and the first call (its point) that reached it; (None, None) without one.
+
+    `clip_to`: the version's cap on a score (1.0 where rewards are clipped), so both sides stand on one footing.
+    """
+    if not isinstance(curve, list):
+        return None, None
+    best, where = None, None
+    for point in curve:
+        for value in _point_scores(point):
+            if clip_to is not None:
+                value = min(value, clip_to)
+            if best is None or value > best:
+                best, where = value, point
+    return best, where
+
+
+def visible_scores(curve: object, clip_to: float | None = None) -> tuple[float | None, float | None]:
+    """(best, last) score of a stored best-so-far curve's benchmark calls; (None, None) without a scored call."""
+    best, _ = visible_best_call(curve, clip_to)
+    if best is None:
+        return None, None
+    scores = [as_float(p.get("score")) for p in curve if isinstance(p, dict)]
+    scores = [s for s in scores if s is not None]
+    last = scores[-1] if scores else None
+    if clip_to is not None and last is not None:
+        last = min(last, clip_to)
+    return best, last

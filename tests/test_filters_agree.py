@@ -36,7 +36,7 @@ ROWS = {
     "d": (("flux2_klein_lora", "1.0", "model_development"), "grok-4.20", ("terminus-2", "1.0"),
           {"reward": None, "status": "running", "outcome": "running"}),
     "e": (("flux2_klein_lora", "1.1", "model_development"), "grok-4.20", ("terminus-2", "2.0.0"),
-          {"reward": 0.0, "outcome": "zero", "failure_cause": "no_improvement"}),
+          {"reward": 0.0, "outcome": "zero", "failure_cause": "no_improvement", "behaviour_flags": ["sealed_below_visible"]}),
     "f": (("hash_join", "1.1", "system_optimization"), "claude-opus-4.6", ("mini-swe-agent", "1.0"),
           {"reward": 0.0, "outcome": "zero", "failure_cause": "no_artifact", "superseded": True}),
 }
@@ -189,7 +189,9 @@ FAILURE_CASES = [
     ({"check": "reward_hacking:pass"}, "e"),
     ({"check": "task_specification: pass"}, "b"),  # spaces around the colon are forgiven
     ({"check": "task_specification:pass", "model": "grok-4.20"}, "b"),
-    ({"check": "", "cause": ""}, "be"),
+    ({"flag": "sealed_below_visible"}, "e"),
+    ({"flag": "regressed_after_best"}, ""),  # a and c scored: no failures
+    ({"check": "", "cause": "", "flag": ""}, "be"),
 ]
 
 
@@ -209,7 +211,8 @@ def test_failures_page_and_exports_select_the_same_rows(client, rows, case, expe
 
 
 FAILURE_BAD = [("version", "9.9"), ("harness", "notanumber"), ("task", "nothing"), ("model", "nobody"),
-               ("category", "nope"), ("cause", "bad_luck"), ("check", "reward_hacking:maybe")]
+               ("category", "nope"), ("cause", "bad_luck"), ("check", "reward_hacking:maybe"),
+               ("flag", "lucky")]
 
 
 def test_every_failures_parameter_has_a_bad_value():

@@ -215,12 +215,13 @@ class FailureFilters(RolloutFilters):
     """The failures page's parameters (its list, matrix and exports): a share of the rollouts list's, same rules.
 
     The page lists zero-score rollouts by cause, so it has no use for the
-    others (`trajectories.failures.service` applies these to its rows).
+    others (`trajectories.failures.service` applies these to its rows). A
+    behaviour flag it keeps: a zero whose agent had measured a good score
+    (`sealed_below_visible`) is one to read.
     """
 
     status = None
     outcome = None
-    flag = None
     min = None
     max = None
     sort = None

@@ -14,8 +14,8 @@
   retry rule and the failure classifier read the same table).
 - anchors_in_use: the anchors a task's verifier scored its rollouts with.
 - rollout_metric: the metric a rollout's verifier scored (tasks.anchors).
-- effective_cause, cause_source, with_effective_cause, failed_rollouts,
-  BEHAVIOUR_FLAGS: a rollout's failure cause (a staff label's first) and
+- effective_cause, cause_source, with_effective_cause, failed_rollouts, flag_evidence,
+  BEHAVIOUR_FLAGS, SEALED_BELOW_VISIBLE: a rollout's failure cause (a staff label's first) and
   the failures list (trajectories.failures).
 - search_words, store_step_chunks: the search document of some texts, and
   storing a new rollout's chunks (StepChunk rows) from its step documents
@@ -64,9 +64,9 @@ from trajectories.storing import artifacts, bulk, job_analysis, uploads
 from trajectories.reading import native_formats
 from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import (
-    cause_source, classify_and_store, effective_cause, failed_rollouts, with_effective_cause,
+    cause_source, classify_and_store, effective_cause, failed_rollouts, flag_evidence, with_effective_cause,
 )
-from trajectories.failures.rules import CAUSES, ENDED_BY_THE_AGENT, FLAGS as BEHAVIOUR_FLAGS, exception_family
+from trajectories.failures.rules import CAUSES, ENDED_BY_THE_AGENT, FLAGS as BEHAVIOUR_FLAGS, SEALED_BELOW_VISIBLE, exception_family
 from trajectories.search.chunks import store_chunks
 from trajectories.search.document import document as search_words, stored_chunks
 from trajectories.search.texts import index_log
@@ -479,6 +479,8 @@ __all__ = [
     "effective_cause",
     "exception_family",
     "failed_rollouts",
+    "flag_evidence",
+    "SEALED_BELOW_VISIBLE",
     "import_trial_dir",
     "store_log_tail",
     "store_trial_files",

@@ -5,7 +5,9 @@ Plain data in, figures out; no database, no HTTP, no Django.
 - Visible best / last: the best and the last score of the rollout's benchmark
   calls (its stored best-so-far curve: each point's `score` is the call's
   metric converted with the task's anchors, `best_score` the running best),
-  on the version's footing (clipped where the version clips rewards).
+  on the version's footing (clipped where the version clips rewards). Read by
+  tasks.scoring.visible_scores, which the rollout's `sealed_below_visible`
+  behaviour flag (trajectories.failures.rules) reads too.
 - Sealed: the counted reward the board counts for the rollout.
 - Gap: visible best minus sealed. Above 0 the agent measured more than the
   verifier gave: over-fitting to the feedback signal, a lucky run selected,
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+
+from tasks.scoring import visible_best_call, visible_scores  # noqa: F401  (read once, for this and the behaviour flag)
 
 from evaluations.figures import aggregation as agg
 from evaluations.figures import bootstrap as bs
@@ -38,25 +41,6 @@ class RolloutGap:
     @property
     def gap(self) -> float | None:
         return None if self.visible_best is None else self.visible_best - self.sealed
-
-
-def visible_scores(curve: Any, clip_to: float | None = None) -> tuple[float | None, float | None]:
-    """(best, last) score of a stored best-so-far curve's benchmark calls; (None, None) without a scored call.
-
-    `clip_to`: the version's cap on a score (1.0 where rewards are clipped), so both sides stand on one footing.
-    """
-    if not isinstance(curve, list):
-        return None, None
-    scores = [float(p["score"]) for p in curve if isinstance(p, dict) and p.get("score") is not None]
-    bests = [float(p["best_score"]) for p in curve if isinstance(p, dict) and p.get("best_score") is not None]
-    if not scores and not bests:
-        return None, None
-    best = max(scores + bests)
-    last = scores[-1] if scores else None
-    if clip_to is not None:
-        best = min(best, clip_to)
-        last = None if last is None else min(last, clip_to)
-    return best, last
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from tasks.models import BenchmarkVersion, Task
 
 from evaluations.figures import visible
 from evaluations.tests.board_factories import make_rollout
+from trajectories.services import classify_and_store
 
 
 @pytest.mark.parametrize(
@@ -29,6 +30,13 @@ from evaluations.tests.board_factories import make_rollout
 )
 def test_visible_scores(curve, clip_to, expected):
     assert visible.visible_scores(curve, clip_to) == expected
+
+
+def test_the_figures_and_the_behaviour_flag_read_a_call_the_same_way():
+    """The sealed_below_visible flag (trajectories.failures.rules) reads tasks.scoring's: one reading, not two."""
+    from tasks import scoring
+
+    assert visible.visible_scores is scoring.visible_scores and visible.visible_best_call is scoring.visible_best_call
 
 
 def test_entry_gap_is_the_mean_over_tasks_of_the_mean_over_rollouts():
@@ -57,15 +65,17 @@ def test_the_command_prints_each_entrys_mean_gap():
         model = AgentModel.objects.create(name=name, display_name=name)
         for task, (best, sealed) in zip(tasks, rows):
             curve = [] if best is None else [{"t": 60, "score": best, "best_score": best}]
-            make_rollout(task, model, harness, sealed, curve=curve)
+            classify_and_store(make_rollout(task, model, harness, sealed, curve=curve))
     out = io.StringIO()
     call_command("compare_entries", "--version", "1.0", "--resamples", "200", "--rollouts", stdout=out)
     section = out.getvalue().split("Visible against sealed", 1)[1]
-    lines = re.findall(r"^\[(\d)\]\s+(\d+)\s+(\d+)\s+(\S+)\s+\[(\S+), (\S+)\]\s+(\d+)$", section, flags=re.M)
+    lines = re.findall(r"^\[(\d)\]\s+(\d+)\s+(\d+)\s+(\S+)\s+\[(\S+), (\S+)\]\s+(\d+)\s+(\d+)$", section, flags=re.M)
     by_row = {int(row): rest for row, *rest in lines}
     # Plain numpy: one rollout a task, so the mean over tasks of visible best - sealed.
     a = np.mean([0.9 - 0.7, 0.5 - 0.5, 0.4 - 0.1])
     b = np.mean([0.2 - 0.3, 0.6 - 0.6])
-    assert by_row[1][:3] == ["3", "3", f"{a:+.4f}"] and by_row[1][-1] == "2"
-    assert by_row[2][:3] == ["2", "2", f"{b:+.4f}"] and by_row[2][-1] == "0"
+    assert by_row[1][:3] == ["3", "3", f"{a:+.4f}"] and by_row[1][-2:] == ["2", "2"]
+    assert by_row[2][:3] == ["2", "2", f"{b:+.4f}"] and by_row[2][-2:] == ["0", "0"]
+    # Beyond the grader's noise (0.05 by default): the 0.2 and 0.3 gaps are flagged, each marked in the listing.
+    assert section.count("[sealed_below_visible]") == 2
     assert "visible best –, last –, sealed 0.200, gap –" in section

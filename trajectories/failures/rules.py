@@ -17,6 +17,12 @@ table: the first row that finds evidence gives the primary cause, every
 other row that finds evidence gives a secondary cause. When no row finds
 anything the cause is `unknown`; nothing is guessed.
 
+Behaviour flags (`FLAGS`) mark how a run went, whatever its reward. The one
+that needs evidence, `sealed_below_visible` (the counted grade below the best
+the agent measured by more than the grader's noise), adds its evidence to the
+same list with ``"cause": ""`` and ``"flag": "sealed_below_visible"``, after
+the causes' evidence.
+
 The order of `RULES` is the priority, and follows one principle: hard facts
 first (Harbor's exception says the environment, the verifier or the model
 API failed, or the agent hit its timeout; the verifier says the agent's
@@ -33,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks import scoring
 from tasks.lib.numbers import as_float
 
 from trajectories import statuses
@@ -119,17 +126,21 @@ ENDED_BY_THE_AGENT = (SANDBOX_ENDED, CANDIDATE_TIMEOUT, GRADING_DISRUPTED)
 TIMED_OUT_BUT_SCORED = "timed_out_but_scored"
 NEVER_CALLED_BENCHMARK = "never_called_benchmark"
 REGRESSED_AFTER_BEST = "regressed_after_best"
+SEALED_BELOW_VISIBLE = "sealed_below_visible"
 
 FLAGS: dict[str, str] = {
     TIMED_OUT_BUT_SCORED: "hit its timeout, but the artifact left behind scored",
     NEVER_CALLED_BENCHMARK: "never ran the local benchmark",
     REGRESSED_AFTER_BEST: "finished worse than its best-so-far",
+    SEALED_BELOW_VISIBLE: "the sealed verifier's counted grade is below the best score the agent measured in its "
+    "benchmark calls by more than the grader's noise",
 }
 # How a flag is named on a page (its id stays in filters, exports and the API); FLAGS is its explanation.
 FLAG_LABELS: dict[str, str] = {
     TIMED_OUT_BUT_SCORED: "Timed out but scored",
     NEVER_CALLED_BENCHMARK: "Never ran the benchmark",
     REGRESSED_AFTER_BEST: "Regressed after its best",
+    SEALED_BELOW_VISIBLE: "Sealed grade below what it measured",
 }
 
 
@@ -148,6 +159,9 @@ class Thresholds:
     # regressed_after_best: the final reward is this much below the best
     # normalised score seen (local runs and the verifier are both noisy).
     regression_tolerance: float = 0.02
+    # sealed_below_visible: the grader's noise on the anchored scale, where neither the task
+    # ([optimization] grader_noise) nor the verifier (reward.json's grader_noise) declares one.
+    grader_noise: float = 0.05
 
 
 @dataclass
@@ -188,6 +202,12 @@ class RolloutFacts:
     best_score: float | None = None
     # Best-so-far curve points: {"step", "t", "metric", "score", "best_metric", "best_score"}
     curve: list[dict[str, Any]] = field(default_factory=list)
+    # The score the figures count for it (trajectories.verdict, on its version's footing); None when not counted.
+    sealed: float | None = None
+    # The version's cap on a score (1.0 where it clips rewards), so the curve's scores stand on the same footing.
+    clip_to: float | None = None
+    # The grader's noise on the anchored scale as the task declares it ([optimization] grader_noise); None: not declared.
+    grader_noise: float | None = None
     instruction: str = ""
     steps: list[StepFacts] = field(default_factory=list)
 
@@ -806,6 +826,48 @@ def regressed_after_best(facts: RolloutFacts, thresholds: Thresholds = Threshold
     return False
 
 
+def grader_noise(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> float:
+    """The margin within which the sealed grade may fall below the visible best: the verifier's, else the task's, else the default."""
+    for declared in (as_float(facts.verifier_fields.get("grader_noise")), as_float(facts.grader_noise)):
+        if declared is not None and declared >= 0:
+            return declared
+    return thresholds.grader_noise
+
+
+def sealed_below_visible(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> list[Evidence]:
+    """The sealed verifier's counted grade falls below the best the agent measured by more than the grader's noise.
+
+    Evidence: the benchmark call that first printed the best metric (its step) and the verifier's output.
+    Nothing for a rollout that does not count (`sealed` None), or whose benchmark calls printed no scored metric.
+    """
+    if facts.sealed is None or not facts.has_trajectory:
+        return []
+    best, call = scoring.visible_best_call(facts.curve, facts.clip_to)
+    if best is None or call is None:
+        return []
+    noise = grader_noise(facts, thresholds)
+    if facts.sealed >= best - noise:
+        return []
+    step = call.get("step_id")
+    metric = as_float(call.get("metric"))
+    where = f"at step {step}" if step is not None else "in a benchmark call"
+    measured = f"the agent measured {best:.2f} {where}" + (f" (metric {metric:g})" if metric is not None else "")
+    return [
+        Evidence("step", f"{measured}; the sealed verifier gave {facts.sealed:.2f} (grader noise {noise:g})",
+                 step if isinstance(step, int) else None),
+        Evidence("verifier", _verifier_output(facts)),
+    ]
+
+
+def _verifier_output(facts: RolloutFacts) -> str:
+    """What the verifier wrote: reward.json's fields, else the end of its stdout."""
+    if facts.verifier_fields:
+        return _clip("reward.json: " + ", ".join(f"{k}: {v}" for k, v in facts.verifier_fields.items()))
+    if facts.verifier_stdout.strip():
+        return "test-stdout: …" + facts.verifier_stdout.strip()[-280:]
+    return f"reward: {facts.reward}"
+
+
 def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Classification:
     if facts.status in statuses.ACTIVE:
         return Classification(outcome=Outcome.RUNNING)
@@ -816,8 +878,12 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
     if facts.excluded:
         return Classification(outcome=Outcome.EXCLUDED, evidence=[Evidence("verifier", _clip(facts.excluded)).as_dict("")])
     flags = behaviour_flags(facts, thresholds)
+    below = sealed_below_visible(facts, thresholds)
+    flagged = [e.as_dict("") | {"flag": SEALED_BELOW_VISIBLE} for e in below]
+    if below:
+        flags.append(SEALED_BELOW_VISIBLE)
     if facts.reward is not None and facts.reward > 0:
-        return Classification(outcome=Outcome.SCORED, flags=flags)
+        return Classification(outcome=Outcome.SCORED, flags=flags, evidence=flagged)
     cause, secondary, evidence = find_causes(facts, thresholds)
     if cause in NOT_THE_AGENTS and facts.reward_valid and facts.reward is not None:
         # Harbor 0.26 says the reward counts despite the fault (an exit code, an
@@ -827,11 +893,14 @@ def classify(facts: RolloutFacts, thresholds: Thresholds = Thresholds()) -> Clas
         secondary = [c for c in secondary if c != cause]
     if cause in NOT_THE_AGENTS:
         outcome = Outcome.INFRA_ERROR
+        # Not the agent's result: left out of the figures, so no sealed grade stands against what it measured.
+        flags = [f for f in flags if f != SEALED_BELOW_VISIBLE]
+        flagged = []
     elif facts.reward is None:
         outcome = Outcome.NO_REWARD
     else:
         outcome = Outcome.ZERO
-    return Classification(outcome=outcome, cause=cause, secondary=secondary, evidence=evidence, flags=flags)
+    return Classification(outcome=outcome, cause=cause, secondary=secondary, evidence=evidence + flagged, flags=flags)
 
 
 # Small helpers ------------------------------------------------------------------

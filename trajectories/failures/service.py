@@ -29,12 +29,15 @@ from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import NoReverseMatch, reverse
 
+from tasks.lib.numbers import as_float
 from trajectories import lifecycle, provenance, statuses
 from trajectories.failures import judge_service
 from trajectories.failures.rules import (
     CAUSE_HELP,
     CAUSES,
     FAILED_OUTCOMES,
+    FLAG_LABELS,
+    FLAGS,
     Classification,
     RolloutFacts,
     StepFacts,
@@ -83,6 +86,8 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
             .values_list("step_id", "kinds", "elapsed_sec", "diff")
         ]
     task = rollout.task
+    ruling = rollout.verdict
+    declared = task.optimization.get("grader_noise") if isinstance(task.optimization, dict) else None
     # A trajectory written in the agent's sandbox is its own account: the steps, the benchmark calls and the
     # curve it claims decide no cause and raise no flag (trajectories.provenance).
     own_account = not provenance.counts(rollout.trajectory_source)
@@ -104,6 +109,9 @@ def facts_for(rollout: Rollout, steps: list[StepFacts] | None = None) -> Rollout
         n_edits=rollout.n_edits,
         best_score=None if own_account else rollout.best_score,
         curve=rollout.curve if isinstance(rollout.curve, list) and not own_account else [],
+        sealed=ruling.score if ruling.counted else None,
+        clip_to=1.0 if task.version.clip_rewards else None,
+        grader_noise=as_float(declared),
         instruction=task.instruction or "",
         steps=steps,
     )
@@ -454,6 +462,16 @@ def flat_row(row: dict[str, Any]) -> list[Any]:
 # The rollout page's panel -----------------------------------------------------
 
 
+def flag_evidence(rollout: Rollout) -> list[dict[str, Any]]:
+    """The evidence behind its behaviour flags (sealed_below_visible's benchmark call and verifier output), each with
+    its "flag" and, where it names a step, that step's "url"."""
+    return [
+        {**e, "url": step_url(rollout.pk, e.get("step_id")) if e.get("step_id") is not None else ""}
+        for e in (rollout.failure_evidence or [])
+        if isinstance(e, dict) and e.get("flag")
+    ]
+
+
 def panel(rollout: Rollout) -> dict[str, Any]:
     """What `_failure_panel.html` shows for one rollout."""
     label = _label_of(rollout)
@@ -461,8 +479,9 @@ def panel(rollout: Rollout) -> dict[str, Any]:
     evidence = [
         {**e, "url": step_url(rollout.pk, e.get("step_id")) if e.get("step_id") is not None else ""}
         for e in (rollout.failure_evidence or [])
-        if isinstance(e, dict)
+        if isinstance(e, dict) and not e.get("flag")
     ]
+    flagged = flag_evidence(rollout)
     return {
         "outcome": rollout.outcome,
         "cause": cause,
@@ -474,6 +493,13 @@ def panel(rollout: Rollout) -> dict[str, Any]:
         "secondary": [(c, CAUSES.get(c, c)) for c in rollout.failure_secondary or []],
         "evidence": evidence,
         "flags": list(rollout.behaviour_flags or []),  # ids: the panel shows each by failure_tags' flag_label
+        # Per flag with evidence: its name, meaning and evidence (the flag's own sentence and the verifier's output).
+        "flag_evidence": [
+            {"flag": flag, "label": FLAG_LABELS.get(flag, flag), "help": FLAGS.get(flag, ""),
+             "items": [e for e in flagged if e["flag"] == flag]}
+            for flag in rollout.behaviour_flags or []
+            if any(e["flag"] == flag for e in flagged)
+        ],
         "label": label,
         "label_tags": ", ".join(label.tags or []) if label else "",
         "changes": list(rollout.label_changes.select_related("user")[:10]),

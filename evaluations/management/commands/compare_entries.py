@@ -20,6 +20,8 @@ from evaluations.figures import aggregation as agg
 from evaluations.figures.paired import ALPHA, METHOD, MIN_TASKS
 from evaluations.figures.ranking import INTERVAL_PERCENT
 from tasks.models import BenchmarkVersion
+from trajectories.models import Rollout
+from trajectories.services import SEALED_BELOW_VISIBLE
 
 
 def signed(value: float | None) -> str:
@@ -99,14 +101,24 @@ class Command(BenchmarkCommand):
         out("")
         out(f"Visible against sealed: the best score of the agent's benchmark calls (anchored) minus the verifier's "
             f"counted reward; mean over tasks with a benchmark call, {INTERVAL_PERCENT}% interval from the clustered bootstrap.")
-        out(f"{'entry':<8} {'rollouts':>8} {'tasks':>5} {'mean gap':>9} {f'{INTERVAL_PERCENT}% interval':>21} {'above sealed':>12}")
+        # The behaviour flag stored by the failure rules: above by more than the grader's noise (the task's or the default).
+        flagged = set(Rollout.objects.filter(
+            pk__in=[r.rollout_id for rows in gaps.values() for r in rows],
+            behaviour_flags__icontains=f'"{SEALED_BELOW_VISIBLE}"',
+        ).values_list("pk", flat=True))
+        out(f"{'entry':<8} {'rollouts':>8} {'tasks':>5} {'mean gap':>9} {f'{INTERVAL_PERCENT}% interval':>21} {'above sealed':>12} "
+            f"{'beyond noise':>12}")
         for x, e in enumerate(entries):
             mine = gaps.get(e, [])
             g = visible.entry_gap(e, mine, categories, 0.0, result.n_resamples, result.seed)
             ci = "–" if g.ci is None else f"[{signed(g.ci[0])}, {signed(g.ci[1])}]"
-            out(f"{f'[{result.entries.index(e) + 1}]':<8} {g.n_rollouts:>8} {g.n_tasks:>5} {signed(g.mean_gap):>9} {ci:>21} {g.n_above:>12}")
+            beyond = sum(1 for r in mine if r.rollout_id in flagged)
+            out(f"{f'[{result.entries.index(e) + 1}]':<8} {g.n_rollouts:>8} {g.n_tasks:>5} {signed(g.mean_gap):>9} {ci:>21} "
+                f"{g.n_above:>12} {beyond:>12}")
             if rollouts:
                 for r in mine:
+                    mark = f" [{SEALED_BELOW_VISIBLE}]" if r.rollout_id in flagged else ""
                     out(f"    rollout {r.rollout_id} on {names[r.task]}: visible best {plain(r.visible_best)}, last "
-                        f"{plain(r.visible_last)}, sealed {plain(r.sealed)}, gap {signed(r.gap)}")
-        out("above sealed: rollouts whose visible best is above the sealed grade (no grader-noise margin is stored yet).")
+                        f"{plain(r.visible_last)}, sealed {plain(r.sealed)}, gap {signed(r.gap)}{mark}")
+        out("above sealed: rollouts whose visible best is above the sealed grade; beyond noise: those flagged "
+            f"{SEALED_BELOW_VISIBLE} (above by more than the grader's noise; manage.py classify_failures sets it on stored rollouts).")
