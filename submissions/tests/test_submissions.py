@@ -62,7 +62,7 @@ def site(settings, tmp_path, eager_celery):
 
 
 def board_state(version) -> list[tuple]:
-    return [(e.key, e.overall.avg if e.overall else None, e.overall.n_rollouts if e.overall else 0) for e in serving.board(version).entries]
+    return [(e.key, e.overall.avg if e.overall else None, e.overall.n_rollouts if e.overall else 0) for e in serving.build(version).entries]
 
 
 def client_for(user) -> Client:
@@ -138,7 +138,7 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
     assert verified_only.count(f'href="{record}"') == 2
     public = Client().get(record)
     assert public.status_code == 200 and "lab@example.org" not in public.content.decode()
-    assert [e.comparison for e in serving.board(site["version"]).entries if e.submission_mark] == [True, True]
+    assert [e.comparison for e in serving.build(site["version"]).entries if e.submission_mark] == [True, True]
     row = next(row for row in Client().get("/api/v1/rollouts/").json()["results"] if row["id"] == r.pk)
     assert (row["task_digest"], row["harbor_version"], row["verifier_mode"]) == (DIGEST, "0.26.0", "separate")
     assert row["run_settings"]["agent"]["name"] == "terminus-2"
@@ -151,7 +151,7 @@ def test_a_self_reported_submission_is_published_out_of_dominance(site, shared_t
     staff.post(reverse("submissions:publish", args=[submission.pk]))
     submission.refresh_from_db()
     assert (submission.state, submission.mark) == (states.PUBLISHED, states.MARK_SELF_REPORTED)
-    marked = [e for e in serving.board(site["version"]).entries if e.submission_mark]
+    marked = [e for e in serving.build(site["version"]).entries if e.submission_mark]
     assert len(marked) == 2 and all(e.submission_mark == "self_reported" and not e.comparison for e in marked)
     page = Client().get("/", {"version": "sub-1.0", "origin": "self_reported"}).content.decode()
     assert page.count("self-reported</a>") == 2
