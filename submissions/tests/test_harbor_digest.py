@@ -110,3 +110,17 @@ def test_a_changed_task_fails_the_digest_check(site, tmp_path):
     (changed / "tests" / "test.sh").write_text((changed / "tests" / "test.sh").read_text() + "\n# changed\n")
     check = digest_check(site, "digest-changed", harbor_job(task.name, changed, site["tmp"] / "sent"))
     assert not check["passed"] and "the task differs from the version's" in check["reason"]
+
+
+def test_a_task_imported_without_its_folders_says_so(site, shared_tasks_dir, real_tasks_dir):
+    """../shared/autolab/tasks holds task.toml and instruction.md alone: their digest is recorded, which no run matches."""
+    from harbor.publisher.packager import Packager
+
+    described = shared_tasks_dir / "discover_sorting"
+    task = import_one(described, "digest-described")
+    assert not (task.has_environment or task.has_tests)
+    assert task.harbor_digest == Packager.compute_content_hash(described)[0]
+    job = harbor_job(task.name, real_tasks_dir / "discover_sorting", site["tmp"] / "sent")
+    check = digest_check(site, "digest-described", job)
+    assert not check["passed"]
+    assert "holds only the task.toml and instruction.md of discover_sorting" in check["reason"], check["reason"]

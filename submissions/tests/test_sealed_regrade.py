@@ -56,7 +56,7 @@ def forged_job(rollout: Rollout, task_dir: Path, dest: Path) -> Path:
     (trial / "config.json").write_text(json.dumps(config))
     (trial / "lock.json").write_text(json.dumps({
         "schema_version": 2,
-        "task": {"name": rollout.task.name, "type": "local", "digest": f"sha256:{rollout.task.checksum}", "path": str(task_dir)},
+        "task": {"name": rollout.task.name, "type": "local", "digest": f"sha256:{rollout.task.harbor_digest}", "path": str(task_dir)},
         "timeout_multiplier": 1.0, "agent": config.get("agent", {}), "environment": config.get("environment", {}),
         "verifier": {"disable": False, "environment_mode": "shared"},
         "harbor": {"version": "0.26.0"},

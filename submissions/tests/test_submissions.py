@@ -46,9 +46,10 @@ def site(settings, tmp_path, eager_celery):
         "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path / "artifacts")},
     }}
     version = factories.make_version("sub-1.0")
-    factories.make_task(name=TASK, version="sub-1.0", checksum=DIGEST, budget_sec=10800)
+    # The version pins Harbor's digest of the task folder as imported (the trials' lock.json records it).
+    factories.make_task(name=TASK, version="sub-1.0", harbor_digest=DIGEST, has_environment=True, has_tests=True, budget_sec=10800)
     # Our own run already on the board: whatever a submission does before it is published, this stays all there is.
-    own = factories.make_task(name="own_task", version="sub-1.0", checksum="f" * 64)
+    own = factories.make_task(name="own_task", version="sub-1.0", harbor_digest="f" * 64, has_environment=True, has_tests=True)
     factories.make_rollout(task=own, status="finished", reward=0.5)
     User = get_user_model()
     team = Team.objects.create(name="Outside Lab")
