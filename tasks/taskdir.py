@@ -154,17 +154,18 @@ def harbor_digest(root: Path) -> str:
     """Harbor's digest of the task folder, as a trial's lock.json records it ("sha256:" + this hex).
 
     Harbor 0.26's own definition, called rather than copied: its Packager
-    hashes the files it would publish (task.toml, instruction.md, README,
-    environment/, tests/, solution/, steps/, less .harborignore's and
-    .gitignore's), which is what `harbor.models.job.lock` records for a
-    local or git task. A folder of task.toml and instruction.md alone gets
-    the digest of those two, which no run of the full task matches.
+    hashes the files it would publish (task.toml, instruction.md, README.md,
+    trajectory.json, environment/, tests/, solution/, steps/, less what
+    .harborignore and .gitignore leave out), which is what
+    `harbor.models.job.lock` records for a local or git task. A folder of
+    task.toml and instruction.md alone gets the digest of those two, which
+    no run of the full task matches.
     """
     from harbor.publisher.packager import Packager
 
     try:
         content_hash, _ = Packager.compute_content_hash(root)
-    except ValueError as error:  # a link out of the folder, a cycle, an ignore file that is not a file
+    except ValueError as error:  # Harbor's refusals: an ignore file that is not a file, or links out of the folder
         raise TaskDirError(f"{root}: Harbor cannot hash this task folder: {error}", root) from error
     return content_hash
 
