@@ -12,6 +12,7 @@ full task never matches: the check says so.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -102,8 +103,6 @@ def test_a_real_task_run_by_harbor_passes_the_digest_check(site, real_tasks_dir)
 
 
 def test_a_changed_task_fails_the_digest_check(site, tmp_path):
-    import shutil
-
     task = import_one(EXAMPLE_TASK, "digest-changed")
     changed = tmp_path / "count_primes"
     shutil.copytree(EXAMPLE_TASK, changed)
