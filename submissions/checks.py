@@ -63,8 +63,13 @@ class TrialFacts:
 
 @dataclass(frozen=True)
 class VersionRules:
-    task_digests: dict[str, str]  # task name -> pinned digest (hex)
+    # Task name -> the digest the version pins: Harbor's of the task folder as imported (`Task.harbor_digest`),
+    # as hex in the lock reader's form (`trajectories.services.digest_hex`), as `TrialFacts.task_digest` is.
+    task_digests: dict[str, str]
     min_trials_per_task: int = 1
+    # Tasks imported from their task.toml and instruction.md alone (no environment/ or tests/): their digest is of
+    # those files, which no run of the full task matches.
+    description_only: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -112,13 +117,25 @@ def check_task_digests(trials: list[TrialFacts], rules: VersionRules) -> CheckRe
         return CheckResult(TASK_DIGEST, False, f"tasks not in this benchmark version: {_named(unknown)}")
     unpinned = sorted({t.task_name for t in trials if not rules.task_digests[t.task_name]})
     if unpinned:
-        return CheckResult(TASK_DIGEST, False, f"the version pins no digest for {_named(unpinned)}: staff must pin it first")
+        return CheckResult(
+            TASK_DIGEST, False,
+            f"the version records no Harbor digest for {_named(unpinned)}: staff must import its task folder again "
+            "(manage.py import_tasks), which records it",
+        )
     missing = [t.trial_name for t in trials if not t.task_digest]
     if missing:
         return CheckResult(TASK_DIGEST, False, f"no task digest recorded (lock.json or result.json) in {_named(missing)}")
+    differing = [t for t in trials if t.task_digest != rules.task_digests[t.task_name]]
+    described = sorted({t.task_name for t in differing if t.task_name in rules.description_only})
+    if described:
+        return CheckResult(
+            TASK_DIGEST, False,
+            f"the version holds only the task.toml and instruction.md of {_named(described)} (imported without "
+            "environment/ and tests/), whose digest no run of the full task matches: staff must import the full task folder",
+        )
     changed = [
         f"{t.trial_name} ({t.task_name}: {t.task_digest[:12]}, the version's {rules.task_digests[t.task_name][:12]})"
-        for t in trials if t.task_digest != rules.task_digests[t.task_name]
+        for t in differing
     ]
     if changed:
         return CheckResult(TASK_DIGEST, False, f"the task differs from the version's: {_named(changed)}")

@@ -178,8 +178,13 @@ def _facts(trial: trajectories.SubmittedTrial, flags: dict[str, tuple[str, ...]]
 
 
 def _rules(version) -> checks.VersionRules:
-    digests = dict(Task.objects.filter(version=version).values_list("name", "checksum"))
-    return checks.VersionRules(task_digests=digests, min_trials_per_task=version.min_trials_per_task)
+    """The version's pins: Harbor's digest of each task folder as imported (never the site's own checksum)."""
+    rows = Task.objects.filter(version=version).values_list("name", "harbor_digest", "has_environment", "has_tests")
+    return checks.VersionRules(
+        task_digests={name: trajectories.digest_hex(digest) for name, digest, _, _ in rows},
+        min_trials_per_task=version.min_trials_per_task,
+        description_only=frozenset(name for name, _, environment, tests in rows if not (environment and tests)),
+    )
 
 
 def _known(trials: list[trajectories.SubmittedTrial]) -> checks.Known:

@@ -36,7 +36,7 @@ class TaskAdmin(admin.ModelAdmin):
     list_filter = ("version", "category", "direction", "scoring_rule", "gpus")
     search_fields = ("name", "metric", "library", "author")
     list_select_related = ("version",)
-    readonly_fields = ("checksum", "source_path", "created_at", "updated_at")
+    readonly_fields = ("checksum", "harbor_digest", "source_path", "created_at", "updated_at")
     inlines = [TaskRevisionInline]
     fieldsets = (
         (None, {"fields": ("version", "name", "category", "difficulty", "tags", "library", "author")}),
@@ -79,7 +79,7 @@ class TaskAdmin(admin.ModelAdmin):
         ("Content", {"fields": ("instruction", "optimization", "metadata")}),
         (
             "Source",
-            {"fields": ("checksum", "source_path", "has_environment", "has_tests", "has_solution", "created_at", "updated_at")},
+            {"fields": ("checksum", "harbor_digest", "source_path", "has_environment", "has_tests", "has_solution", "created_at", "updated_at")},
         ),
     )
 

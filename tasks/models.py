@@ -156,7 +156,10 @@ class Task(models.Model):
     # and [metadata], kept verbatim for what the columns above do not hold.
     optimization = models.JSONField(default=dict, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # The site's own content checksum (an import's "changed?"), and Harbor's digest of the folder as imported
+    # (hex; a trial's lock.json records "sha256:" + it): what a submitted trial's task must equal.
     checksum = models.CharField(max_length=64, blank=True)
+    harbor_digest = models.CharField(max_length=64, blank=True)
     source_path = models.CharField(max_length=1000, blank=True)
     has_environment = models.BooleanField(default=False)
     has_tests = models.BooleanField(default=False)

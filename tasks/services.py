@@ -46,6 +46,7 @@ SUMMARY_FIELDS = (
     "gpu_type",
     "scoring_rule",
     "checksum",
+    "harbor_digest",
 )
 
 
@@ -258,7 +259,8 @@ def _store(parsed: ParsedTask, version: BenchmarkVersion) -> tuple[str, list[str
         task = Task.objects.create(version=version, **values)
         TaskRevision.objects.create(task=task, checksum=parsed.checksum, changed_fields={})
         return IMPORTED, []
-    if task.checksum == parsed.checksum:
+    # An unchanged folder imported before Harbor's digest was recorded is updated to record it.
+    if task.checksum == parsed.checksum and task.harbor_digest == parsed.harbor_digest:
         return UNCHANGED, []
     changes = {}
     for key, new in values.items():

@@ -5,6 +5,11 @@ A task directory holds `task.toml`, `instruction.md`, `environment/`,
 because Harbor's TaskConfig drops AutoLab's `[optimization]` section, which is
 where the metric, its direction and the two scoring anchors live.
 
+Two digests of the folder are kept: `checksum`, the site's own (every file
+but caches: what tells an import that a task changed), and `harbor_digest`,
+Harbor's (its Packager's hash of the files it publishes), which a trial's
+`lock.json` records and a submitted trial's must equal.
+
 Everything that is wrong with a directory raises TaskDirError with a message
 that names the file and what is wrong, so an importer can report it and move
 on to the next task.
@@ -85,6 +90,7 @@ class ParsedTask:
     optimization: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     checksum: str = ""
+    harbor_digest: str = ""  # hex, without Harbor's "sha256:"
     source_path: str = ""
     has_environment: bool = False
     has_tests: bool = False
@@ -142,6 +148,26 @@ def _not_content(relative: str) -> bool:
 def directory_checksum(root: Path) -> str:
     """The task folder's content checksum; caches (__pycache__, .pyc) are not content."""
     return tree_checksum(root, _not_content)
+
+
+def harbor_digest(root: Path) -> str:
+    """Harbor's digest of the task folder, as a trial's lock.json records it ("sha256:" + this hex).
+
+    Harbor 0.26's own definition, called rather than copied: its Packager
+    hashes the files it would publish (task.toml, instruction.md, README.md,
+    trajectory.json, environment/, tests/, solution/, steps/, less what
+    .harborignore and .gitignore leave out), which is what
+    `harbor.models.job.lock` records for a local or git task. A folder of
+    task.toml and instruction.md alone gets the digest of those two, which
+    no run of the full task matches.
+    """
+    from harbor.publisher.packager import Packager
+
+    try:
+        content_hash, _ = Packager.compute_content_hash(root)
+    except ValueError as error:  # Harbor's refusals: an ignore file that is not a file, or links out of the folder
+        raise TaskDirError(f"{root}: Harbor cannot hash this task folder: {error}", root) from error
+    return content_hash
 
 
 def parse_task_dir(path: Path | str) -> ParsedTask:
@@ -259,6 +285,7 @@ def parse_task_dir(path: Path | str) -> ParsedTask:
         optimization=jsonable(optimization),
         metadata=jsonable(metadata),
         checksum=directory_checksum(root),
+        harbor_digest=harbor_digest(root),
         source_path=str(root.resolve()),
         has_environment=(root / "environment").is_dir(),
         has_tests=(root / "tests").is_dir(),

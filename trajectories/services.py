@@ -36,6 +36,10 @@
   and a small stored JSON file (stored_json).
 - analyze_rollouts, send_analysis, judges: our own LLM judge's reading of
   rollouts (trajectories.judge), run by a Celery worker for the staff's button.
+- read_submitted_trials, unpacked_archive, hold_back, digest_hex: a team's
+  submitted job read for its checks, its rollouts held back or released, and
+  a task digest ("sha256:<hex>" or hex) as the lock reader keeps it
+  (trajectories.reading.harbor_lock, the one normaliser of digests).
 - change_status, create_queued, note_event, set_imported, TransitionError:
   a rollout's status, written only by trajectories.lifecycle (our runner
   asks through evaluations.running.lifecycle); settle_cause: its outcome
@@ -62,6 +66,7 @@ from trajectories.explorer import rollout_metric
 
 from trajectories.storing import artifacts, bulk, job_analysis, uploads
 from trajectories.reading import native_formats
+from trajectories.reading.harbor_lock import digest_hex
 from trajectories.storing.archives import ArchiveError, is_archive, unpacked
 from trajectories.failures.service import (
     cause_source, classify_and_store, effective_cause, failed_rollouts, flag_evidence, with_effective_cause,

@@ -40,6 +40,8 @@ def test_shows_anchors_rule_resources_and_revisions(client, make_task):
     assert '<dd id="task-budget">10 min</dd>' in html
     assert "512 MB" in html
     assert task.checksum in html
+    # Harbor's digest, short, the whole on hover (what a submitted trial's lock.json must record).
+    assert f'<code id="task-harbor-digest" title="sha256:{task.harbor_digest}">sha256:{task.harbor_digest[:12]}</code>' in html
     assert "<code>baseline_score</code>" in html  # the second revision's change
     assert "first import" in html
     assert '<section id="results">' in html

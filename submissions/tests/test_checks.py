@@ -48,6 +48,19 @@ def test_each_rule_broken_blocks_with_its_reason(change, name, words):
     assert "hash_join__1" in results[name].reason or name == checks.TASK_DIGEST and "other_task" in results[name].reason
 
 
+def test_a_task_without_a_pinned_digest_or_imported_without_its_folders_is_named():
+    unpinned = by_name(checks.run_checks([trial(1), trial(2)], VersionRules(task_digests={"hash_join": ""})))
+    assert "records no Harbor digest for hash_join" in unpinned[checks.TASK_DIGEST].reason
+    assert "manage.py import_tasks" in unpinned[checks.TASK_DIGEST].reason
+    described = VersionRules(task_digests={"hash_join": "0" * 64}, description_only=frozenset({"hash_join"}))
+    result = by_name(checks.run_checks([trial(1), trial(2)], described))[checks.TASK_DIGEST]
+    assert result.blocks and "holds only the task.toml and instruction.md of hash_join" in result.reason
+    # Its digest matching (the team ran those two files as the task) passes: the digest is all the check compares.
+    assert by_name(checks.run_checks([trial(1), trial(2)], VersionRules(
+        task_digests={"hash_join": DIGEST}, description_only=frozenset({"hash_join"}),
+    )))[checks.TASK_DIGEST].passed
+
+
 def test_a_shared_verifier_needs_a_regrade_but_does_not_block():
     result = by_name(checks.run_checks([trial(1, verifier_mode="shared"), trial(2)], RULES))[checks.VERIFIER_SEALED]
     assert not result.passed and result.requires_regrade and not result.blocks

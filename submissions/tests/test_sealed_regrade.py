@@ -56,7 +56,7 @@ def forged_job(rollout: Rollout, task_dir: Path, dest: Path) -> Path:
     (trial / "config.json").write_text(json.dumps(config))
     (trial / "lock.json").write_text(json.dumps({
         "schema_version": 2,
-        "task": {"name": rollout.task.name, "type": "local", "digest": f"sha256:{rollout.task.checksum}", "path": str(task_dir)},
+        "task": {"name": rollout.task.name, "type": "local", "digest": f"sha256:{rollout.task.harbor_digest}", "path": str(task_dir)},
         "timeout_multiplier": 1.0, "agent": config.get("agent", {}), "environment": config.get("environment", {}),
         "verifier": {"disable": False, "environment_mode": "shared"},
         "harbor": {"version": "0.26.0"},
@@ -77,7 +77,7 @@ def test_a_forged_reward_is_regraded_sealed_to_zero_and_refused_the_verified_mar
     job = forged_job(oracle, task_dir, tmp_path / "sent")
     version = oracle.task.version
     Rollout.objects.filter(pk=oracle.pk).delete()  # the team's run, not ours: the board starts empty
-    before = [(e.key, e.overall) for e in serving.board(version).entries]
+    before = [(e.key, e.overall) for e in serving.build(version).entries]
 
     User = get_user_model()
     team = Team.objects.create(name="Outside Lab")
@@ -106,4 +106,4 @@ def test_a_forged_reward_is_regraded_sealed_to_zero_and_refused_the_verified_mar
     submission.refresh_from_db()
     assert (submission.state, submission.mark) == (states.CHECKED, "")
     assert Rollout.objects.get(pk=rollout_id).held_back
-    assert [(e.key, e.overall) for e in serving.board(version).entries] == before
+    assert [(e.key, e.overall) for e in serving.build(version).entries] == before

@@ -46,9 +46,10 @@ def site(settings, tmp_path, eager_celery):
         "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path / "artifacts")},
     }}
     version = factories.make_version("sub-1.0")
-    factories.make_task(name=TASK, version="sub-1.0", checksum=DIGEST, budget_sec=10800)
+    # The version pins Harbor's digest of the task folder as imported (the trials' lock.json records it).
+    factories.make_task(name=TASK, version="sub-1.0", harbor_digest=DIGEST, has_environment=True, has_tests=True, budget_sec=10800)
     # Our own run already on the board: whatever a submission does before it is published, this stays all there is.
-    own = factories.make_task(name="own_task", version="sub-1.0", checksum="f" * 64)
+    own = factories.make_task(name="own_task", version="sub-1.0", harbor_digest="f" * 64, has_environment=True, has_tests=True)
     factories.make_rollout(task=own, status="finished", reward=0.5)
     User = get_user_model()
     team = Team.objects.create(name="Outside Lab")
@@ -62,7 +63,7 @@ def site(settings, tmp_path, eager_celery):
 
 
 def board_state(version) -> list[tuple]:
-    return [(e.key, e.overall.avg if e.overall else None, e.overall.n_rollouts if e.overall else 0) for e in serving.board(version).entries]
+    return [(e.key, e.overall.avg if e.overall else None, e.overall.n_rollouts if e.overall else 0) for e in serving.build(version).entries]
 
 
 def client_for(user) -> Client:
@@ -138,7 +139,7 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
     assert verified_only.count(f'href="{record}"') == 2
     public = Client().get(record)
     assert public.status_code == 200 and "lab@example.org" not in public.content.decode()
-    assert [e.comparison for e in serving.board(site["version"]).entries if e.submission_mark] == [True, True]
+    assert [e.comparison for e in serving.build(site["version"]).entries if e.submission_mark] == [True, True]
     row = next(row for row in Client().get("/api/v1/rollouts/").json()["results"] if row["id"] == r.pk)
     assert (row["task_digest"], row["harbor_version"], row["verifier_mode"]) == (DIGEST, "0.26.0", "separate")
     assert row["run_settings"]["agent"]["name"] == "terminus-2"
@@ -151,7 +152,7 @@ def test_a_self_reported_submission_is_published_out_of_dominance(site, shared_t
     staff.post(reverse("submissions:publish", args=[submission.pk]))
     submission.refresh_from_db()
     assert (submission.state, submission.mark) == (states.PUBLISHED, states.MARK_SELF_REPORTED)
-    marked = [e for e in serving.board(site["version"]).entries if e.submission_mark]
+    marked = [e for e in serving.build(site["version"]).entries if e.submission_mark]
     assert len(marked) == 2 and all(e.submission_mark == "self_reported" and not e.comparison for e in marked)
     page = Client().get("/", {"version": "sub-1.0", "origin": "self_reported"}).content.decode()
     assert page.count("self-reported</a>") == 2

@@ -58,6 +58,19 @@ def test_reimport_unchanged_is_a_no_op(make_task):
     assert Task.objects.get().updated_at == updated_at
 
 
+def test_reimport_records_harbors_digest_on_a_task_imported_before_it_was_recorded(make_task):
+    folder = make_task("toy")
+    import_tasks(folder)
+    task = Task.objects.get()
+    pinned = task.harbor_digest
+    assert len(pinned) == 64 and pinned != task.checksum
+    Task.objects.update(harbor_digest="")  # as imported before the field existed
+    report = import_tasks(folder)
+    assert [(r.outcome, r.changed_fields) for r in report.results] == [("updated", ["harbor_digest"])]
+    task.refresh_from_db()
+    assert task.harbor_digest == pinned and report.results[0].fields["harbor_digest"] == pinned
+
+
 def test_changed_task_updates_in_place_with_revision(make_task):
     folder = make_task("toy", baseline=2.0)
     import_tasks(folder)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tasks.taskdir import TaskDirError, directory_checksum, find_task_dirs, parse_task_dir
+from tasks.taskdir import TaskDirError, directory_checksum, find_task_dirs, harbor_digest, parse_task_dir
 
 from .conftest import GOOD_TOML
 
@@ -91,6 +91,27 @@ def test_checksum_is_deterministic_and_content_sensitive(make_task):
     assert changed != first
     (folder / "tests" / "test.sh").rename(folder / "tests" / "run.sh")
     assert directory_checksum(folder) not in (first, changed)
+
+
+def test_harbor_digest_is_harbors_own_and_not_the_sites_checksum(make_task):
+    """What a trial's lock.json records for the folder: Harbor's Packager's hash, of the files Harbor publishes."""
+    from harbor.publisher.packager import Packager
+
+    folder = make_task("toy")
+    task = parse_task_dir(folder)
+    assert task.harbor_digest == Packager.compute_content_hash(folder)[0] and len(task.harbor_digest) == 64
+    assert task.harbor_digest != task.checksum
+    (folder / "notes.txt").write_text("not published")  # outside what Harbor publishes: the site's checksum moves
+    assert harbor_digest(folder) == task.harbor_digest and directory_checksum(folder) != task.checksum
+    (folder / "tests" / "test.sh").write_text("#!/bin/bash\necho changed\n")
+    assert harbor_digest(folder) != task.harbor_digest
+
+
+def test_a_folder_harbor_cannot_hash_is_refused_with_harbors_reason(make_task):
+    folder = make_task("toy")
+    (folder / "tests" / ".harborignore").mkdir()  # Harbor's ignore rules must be a file: Harbor refuses the folder
+    with pytest.raises(TaskDirError, match="Harbor cannot hash this task folder: Ignore rules must be a regular file"):
+        parse_task_dir(folder)
 
 
 def test_name_from_task_table(make_task):

@@ -37,3 +37,11 @@ def test_without_a_lock_config_and_result_fill_in():
                                          {"task_checksum": DIGEST, "task_name": "hash_join"})
     assert not settings.has_lock and settings.task_digest == DIGEST and settings.verifier_mode == ""
     assert settings.agent_name == "terminus-2"
+
+
+def test_a_digest_with_or_without_harbors_prefix_reads_as_the_same_hex():
+    """The one normaliser of task digests: the lock's ("sha256:<hex>") and the version's pin (hex) compare equal."""
+    for value in (f"sha256:{DIGEST}", DIGEST, f"SHA256:{DIGEST.upper()}", f"  sha256:{DIGEST}\n"):
+        assert harbor_lock.digest_hex(value) == DIGEST, value
+    for value in (None, "", "sha256:", "sha256:not-hex", 42):
+        assert harbor_lock.digest_hex(value) == "", value
