@@ -86,8 +86,13 @@ def migrate():
         # (app, None) unapplies all of an app's migrations: no node of the state.
         return executor.loader.project_state([node for node in target if node[1] is not None]).apps
 
+    def latest():
+        """The database at the newest migrations: where the site's own code (search, models) may run on it."""
+        return to(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    to.latest = latest
     yield to
-    to(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    latest()
 
 
 @pytest.fixture

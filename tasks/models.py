@@ -159,7 +159,7 @@ class Task(models.Model):
     # The site's own content checksum (an import's "changed?"), and Harbor's digest of the folder as imported
     # (hex; a trial's lock.json records "sha256:" + it): what a submitted trial's task must equal.
     checksum = models.CharField(max_length=64, blank=True)
-    harbor_digest = models.CharField(max_length=64, blank=True)
+    harbor_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
     source_path = models.CharField(max_length=1000, blank=True)
     has_environment = models.BooleanField(default=False)
     has_tests = models.BooleanField(default=False)

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='task',
             name='harbor_digest',
-            field=models.CharField(blank=True, max_length=64),
+            field=models.CharField(blank=True, db_default='', default='', max_length=64),
         ),
     ]
