@@ -388,6 +388,8 @@ def compare(request: HttpRequest, csv_url: bool = False) -> HttpResponse:
     if filters["version"] is None:
         return no_version()
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    if data is None:
+        return building_response(filters["version"], freshness)
     known = board_pairs.comparables(data)
     chosen = form.entries(known, board_pairs.default_entries(data))
     if chosen is None and form.errors:

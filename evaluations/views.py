@@ -688,6 +688,8 @@ def compare(request: HttpRequest) -> HttpResponse:
     if filters["version"] is None:
         return empty_page(request, "evaluations/compare.html")
     data, freshness = serving.served_board(filters["version"], filters["harness"], filters["open_weight"])
+    if data is None:
+        return building_page(request, "evaluations/compare.html", filters["version"], freshness)
     known = board_pairs.comparables(data)
     chosen = form.entries(known, board_pairs.default_entries(data))
     if chosen is None and form.errors:

@@ -8,9 +8,15 @@ from evaluations.boards import serving
 from evaluations.figures import paired
 from evaluations.figures.ranking import INTERVAL_PERCENT
 
-from evaluations.tests.board_factories import hand_table
+from evaluations.tests.board_factories import build_boards, hand_table
 
 pytestmark = pytest.mark.django_db
+
+
+def built(world: dict) -> dict:
+    """The world with its board built, as the boards worker would have (a page never builds one)."""
+    build_boards()
+    return world
 
 
 def keys(world) -> dict:
@@ -19,7 +25,7 @@ def keys(world) -> dict:
 
 
 def test_the_page_shows_the_paired_difference_overall_and_per_category(client):
-    world = hand_table()
+    world = built(hand_table())
     k = keys(world)
     page = client.get("/compare/entries/", {"version": "1.1", "a": k["B"], "b": k["A"]})
     assert page.status_code == 200
@@ -36,7 +42,7 @@ def test_the_page_shows_the_paired_difference_overall_and_per_category(client):
 
 
 def test_the_api_names_level_and_method_in_its_fields(client):
-    world = hand_table()
+    world = built(hand_table())
     k = keys(world)
     body = client.get("/api/v1/compare/", {"version": "1.1", "a": k["B"], "b": k["A"]}).json()
     assert body["interval_percent"] == INTERVAL_PERCENT and body["method"].startswith("paired clustered bootstrap")
@@ -57,7 +63,7 @@ def test_the_api_names_level_and_method_in_its_fields(client):
 
 
 def test_defaults_and_refusals(client):
-    world = hand_table()
+    world = built(hand_table())
     # No a, b: the board's first two compared entries.
     assert client.get("/compare/entries/", {"version": "1.1"}).status_code == 200
     assert client.get("/api/v1/compare/", {"version": "1.1"}).json()["a"]["key"]
@@ -70,14 +76,14 @@ def test_defaults_and_refusals(client):
 
 
 def test_the_board_links_to_it(client):
-    hand_table()
+    built(hand_table())
     html = client.get("/", {"version": "1.1"}).content.decode()
     assert 'id="compare-link"' in html and "/compare/entries/?version=1.1" in html
 
 
 def test_the_matrix_of_the_top_entries(client):
     """Row minus column over the tasks both have, bold where separated; rank ranges from the paired intervals."""
-    world = hand_table()
+    world = built(hand_table())
     k = keys(world)
     html = client.get("/compare/entries/", {"version": "1.1"}).content.decode()
     matrix = html.split('id="compare-matrix"', 1)[1].split("</table>", 1)[0]
@@ -104,8 +110,19 @@ def test_a_board_with_one_entry_has_nothing_to_compare(client):
     version = BenchmarkVersion.objects.create(name="1.1")
     task = Task.objects.create(version=version, name="t1", category="alpha")
     make_rollout(task, AgentModel.objects.create(name="solo"), Harness.objects.create(name="h", version="1"), 0.5)
+    build_boards()
     page = client.get("/compare/entries/", {"version": "1.1"})
     assert page.status_code == 200 and 'id="too-few"' in page.content.decode()
     body = client.get("/api/v1/compare/", {"version": "1.1"}).json()
     assert body["a"] is None and body["differences"] == []
 
+
+def test_before_its_board_is_built_the_page_and_the_api_say_so(client, monkeypatch):
+    """The compare page read a board that was not built yet and answered 500 (after issue 49's stored boards)."""
+    monkeypatch.setattr(serving.dispatch, "send_rebuild", lambda *which: "task-id")
+    world = hand_table()
+    k = keys(world)
+    page = client.get("/compare/entries/", {"version": "1.1", "a": k["B"], "b": k["A"]})
+    assert page.status_code == 202 and "is being built" in page.content.decode()
+    api = client.get("/api/v1/compare/", {"version": "1.1", "a": k["B"], "b": k["A"]})
+    assert api.status_code == 202 and api.json()["status"] == "building"

@@ -48,7 +48,8 @@ class Command(BenchmarkCommand):
         version = BenchmarkVersion.objects.filter(name=options["version"]).first()
         if version is None:
             raise CommandError(f"no benchmark version {options['version']!r}")
-        board = serving.board(version)
+        # A command may build: the board as the boards worker would store it (never a page's work).
+        board = serving.build(version)
         known = board_pairs.comparables(board)
         entries = options["entries"] or board_pairs.default_entries(board)
         unknown = [e for e in entries if e not in known]
