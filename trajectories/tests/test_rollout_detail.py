@@ -358,3 +358,18 @@ def test_a_long_campaigns_page_reads_a_window_of_its_siblings_not_all_of_them(cl
     siblings = html.split('class="siblings"')[1].split("</p>")[0]
     assert "#25 " in siblings and "#36 " in siblings and "#24 " not in siblings and "#37 " not in siblings
     assert "<strong>#31 " in siblings and "all 60" in siblings
+
+
+@pytest.mark.parametrize("fields, shown", [
+    # An imported trial without lock.json: a task digest and nothing else; the line began with " · task".
+    ({"task_digest": "8d43ec4f2d06" + "0" * 52}, ["task 8d43ec4f2d06…"]),
+    ({"harbor_version": "0.26.1", "verifier_mode": "separate"}, ["Harbor 0.26.1", "verifier sealed (separate)"]),
+    ({"harbor_version": "0.26.1", "task_digest": "ab" * 32, "verifier_mode": "shared"},
+     ["Harbor 0.26.1", "task abababababab…", "verifier shared"]),
+])
+def test_ran_with_separates_only_the_facts_it_shows(client, fields, shown):
+    html = detail(client, factories.make_rollout(**fields)).content.decode()
+    line = html.split('<dd id="run-settings" class="dot-list">', 1)[1].split("</dd>", 1)[0]
+    parts = [re.sub(r"<[^>]+>", "", part).strip() for part in re.findall(r"<span>(.*?)</span>(?=<span>|$)", line)]
+    assert parts == shown
+    assert "·" not in line  # the separators are drawn between the parts shown (explorer.css .dot-list)
