@@ -341,3 +341,17 @@ def test_compare_draws_each_rollouts_own_anchors(page, live_server):
     # On the normalised score both anchors are 0 and 1: drawn once.
     page.check("input[name=yaxis][value=score]")
     page.wait_for_function("() => document.getElementById('curve-plot').layout.annotations.length === 2")
+
+
+@pytest.mark.parametrize("width, result_first", [(390, True), (1440, False)])
+def test_on_a_phone_the_result_card_comes_first(page, live_server, width, result_first):
+    """At 390 px a zero-score rollout's first screen was the Task card alone; its reward and cause came below."""
+    rollout = factories.make_explored_rollout(verifier_fields={"reward": 0.0, "reason": "no_lora_file"})
+    page.set_viewport_size({"width": width, "height": 844})
+    open_rollout(page, live_server, rollout)
+    tops = page.evaluate("""() => Array.from(document.querySelectorAll('.rollout-header > .card'))
+        .map(card => [card.querySelector('.card-title').textContent.trim(), card.getBoundingClientRect().top])""")
+    tops = dict(tops)
+    assert (tops["Result"] < tops["Task"]) is result_first, tops
+    if result_first:
+        assert tops["Result"] < 844  # on the first screen
