@@ -126,3 +126,24 @@ def test_before_its_board_is_built_the_page_and_the_api_say_so(client, monkeypat
     assert page.status_code == 202 and "is being built" in page.content.decode()
     api = client.get("/api/v1/compare/", {"version": "1.1", "a": k["B"], "b": k["A"]})
     assert api.status_code == 202 and api.json()["status"] == "building"
+
+
+def test_on_one_common_task_no_probability_is_shown(client):
+    """Two entries on one task: "too few tasks" stood beside P(a ahead) 1.000 and p 0.002, a claim after all."""
+    from agents.models import AgentModel, Harness
+    from tasks.models import BenchmarkVersion, Task
+
+    from evaluations.tests.board_factories import make_rollout
+
+    version = BenchmarkVersion.objects.create(name="1.1")
+    task = Task.objects.create(version=version, name="t1", category="alpha")
+    harness = Harness.objects.create(name="h", version="1")
+    make_rollout(task, AgentModel.objects.create(name="first"), harness, 0.9)
+    make_rollout(task, AgentModel.objects.create(name="second"), harness, 0.0)
+    build_boards()
+    html = client.get("/compare/entries/", {"version": "1.1"}).content.decode()
+    table = html.split('id="compare-table"', 1)[1].split("</table>", 1)[0]
+    row = table.split("All tasks", 1)[1].split("</tr>", 1)[0]
+    assert "too few tasks" in row
+    cells = [c.strip() for c in row.split('<td class="num">')[1:]]
+    assert cells[3].startswith("–") and cells[4].startswith("–"), cells  # P(a ahead), p (Holm)
