@@ -321,6 +321,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "published": published[0],
         "published_sources": published[1],
         "filters": filters,
+        # "Results from" only where a team's submission is on the board (or the filter is set): on a
+        # phone every select pushes the table below the first screen.
+        "with_origin": bool(filters["origin"]) or any(e.submission_mark for e in data.entries),
         "scope_tasks": sum(1 for t in data.tasks if not category or t.category == category),
         **filter_choices(data),
     })

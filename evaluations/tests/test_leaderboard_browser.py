@@ -74,6 +74,7 @@ def test_a_bar_too_short_for_its_value_does_not_write_it(browser, live_server, w
 
     tiny = AgentModel.objects.create(name="model-d", display_name="Model D")
     make_rollout(world["tasks"]["t1"], tiny, world["harness"], 0.04)  # Avg@k and Best@k 0.01 over the 4 tasks
+    build_boards(world["version"])  # as the boards worker would (a page never builds one)
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.goto(live_server.url + "/")

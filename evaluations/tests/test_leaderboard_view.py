@@ -463,3 +463,10 @@ def test_the_paper_table_is_shaded_with_each_columns_best_and_second_marked(clie
     main = html.split('<tbody class="main">', 1)[1].split("</tbody>", 1)[0]
     assert ">Main set <" in main and "model-c" not in main
     assert "Ablations and entries outside the comparison set" in html
+
+
+def test_results_from_is_offered_only_where_a_teams_results_are(client, world):
+    """Without a submission on the board the 'Results from' select only pushed the table down (390 px)."""
+    assert 'name="origin"' not in client.get("/").content.decode()
+    # Set (a link from elsewhere): shown, so it can be changed back.
+    assert 'name="origin"' in client.get("/", {"origin": "ours"}).content.decode()

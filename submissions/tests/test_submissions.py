@@ -133,6 +133,7 @@ def test_a_clean_job_is_held_back_then_published_verified_and_marked(site, share
     record = reverse("submissions:detail", args=[submission.pk])
     page = Client().get("/", {"version": "sub-1.0"}).content.decode()
     assert page.count(f'href="{record}"') == 2 and "submission-mark" in page
+    assert 'name="origin"' in page  # "Results from": shown once a team's results are on the board
     ours = Client().get("/", {"version": "sub-1.0", "origin": "ours"}).content.decode()
     assert f'href="{record}"' not in ours and "submission-mark" not in ours
     verified_only = Client().get("/", {"version": "sub-1.0", "origin": "verified"}).content.decode()
