@@ -348,3 +348,12 @@ def test_staff_regrade_a_sample_on_the_backend_they_choose(site, a_submission, m
     assert 'name="backend"' in page and 'value="podman"' in page
     client.post(reverse("submissions:regrade", args=[a_submission.pk]), {"per_task": 1, "backend": "podman"})
     assert seen["backend"] == "podman"
+
+
+@pytest.mark.parametrize("state", list(states.LABELS))
+def test_each_state_shows_its_label_and_is_a_valid_choice(a_submission, state):
+    """The state's choices are the stored names with their labels: the page says "failed checks", not the raw
+    "failed_checks", and the admin's validation accepts every state a submission can be in."""
+    a_submission.state = state
+    assert a_submission.get_state_display() == states.LABELS[state]
+    Submission._meta.get_field("state").clean(state, a_submission)
