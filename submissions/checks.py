@@ -11,7 +11,9 @@ sealed, and only then count (`requires_regrade`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from tasks.taskdir import name_candidates
 
 SEPARATE = "separate"
 
@@ -90,7 +92,7 @@ def run_checks(trials: list[TrialFacts], rules: VersionRules, known: Known = Kno
     """Every check on the submission's trials (an empty submission fails the first)."""
     if not trials:
         return [CheckResult(READABLE, False, "no Harbor trial folders found (each needs result.json or config.json)")]
-    read = [t for t in trials if not t.error]
+    read = [replace(t, task_name=version_task_name(t.task_name, rules)) for t in trials if not t.error]
     results = [check_readable(trials)]
     results += [
         check_task_digests(read, rules),
@@ -102,6 +104,13 @@ def run_checks(trials: list[TrialFacts], rules: VersionRules, known: Known = Kno
         check_duplicates(read, known),
     ]
     return results
+
+
+def version_task_name(trial_task_name: str, rules: VersionRules) -> str:
+    """The version's name for a trial's task, as the site's import finds it (tasks.services.match_task: the whole
+    name, then the part after the last "__"); the name as written when the version has neither."""
+    found = [name for name in name_candidates(trial_task_name) if name in rules.task_digests]
+    return found[0] if found else trial_task_name
 
 
 def check_readable(trials: list[TrialFacts]) -> CheckResult:
