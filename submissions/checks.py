@@ -166,13 +166,13 @@ def check_timeouts(trials: list[TrialFacts]) -> CheckResult:
 
 
 def check_verifier(trials: list[TrialFacts]) -> CheckResult:
-    shared = [f"{t.trial_name} ({t.verifier_mode or 'not recorded'})" for t in trials if t.verifier_mode != SEPARATE]
-    if shared:
-        return CheckResult(
-            VERIFIER_SEALED, False,
-            f"graded in the agent's own sandbox, where the agent could write its reward: must be regraded before it counts: {_named(shared)}",
-            requires_regrade=True,
-        )
+    shared = [f"{t.trial_name} ({t.verifier_mode})" for t in trials if t.verifier_mode and t.verifier_mode != SEPARATE]
+    unknown = [t.trial_name for t in trials if not t.verifier_mode]
+    if shared or unknown:
+        # A trial from before lock.json records no mode: it may have been shared, never known to be sealed.
+        why = ([f"graded in the agent's own sandbox, where the agent could write its reward: {_named(shared)}"] if shared else []) + (
+            [f"no verifier mode recorded (no lock.json): {_named(unknown)}"] if unknown else [])
+        return CheckResult(VERIFIER_SEALED, False, f"must be regraded before it counts: {'; '.join(why)}", requires_regrade=True)
     return CheckResult(VERIFIER_SEALED, True, "every trial was graded sealed (a separate verifier environment)")
 
 

@@ -102,3 +102,13 @@ def test_a_task_named_with_its_library_prefix_is_the_versions_task():
     assert results[checks.TRIALS_PER_TASK].passed, results[checks.TRIALS_PER_TASK].reason
     missing = by_name(checks.run_checks([trial(1, task_name="lib__hash_join", task_digest=""), trial(2)], RULES))
     assert "no task digest recorded" in missing[checks.TASK_DIGEST].reason
+
+
+def test_a_verifier_mode_not_recorded_is_said_so_not_called_shared():
+    """Trials from before lock.json record no verifier mode: the reason says that, rather than that they were
+    graded in the agent's own sandbox; either way they must be regraded before they count."""
+    result = by_name(checks.run_checks([trial(1, verifier_mode=""), trial(2, verifier_mode="shared")], RULES))[checks.VERIFIER_SEALED]
+    assert result.requires_regrade and not result.blocks
+    assert "no verifier mode recorded (no lock.json): hash_join__1" in result.reason
+    assert "graded in the agent's own sandbox, where the agent could write its reward: hash_join__2" in result.reason
+    assert "must be regraded before it counts" in result.reason
