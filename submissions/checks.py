@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from tasks.taskdir import name_candidates
+from tasks.spec import name_candidates
 
 SEPARATE = "separate"
 

@@ -23,8 +23,8 @@ from .anchors import describe as describe_anchors
 from .hardware import GpuNeed, detect_host_gpus, gpu_shortfall
 from .models import BenchmarkVersion, ScoringConvention, Task, TaskRevision
 from .scoring import REBENCH
-from .spec import TaskSpec
-from .taskdir import ParsedTask, TaskDirError, find_task_dirs, name_candidates, parse_task_dir
+from .spec import TaskSpec, name_candidates
+from .taskdir import ParsedTask, TaskDirError, find_task_dirs, parse_task_dir
 
 IMPORTED = "imported"
 UPDATED = "updated"

@@ -123,18 +123,6 @@ def looks_like_task_dir(path: Path) -> bool:
     return (path / INSTRUCTION).is_file() or (path / "environment").is_dir() or (path / "tests" / "test.sh").is_file()
 
 
-def name_candidates(trial_task_name: str) -> list[str]:
-    """The task names a Harbor trial's task name may mean, in order: the whole name, then the part after the last
-    "__" (trials name their task like "musubi-tuner__flux2_klein_lora", a library prefix and the task's name)."""
-    name = (trial_task_name or "").strip()
-    candidates = [name] if name else []
-    if "__" in name:
-        suffix = name.rsplit("__", 1)[1]
-        if suffix and suffix not in candidates:
-            candidates.append(suffix)
-    return candidates
-
-
 def find_task_dirs(root: Path) -> list[Path]:
     """The task folders under `root`: `root` itself, or its direct subfolders.
 
