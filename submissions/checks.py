@@ -11,7 +11,9 @@ sealed, and only then count (`requires_regrade`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from tasks.spec import name_candidates
 
 SEPARATE = "separate"
 
@@ -90,7 +92,7 @@ def run_checks(trials: list[TrialFacts], rules: VersionRules, known: Known = Kno
     """Every check on the submission's trials (an empty submission fails the first)."""
     if not trials:
         return [CheckResult(READABLE, False, "no Harbor trial folders found (each needs result.json or config.json)")]
-    read = [t for t in trials if not t.error]
+    read = [replace(t, task_name=version_task_name(t.task_name, rules)) for t in trials if not t.error]
     results = [check_readable(trials)]
     results += [
         check_task_digests(read, rules),
@@ -102,6 +104,13 @@ def run_checks(trials: list[TrialFacts], rules: VersionRules, known: Known = Kno
         check_duplicates(read, known),
     ]
     return results
+
+
+def version_task_name(trial_task_name: str, rules: VersionRules) -> str:
+    """The version's name for a trial's task, as the site's import finds it (tasks.services.match_task: the whole
+    name, then the part after the last "__"); the name as written when the version has neither."""
+    found = [name for name in name_candidates(trial_task_name) if name in rules.task_digests]
+    return found[0] if found else trial_task_name
 
 
 def check_readable(trials: list[TrialFacts]) -> CheckResult:
@@ -157,13 +166,13 @@ def check_timeouts(trials: list[TrialFacts]) -> CheckResult:
 
 
 def check_verifier(trials: list[TrialFacts]) -> CheckResult:
-    shared = [f"{t.trial_name} ({t.verifier_mode or 'not recorded'})" for t in trials if t.verifier_mode != SEPARATE]
-    if shared:
-        return CheckResult(
-            VERIFIER_SEALED, False,
-            f"graded in the agent's own sandbox, where the agent could write its reward: must be regraded before it counts: {_named(shared)}",
-            requires_regrade=True,
-        )
+    shared = [f"{t.trial_name} ({t.verifier_mode})" for t in trials if t.verifier_mode and t.verifier_mode != SEPARATE]
+    unknown = [t.trial_name for t in trials if not t.verifier_mode]
+    if shared or unknown:
+        # A trial from before lock.json records no mode: it may have been shared, never known to be sealed.
+        why = ([f"graded in the agent's own sandbox, where the agent could write its reward: {_named(shared)}"] if shared else []) + (
+            [f"no verifier mode recorded (no lock.json): {_named(unknown)}"] if unknown else [])
+        return CheckResult(VERIFIER_SEALED, False, f"must be regraded before it counts: {'; '.join(why)}", requires_regrade=True)
     return CheckResult(VERIFIER_SEALED, True, "every trial was graded sealed (a separate verifier environment)")
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
+from evaluations.forms import RegradeForm as RolloutRegradeForm
 from tasks.models import BenchmarkVersion
 from trajectories.upload_views import UploadForm, safe_file_name
 
@@ -37,5 +38,9 @@ class RejectForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
 
 
-class RegradeForm(forms.Form):
+class RegradeForm(RolloutRegradeForm):
+    """How many trials per task, and on which sandbox backend: a submitted rollout has no campaign, so its own
+    is bubblewrap, which cannot build a task whose Dockerfile installs packages."""
+
     per_task = forms.IntegerField(min_value=1, max_value=20, initial=1, label="Trials per task")
+    field_order = ["per_task", "backend"]

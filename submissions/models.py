@@ -27,8 +27,6 @@ class Team(models.Model):
 
 
 class Submission(models.Model):
-    State = models.TextChoices("State", [(s, label) for s, label in states.LABELS.items()])
-
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="submissions")
     version = models.ForeignKey("tasks.BenchmarkVersion", on_delete=models.PROTECT, related_name="submissions")
     model_name = models.CharField(max_length=200)
@@ -38,7 +36,8 @@ class Submission(models.Model):
     note = models.TextField(blank=True)
     file_name = models.CharField(max_length=300)
     size = models.BigIntegerField(default=0)
-    state = models.CharField(max_length=20, choices=State.choices, default=states.RECEIVED)
+    # Stored names, shown by their labels ("failed_checks" as "failed checks").
+    state = models.CharField(max_length=20, choices=list(states.LABELS.items()), default=states.RECEIVED)
     # The automatic checks: [{"name", "passed", "reason"}], as submissions.checks.CheckResult.as_dict().
     checks = models.JSONField(default=list, blank=True)
     # The rollouts its import made (held back until published), and the reward each came with.

@@ -276,9 +276,10 @@ def sample(submission: Submission, per_task: int = 1, seed: int | None = None) -
     return [r for rollouts in by_task.values() for r in chooser.sample(rollouts, min(per_task, len(rollouts)))]
 
 
-def request_regrade(submission: Submission, *, by, per_task: int = 1, sync: bool = False) -> regrades.Report:
-    """Regrade a sample, sealed, through the existing regrade path (staff only: it runs the verifier)."""
-    return regrades.request(sample(submission, per_task), requested_by=by, sync=sync)
+def request_regrade(submission: Submission, *, by, per_task: int = 1, backend: str = "", sync: bool = False) -> regrades.Report:
+    """Regrade a sample, sealed, through the existing regrade path (staff only: it runs the verifier); backend ""
+    is each rollout's own (bubblewrap for a submitted one, which has no campaign)."""
+    return regrades.request(sample(submission, per_task), requested_by=by, backend=backend, sync=sync)
 
 
 def compare_regrades(submission: Submission) -> dict[str, dict]:

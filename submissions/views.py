@@ -104,8 +104,10 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def submission_regrade(request: HttpRequest, pk: int) -> HttpResponse:
     submission = _visible(request, pk)
     form = RegradeForm(request.POST)
-    per_task = form.cleaned_data["per_task"] if form.is_valid() else 1
-    report = services.request_regrade(submission, by=request.user, per_task=per_task)
+    valid = form.is_valid()
+    per_task = form.cleaned_data["per_task"] if valid else 1
+    backend = form.cleaned_data["backend"] if valid else ""
+    report = services.request_regrade(submission, by=request.user, per_task=per_task, backend=backend)
     for line in report.lines():
         messages.info(request, line)
     return redirect("submissions:detail", pk=pk)

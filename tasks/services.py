@@ -23,7 +23,7 @@ from .anchors import describe as describe_anchors
 from .hardware import GpuNeed, detect_host_gpus, gpu_shortfall
 from .models import BenchmarkVersion, ScoringConvention, Task, TaskRevision
 from .scoring import REBENCH
-from .spec import TaskSpec
+from .spec import TaskSpec, name_candidates
 from .taskdir import ParsedTask, TaskDirError, find_task_dirs, parse_task_dir
 
 IMPORTED = "imported"
@@ -333,15 +333,8 @@ def match_task(trial_task_name: str, version: str | None = None) -> Task:
     the last "__". When several versions hold the name and none is given,
     the newest version wins.
     """
-    name = (trial_task_name or "").strip()
-    candidates = [name]
-    if "__" in name:
-        suffix = name.rsplit("__", 1)[1]
-        if suffix and suffix not in candidates:
-            candidates.append(suffix)
+    candidates = name_candidates(trial_task_name)
     for candidate in candidates:
-        if not candidate:
-            continue
         tasks = Task.objects.select_related("version").filter(name=candidate)
         if version is not None:
             tasks = tasks.filter(version__name=version)

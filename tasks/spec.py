@@ -26,3 +26,15 @@ class TaskSpec:
     budget_sec: float | None = None
     # Explicit local benchmark commands from task.toml, when the task names them.
     benchmark_commands: tuple[str, ...] = ()
+
+
+def name_candidates(trial_task_name: str) -> list[str]:
+    """The task names a Harbor trial's task name may mean, in order: the whole name, then the part after the last
+    "__" (trials name their task like "musubi-tuner__flux2_klein_lora", a library prefix and the task's name)."""
+    name = (trial_task_name or "").strip()
+    candidates = [name] if name else []
+    if "__" in name:
+        suffix = name.rsplit("__", 1)[1]
+        if suffix and suffix not in candidates:
+            candidates.append(suffix)
+    return candidates

@@ -90,3 +90,25 @@ def test_the_same_trajectory_twice_in_one_submission():
 def test_no_trials_at_all():
     (result,) = checks.run_checks([], RULES)
     assert result.name == checks.READABLE and result.blocks
+
+
+def test_a_task_named_with_its_library_prefix_is_the_versions_task():
+    """Harbor trials name their task like "musubi-tuner__flux2_klein_lora"; the site's import takes the part after
+    the last "__" (tasks.services.match_task), so the checks do too: the trial is judged by its digest, never
+    called "not in this benchmark version"."""
+    prefixed = [trial(1, task_name="lib__hash_join"), trial(2, task_name="lib__hash_join")]
+    results = by_name(checks.run_checks(prefixed, RULES))
+    assert results[checks.TASK_DIGEST].passed, results[checks.TASK_DIGEST].reason
+    assert results[checks.TRIALS_PER_TASK].passed, results[checks.TRIALS_PER_TASK].reason
+    missing = by_name(checks.run_checks([trial(1, task_name="lib__hash_join", task_digest=""), trial(2)], RULES))
+    assert "no task digest recorded" in missing[checks.TASK_DIGEST].reason
+
+
+def test_a_verifier_mode_not_recorded_is_said_so_not_called_shared():
+    """Trials from before lock.json record no verifier mode: the reason says that, rather than that they were
+    graded in the agent's own sandbox; either way they must be regraded before they count."""
+    result = by_name(checks.run_checks([trial(1, verifier_mode=""), trial(2, verifier_mode="shared")], RULES))[checks.VERIFIER_SEALED]
+    assert result.requires_regrade and not result.blocks
+    assert "no verifier mode recorded (no lock.json): hash_join__1" in result.reason
+    assert "graded in the agent's own sandbox, where the agent could write its reward: hash_join__2" in result.reason
+    assert "must be regraded before it counts" in result.reason

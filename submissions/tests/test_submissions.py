@@ -331,3 +331,30 @@ def test_a_check_whose_worker_died_is_failed_by_the_sweep_and_an_unsent_one_is_s
     assert stale.state == states.FAILED_CHECKS and "worker ended" in stale.events.last().note
     assert unsent.state == states.CHECKED  # sent again, and checked by the (eager) worker
     assert services.run_check(unsent.pk) == "skipped"  # a message delivered twice
+
+
+def test_staff_regrade_a_sample_on_the_backend_they_choose(site, a_submission, monkeypatch):
+    """A submitted rollout has no campaign, so its "own" backend is bubblewrap, which cannot build a task whose
+    Dockerfile installs packages: the submission page offers the backend, as the rollout's regrade form does."""
+    seen = {}
+
+    def request(rollouts, *, requested_by=None, backend="", sync=False):
+        seen["backend"] = backend
+        from evaluations.regrades.regrade import Report
+        return Report()
+
+    monkeypatch.setattr("evaluations.regrades.regrade.request", request)
+    client = client_for(site["staff"])
+    page = client.get(reverse("submissions:detail", args=[a_submission.pk])).content.decode()
+    assert 'name="backend"' in page and 'value="podman"' in page
+    client.post(reverse("submissions:regrade", args=[a_submission.pk]), {"per_task": 1, "backend": "podman"})
+    assert seen["backend"] == "podman"
+
+
+@pytest.mark.parametrize("state", list(states.LABELS))
+def test_each_state_shows_its_label_and_is_a_valid_choice(a_submission, state):
+    """The state's choices are the stored names with their labels: the page says "failed checks", not the raw
+    "failed_checks", and the admin's validation accepts every state a submission can be in."""
+    a_submission.state = state
+    assert a_submission.get_state_display() == states.LABELS[state]
+    Submission._meta.get_field("state").clean(state, a_submission)
