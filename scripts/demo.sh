@@ -35,6 +35,10 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 $PY manage.py load_demo
 
+# The boards of what is loaded, built once here so the first page shows them (later
+# results reach them through the worker's boards queue: a page never builds one).
+$PY manage.py build_boards >/dev/null
+
 bash scripts/start-worker.sh
 
 echo
