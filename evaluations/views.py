@@ -6,6 +6,7 @@ templates; figures are computed in `evaluations.figures.aggregation`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -219,21 +220,33 @@ def group_columns(group: dict) -> list[tuple[str, str]]:
     return [(group["prefix"] if key == "avg" else f"{group['prefix']}:{key}", label) for key, label in FIGURE_COLUMNS]
 
 
-def podium(entries: list[BoardEntry], groups: list[dict]) -> dict[str, tuple]:
+def shown_figure(entry: BoardEntry | PublishedEntry, category: str | None, measure: str) -> float | None:
+    """An entry's figure of one column as its table shows it (SCORE_DECIMALS): what the marks compare."""
+    figures = entry.figures(category)
+    value = measure_value(figures, measure) if figures else None
+    return None if value is None else round(value, SCORE_DECIMALS)
+
+
+def published_shown(entry: PublishedEntry, category: str | None, measure: str) -> float | None:
+    """A published entry's figure of one column as its table shows it (api.published_figure: the paper's as
+    printed where it printed one, else the one its per-task scores give), to SCORE_DECIMALS."""
+    value = api.published_figure(entry, category, measure)
+    return None if value is None else round(value, SCORE_DECIMALS)
+
+
+def podium(
+    entries: list[BoardEntry] | list[PublishedEntry], groups: list[dict], shown: Callable = shown_figure,
+) -> dict[str, tuple]:
     """The best and second figure of each column among `entries` (the compared set), as the paper marks them:
-    entry key -> per group, {measure: "best" | "second"}. Figures are compared as shown (SCORE_DECIMALS), so a
-    tie shares its mark; an entry without a mark has none here."""
+    entry key -> per group, {measure: "best" | "second"}. Figures are compared as shown (`shown`: the measured
+    table's, or `published_shown`), so a tie shares its mark; an entry without a mark has none here.
+    The one rule of both tables: the measured one and the published one."""
     marks: dict[str, list[dict]] = {}
     for position, group in enumerate(groups):
         for measure, _ in FIGURE_COLUMNS:
-            shown = {}
-            for e in entries:
-                figures = e.figures(group["category"])
-                value = measure_value(figures, measure) if figures else None
-                if value is not None:
-                    shown[e.key] = round(value, SCORE_DECIMALS)
-            levels = sorted(set(shown.values()), reverse=True)[:2]
-            for key, value in shown.items():
+            values = {e.key: value for e in entries if (value := shown(e, group["category"], measure)) is not None}
+            levels = sorted(set(values.values()), reverse=True)[:2]
+            for key, value in values.items():
                 if value in levels:
                     mark = "best" if value == levels[0] else "second"
                     marks.setdefault(key, [{} for _ in groups])[position][measure] = mark
@@ -266,12 +279,18 @@ def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple
 
     A cell is the paper's figure as printed where the paper gives one, with
     a mark saying whether the entry's published per-task scores reproduce
-    it; else the figure those scores give, with its interval.
+    it; else the figure those scores give, with its interval. The best and
+    second of each column are marked among the published main set (a
+    paper's ablations are shaded, not marked), by the measured table's rule
+    (`podium`).
     """
     rows, sources = [], []
+    # The paper's main set, and an ablation staff put in the published comparison (PublishedEntry.compared).
+    marks = podium([p for p in published if not p.ablation or p.compared], groups, published_shown)
     for entry in published:
         sources.extend(source for source in entry.sources if source not in sources)
         paper = {(f.scope, f.measure): f for f in entry.paper}
+        mine = marks.get(entry.key)
         cells = []
         for position, group in enumerate(groups):
             figures = entry.figures(group["category"])
@@ -282,6 +301,7 @@ def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple
                         "printed": printed,
                         "value": measure_value(figures, measure) if figures else None,
                         "ci": measure_interval(figures, measure) if figures and printed is None else None,
+                        "mark": dict(mine[position]).get(measure) if mine else None,
                         "extra": position > 0,
                         "group_start": column == 0,
                     }
