@@ -167,7 +167,7 @@
     var node = document.getElementById("chart-published");
     if (!node) return;
     var n = Number(section.getAttribute("data-bars")) || 0;
-    node.style.minHeight = (upright(node) ? PUBLISHED_HEIGHT : barsHeight(n)) + "px";
+    node.style.minHeight = (upright(node, n) ? PUBLISHED_HEIGHT : barsHeight(n)) + "px";
     (window.autolabCharts = window.autolabCharts || []).push({ node: node, draw: function (Plotly) {
       charts().then(function (data) { drawPublished(Plotly, node, data); }, function () {
         node.setAttribute("data-state", "no-charts");
@@ -181,18 +181,20 @@
   // paper's ("Claude Opus" / "4.6").
   function wrapName(name) {
     var lines = [""];
-    name.split(/(?<=-)/).forEach(function (part) {
+    var parts = name.split("-");
+    parts.map(function (part, i) { return i < parts.length - 1 ? part + "-" : part; }).forEach(function (part) {
       var last = lines.length - 1;
       if (lines[last] && (lines[last] + part).length > NAME_LINE) lines.push(part);
       else lines[last] += part;
     });
     return lines.join("<br>");
   }
-  function upright(node) { return node.clientWidth >= 640; }
+  // Upright where each bar has room for its name's lines under it (NAME_LINE characters), as in the paper.
+  function upright(node, n) { return node.clientWidth >= Math.max(640, 95 * n); }
 
   function drawPublished(Plotly, node, charts) {
     var bars = charts.bars;
-    var up = upright(node);
+    var up = upright(node, bars.length);
     var names = bars.map(function (b) { return b.label; });
     var labels = up ? names.map(wrapName) : names;
     var avgs = bars.map(function (b) { return b.avg; });
