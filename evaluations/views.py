@@ -6,6 +6,7 @@ templates; figures are computed in `evaluations.figures.aggregation`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -219,21 +220,33 @@ def group_columns(group: dict) -> list[tuple[str, str]]:
     return [(group["prefix"] if key == "avg" else f"{group['prefix']}:{key}", label) for key, label in FIGURE_COLUMNS]
 
 
-def podium(entries: list[BoardEntry], groups: list[dict]) -> dict[str, tuple]:
+def shown_figure(entry: BoardEntry | PublishedEntry, category: str | None, measure: str) -> float | None:
+    """An entry's figure of one column as its table shows it (SCORE_DECIMALS): what the marks compare."""
+    figures = entry.figures(category)
+    value = measure_value(figures, measure) if figures else None
+    return None if value is None else round(value, SCORE_DECIMALS)
+
+
+def published_shown(entry: PublishedEntry, category: str | None, measure: str) -> float | None:
+    """A published entry's figure of one column as its table shows it (api.published_figure: the paper's as
+    printed where it printed one, else the one its per-task scores give), to SCORE_DECIMALS."""
+    value = api.published_figure(entry, category, measure)
+    return None if value is None else round(value, SCORE_DECIMALS)
+
+
+def podium(
+    entries: list[BoardEntry] | list[PublishedEntry], groups: list[dict], shown: Callable = shown_figure,
+) -> dict[str, tuple]:
     """The best and second figure of each column among `entries` (the compared set), as the paper marks them:
-    entry key -> per group, {measure: "best" | "second"}. Figures are compared as shown (SCORE_DECIMALS), so a
-    tie shares its mark; an entry without a mark has none here."""
+    entry key -> per group, {measure: "best" | "second"}. Figures are compared as shown (`shown`: the measured
+    table's, or `published_shown`), so a tie shares its mark; an entry without a mark has none here.
+    The one rule of both tables: the measured one and the published one."""
     marks: dict[str, list[dict]] = {}
     for position, group in enumerate(groups):
         for measure, _ in FIGURE_COLUMNS:
-            shown = {}
-            for e in entries:
-                figures = e.figures(group["category"])
-                value = measure_value(figures, measure) if figures else None
-                if value is not None:
-                    shown[e.key] = round(value, SCORE_DECIMALS)
-            levels = sorted(set(shown.values()), reverse=True)[:2]
-            for key, value in shown.items():
+            values = {e.key: value for e in entries if (value := shown(e, group["category"], measure)) is not None}
+            levels = sorted(set(values.values()), reverse=True)[:2]
+            for key, value in values.items():
                 if value in levels:
                     mark = "best" if value == levels[0] else "second"
                     marks.setdefault(key, [{} for _ in groups])[position][measure] = mark
@@ -261,17 +274,60 @@ def board_rows(
     return rows
 
 
+def published_main_set(published: list[PublishedEntry]) -> list[PublishedEntry]:
+    """A paper's main set: its entries but the ablations, and an ablation staff put in the published comparison
+    (PublishedEntry.compared). What the published table marks and its chart draws."""
+    return [p for p in published if not p.ablation or p.compared]
+
+
+def published_text(entry: PublishedEntry, category: str | None, measure: str) -> str | None:
+    """A published figure as its table writes it: the paper's text where it printed one, else `score`."""
+    printed = next((f.printed for f in entry.paper if f.scope == (category or "") and f.measure == measure), None)
+    if printed is not None:
+        return printed
+    value = api.published_figure(entry, category, measure)
+    return None if value is None else score(value)
+
+
+def published_chart_data(published: list[PublishedEntry], category: str | None) -> dict:
+    """The published main set as the paper draws it (leaderboard_v1.1.png): per entry Avg@k and Best@k as its
+    table shows them (`published_shown`: as printed where the paper printed them), sorted by Avg@k, ties by
+    Best@k; the sources they come from, and whether every figure drawn is printed (else some are the ones
+    the per-task scores give)."""
+    bars, sources, printed = [], [], True
+    for entry in published_main_set(published):
+        avg, best = published_shown(entry, category, "avg"), published_shown(entry, category, "best")
+        if avg is None:
+            continue
+        printed = printed and entry.printed(category, "avg") is not None and (
+            best is None or entry.printed(category, "best") is not None
+        )
+        sources.extend(source for source in entry.sources if source not in sources)
+        bars.append({
+            "model": entry.model, "label": entry.model_label, "avg": avg, "best": best,
+            # Written on the bars as the table writes them: as printed ("0.50"), else to SCORE_DECIMALS.
+            "avg_text": published_text(entry, category, "avg"), "best_text": published_text(entry, category, "best"),
+        })
+    bars.sort(key=lambda b: (-b["avg"], -(b["best"] if b["best"] is not None else -1.0), b["label"]))
+    return {"bars": bars, "sources": sources, "printed": printed}
+
+
 def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple[list[dict], list[str]]:
     """Published entries laid out like the main table, and their sources (footnotes, in order of first use).
 
     A cell is the paper's figure as printed where the paper gives one, with
     a mark saying whether the entry's published per-task scores reproduce
-    it; else the figure those scores give, with its interval.
+    it; else the figure those scores give, with its interval. The best and
+    second of each column are marked among the published main set (a
+    paper's ablations are shaded, not marked), by the measured table's rule
+    (`podium`).
     """
     rows, sources = [], []
+    marks = podium(published_main_set(published), groups, published_shown)
     for entry in published:
         sources.extend(source for source in entry.sources if source not in sources)
         paper = {(f.scope, f.measure): f for f in entry.paper}
+        mine = marks.get(entry.key)
         cells = []
         for position, group in enumerate(groups):
             figures = entry.figures(group["category"])
@@ -282,6 +338,7 @@ def published_rows(published: list[PublishedEntry], groups: list[dict]) -> tuple
                         "printed": printed,
                         "value": measure_value(figures, measure) if figures else None,
                         "ci": measure_interval(figures, measure) if figures and printed is None else None,
+                        "mark": dict(mine[position]).get(measure) if mine else None,
                         "extra": position > 0,
                         "group_start": column == 0,
                     }
@@ -320,6 +377,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "time_charts": data.curves(category) is not None,
         "published": published[0],
         "published_sources": published[1],
+        # The chart's title and whether there is one; its data is fetched with the others' (?chart=published).
+        "published_chart": published_chart_data(data.published, category),
+        "published_main": sum(1 for p in data.published if not p.ablation),
+        "published_ablations": sum(1 for p in data.published if p.ablation),
         "filters": filters,
         # "Results from" only where a team's submission is on the board (or the filter is set): on a
         # phone every select pushes the table below the first screen.
@@ -330,7 +391,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluations/leaderboard.html", context)
 
 
-CHARTS = ("board", "time")  # ?chart= of leaderboard_charts: the four board charts, RE-Bench's time curves
+# ?chart= of leaderboard_charts: the four board charts, RE-Bench's time curves, the published main set's bars.
+CHARTS = ("board", "time", "published")
 
 
 def leaderboard_charts(request: HttpRequest) -> HttpResponse:
@@ -353,11 +415,25 @@ def leaderboard_charts(request: HttpRequest) -> HttpResponse:
 
     def made() -> SafeString:
         rows = sorting.sort_entries(data.entries, sort_key, descending, category)
-        found = chart_data(rows, category, data.budget_grid) if chart == "board" else time_chart_data(data, rows, category)
+        if chart == "published":
+            found = published_chart_data(data.published, category)
+        elif chart == "board":
+            found = chart_data(rows, category, data.budget_grid)
+        else:
+            found = time_chart_data(data, rows, category)
         return mark_safe(JsonResponse(found, safe=False).content.decode())  # noqa: S308 (JSON text, sent as JSON)
 
     text = board_html.made_for(data).get(("charts", chart, category, sort_key, descending), made)
     return HttpResponse(text, content_type="application/json")
+
+
+def measured_coverage(data: Board, entries: list[BoardEntry], category: str | None) -> dict | None:
+    """How many of the scope's tasks `entries` (the measured entries listed) have a counted score on, when that
+    is fewer than half of them: the table says so beside it (a task without one counts 0 in every figure)."""
+    keys = {e.key for e in entries}
+    scope = [t for t in data.tasks if not category or t.category == category]
+    measured = sum(1 for t in scope if any(c.scores for key, c in data.cells.get(t.id, {}).items() if key in keys))
+    return {"measured": measured, "total": len(scope)} if entries and 2 * measured < len(scope) else None
 
 
 def leaderboard_page(
@@ -401,6 +477,7 @@ def leaderboard_page(
         "query": query_without(request),
         "groups": groups,
         "medals": medals,
+        "coverage": measured_coverage(data, rows, category),
         "category": category,
         "sort": sort,
         "scope_query": query_without(request, "category"),

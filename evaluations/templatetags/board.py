@@ -159,6 +159,17 @@ def marked(text: str, mark: str | None) -> SafeString:
     return format_html(MARKS[mark], text) if mark else format_html("{}", text)
 
 
+def figure_cell(value, body: SafeString, css: str, after: SafeString) -> SafeString:
+    """One figure's <td> in a paper table, measured or published: shaded by `value` (`shade`), `body` (the
+    figure as shown, `marked`), then `after` (its interval, or a printed figure's check). `css`: its classes
+    after "num" (" group-start", " extra")."""
+    return format_html('<td class="num{}{}" data-value="{}">{}{}</td>', css, shade(value), sortval(value), body, after)
+
+
+def interval_span(ci) -> SafeString:
+    return format_html('<span class="ci">{}</span>', interval(ci))
+
+
 @register.simple_tag
 def figure_cells(figures, first: bool, marks: dict | None = None) -> SafeString:
     """A leaderboard row's Avg@k, Best@k and Dominance cells for one scope, each with its interval,
@@ -173,15 +184,39 @@ def figure_cells(figures, first: bool, marks: dict | None = None) -> SafeString:
     marks = marks or {}
     extra = "" if first else " extra"
     return format_html(
-        '<td class="num group-start{}{}" data-value="{}">{}<span class="ci">{}</span></td>'
-        '<td class="num{}{}" data-value="{}">{}<span class="ci">{}</span></td>'
-        '<td class="num{}{}" data-value="{}">{}<span class="ci">{}</span></td>',
-        extra, shade(figures.avg), sortval(figures.avg), marked(score(figures.avg), marks.get("avg")),
-        interval(figures.avg_ci),
-        extra, shade(figures.best), sortval(figures.best), marked(score(figures.best), marks.get("best")),
-        interval(figures.best_ci),
-        extra, shade(figures.dominance), sortval(figures.dominance), marked(score(figures.dominance), marks.get("dom")),
-        interval(figures.dominance_ci),
+        "{}{}{}",
+        figure_cell(figures.avg, marked(score(figures.avg), marks.get("avg")), " group-start" + extra, interval_span(figures.avg_ci)),
+        figure_cell(figures.best, marked(score(figures.best), marks.get("best")), extra, interval_span(figures.best_ci)),
+        figure_cell(
+            figures.dominance, marked(score(figures.dominance), marks.get("dom")), extra, interval_span(figures.dominance_ci)
+        ),
+    )
+
+
+# A printed figure's check against its entry's per-task scores (PaperFigure.status): its sign and what it says.
+CHECKS = {
+    "reproduced": ("✓", "the per-task scores reproduce it ({})"),
+    "differs": ("≠", "the per-task scores give {}"),
+    "unchecked": ("–", "no per-task scores to check it against"),
+}
+
+
+@register.simple_tag
+def published_cell(cell: dict) -> SafeString:
+    """A published table's cell (views.published_rows): the paper's figure as printed, with its check, where it
+    printed one; else the figure its per-task scores give, with its interval. Shaded and marked as the measured
+    table's cells are (`figure_cell`), by the figure shown."""
+    css = (" group-start" if cell["group_start"] else "") + (" extra" if cell["extra"] else "")
+    printed = cell["printed"]
+    if printed is None:
+        value = cell["value"]
+        return figure_cell(value, marked(score(value), cell["mark"]), css, interval_span(cell["ci"]))
+    sign, title = CHECKS[printed.status]
+    return figure_cell(
+        printed.value,
+        format_html('<span class="printed">{}</span>', marked(printed.printed, cell["mark"])),
+        css,
+        format_html('<span class="mark {}" title="{}">{}</span>', printed.status, title.format(score(printed.ours)), sign),
     )
 
 

@@ -189,3 +189,45 @@ def test_a_paged_board_sorts_on_the_server_from_its_first_page(page, live_server
     page.wait_for_url("**columns=2**")
     assert page.locator("#heatmap-table thead th.entry").count() == 15
     assert errors == []
+
+
+PAPER_TABLE = (
+    "model,harness,version,set,source,overall_avg,overall_best,overall_dom\n"
+    "paper-x,terminus-2,1.1,main,Paper 2026 Table 2,0.50,0.59,0.62\n"
+    "paper-y,terminus-2,1.1,main,Paper 2026 Table 2,0.68,0.76,0.93\n"
+    "paper-z,terminus-2,1.1,main,Paper 2026 Table 2,0.46,0.60,0.62\n"
+    "paper-lite,terminus-2,1.1,ablation,Paper 2026 Table 2,0.40,0.54,\n"
+)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_published_main_set_is_drawn_as_the_paper_draws_it(browser, live_server, world, width):
+    """Issue 46: the paper's figures were in no chart. Its main set is drawn as AutoLab's leaderboard picture:
+    a light Best@k bar behind a solid Avg@k bar, both values written as printed, sorted by Avg@k; upright
+    at 1440 px, lying on a phone (names fit); the ablation not drawn."""
+    from evaluations.results.published import import_results
+
+    import_results(PAPER_TABLE)
+    build_boards(world["version"])
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    found: list[str] = []
+    page.on("pageerror", lambda error: found.append(str(error)))
+    page.on("console", lambda message: found.append(message.text) if message.type == "error" else None)  # the CSP's
+    page.goto(live_server.url + "/")
+    page.locator(".published-line a").click()
+    page.locator("#chart-published").scroll_into_view_if_needed()
+    page.wait_for_function("() => { const d = document.getElementById('chart-published').data;"
+                           " return d && Array.isArray(d[1].textposition); }")
+    traces = page.evaluate("""() => document.getElementById('chart-published').data.map(t =>
+        ({name: t.name, x: t.x, y: t.y, text: t.text, orientation: t.orientation || 'v', position: t.textposition}))""")
+    context.close()
+    best, avg = traces
+    assert (best["name"], avg["name"]) == ("Best@k", "Avg@k")  # Best@k first: drawn behind
+    names, values = (avg["x"], avg["y"]) if width == 1440 else (avg["y"], avg["x"])
+    assert [n.replace("<br>", "") for n in names] == ["paper-y", "paper-x", "paper-z"]
+    assert values == [0.68, 0.5, 0.46] and avg["text"] == ["0.68", "0.50", "0.46"]
+    assert best["text"] == ["0.76", "0.59", "0.60"] and best["position"] == "outside"
+    assert avg["position"] == ["inside"] * 3
+    assert avg["orientation"] == ("v" if width == 1440 else "h")
+    assert found == []

@@ -14,7 +14,7 @@ from evaluations.boards.board import Medals, entry_key
 from evaluations.models import Entry, PublishedResult
 from trajectories.models import Rollout
 
-from tasks.models import BenchmarkVersion
+from tasks.models import BenchmarkVersion, Task
 
 from evaluations.tests.board_factories import build_boards, hand_table, make_rollout
 
@@ -470,3 +470,21 @@ def test_results_from_is_offered_only_where_a_teams_results_are(client, world):
     assert 'name="origin"' not in client.get("/").content.decode()
     # Set (a link from elsewhere): shown, so it can be changed back.
     assert 'name="origin"' in client.get("/", {"origin": "ours"}).content.decode()
+
+
+def test_a_board_measured_on_few_of_its_tasks_says_so_beside_its_table(client, world):
+    """The demo's four entries are measured on 4 of AutoLab v1.1's 12 tasks and mostly 0.000: the table now
+    says why beside it, when its entries cover fewer than half the tasks of the scope shown."""
+    version = BenchmarkVersion.objects.create(name="few", clip_rewards=True)
+    tasks = [Task.objects.create(version=version, name=f"f{n}", category="alpha" if n < 2 else "beta") for n in range(5)]
+    make_rollout(tasks[0], world["models"]["A"], world["harness"], 0.5)
+    make_rollout(tasks[1], world["models"]["B"], world["harness"], 0.2)
+    build_boards(version)
+    html = client.get("/?version=few").content.decode()
+    table = html.split('id="board-table"', 1)[1].split('id="leaderboard-table"', 1)[0]
+    assert "Measured on 2 of 5 tasks: missing tasks count 0." in table
+    # In a category the entries cover wholly, nothing to say; nor on the hand table (every task measured).
+    assert "Measured on" not in client.get("/?version=few&category=alpha").content.decode()
+    assert "Measured on" not in client.get("/").content.decode()
+    beta = client.get("/?version=few&category=beta").content.decode()
+    assert "Measured on 0 of 3 tasks: missing tasks count 0." in beta

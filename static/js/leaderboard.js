@@ -82,8 +82,10 @@
   // Loaded async: the page may or may not be parsed yet.
   function init() {
     initSorting();
-    var section = document.querySelector("section.charts[data-charts-src]:not(.time-curves)");
+    var section = document.querySelector("section.charts[data-charts-src]:not(.time-curves):not(.published-charts)");
     if (section) drawWhenSeen(section, fetcher(section.getAttribute("data-charts-src")));
+    var published = document.querySelector("section.published-charts[data-charts-src]");
+    if (published) drawPublishedWhenSeen(published, fetcher(published.getAttribute("data-charts-src")));
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 
@@ -149,13 +151,78 @@
       return (v - Math.max(axis.range[0], 0)) / span * axis._length >= textWidth(texts[i]) ? "inside" : "none";
     });
   }
-  function placeAvgTexts(Plotly, node, avgs, texts) {
-    var axis = node._fullLayout && node._fullLayout.xaxis;
+  function placeAvgTexts(Plotly, node, avgs, texts, axisName) {
+    var axis = node._fullLayout && node._fullLayout[axisName || "xaxis"];
     if (!axis || !axis._length) return;
     var positions = avgTextPositions(axis, avgs, texts);
     var current = node.data[AVG_TRACE].textposition;
     if (Array.isArray(current) && current.join() === positions.join()) return;  // nothing moved: no redraw, no loop
     Plotly.restyle(node, { textposition: [positions] }, [AVG_TRACE]);
+  }
+
+  // The published main set as the paper draws it (AutoLab's leaderboard_v1.1.png): per entry a light Best@k
+  // bar behind a solid Avg@k bar, both values written, sorted by Avg@k (the server's order). Upright bars as
+  // the paper's where the card is wide enough for the names under them; on a phone, lying, as drawBars'.
+  function drawPublishedWhenSeen(section, charts) {
+    var node = document.getElementById("chart-published");
+    if (!node) return;
+    var n = Number(section.getAttribute("data-bars")) || 0;
+    node.style.minHeight = (upright(node, n) ? PUBLISHED_HEIGHT : barsHeight(n)) + "px";
+    (window.autolabCharts = window.autolabCharts || []).push({ node: node, draw: function (Plotly) {
+      charts().then(function (data) { drawPublished(Plotly, node, data); }, function () {
+        node.setAttribute("data-state", "no-charts");
+      });
+    } });
+  }
+
+  var PUBLISHED_HEIGHT = 420;
+  var NAME_LINE = 12;  // characters of a name's line under an upright bar ("claude-opus-" / "4.6")
+  // A model's name on lines under its bar, broken after a hyphen (kept: the name stays the name), as the
+  // paper's ("Claude Opus" / "4.6").
+  function wrapName(name) {
+    var lines = [""];
+    var parts = name.split("-");
+    parts.map(function (part, i) { return i < parts.length - 1 ? part + "-" : part; }).forEach(function (part) {
+      var last = lines.length - 1;
+      if (lines[last] && (lines[last] + part).length > NAME_LINE) lines.push(part);
+      else lines[last] += part;
+    });
+    return lines.join("<br>");
+  }
+  // Upright where each bar has room for its name's lines under it (NAME_LINE characters), as in the paper.
+  function upright(node, n) { return node.clientWidth >= Math.max(640, 95 * n); }
+
+  function drawPublished(Plotly, node, charts) {
+    var bars = charts.bars;
+    var up = upright(node, bars.length);
+    var names = bars.map(function (b) { return b.label; });
+    var labels = up ? names.map(wrapName) : names;
+    var avgs = bars.map(function (b) { return b.avg; });
+    var avgTexts = bars.map(function (b) { return b.avg_text || ""; });  // as the table writes them (as printed)
+    var place = function (values) { return up ? { x: labels, y: values } : { y: labels, x: values, orientation: "h" }; };
+    var valueAxis = up ? "y" : "x";
+    var best = Object.assign(place(bars.map(function (b) { return b.best; })), {
+      type: "bar", name: "Best@k",
+      marker: { color: "rgba(34, 81, 204, 0.22)", line: { color: "rgba(34, 81, 204, 0.5)", width: 1 } },
+      // Bold as the paper's, by the font's weight: "<b>" is drawn with a style attribute, which the CSP blocks.
+      text: bars.map(function (b) { return b.best_text || ""; }), textposition: "outside", cliponaxis: false,
+      textfont: { size: 12, color: "#1d2330", weight: 700 },
+      customdata: bars.map(function (b) { return [b.label, b.best_text]; }),
+      hovertemplate: "%{customdata[0]}<br>Best@k %{customdata[1]}<extra></extra>" });
+    var avg = Object.assign(place(avgs), {
+      type: "bar", name: "Avg@k", marker: { color: "#2251cc" },
+      text: avgTexts, textposition: "inside", insidetextanchor: "end", textfont: { size: 12, color: "#fff" },
+      customdata: names, hovertemplate: "%{customdata}<br>Avg@k %{text}<extra></extra>" });
+    var axisTitle = { title: { text: "score (Avg@k solid, Best@k light)" }, rangemode: "tozero" };
+    var extra = up
+      ? { height: PUBLISHED_HEIGHT, margin: { t: 40, r: 10, b: 70, l: 50 }, yaxis: axisTitle,
+          xaxis: { automargin: true, tickangle: 0 } }
+      : { height: barsHeight(bars.length), margin: { t: 40, r: 30, b: 50, l: 50 }, xaxis: axisTitle,
+          yaxis: { autorange: "reversed", automargin: true } };
+    var drawn = Plotly.newPlot(node, [best, avg], layout(Object.assign({ barmode: "overlay", bargap: 0.35,
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", traceorder: "reversed" } }, extra)), config);
+    var again = function () { placeAvgTexts(Plotly, node, avgs, avgTexts, valueAxis + "axis"); };
+    drawn.then(function () { again(); node.on("plotly_afterplot", again); });
   }
 
   function drawParetoChart(Plotly, charts) {
