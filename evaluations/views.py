@@ -779,9 +779,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         return render(request, "evaluations/compare.html", {**context, "too_few": True, "known": known.values()})
     a, b = chosen
     return render(request, "evaluations/compare.html", {
-        "nav": "leaderboard", "data": data, "freshness": freshness, "filters": filters, "a": known[a], "b": known[b],
-        "known": known.values(), "differences": board_pairs.compare_two(data, a, b), "alpha": ALPHA,
-        "matrix": board_pairs.top_matrix(data),
-        "min_tasks": MIN_TASKS, "method": METHOD, **filter_choices(data),
+        **context, "a": known[a], "b": known[b], "known": known.values(),
+        "differences": board_pairs.compare_two(data, a, b), "alpha": ALPHA, "matrix": board_pairs.top_matrix(data),
+        "min_tasks": MIN_TASKS, "method": METHOD,
     })
 
